@@ -1,0 +1,3 @@
+from council_db.cli import main
+
+main()

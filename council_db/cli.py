@@ -1,0 +1,73 @@
+"""The council-db command line. Only typer and the command modules (which import their
+heavy libraries inside the commands) load at start-up, so --help stays fast."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from council_db import __version__
+from council_db.commands import db, exporting, importing, inspecting, simulate
+from council_db.commands.context import State
+from council_db.errors import CouncilDbError
+
+app = typer.Typer(
+    name="council-db",
+    help="Keep LLM-council judge scores in a database and find out whether the judges can be trusted.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"council-db {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    db_option: Annotated[Optional[str], typer.Option(
+        "--db", metavar="PATH|URL",
+        help="Database file or SQLAlchemy URL. Default: $COUNCIL_DB, else council.db in your user data directory.",
+    )] = None,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    ctx.obj = State(db_option)
+
+
+app.command("import")(importing.command)
+app.command("export")(exporting.command)
+app.command("stats")(inspecting.stats)
+app.command("sessions")(inspecting.sessions)
+app.command("rejected")(inspecting.rejected)
+app.command("simulate")(simulate.command)
+app.add_typer(db.app, name="db")
+
+
+def _database_error(error: Exception) -> str | None:
+    """A one-line message for a database failure (locked, full, unreachable), else None."""
+    if not type(error).__module__.startswith("sqlalchemy"):
+        return None
+    original = getattr(error, "orig", None) or error
+    return f"database error: {str(original).splitlines()[0]}"
+
+
+def main() -> None:
+    try:
+        app()
+    except CouncilDbError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
+    except Exception as error:
+        text = _database_error(error)
+        if text is None:
+            raise
+        print(f"error: {text}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,1 @@
+"""CLI commands, one module per area; cli.py puts them together."""

@@ -1,0 +1,41 @@
+"""What every command shares: which database, opened once, on first use."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from council_db.database import Database
+
+
+@dataclass
+class State:
+    db_option: str | None = None
+    _database: Database | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        from council_db.location import resolve_url
+
+        return resolve_url(self.db_option)
+
+    def database(self) -> Database:
+        """The database, created or upgraded on first use (a newer one is refused)."""
+        if self._database is None:
+            from council_db.database import open_database
+
+            self._database = open_database(self.url)
+        return self._database
+
+
+def state(ctx: typer.Context) -> State:
+    return ctx.find_root().obj
+
+
+def message(text: str) -> None:
+    """Messages go to stderr so stdout stays clean for pipes."""
+    print(text, file=sys.stderr)

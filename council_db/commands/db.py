@@ -1,0 +1,88 @@
+"""council-db db ...: where the database is, and its schema migrations."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from council_db.commands.context import message, state
+from council_db.output import Format, emit_object, emit_rows
+
+app = typer.Typer(help="The database file and its schema migrations.", no_args_is_help=True)
+
+
+def _engine(ctx: typer.Context):
+    from council_db.database import create_engine_for
+
+    return create_engine_for(state(ctx).url)
+
+
+@app.command()
+def path(ctx: typer.Context) -> None:
+    """Print the database file (or URL), e.g. for: datasette "$(council-db db path)"."""
+    from council_db.location import sqlite_path
+
+    url = state(ctx).url
+    found = sqlite_path(url)
+    if found is None:
+        from sqlalchemy.engine import make_url
+
+        print(make_url(url).render_as_string(hide_password=True))
+    else:
+        print(found)
+
+
+@app.command()
+def upgrade(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
+) -> None:
+    """Upgrade the schema (every command also does this on its own when needed)."""
+    from council_db import migrate
+
+    engine = _engine(ctx)
+    before = migrate.current_revision(engine)
+    if before is not None:
+        migrate.refuse_unknown(before, engine)
+    migrate.upgrade(engine, revision)
+    after = migrate.current_revision(engine)
+    message(f"schema {before or '(empty)'} -> {after}" if before != after else f"schema already at {after}")
+
+
+@app.command()
+def downgrade(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001, or base for an empty schema.")],
+) -> None:
+    """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
+    from council_db import migrate
+
+    engine = _engine(ctx)
+    before = migrate.current_revision(engine)
+    if before is not None:
+        migrate.refuse_unknown(before, engine)
+    migrate.downgrade(engine, revision)
+    message(f"schema {before} -> {migrate.current_revision(engine) or '(empty)'}")
+
+
+@app.command()
+def current(
+    ctx: typer.Context,
+    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
+) -> None:
+    """The database's schema revision and the newest this council-db knows."""
+    from council_db import migrate
+
+    revision = migrate.current_revision(_engine(ctx))
+    emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
+
+
+@app.command()
+def history(
+    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
+) -> None:
+    """Every schema revision, newest first."""
+    from council_db import migrate
+
+    emit_rows(migrate.history(), fmt, title="schema revisions")

@@ -1,0 +1,97 @@
+"""council-db import: read llm-council bias_metrics.jsonl files into the database."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from council_db.commands.context import message, state
+
+if TYPE_CHECKING:
+    from council_db.importer import FileResult, ImportSummary
+
+EXIT_REJECTED = 3
+SHOWN_PER_FILE = 20
+
+
+class SummaryFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def _progress():
+    """A byte progress bar on a terminal; nothing otherwise (rich is imported only here)."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    from council_db.importer import Progress as Callbacks
+
+    class Bar(Callbacks):
+        def __init__(self) -> None:
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                TransferSpeedColumn(), TimeRemainingColumn(), transient=True)
+            self.task = None
+
+        def start(self, source, total_bytes, done_bytes):
+            self.bar.start()
+            self.task = self.bar.add_task(Path(source.name).name, total=total_bytes, completed=done_bytes)
+
+        def advance(self, done_bytes):
+            if done_bytes:
+                self.bar.update(self.task, completed=done_bytes)
+
+        def finish(self):
+            self.bar.stop()
+
+    return Bar()
+
+
+def _describe(result: FileResult) -> str:
+    parts = [f"{result.lines:,} lines" + (" (new since last import)" if result.mode == "incremental" else ""),
+             f"{result.inserted:,} new records", f"{result.duplicates:,} already stored",
+             f"{result.rejected:,} rejected", f"{result.skipped:,} skipped (consent level 0)"]
+    if result.excluded:
+        parts.append(f"{result.excluded:,} kept but excluded from analyses (score outside its scale)")
+    return f"{result.source}: " + ", ".join(parts)
+
+
+def _report(summary: ImportSummary) -> None:
+    for result in summary.files:
+        if result.note:
+            message(f"{result.source}: {result.note}")
+        message(_describe(result))
+        for bad in result.rejected_lines[:SHOWN_PER_FILE]:
+            message(f"  line {bad.line_number}: {bad.reason}")
+        if result.rejected:
+            more = result.rejected - min(result.rejected, SHOWN_PER_FILE)
+            message(("  ... and {:,} more; ".format(more) if more else "  ")
+                    + f"every rejected line is kept: council-db rejected --import {result.import_id}")
+
+
+def command(
+    ctx: typer.Context,
+    files: Annotated[list[str], typer.Argument(help="bias_metrics.jsonl files (.gz too); - reads stdin.")],
+    strict: Annotated[bool, typer.Option("--strict", help="Import nothing from a file that has a bad line.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary on stderr.")] = False,
+    fmt: Annotated[SummaryFormat, typer.Option("--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+) -> None:
+    """Import llm-council bias records. Re-importing is safe: stored records are never doubled,
+    and a file that only grew is read from where the last import stopped.
+
+    Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
+    ones are imported), 1 fatal error, 2 usage error."""
+    from council_db.importer import import_files
+
+    db = state(ctx).database()
+    progress = _progress() if sys.stderr.isatty() and not quiet else None
+    summary = import_files(db, files, strict=strict, progress=progress)
+    if not quiet:
+        _report(summary)
+    if fmt is SummaryFormat.json:
+        print(json.dumps(summary.as_json(), indent=2))
+    if summary.total("rejected"):
+        raise typer.Exit(EXIT_REJECTED)

@@ -1,0 +1,42 @@
+"""council-db stats / sessions / rejected: look at what is stored."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from council_db.commands.context import state
+from council_db.output import Format, emit_object, emit_rows
+
+FormatOption = Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")]
+
+
+def stats(ctx: typer.Context, fmt: FormatOption = Format.table) -> None:
+    """Totals: records, sessions, reviewers, models, schema versions, time window, exclusions."""
+    from council_db.inspect import stats as collect
+
+    emit_object(collect(state(ctx).database()), fmt, title="council-db stats")
+
+
+def sessions(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many of the latest sessions.")] = 20,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """The latest sessions, one summary row each."""
+    from council_db.inspect import latest_sessions
+
+    emit_rows(latest_sessions(state(ctx).database(), limit), fmt, title="latest sessions")
+
+
+def rejected(
+    ctx: typer.Context,
+    import_id: Annotated[Optional[int], typer.Option("--import", help="Only lines of this import (its id).")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many lines.")] = 100,
+    fmt: FormatOption = Format.table,
+) -> None:
+    """Lines that failed validation, with the reason and the line as it was (query text redacted)."""
+    from council_db.inspect import rejected_lines
+
+    emit_rows(rejected_lines(state(ctx).database(), import_id, limit), fmt, title="rejected lines")

@@ -1,0 +1,194 @@
+"""`council-db simulate`: write synthetic llm-council bias records with known, planted effects.
+
+Only typer and the standard library are imported here; numpy and the simulator load
+when the command runs, so the CLI as a whole starts fast.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, Annotated, Any, Callable, TypeVar
+
+import typer
+
+T = TypeVar("T")
+
+# Which option to blame when a SimulationConfig field is rejected.
+OPTION_FOR_FIELD = {
+    "sessions": "--sessions",
+    "models": "--models",
+    "reviewers": "--reviewers",
+    "candidates_per_session": "--candidates-per-session",
+    "model_quality": "--quality",
+    "reviewer_offsets": "--reviewer-offset",
+    "position_effects": "--position-effect",
+    "length_quality_corr": "--length-quality-corr",
+    "drift": "--drift",
+    "anomaly_rate": "--anomalies",
+    "unscored_rate": "--unscored",
+    "noise_sd": "--noise",
+    "schema_version": "--schema-version",
+    "consent_level": "--consent-level",
+    "days": "--days",
+}
+
+
+def _parse(parser: Callable[[str], T], text: str | None, option: str) -> T | None:
+    """Run a value parser on a given option, turning its ValueError into a usage error."""
+    if text is None:
+        return None
+    try:
+        return parser(text)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint=f"'{option}'") from None
+
+
+def command(
+    output: Annotated[
+        str,
+        typer.Option("-o", "--output", help="JSONL file to write ('-' = stdout; '.gz' = gzip)."),
+    ],
+    sessions: Annotated[int, typer.Option(min=1, help="Number of council sessions.")] = 200,
+    seed: Annotated[int, typer.Option(help="Random seed; same seed and options, same bytes.")] = 0,
+    models: Annotated[
+        str | None,
+        typer.Option(metavar="A,B,...", show_default="4 common models", help="Council model ids."),
+    ] = None,
+    reviewers: Annotated[
+        str | None,
+        typer.Option(metavar="A,B,...", show_default="the models", help="Reviewer ids."),
+    ] = None,
+    candidates_per_session: Annotated[
+        int | None,
+        typer.Option(
+            min=1, metavar="K", show_default="all models", help="Answers per session (a random subset)."
+        ),
+    ] = None,
+    quality: Annotated[
+        str | None,
+        typer.Option(metavar="MODEL=X,...", help="True quality per model, in score points."),
+    ] = None,
+    reviewer_offset: Annotated[
+        str | None,
+        typer.Option(metavar="REVIEWER=X,...", help="Harshness (-) or leniency (+) per reviewer."),
+    ] = None,
+    position_effect: Annotated[
+        str | None,
+        typer.Option(metavar="X,Y,...", help="Score added per display slot, first slot first."),
+    ] = None,
+    self_preference: Annotated[
+        float, typer.Option(help="Score added when a model reviews its own answer.")
+    ] = 0.0,
+    verbosity: Annotated[float, typer.Option(help="Score added per SD of log answer length.")] = 0.0,
+    length_quality_corr: Annotated[
+        float,
+        typer.Option(min=-1.0, max=1.0, help="Correlation of model length with quality (-1..1)."),
+    ] = 0.0,
+    drift: Annotated[
+        str | None,
+        typer.Option(metavar="REVIEWER=X,...", help="Score change from first to last session."),
+    ] = None,
+    anomalies: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, metavar="RATE", help="Share of sessions made anomalous."),
+    ] = 0.0,
+    unscored: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, metavar="RATE", help="Share of records with score 0.0."),
+    ] = 0.0,
+    noise: Annotated[float, typer.Option(min=0.0, metavar="SD", help="Score noise SD.")] = 1.0,
+    per_reviewer_shuffle: Annotated[
+        bool,
+        typer.Option("--per-reviewer-shuffle", help="Shuffle per reviewer, not once per session."),
+    ] = False,
+    schema_version: Annotated[
+        str,
+        typer.Option(metavar="V", help="Record schema version; below 1.2.0 positions are rankings."),
+    ] = "1.2.0",
+    consent_level: Annotated[int, typer.Option(min=0, help="consent_level of every record.")] = 1,
+    days: Annotated[float, typer.Option(help="Days the sessions span, ending at --end.")] = 90.0,
+    end: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ISO-DATETIME",
+            show_default="today 00:00 UTC",
+            help="Time of the last session; UTC if no zone.",
+        ),
+    ] = None,
+    truth: Annotated[
+        Path | None,
+        typer.Option(metavar="PATH", help="Also write the planted parameters as JSON."),
+    ] = None,
+    compress: Annotated[
+        bool, typer.Option("--gzip", help="Gzip the output (implied by a '.gz' name).")
+    ] = False,
+) -> None:
+    """Write synthetic bias records with effects planted at known sizes."""
+    from council_db import simulate as sim
+
+    given: dict[str, Any] = {
+        "models": _parse(sim.parse_names, models, "--models"),
+        "reviewers": _parse(sim.parse_names, reviewers, "--reviewers"),
+        "model_quality": _parse(sim.parse_mapping, quality, "--quality"),
+        "reviewer_offsets": _parse(sim.parse_mapping, reviewer_offset, "--reviewer-offset"),
+        "position_effects": _parse(sim.parse_floats, position_effect, "--position-effect"),
+        "drift": _parse(sim.parse_mapping, drift, "--drift"),
+        "end": _parse(sim.parse_utc_datetime, end, "--end"),
+    }
+    try:
+        config = sim.SimulationConfig(
+            sessions=sessions,
+            seed=seed,
+            candidates_per_session=candidates_per_session,
+            self_preference=self_preference,
+            verbosity=verbosity,
+            length_quality_corr=length_quality_corr,
+            anomaly_rate=anomalies,
+            unscored_rate=unscored,
+            noise_sd=noise,
+            per_reviewer_shuffle=per_reviewer_shuffle,
+            schema_version=schema_version,
+            consent_level=consent_level,
+            days=days,
+            **{name: value for name, value in given.items() if value is not None},
+        )
+    except sim.SimulationConfigError as error:
+        option = OPTION_FOR_FIELD.get(error.field)
+        raise typer.BadParameter(str(error), param_hint=option and f"'{option}'") from None
+
+    with ExitStack() as stack:
+        truth_file = None if truth is None else stack.enter_context(_open(truth, "w", "--truth"))
+        out = _open_output(stack, output, compress or output.endswith(".gz"))
+        facts = sim.write_jsonl(config, out)
+        if truth_file is not None:
+            truth_file.write(json.dumps(facts, indent=2) + "\n")
+    where = "stdout" if output == "-" else output
+    typer.echo(f"wrote {facts['records']} records ({facts['sessions']} sessions) to {where}", err=True)
+
+
+def _open(path: str | Path, mode: str, option: str) -> IO[Any]:
+    """Open a file for writing, or fail as a usage error naming the option."""
+    try:
+        return open(path, mode)
+    except OSError as error:
+        raise typer.BadParameter(
+            f"cannot write {path}: {error.strerror}; expected a writable file path",
+            param_hint=f"'{option}'",
+        ) from None
+
+
+def _open_output(stack: ExitStack, output: str, compress: bool) -> IO[bytes]:
+    """A binary stream for the records; gzip without a timestamp so output stays reproducible."""
+    if output == "-":
+        raw: IO[bytes] = sys.stdout.buffer
+        stack.callback(raw.flush)
+    else:
+        raw = stack.enter_context(_open(output, "wb", "--output"))
+    if not compress:
+        return raw
+    zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0)
+    return stack.enter_context(zipped)

@@ -1,0 +1,280 @@
+"""The llm-council bias record: validation (pydantic, strict) and the normalisations the
+real files need (schema versions, timestamps, scales, query metadata).
+
+Validated lines become plain dicts; everything shared by a session (the "envelope") is
+normalised once per distinct value and cached, because a 4x4 session repeats it 16 times.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Annotated, Any, Union
+
+from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
+from typing_extensions import NotRequired, Required, TypedDict
+
+from council_db.models import EXCLUSION_REASONS
+
+FIELDS = (
+    "schema_version",
+    "session_id",
+    "timestamp",
+    "consent_level",
+    "reviewer_id",
+    "model_id",
+    "position",
+    "response_length_chars",
+    "score_value",
+    "score_scale",
+    "council_config_version",
+    "query_hash",
+    "query_metadata",
+)
+METADATA_KEYS = ("category", "token_bucket", "token_count_bucket", "language")
+DEFAULT_SCALE = "1-10"
+DEFAULT_CONSENT = 1  # llm-council's LOCAL_ONLY default
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+Text = Annotated[str, StringConstraints(max_length=500)]
+
+
+class RecordLine(TypedDict, total=False):
+    """One JSONL line as llm-council writes it. Unknown keys (e.g. a raw query) are dropped."""
+
+    __pydantic_config__ = ConfigDict(strict=True)  # type: ignore[misc]
+
+    schema_version: Union[int, Text, None]
+    session_id: Required[Name]
+    timestamp: Union[Text, None]
+    consent_level: Annotated[int, Field(ge=0, le=4)]
+    reviewer_id: Required[Name]
+    model_id: Required[Name]
+    position: Required[Annotated[int, Field(ge=0, le=1_000)]]
+    response_length_chars: Required[Annotated[int, Field(ge=0, le=2**31 - 1)]]
+    score_value: Required[Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]]
+    score_scale: Text
+    council_config_version: Union[Text, None]
+    query_hash: Union[Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{16}$")], None]
+    query_metadata: Union[dict[str, Any], None]
+
+
+LINE = TypeAdapter(RecordLine)
+LINES = TypeAdapter(list[RecordLine])
+
+_EXPECTED = {
+    "schema_version": 'a version such as "1.2.0" (or the integer 1)',
+    "session_id": "a non-empty string",
+    "timestamp": 'an ISO-8601 time such as "2025-12-17T10:30:00Z", or ""',
+    "consent_level": "an integer 0-4",
+    "reviewer_id": "a non-empty model id string",
+    "model_id": "a non-empty model id string",
+    "position": "an integer >= 0 (the display slot)",
+    "response_length_chars": "an integer >= 0",
+    "score_value": "a finite number",
+    "score_scale": 'a range such as "1-10"',
+    "council_config_version": "a string or null",
+    "query_hash": "16 hex characters or null",
+    "query_metadata": "an object or null",
+}
+
+
+class LineError(ValueError):
+    """A bad line: which field, what was wrong, what was expected."""
+
+    def __init__(self, field: str | None, problem: str):
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}" if field else problem)
+
+
+_TYPE_PROBLEMS = {"finite_number", "int_from_float", "string_pattern_mismatch", "string_too_short", "union_tag_invalid"}
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return json.dumps(value)[:60]
+    return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__
+
+
+def explain(error: Any) -> LineError:
+    """The first problem of a pydantic ValidationError, as a LineError a person can act on."""
+    first = error.errors(include_url=False)[0]
+    kind = first["type"]
+    loc = [part for part in first["loc"] if isinstance(part, str)]
+    if kind == "json_invalid":
+        return LineError(None, f"not valid JSON ({first['msg'].removeprefix('Invalid JSON: ')}); "
+                               "each line must be one JSON object")
+    if kind in ("model_type", "dict_type") and not loc:
+        return LineError(None, f"not a JSON object (got {_shown(first.get('input'))}); "
+                               "each line must be one object with the record's fields")
+    field = loc[0] if loc else None
+    expected = _EXPECTED.get(field or "", "")
+    if kind == "missing":
+        return LineError(field, f"missing; expected {expected}")
+    got = f"got {_shown(first.get('input'))}"
+    if expected and (kind.endswith("_type") or kind in _TYPE_PROBLEMS):
+        return LineError(field, f"{got}; expected {expected}")
+    return LineError(field, f"{got}: {first['msg'][0].lower()}{first['msg'][1:]}")
+
+
+# --- schema versions --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SchemaVersion:
+    normalised: str  # "1.2.0"
+    raw_literal: str | None  # the JSON literal when it differs from `normalised`
+    display_order: bool  # position means display slot only from 1.2.0 on
+
+
+def schema_version(value: int | str | None) -> SchemaVersion:
+    """Integer 1, "1", "1.2", "1.2.0" and missing all name a 1.x version; 2.x is refused."""
+    if value is None:
+        parts = [1, 0, 0]
+    else:
+        text = str(value).strip()
+        if not re.fullmatch(r"\d+(\.\d+){0,2}", text):
+            raise LineError("schema_version", f"{json.dumps(value)} is not a version")
+        parts = [int(p) for p in text.split(".")] + [0, 0]
+        parts = parts[:3]
+    if parts[0] != 1:
+        raise LineError("schema_version", f"{'.'.join(map(str, parts))} is newer than this council-db "
+                                          "understands (1.x); upgrade council-db")
+    normalised = ".".join(map(str, parts))
+    raw = None if value is None or value == normalised else json.dumps(value)
+    return SchemaVersion(normalised, raw, tuple(parts) >= (1, 2, 0))
+
+
+# --- timestamps -------------------------------------------------------------------------
+
+def timestamp_us(text: str | None) -> int | None:
+    """UTC microseconds for an ISO-8601 time; naive times are taken as UTC; "" means unknown."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise LineError("timestamp", f"{json.dumps(text)[:60]} is not an ISO-8601 time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def format_us(ts_us: int | None) -> str | None:
+    """ISO-8601 UTC text for stored microseconds."""
+    if ts_us is None:
+        return None
+    return datetime.fromtimestamp(ts_us / 1e6, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+# --- scales -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScoreScale:
+    name: str
+    low: float
+    high: float
+
+    def exclusion(self, score: float) -> int | None:
+        """Why a score is left out of analyses (a reason id), or None when it is usable."""
+        if self.low <= score <= self.high:
+            return None
+        if score == 0 and self.low > 0:
+            return EXCLUSION_REASONS["unscored"][0]
+        return EXCLUSION_REASONS["out_of_scale"][0]
+
+
+_SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
+
+
+def score_scale(name: str) -> ScoreScale:
+    match = _SCALE.fullmatch(name)
+    if not match or float(match[1]) >= float(match[2]):
+        raise LineError("score_scale", f"{json.dumps(name)[:60]} is not a range LOW-HIGH")
+    return ScoreScale(name, float(match[1]), float(match[2]))
+
+
+# --- the session envelope -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Envelope:
+    """What a record shares with its session, in stored form (the columns of ``sessions``)."""
+
+    timestamp: str
+    ts_us: int | None
+    consent_level: int
+    schema_version: str
+    schema_version_raw: str | None
+    council_config_version: str | None
+    query_hash: str | None
+    query_metadata: str | None  # JSON, known keys only
+    category: str | None
+    language: str | None
+    length_bucket: str | None
+    display_order: bool
+    stored: tuple = ()  # the columns that must match for two records to share an envelope
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stored", (
+            self.timestamp, self.consent_level, self.schema_version, self.schema_version_raw,
+            self.council_config_version, self.query_hash, self.query_metadata))
+
+
+def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str | None, str | None]:
+    """Known keys only: raw query text must never be stored, whatever a line carries."""
+    if value is None:
+        return None, None, None, None
+    kept = {k: v for k, v in value.items() if k in METADATA_KEYS}
+    for key, item in kept.items():
+        if item is not None and not isinstance(item, str):
+            raise LineError("query_metadata", f"{key} must be a string or null (got {type(item).__name__})")
+    bucket = kept.get("token_bucket", kept.get("token_count_bucket"))
+    return (json.dumps(kept, ensure_ascii=False, separators=(",", ":")), kept.get("category"),
+            kept.get("language"), bucket)
+
+
+def envelope_fields(line: dict) -> tuple:
+    """The envelope fields of a validated line as they came (comparable, not hashable)."""
+    return (
+        line.get("timestamp"),
+        line.get("consent_level", DEFAULT_CONSENT),
+        line.get("schema_version"),
+        line.get("council_config_version"),
+        line.get("query_hash"),
+        line.get("query_metadata"),
+    )
+
+
+def envelope_key(fields: tuple) -> tuple:
+    """A hashable key for envelope fields; the type keeps integer 1 apart from "1"."""
+    metadata = fields[5]
+    frozen = None if metadata is None else tuple((k, repr(v)) for k, v in metadata.items())
+    return (*fields[:5], type(fields[2]), frozen)
+
+
+def envelope(line: dict) -> Envelope:
+    version = schema_version(line.get("schema_version"))
+    text = line.get("timestamp") or ""
+    metadata, category, language, bucket = _metadata(line.get("query_metadata"))
+    return Envelope(
+        timestamp=text,
+        ts_us=timestamp_us(text),
+        consent_level=line.get("consent_level", DEFAULT_CONSENT),
+        schema_version=version.normalised,
+        schema_version_raw=version.raw_literal,
+        council_config_version=line.get("council_config_version"),
+        query_hash=line.get("query_hash"),
+        query_metadata=metadata,
+        category=category,
+        language=language,
+        length_bucket=bucket,
+        display_order=version.display_order,
+    )
+
+
+def export_schema_version(normalised: str, raw_literal: str | None) -> Any:
+    """The schema_version value as it was imported (an absent one comes back as "1.0.0")."""
+    return json.loads(raw_literal) if raw_literal is not None else normalised

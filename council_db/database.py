@@ -1,0 +1,89 @@
+"""Engines with the connection settings council-db relies on, and the schema check on open."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from council_db.location import sqlite_path
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+    from sqlalchemy.engine import Engine
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _create_private_file(path: Path) -> None:
+    """A new database is created 0600 in a 0700 directory: scores are evidence, not public."""
+    if path.exists():
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def _on_sqlite_connect(dbapi_connection, _record) -> None:
+    # Hand transaction control to SQLAlchemy's "begin" event below (the pysqlite recipe):
+    # the driver's own implicit BEGIN would not let us say IMMEDIATE.
+    if hasattr(dbapi_connection, "autocommit"):  # Python >= 3.12
+        dbapi_connection.autocommit = True
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    for pragma in (
+        "foreign_keys=ON",
+        "journal_mode=WAL",
+        f"busy_timeout={BUSY_TIMEOUT_MS}",
+        "synchronous=NORMAL",
+    ):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def _on_sqlite_begin(connection: Connection) -> None:
+    # Writers ask for IMMEDIATE so two importers queue on the busy timeout instead of
+    # deadlocking when both try to upgrade a read lock.
+    mode = connection.get_execution_options().get("sqlite_begin", "")
+    connection.exec_driver_sql(f"BEGIN {mode}".strip())
+
+
+def create_engine_for(url: str) -> Engine:
+    from sqlalchemy import create_engine, event
+
+    path = sqlite_path(url)
+    if path is not None:
+        _create_private_file(path)
+    engine = create_engine(url)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _on_sqlite_connect)
+        event.listen(engine, "begin", _on_sqlite_begin)
+    return engine
+
+
+@dataclass
+class Database:
+    url: str
+    engine: Engine
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def writer(self) -> Connection:
+        """A connection whose transactions take the write lock up front."""
+        return self.engine.connect().execution_options(sqlite_begin="IMMEDIATE")
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def open_database(url: str, *, notify: Callable[[str], None] = say) -> Database:
+    """Open (creating or upgrading as needed) a database; refuse one newer than this code."""
+    from council_db import migrate
+
+    engine = create_engine_for(url)
+    migrate.ensure_current(engine, notify=notify)
+    return Database(url=url, engine=engine)

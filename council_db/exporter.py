@@ -1,0 +1,86 @@
+"""Export: the stored records as llm-council JSONL (or CSV), streamed in constant memory."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator, TextIO
+
+from council_db.contract import FIELDS, export_schema_version, timestamp_us
+from council_db.database import Database
+from council_db.resources import read_sql
+
+ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
+
+
+@dataclass
+class ExportFilter:
+    since: str | None = None
+    until: str | None = None
+    reviewer: str | None = None
+    model: str | None = None
+    session: str | None = None
+    min_consent: int = 0
+
+    def where(self) -> tuple[str, dict[str, Any]]:
+        """SQL conditions and their parameters; times are compared as instants."""
+        clauses, params = [], {}
+        if self.since:
+            clauses.append("s.ts_us >= :since")
+            params["since"] = timestamp_us(self.since)
+        if self.until:
+            clauses.append("s.ts_us < :until")
+            params["until"] = timestamp_us(self.until)
+        for column, name in (("reviewer.name", "reviewer"), ("candidate.name", "model"), ("s.session_key", "session")):
+            if getattr(self, name):
+                clauses.append(f"{column} = :{name}")
+                params[name] = getattr(self, name)
+        if self.min_consent:
+            clauses.append("COALESCE(e.consent_level, s.consent_level) >= :min_consent")
+            params["min_consent"] = self.min_consent
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
+    """Each record as a dict with llm-council's 13 fields, in its order."""
+    from sqlalchemy import text
+
+    where, params = filters.where()
+    query = text(read_sql("export_records") + where + ORDER)
+    with db.engine.connect() as connection:
+        result = connection.execution_options(stream_results=True, yield_per=5_000).execute(query, params)
+        for row in result:
+            yield {
+                "schema_version": export_schema_version(row.schema_version, row.schema_version_raw),
+                "session_id": row.session_key,
+                "timestamp": row.timestamp,
+                "consent_level": row.consent_level,
+                "reviewer_id": row.reviewer,
+                "model_id": row.model,
+                "position": row.position,
+                "response_length_chars": row.response_length_chars,
+                "score_value": float(row.score_value),
+                "score_scale": row.score_scale,
+                "council_config_version": row.council_config_version,
+                "query_hash": row.query_hash,
+                "query_metadata": None if row.query_metadata is None else json.loads(row.query_metadata),
+            }
+
+
+def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
+    """Write the records; returns how many."""
+    count = 0
+    if fmt == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(FIELDS)
+        for record in records(db, filters):
+            metadata = record["query_metadata"]
+            record["query_metadata"] = None if metadata is None else json.dumps(metadata)
+            writer.writerow(["" if v is None else v for v in record.values()])
+            count += 1
+        return count
+    for record in records(db, filters):
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        count += 1
+    return count

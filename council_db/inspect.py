@@ -1,0 +1,54 @@
+"""What is stored: totals (``stats``) and the latest sessions (``sessions``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from council_db.contract import format_us
+from council_db.database import Database
+from council_db.resources import read_sql
+
+
+def _rows(db: Database, name: str, **params: Any) -> list[dict[str, Any]]:
+    from sqlalchemy import text
+
+    with db.engine.connect() as connection:
+        return [dict(row._mapping) for row in connection.execute(text(read_sql(name)), params)]
+
+
+def stats(db: Database) -> dict[str, Any]:
+    counts = _rows(db, "stats_counts")[0]
+    first, last = counts.pop("first_us"), counts.pop("last_us")
+    return {
+        "database": db.engine.url.render_as_string(hide_password=True),
+        **counts,
+        "window": {"start": format_us(first), "end": format_us(last)},
+        "schema_versions": {r["schema_version"]: r["records"] for r in _rows(db, "stats_schema_versions")},
+        "excluded": {r["reason"]: r["records"] for r in _rows(db, "stats_excluded")},
+    }
+
+
+def latest_sessions(db: Database, limit: int) -> list[dict[str, Any]]:
+    rows = _rows(db, "sessions_latest", limit=limit)
+    for row in rows:
+        if row["mean_score"] is not None:
+            row["mean_score"] = round(row["mean_score"], 3)
+    return rows
+
+
+def rejected_lines(db: Database, import_id: int | None, limit: int) -> list[dict[str, Any]]:
+    from sqlalchemy import select
+
+    from council_db.models import Import, RejectedLine
+
+    query = (
+        select(RejectedLine.import_id, Import.source, RejectedLine.line_number, RejectedLine.field,
+               RejectedLine.reason, RejectedLine.raw)
+        .join(Import, Import.id == RejectedLine.import_id)
+        .order_by(RejectedLine.import_id, RejectedLine.line_number)
+        .limit(limit)
+    )
+    if import_id is not None:
+        query = query.where(RejectedLine.import_id == import_id)
+    with db.engine.connect() as connection:
+        return [dict(row._mapping) for row in connection.execute(query)]

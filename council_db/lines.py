@@ -1,0 +1,162 @@
+"""Reading JSONL in byte-accurate batches and validating them fast.
+
+Validating 2,000 lines in one pydantic call is ~3x faster than one call per line. Joining
+lines into one JSON array is only safe when no line can swallow its neighbour, so a line
+joins the batch only if it is a flat object: starts with "{", ends with "}", has no
+brackets, and has balanced quotes (no string runs past its end). Anything else is
+validated on its own, as is every line of a batch that fails, so each bad line gets its
+own message and the good ones are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+from pydantic import ValidationError
+
+from council_db.contract import FIELDS, LINE, LINES, METADATA_KEYS, LineError, explain
+
+CHUNK_BYTES = 1 << 20
+BATCH_LINES = 2_000
+RAW_KEEP_CHARS = 1_000
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass
+class LineBatch:
+    first_line: int  # 1-based number of lines[0]
+    lines: list[bytes]
+    end_offset: int  # bytes consumed up to and including this batch
+
+
+@dataclass
+class Rejected:
+    line_number: int
+    field: str | None
+    reason: str
+    raw: str
+
+
+@dataclass
+class Parsed:
+    records: list[tuple[int, dict]] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def read_batches(
+    stream: BinaryIO, *, offset: int = 0, first_line: int = 1, keep_partial_tail: bool = True
+) -> Iterator[LineBatch]:
+    """Complete lines, in batches, with the byte offset after each batch.
+
+    A last line without a newline may be a record still being written: with
+    ``keep_partial_tail`` it is only taken if it is a complete JSON value, else left
+    for the next import (the offset stops before it).
+    """
+    pending = b""
+    line_no = first_line
+    consumed = offset
+    batch: list[bytes] = []
+    while chunk := stream.read(CHUNK_BYTES):
+        if consumed == 0 and not pending and chunk.startswith(BOM):
+            chunk, consumed = chunk[len(BOM):], len(BOM)
+        pieces = (pending + chunk).split(b"\n")
+        pending = pieces.pop()
+        for piece in pieces:
+            batch.append(piece)
+            consumed += len(piece) + 1
+            if len(batch) == BATCH_LINES:
+                yield LineBatch(line_no, batch, consumed)
+                line_no += len(batch)
+                batch = []
+    if pending.strip() and (not keep_partial_tail or _is_complete_json(pending)):
+        batch.append(pending)
+        consumed += len(pending)
+    if batch:
+        yield LineBatch(line_no, batch, consumed)
+
+
+def _is_complete_json(data: bytes) -> bool:
+    try:
+        LINE.validate_json(data)
+    except ValidationError as error:
+        return all(e["type"] != "json_invalid" for e in error.errors())
+    return True
+
+
+def _batchable(line: bytes) -> bool:
+    """True when joining this line into a JSON array cannot merge it with a neighbour."""
+    if not (line[:1] == b"{" and line[-1:] == b"}") or b"[" in line or b"]" in line:
+        return False
+    if b"\\" in line:
+        line = line.replace(b"\\\\", b"")
+        return (line.count(b'"') - line.count(b'\\"')) % 2 == 0
+    return line.count(b'"') % 2 == 0
+
+
+def parse_batch(batch: LineBatch) -> Parsed:
+    """Validated records (line number, dict) and rejected lines with their reasons."""
+    parsed = Parsed()
+    numbers: list[int] = []
+    joinable: list[bytes] = []
+    for number, raw in enumerate(batch.lines, batch.first_line):
+        line = raw.strip(b" \t\r")
+        if not line:
+            continue
+        if _batchable(line):
+            numbers.append(number)
+            joinable.append(line)
+        else:
+            _parse_one(number, line, parsed)
+    if joinable and not _parse_joined(numbers, joinable, parsed):
+        for number, line in zip(numbers, joinable):
+            _parse_one(number, line, parsed)
+    if parsed.rejected or len(numbers) != len(parsed.records):
+        parsed.records.sort(key=lambda item: item[0])
+    return parsed
+
+
+def _parse_joined(numbers: list[int], joinable: list[bytes], parsed: Parsed) -> bool:
+    try:
+        values = LINES.validate_json(b"[" + b",".join(joinable) + b"]")
+    except ValidationError:
+        return False
+    if len(values) != len(joinable):
+        return False
+    parsed.records.extend(zip(numbers, values))
+    return True
+
+
+def _parse_one(number: int, line: bytes, parsed: Parsed) -> None:
+    try:
+        parsed.records.append((number, LINE.validate_json(line)))
+    except ValidationError as error:
+        problem = explain(error)
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            problem = LineError(None, f"not UTF-8 text (byte 0x{line[bad.start]:02x} at column {bad.start + 1}); "
+                                      "save the file as UTF-8")
+        parsed.rejected.append(Rejected(number, problem.field, str(problem), redact(line)))
+
+
+def reject(number: int, line_error: LineError, raw: bytes) -> Rejected:
+    return Rejected(number, line_error.field, str(line_error), redact(raw))
+
+
+_KEEP_KEYS = set(FIELDS) | set(METADATA_KEYS)
+_STRING_MEMBER = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"?')
+
+
+def redact(raw: bytes) -> str:
+    """A rejected line as kept for inspection: truncated, and with the string value of
+    every key that is not a record field blanked, so a raw query never reaches the DB."""
+    text = raw.decode("utf-8", errors="replace")
+
+    def blank(match: re.Match) -> str:
+        if match[1] in _KEEP_KEYS:
+            return match[0]
+        return f'"{match[1]}"{match[2]}"[redacted]"'
+
+    return _STRING_MEMBER.sub(blank, text)[:RAW_KEEP_CHARS]

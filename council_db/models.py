@@ -1,0 +1,169 @@
+"""SQLAlchemy models: the shape of the database, as Alembic migrations build it.
+
+Design choices that matter for size and speed (<= 1 KB per 4x4 session):
+- ``scores`` is a WITHOUT ROWID table keyed by the natural key, so the key index
+  *is* the table and re-importing a line is a no-op ``ON CONFLICT DO NOTHING``.
+- Strings that repeat (model names, scales) live once in lookup tables.
+- The per-session "envelope" of a record (timestamp, consent, schema version,
+  config version, query hash, query metadata) is stored once on ``sessions``;
+  the rare record whose envelope differs from its session's points at a row
+  of ``record_envelopes`` so that export gives back exactly what was imported.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Model(Base):
+    """An LLM, in either role: candidate (``model_id``) or reviewer (``reviewer_id``)."""
+
+    __tablename__ = "models"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
+
+
+class Scale(Base):
+    """A score scale such as "1-10"; low/high let analyses normalise and spot out-of-scale values."""
+
+    __tablename__ = "scales"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
+    low: Mapped[float] = mapped_column(Float)
+    high: Mapped[float] = mapped_column(Float)
+
+
+class ExclusionReason(Base):
+    """Why a stored score is kept but left out of analyses."""
+
+    __tablename__ = "exclusion_reasons"
+    id: Mapped[int] = mapped_column(SmallInteger, primary_key=True, autoincrement=False)
+    code: Mapped[str] = mapped_column(String(32), unique=True)
+    description: Mapped[str] = mapped_column(Text)
+
+
+class Import(Base):
+    """Provenance of one file read: where from, which bytes, what happened to its lines."""
+
+    __tablename__ = "imports"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    source: Mapped[str] = mapped_column(Text)
+    source_kind: Mapped[str] = mapped_column(String(8))  # file | gzip | stdin
+    file_identity: Mapped[str | None] = mapped_column(Text)  # device:inode
+    file_size: Mapped[int | None] = mapped_column(BigInteger)
+    head_sha256: Mapped[str | None] = mapped_column(String(64))
+    tail_sha256: Mapped[str | None] = mapped_column(String(64))
+    mode: Mapped[str] = mapped_column(String(12))  # full | incremental
+    start_offset: Mapped[int] = mapped_column(BigInteger, default=0)
+    end_offset: Mapped[int] = mapped_column(BigInteger, default=0)
+    start_line: Mapped[int] = mapped_column(BigInteger, default=0)
+    end_line: Mapped[int] = mapped_column(BigInteger, default=0)
+    inserted: Mapped[int] = mapped_column(BigInteger, default=0)
+    duplicates: Mapped[int] = mapped_column(BigInteger, default=0)
+    rejected: Mapped[int] = mapped_column(BigInteger, default=0)
+    skipped: Mapped[int] = mapped_column(BigInteger, default=0)
+    status: Mapped[str] = mapped_column(String(16))  # running | complete | strict-failed
+    started_at: Mapped[datetime] = mapped_column()
+    finished_at: Mapped[datetime | None] = mapped_column()
+    council_db_version: Mapped[str] = mapped_column(String(32))
+
+
+class RejectedLine(Base):
+    """A line that failed validation, kept for inspection (query text redacted)."""
+
+    __tablename__ = "rejected_lines"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"), index=True)
+    line_number: Mapped[int] = mapped_column(BigInteger)
+    field: Mapped[str | None] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
+    raw: Mapped[str] = mapped_column(Text)
+
+
+class Session(Base):
+    """One council session, with the envelope its records share."""
+
+    __tablename__ = "sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_key: Mapped[str] = mapped_column(Text, unique=True)
+    ts_us: Mapped[int | None] = mapped_column(BigInteger, index=True)  # UTC microseconds
+    timestamp: Mapped[str] = mapped_column(Text)  # as written, for export
+    consent_level: Mapped[int] = mapped_column(SmallInteger)
+    schema_version: Mapped[str] = mapped_column(String(16))  # normalised "1.2.0"
+    schema_version_raw: Mapped[str | None] = mapped_column(Text)  # JSON literal when it differed
+    council_config_version: Mapped[str | None] = mapped_column(Text)
+    query_hash: Mapped[str | None] = mapped_column(String(16))
+    query_metadata: Mapped[str | None] = mapped_column(Text)  # JSON, known keys only
+    category: Mapped[str | None] = mapped_column(Text)
+    language: Mapped[str | None] = mapped_column(Text)
+    length_bucket: Mapped[str | None] = mapped_column(Text)
+    import_id: Mapped[int | None] = mapped_column(ForeignKey("imports.id", ondelete="SET NULL"))
+
+    __table_args__ = (CheckConstraint("consent_level BETWEEN 1 AND 4", name="consent_level"),)
+
+
+class RecordEnvelope(Base):
+    """An envelope that differs from its session's, for the records that carry it."""
+
+    __tablename__ = "record_envelopes"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    digest: Mapped[str] = mapped_column(String(40), unique=True)
+    ts_us: Mapped[int | None] = mapped_column(BigInteger)
+    timestamp: Mapped[str] = mapped_column(Text)
+    consent_level: Mapped[int] = mapped_column(SmallInteger)
+    schema_version: Mapped[str] = mapped_column(String(16))
+    schema_version_raw: Mapped[str | None] = mapped_column(Text)
+    council_config_version: Mapped[str | None] = mapped_column(Text)
+    query_hash: Mapped[str | None] = mapped_column(String(16))
+    query_metadata: Mapped[str | None] = mapped_column(Text)
+
+
+class Score(Base):
+    """One bias record: the score one reviewer gave one candidate answer in one session."""
+
+    __tablename__ = "scores"
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True)
+    reviewer_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    response_length_chars: Mapped[int] = mapped_column(Integer)
+    score_value: Mapped[float] = mapped_column(Float)
+    scale_id: Mapped[int] = mapped_column(ForeignKey("scales.id"))
+    display_order: Mapped[bool] = mapped_column(Boolean)  # position is the display slot (schema >= 1.2.0)
+    self_review: Mapped[bool] = mapped_column(Boolean)
+    exclusion_id: Mapped[int | None] = mapped_column(ForeignKey("exclusion_reasons.id"))
+    envelope_id: Mapped[int | None] = mapped_column(ForeignKey("record_envelopes.id"))
+
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+
+EXCLUSION_REASONS: dict[str, tuple[int, str]] = {
+    "unscored": (1, "0 on a scale starting above 0: llm-council's marker for ranked but never scored"),
+    "out_of_scale": (2, "score outside the range of its scale"),
+}

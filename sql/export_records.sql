@@ -1,0 +1,24 @@
+-- Every stored record with what export needs to give back the line as imported.
+-- Filters and ORDER BY are appended by council_db/exporter.py; the order follows the
+-- primary key of scores, so SQLite streams without sorting.
+SELECT
+    s.session_key,
+    reviewer.name AS reviewer,
+    candidate.name AS model,
+    sc.position,
+    sc.response_length_chars,
+    sc.score_value,
+    scale.name AS score_scale,
+    COALESCE(e.timestamp, s.timestamp) AS timestamp,
+    COALESCE(e.consent_level, s.consent_level) AS consent_level,
+    COALESCE(e.schema_version, s.schema_version) AS schema_version,
+    CASE WHEN e.id IS NULL THEN s.schema_version_raw ELSE e.schema_version_raw END AS schema_version_raw,
+    CASE WHEN e.id IS NULL THEN s.council_config_version ELSE e.council_config_version END AS council_config_version,
+    CASE WHEN e.id IS NULL THEN s.query_hash ELSE e.query_hash END AS query_hash,
+    CASE WHEN e.id IS NULL THEN s.query_metadata ELSE e.query_metadata END AS query_metadata
+FROM scores AS sc
+JOIN sessions AS s ON s.id = sc.session_id
+JOIN models AS reviewer ON reviewer.id = sc.reviewer_id
+JOIN models AS candidate ON candidate.id = sc.model_id
+JOIN scales AS scale ON scale.id = sc.scale_id
+LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id

@@ -1,0 +1,13 @@
+-- One row of totals over everything stored.
+SELECT
+    (SELECT COUNT(*) FROM scores) AS records,
+    (SELECT COUNT(*) FROM sessions) AS sessions,
+    (SELECT COUNT(DISTINCT reviewer_id) FROM scores) AS reviewers,
+    (SELECT COUNT(DISTINCT model_id) FROM scores) AS models,
+    (SELECT COUNT(*) FROM scores WHERE self_review) AS self_reviews,
+    (SELECT COUNT(*) FROM scores WHERE NOT display_order) AS position_not_display_order,
+    (SELECT MIN(ts_us) FROM sessions) AS first_us,
+    (SELECT MAX(ts_us) FROM sessions) AS last_us,
+    (SELECT COUNT(*) FROM sessions WHERE ts_us IS NULL) AS sessions_without_timestamp,
+    (SELECT COUNT(*) FROM imports) AS imports,
+    (SELECT COUNT(*) FROM rejected_lines) AS rejected_lines

@@ -19,6 +19,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: loading rich for it would cost ~80 ms per --help
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

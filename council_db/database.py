@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from council_db.errors import CouncilDbError
 from council_db.location import sqlite_path
 
 if TYPE_CHECKING:
@@ -32,14 +33,25 @@ def _on_sqlite_connect(dbapi_connection, _record) -> None:
         dbapi_connection.autocommit = True
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    for pragma in (
-        "foreign_keys=ON",
-        "journal_mode=WAL",
-        f"busy_timeout={BUSY_TIMEOUT_MS}",
-        "synchronous=NORMAL",
-    ):
+    # Connection-local settings only: WAL is written into the file, so it is switched on
+    # once the database is accepted (a refused file must be left untouched).
+    for pragma in ("foreign_keys=ON", f"busy_timeout={BUSY_TIMEOUT_MS}", "synchronous=NORMAL"):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
+
+
+def use_wal(engine: Engine) -> None:
+    """Readers never block the writer. Persistent in the file, so set once on acceptance."""
+    if engine.dialect.name != "sqlite":
+        return
+    raw = engine.raw_connection()  # outside SQLAlchemy's transaction: the mode cannot change inside one
+    try:
+        cursor = raw.driver_connection.cursor()
+        if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.close()
+    finally:
+        raw.close()
 
 
 def _on_sqlite_begin(connection: Connection) -> None:
@@ -49,12 +61,16 @@ def _on_sqlite_begin(connection: Connection) -> None:
     connection.exec_driver_sql(f"BEGIN {mode}".strip())
 
 
-def create_engine_for(url: str) -> Engine:
+def create_engine_for(url: str, *, create: bool = True) -> Engine:
+    """An engine with council-db's connection settings; ``create`` makes a missing SQLite
+    file (private), otherwise a missing file is an error naming the path."""
     from sqlalchemy import create_engine, event
 
     path = sqlite_path(url)
-    if path is not None:
+    if path is not None and create:
         _create_private_file(path)
+    elif path is not None and not path.exists():
+        raise CouncilDbError(f"no database at {path} yet: import something first, or run council-db db upgrade")
     engine = create_engine(url)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _on_sqlite_connect)
@@ -85,5 +101,10 @@ def open_database(url: str, *, notify: Callable[[str], None] = say) -> Database:
     from council_db import migrate
 
     engine = create_engine_for(url)
-    migrate.ensure_current(engine, notify=notify)
+    try:
+        migrate.ensure_current(engine, notify=notify)
+    except BaseException:
+        engine.dispose()
+        raise
+    use_wal(engine)
     return Database(url=url, engine=engine)

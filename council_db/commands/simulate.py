@@ -127,7 +127,10 @@ def command(
         bool, typer.Option("--gzip", help="Gzip the output (implied by a '.gz' name).")
     ] = False,
 ) -> None:
-    """Write synthetic bias records with effects planted at known sizes."""
+    """Write simulated records with planted biases.
+
+    llm-council-format JSONL with effects planted at known sizes, for trying the tool
+    and for testing that its estimators find them."""
     from council_db import simulate as sim
 
     given: dict[str, Any] = {

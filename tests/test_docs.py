@@ -1,0 +1,59 @@
+"""The README's command reference and --help stay in sync: every command and option is
+documented, and the README names no option that does not exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import typer
+
+from council_db.cli import app
+
+README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def _commands() -> dict[str, click.Command]:
+    """Top-level command name -> command (groups included)."""
+    root = typer.main.get_command(app)
+    return dict(root.commands)
+
+
+def _options(command: click.Command) -> set[str]:
+    names = {name for param in command.params for name in param.opts if name.startswith("--")}
+    for sub in getattr(command, "commands", {}).values():
+        names |= _options(sub)
+    return names - {"--help"}
+
+
+def _section(name: str) -> str:
+    match = re.search(rf"^### `council-db {name}`\n(.*?)(?=^#{{2,3}} |\Z)", README, re.S | re.M)
+    assert match, f"README has no section '### `council-db {name}`'"
+    return match.group(1)
+
+
+def test_every_command_has_a_readme_section_naming_all_its_options():
+    for name, command in _commands().items():
+        section = _section(name)
+        missing = {option for option in _options(command) if option not in section}
+        assert not missing, f"README section for {name} does not mention {sorted(missing)}"
+
+
+def test_the_readme_names_no_option_a_command_does_not_have():
+    for name, command in _commands().items():
+        mentioned = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", _section(name)))
+        unknown = mentioned - _options(command) - {"--db", "--help"}
+        assert not unknown, f"README section for {name} names options it does not have: {sorted(unknown)}"
+
+
+def test_every_db_subcommand_is_documented():
+    for sub in _commands()["db"].commands:
+        assert f"council-db db {sub}" in _section("db")
+
+
+def test_the_readme_opens_with_the_demo_and_the_test_command():
+    first_block = README.split("```sh", 1)[1].split("```", 1)[0]
+    assert "scripts/demo.sh" in first_block
+    ci = (Path(__file__).parents[1] / ".ci" / "run").read_text()
+    assert ".venv/bin/python -m pytest" in first_block and ".venv/bin/python -m pytest" in ci

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, Union
 
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
-from typing_extensions import NotRequired, Required, TypedDict
+from typing_extensions import Required, TypedDict
 
 from council_db.models import EXCLUSION_REASONS
 

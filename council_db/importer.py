@@ -1,6 +1,7 @@
 """Importing llm-council JSONL files: provenance, incremental re-reads, strict mode.
 
-A file is read in batches; each batch is validated, normalised and written, and every
+A file is read in batches (see pipeline.py); each batch is validated, normalised and
+written, and every
 ~50,000 lines the transaction commits together with the import's progress (bytes and
 lines consumed), so an interrupted import loses nothing and resumes idempotently.
 ``--strict`` keeps a file in one transaction and rolls it back if any line is bad.
@@ -9,21 +10,19 @@ lines consumed), so an interrupted import loses nothing and resumes idempotently
 from __future__ import annotations
 
 import gc
-import gzip
 import hashlib
 import os
-import sys
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import Iterator
 
 from council_db import __version__
 from council_db.database import Database
 from council_db.errors import CouncilDbError
-from council_db.lines import LineBatch, Rejected, parse_batch, read_batches
-from council_db.records import Normaliser
+from council_db.lines import Rejected
+from council_db.pipeline import Chunk, source_chunks
 from council_db.store import ScoreWriter
 
 COMMIT_EVERY_LINES = 50_000
@@ -151,21 +150,6 @@ def _paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-@contextmanager
-def _open(source: Source, offset: int) -> Iterator[tuple[BinaryIO, Callable[[], int]]]:
-    """The byte stream, and a function giving how far into the source it has read."""
-    if source.kind == "stdin":
-        yield sys.stdin.buffer, lambda: 0
-        return
-    with source.path.open("rb") as raw:
-        if source.kind == "gzip":
-            with gzip.GzipFile(fileobj=raw) as stream:
-                yield stream, raw.tell
-            return
-        raw.seek(offset)
-        yield raw, raw.tell
-
-
 class FileImport:
     """One source read into the database under one ``imports`` row."""
 
@@ -175,7 +159,6 @@ class FileImport:
         self.strict = strict
         self.progress = progress
         self.result = FileResult(source.name, source.kind)
-        self.normaliser = Normaliser()
 
     def run(self) -> FileResult:
         offset, lines_before, note = _resume_point(self.db, self.source)
@@ -204,18 +187,16 @@ class FileImport:
         )).inserted_primary_key[0]
         writer = ScoreWriter(connection)
         end_offset, end_line, since_commit = offset, lines_before, 0
-        with _open(self.source, offset) as (stream, position):
-            self.progress.start(self.source, self.source.size, offset)
-            keep_tail = self.source.kind == "file"
-            for batch in read_batches(stream, offset=offset, first_line=lines_before + 1, keep_partial_tail=keep_tail):
-                self._write_batch(connection, writer, batch)
-                end_offset, end_line = batch.end_offset, batch.first_line + len(batch.lines) - 1
-                since_commit += len(batch.lines)
-                self.progress.advance(position())
-                if since_commit >= COMMIT_EVERY_LINES and not self.strict:
-                    self._checkpoint(connection, imports, end_offset, end_line, "running")
-                    connection.commit()
-                    since_commit = 0
+        self.progress.start(self.source, self.source.size, offset)
+        for chunk in source_chunks(self.source, offset, lines_before + 1):
+            self._write_chunk(connection, writer, chunk)
+            end_offset, end_line = chunk.end_offset, chunk.last_line
+            since_commit += chunk.lines
+            self.progress.advance(chunk.position)
+            if since_commit >= COMMIT_EVERY_LINES and not self.strict:
+                self._checkpoint(connection, imports, end_offset, end_line, "running")
+                connection.commit()
+                since_commit = 0
         self.progress.finish()
         if self.strict and self.result.rejected:
             self._fail_strict(connection, imports)
@@ -223,11 +204,11 @@ class FileImport:
         self._checkpoint(connection, imports, end_offset, end_line, "complete")
         connection.commit()
 
-    def _write_batch(self, connection, writer: ScoreWriter, batch: LineBatch) -> None:
-        normalised = self.normaliser.rows(parse_batch(batch), batch)
+    def _write_chunk(self, connection, writer: ScoreWriter, chunk: Chunk) -> None:
+        normalised = chunk.normalised
         inserted = writer.write(normalised.rows, self.result.import_id)
         result = self.result
-        result.lines += len(batch.lines)
+        result.lines += chunk.lines
         result.inserted += inserted
         result.duplicates += len(normalised.rows) - inserted
         result.skipped += normalised.skipped

@@ -74,7 +74,7 @@ class Normaliser:
             exclusion = scale.exclusion(score) if not scale.low <= score <= scale.high else None
             if exclusion is not None:
                 out.excluded += 1
-            append(Row(line["session_id"], env, line["reviewer_id"], line["model_id"], line["position"],
-                       line["response_length_chars"], score, scale, exclusion))
+            append((line["session_id"], env, line["reviewer_id"], line["model_id"], line["position"],
+                    line["response_length_chars"], score, scale, exclusion))
         out.rejected.sort(key=lambda r: r.line_number)
         return out

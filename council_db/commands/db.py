@@ -40,7 +40,6 @@ def upgrade(
 ) -> None:
     """Upgrade the schema (every command also does this on its own when needed)."""
     from council_db import migrate
-
     from council_db.database import use_wal
 
     engine = _engine(ctx)

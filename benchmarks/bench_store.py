@@ -43,7 +43,8 @@ def bare_executemany(imported: Path, empty: Path) -> tuple[float, int]:
     """The same score rows into the same schema (foreign keys, WAL), with no parsing at all."""
     with sqlite3.connect(imported) as source:
         rows = source.execute("SELECT * FROM scores").fetchall()
-        parents = {t: source.execute(f"SELECT * FROM {t}").fetchall() for t in ("imports", "models", "scales", "sessions")}
+        parents = {t: source.execute(f"SELECT * FROM {t}").fetchall()
+                   for t in ("imports", "models", "scales", "sessions")}
     target = sqlite3.connect(empty, isolation_level=None)
     for pragma in ("foreign_keys=ON", "journal_mode=WAL", "synchronous=NORMAL"):
         target.execute(f"PRAGMA {pragma}")
@@ -64,7 +65,8 @@ def bare_executemany(imported: Path, empty: Path) -> tuple[float, int]:
 def bytes_per_session(db_file: Path, sessions: int) -> float:
     with sqlite3.connect(db_file) as connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        used = connection.execute("PRAGMA page_count").fetchone()[0] - connection.execute("PRAGMA freelist_count").fetchone()[0]
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        used = pages - connection.execute("PRAGMA freelist_count").fetchone()[0]
         page = connection.execute("PRAGMA page_size").fetchone()[0]
     return used * page / sessions
 
@@ -113,7 +115,8 @@ def main() -> None:
         ("import / bare", f"{import_rate / bare_rate:.2f}", ">= 0.33"),
         ("bytes per 4x4 session (with indexes)", f"{per_session:,.0f}", "<= 1,024"),
         (f"re-import after +{grown:,} sessions (s)", f"{reimport_s:.3f} ({reinserted:,} new)", "reads only new bytes"),
-        ("council-db --help (ms, min/median)", f"{min(helps) * 1e3:.0f} / {statistics.median(helps) * 1e3:.0f}", "<= 150"),
+        ("council-db --help (ms, min/median)",
+         f"{min(helps) * 1e3:.0f} / {statistics.median(helps) * 1e3:.0f}", "<= 150"),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value, target in rows:

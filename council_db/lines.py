@@ -46,19 +46,24 @@ class Parsed:
 
 
 def read_batches(
-    stream: BinaryIO, *, offset: int = 0, first_line: int = 1, keep_partial_tail: bool = True
+    stream: BinaryIO, *, offset: int = 0, first_line: int = 1, keep_partial_tail: bool = True,
+    length: int | None = None,
 ) -> Iterator[LineBatch]:
     """Complete lines, in batches, with the byte offset after each batch.
 
-    A last line without a newline may be a record still being written: with
-    ``keep_partial_tail`` it is only taken if it is a complete JSON value, else left
-    for the next import (the offset stops before it).
+    ``length`` stops after that many bytes (a segment of a file read in parallel). A last
+    line without a newline may be a record still being written: with ``keep_partial_tail``
+    it is only taken if it is a complete JSON value, else left for the next import (the
+    offset stops before it).
     """
     pending = b""
     line_no = first_line
     consumed = offset
+    remaining = length
     batch: list[bytes] = []
-    while chunk := stream.read(CHUNK_BYTES):
+    while chunk := stream.read(CHUNK_BYTES if remaining is None else min(CHUNK_BYTES, remaining)):
+        if remaining is not None:
+            remaining -= len(chunk)
         if consumed == 0 and not pending and chunk.startswith(BOM):
             chunk, consumed = chunk[len(BOM):], len(BOM)
         pieces = (pending + chunk).split(b"\n")

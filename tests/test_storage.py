@@ -20,7 +20,8 @@ def realistic_sessions(count: int) -> list[dict]:
     lines = []
     for number in range(count):
         key = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        when = f"2025-{1 + number % 12:02d}-{1 + number % 28:02d}T{number % 24:02d}:17:03.{rng.randrange(10**6):06d}+00:00"
+        day = f"2025-{1 + number % 12:02d}-{1 + number % 28:02d}"
+        when = f"{day}T{number % 24:02d}:17:03.{rng.randrange(10**6):06d}+00:00"
         order = rng.sample(range(4), 4)
         for reviewer in REALISTIC_MODELS:
             for slot, candidate in zip(order, REALISTIC_MODELS):

@@ -19,13 +19,15 @@ class ExportFormat(str, Enum):
 def command(
     ctx: typer.Context,
     output: Annotated[str, typer.Option("--output", "-o", help="File to write; - (the default) is stdout.")] = "-",
-    fmt: Annotated[ExportFormat, typer.Option("--format", help="jsonl is what llm-council reads.")] = ExportFormat.jsonl,
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="jsonl is what llm-council reads.")] = (
+        ExportFormat.jsonl),
     since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
     until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
     reviewer: Annotated[Optional[str], typer.Option(help="Only scores given by this reviewer id.")] = None,
     model: Annotated[Optional[str], typer.Option(help="Only scores of this candidate model id.")] = None,
     session: Annotated[Optional[str], typer.Option(help="Only this session id.")] = None,
-    min_consent: Annotated[int, typer.Option(min=0, max=4, help="Only records with at least this consent level (2+ may leave the machine).")] = 0,
+    min_consent: Annotated[int, typer.Option(
+        min=0, max=4, help="Only records with at least this consent level (2+ may leave the machine).")] = 0,
 ) -> None:
     """Export stored records as llm-council JSONL or CSV.
 

@@ -77,7 +77,8 @@ def command(
     files: Annotated[list[str], typer.Argument(help="bias_metrics.jsonl files (.gz too); - reads stdin.")],
     strict: Annotated[bool, typer.Option("--strict", help="Import nothing from a file that has a bad line.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary on stderr.")] = False,
-    fmt: Annotated[SummaryFormat, typer.Option("--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+    fmt: Annotated[SummaryFormat, typer.Option(
+        "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
 ) -> None:
     """Import llm-council bias records. Re-importing is safe: stored records are never doubled,
     and a file that only grew is read from where the last import stopped.

@@ -1,0 +1,90 @@
+"""The worker-process import path gives exactly what the in-process path gives.
+
+Small thresholds make small files take the parallel path: many segments, two workers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from council_db import pipeline
+from council_db.exporter import ExportFilter, records
+from council_db.importer import import_files, resolve_sources
+from tests.conftest import record, session, write_jsonl
+
+
+@pytest.fixture
+def parallel(monkeypatch):
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pipeline, "SEGMENT_BYTES", 3_000)
+    monkeypatch.setattr(pipeline, "QUEUED_CHUNKS", 2)
+
+
+def many_sessions(count: int) -> list:
+    return [line for number in range(count) for line in session(f"s{number:03d}")]
+
+
+def test_segments_are_cut_after_newlines_and_cover_the_file(tmp_path, parallel):
+    path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
+    source = resolve_sources([str(path)])[0]
+    parts = pipeline.segments(source, 0, source.size)
+    data = path.read_bytes()
+    assert len(parts) > 5 and parts[0].start == 0 and parts[-1].end == len(data) and parts[-1].last
+    assert all(a.end == b.start and data[a.end - 1:a.end] == b"\n" for a, b in zip(parts, parts[1:]))
+
+
+def test_parallel_import_stores_the_same_records_as_serial(tmp_path, db, parallel):
+    lines = many_sessions(30)
+    summary = import_files(db, [str(write_jsonl(tmp_path / "in.jsonl", lines))])
+    assert (summary.total("inserted"), summary.total("rejected")) == (len(lines), 0)
+    assert sorted(records(db, ExportFilter()), key=json.dumps) == sorted(lines, key=json.dumps)
+
+
+def test_bad_lines_in_later_segments_keep_their_absolute_line_numbers(tmp_path, db, parallel):
+    lines = many_sessions(20)
+    bad = {37: "{broken", 150: record(score_value="x"), 301: "also broken"}
+    for number, line in bad.items():
+        lines.insert(number - 1, line)
+    summary = import_files(db, [str(write_jsonl(tmp_path / "in.jsonl", lines))])
+    assert [r.line_number for r in summary.files[0].rejected_lines] == sorted(bad)
+    assert summary.total("inserted") == 320
+
+
+def test_a_grown_file_resumes_from_the_right_byte_and_line(tmp_path, db, parallel):
+    path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
+    import_files(db, [str(path)])
+    with path.open("a") as out:
+        out.writelines(json.dumps(line) + "\n" for line in session("late"))
+        out.write("garbage\n")
+    result = import_files(db, [str(path)]).files[0]
+    assert (result.mode, result.inserted, result.lines) == ("incremental", 16, 17)
+    assert result.rejected_lines[0].line_number == 177
+
+
+def test_a_half_written_last_line_is_left_for_later_on_the_parallel_path(tmp_path, db, parallel):
+    path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
+    with path.open("a") as out:
+        out.write(json.dumps(record(session_id="tail"))[:30])
+    result = import_files(db, [str(path)]).files[0]
+    assert (result.inserted, result.rejected) == (160, 0)
+
+
+def test_gzip_is_read_by_one_worker(tmp_path, db, parallel):
+    path = tmp_path / "in.jsonl.gz"
+    with gzip.open(path, "wt") as out:
+        out.writelines(json.dumps(line) + "\n" for line in many_sessions(10))
+    assert import_files(db, [str(path)]).total("inserted") == 160
+
+
+def test_a_failing_worker_is_reported_as_an_error_not_a_hang(tmp_path, db, parallel, monkeypatch):
+    from council_db.errors import CouncilDbError
+
+    def explode(*args, **kwargs):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(pipeline, "_read", explode)
+    with pytest.raises(CouncilDbError, match="reading failed: OSError: disk on fire"):
+        import_files(db, [str(write_jsonl(tmp_path / "in.jsonl", many_sessions(5)))])

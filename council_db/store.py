@@ -1,9 +1,9 @@
-"""Writing normalised records: ids for names and sessions, then one executemany per batch.
+"""Writing normalised records: ids for names and sessions, then the score rows.
 
 Statements go straight to the driver (``exec_driver_sql``), several hundred rows per
 INSERT: this is the hot path, and per-row work would cost more than SQLite's own insert.
-Every insert is ``ON CONFLICT DO NOTHING`` on a natural key, which makes importing idempotent and safe
-for several importers at once, on SQLite and PostgreSQL alike.
+Every insert is ``ON CONFLICT DO NOTHING`` on a natural key, which makes importing
+idempotent and safe for several importers at once, on SQLite and PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -59,9 +59,6 @@ class ScoreWriter:
         self.sessions: dict[str, tuple[int, tuple]] = {}
         self.envelopes: dict[tuple, int] = {}
 
-    def _sql(self, text: str) -> str:
-        return text.replace("?", self.mark)
-
     def _insert(self, table: str, columns: tuple[str, ...], conflict: str, values: list[tuple]) -> int:
         """Insert rows, skipping those whose key is already stored; returns how many were new."""
         inserted = 0
@@ -84,31 +81,25 @@ class ScoreWriter:
         missing = sorted(names - self.models.keys())
         if not missing:
             return
-        self.connection.exec_driver_sql(
-            self._sql("INSERT INTO models (name) VALUES (?) ON CONFLICT (name) DO NOTHING"),
-            [(name,) for name in missing],
-        )
+        self._insert("models", ("name",), "name", [(name,) for name in missing])
         self.models.update(self._select_ids("models", "name", missing))
 
     def _scale_ids(self, scales: dict[str, ScoreScale]) -> None:
         missing = [scale for name, scale in scales.items() if name not in self.scales]
         if not missing:
             return
-        self.connection.exec_driver_sql(
-            self._sql("INSERT INTO scales (name, low, high) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING"),
-            [(s.name, s.low, s.high) for s in missing],
-        )
+        self._insert("scales", ("name", "low", "high"), "name", [(s.name, s.low, s.high) for s in missing])
         self.scales.update(self._select_ids("scales", "name", [s.name for s in missing]))
 
     def _session_ids(self, rows: list[Row], import_id: int) -> None:
+        if len(self.sessions) > SESSION_CACHE_LIMIT:  # before looking: every row must find its id
+            self.sessions.clear()
         first_seen: dict[str, Envelope] = {}
         for session_key, envelope, *_ in rows:
             if session_key not in self.sessions:
                 first_seen.setdefault(session_key, envelope)
         if not first_seen:
             return
-        if len(self.sessions) > SESSION_CACHE_LIMIT:
-            self.sessions.clear()
         envelope_sql = ", " + ", ".join(ENVELOPE_COLUMNS)
         keys = list(first_seen)
         existing = self._select_ids("sessions", "session_key", keys, envelope_sql)
@@ -136,12 +127,8 @@ class ScoreWriter:
         if known is not None:
             return known
         digest = hashlib.sha1(repr(envelope.stored).encode()).hexdigest()
-        marks = ", ".join("?" * (len(ENVELOPE_COLUMNS) + 1))
-        self.connection.exec_driver_sql(
-            self._sql(f"INSERT INTO record_envelopes (digest, {', '.join(ENVELOPE_COLUMNS)}) VALUES ({marks}) "
-                      "ON CONFLICT (digest) DO NOTHING"),
-            (digest, *_envelope_values(envelope)),
-        )
+        self._insert("record_envelopes", ("digest", *ENVELOPE_COLUMNS), "digest",
+                     [(digest, *_envelope_values(envelope))])
         (_, envelope_id), = self._select_ids("record_envelopes", "digest", [digest])
         self.envelopes[envelope.stored] = envelope_id
         return envelope_id

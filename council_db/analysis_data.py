@@ -1,0 +1,115 @@
+"""The records an analysis works on, as numpy arrays: one entry per usable score.
+
+Usable means: in the window, on the analysis scale, and not excluded (out of scale or
+unscored). Sessions are numbered 0..S-1 in time order, so arrays can be grouped by
+session cheaply (``np.bincount``, ``np.add.reduceat``) and resampled by session.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import numpy as np
+
+
+@dataclass
+class ScoreData:
+    session: np.ndarray  # int64, 0..n_sessions-1, sessions in time order
+    reviewer: np.ndarray  # int64 index into ``reviewers``
+    model: np.ndarray  # int64 index into ``models`` (the candidate)
+    slot: np.ndarray  # int64 display slot, -1 where position is not a display slot (schema < 1.2.0)
+    log_length: np.ndarray  # float64 log(response_length_chars + 1)
+    score: np.ndarray  # float64, score points on ``scale``
+    self_review: np.ndarray  # bool, reviewer == model
+    reviewers: list[str]
+    models: list[str]
+    session_keys: list[str]
+    session_ts_us: np.ndarray  # int64 per session; -1 when the session has no timestamp
+    scale: str = "1-10"
+    excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
+
+    @property
+    def n_sessions(self) -> int:
+        return len(self.session_keys)
+
+    @property
+    def n_records(self) -> int:
+        return len(self.score)
+
+    def subset(self, keep: np.ndarray) -> ScoreData:
+        """The records where ``keep`` is true, sessions renumbered densely (order kept)."""
+        sessions_kept = np.unique(self.session[keep])
+        renumber = np.full(self.n_sessions, -1, dtype=np.int64)
+        renumber[sessions_kept] = np.arange(len(sessions_kept))
+        return ScoreData(
+            session=renumber[self.session[keep]], reviewer=self.reviewer[keep], model=self.model[keep],
+            slot=self.slot[keep], log_length=self.log_length[keep], score=self.score[keep],
+            self_review=self.self_review[keep], reviewers=self.reviewers, models=self.models,
+            session_keys=[self.session_keys[i] for i in sessions_kept],
+            session_ts_us=self.session_ts_us[sessions_kept], scale=self.scale, excluded=dict(self.excluded),
+        )
+
+
+def _codes(values: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
+    """Sorted distinct names and each value's index among them."""
+    names, codes = np.unique(np.array(values, dtype=object).astype(str), return_inverse=True)
+    return names.tolist(), codes.astype(np.int64)
+
+
+def from_rows(rows: Iterable[tuple], scale: str = "1-10", excluded: dict[str, int] | None = None) -> ScoreData:
+    """ScoreData from (session_key, ts_us or None, reviewer, model, slot or -1, length, score,
+    ...) rows, which must come grouped by session in time order; later columns are ignored."""
+    columns = list(zip(*rows)) or [()] * 7
+    keys, times, reviewer_names, model_names, slots, lengths, scores = columns[:7]
+    starts = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]]
+    session = np.zeros(len(keys), dtype=np.int64)
+    if len(starts) > 1:
+        session[starts[1:]] = 1
+        session = np.cumsum(session)
+    reviewers, reviewer = _codes(reviewer_names)
+    models, model = _codes(model_names)
+    return ScoreData(
+        session=session, reviewer=reviewer, model=model,
+        slot=np.array(slots, dtype=np.int64),
+        log_length=np.log1p(np.array(lengths, dtype=np.float64)),
+        score=np.array(scores, dtype=np.float64),
+        self_review=np.array(reviewer_names, dtype=object) == np.array(model_names, dtype=object),
+        reviewers=reviewers, models=models,
+        session_keys=[keys[i] for i in starts] if keys else [],
+        session_ts_us=np.array([-1 if times[i] is None else times[i] for i in starts] if keys else [],
+                               dtype=np.int64),
+        scale=scale, excluded=dict(excluded or {}),
+    )
+
+
+def from_records(records: Iterable[dict]) -> ScoreData:
+    """ScoreData straight from llm-council record dicts (the simulator's output), for tests
+    and benchmarks that skip the database. Applies the same rules as the database path:
+    records whose position is not a display slot get slot -1; unscored/out-of-scale records
+    are left out and counted."""
+    from council_db.contract import schema_version, score_scale, timestamp_us
+
+    by_session: dict[str, list[dict]] = {}
+    for record in records:
+        by_session.setdefault(record["session_id"], []).append(record)
+    ordered = sorted(by_session.items(), key=lambda item: timestamp_us(item[1][0].get("timestamp")) or 0)
+    rows, excluded = [], {}
+    for key, session_records in ordered:
+        for record in session_records:
+            scale = score_scale(record.get("score_scale", "1-10"))
+            if scale.exclusion(record["score_value"]) is not None:
+                reason = "unscored" if record["score_value"] == 0 and scale.low > 0 else "out_of_scale"
+                excluded[reason] = excluded.get(reason, 0) + 1
+                continue
+            display = schema_version(record.get("schema_version")).display_order
+            rows.append((key, timestamp_us(record.get("timestamp")), record["reviewer_id"], record["model_id"],
+                         record["position"] if display else -1, record["response_length_chars"],
+                         float(record["score_value"])))
+    return from_rows(rows, excluded=excluded)
+
+
+def log_length_sd(data: ScoreData) -> float:
+    """SD of log length over the records: the unit 'per SD of log length' is reported in."""
+    return float(np.std(data.log_length, ddof=1)) if data.n_records > 1 else math.nan

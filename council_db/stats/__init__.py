@@ -1,0 +1,83 @@
+"""Statistics for the bias report: pure functions, numpy arrays in, small result objects out.
+
+Everything that needs a confidence interval treats sessions, not records, as the independent
+units: cluster-robust standard errors by session, and bootstraps that resample whole
+sessions. Modules: ``estimate`` (the result shape), ``tiers`` (ADR-018 confidence tiers),
+``inference`` (t/normal tests, Benjamini-Hochberg), ``bootstrap`` (session resampling),
+``clustered`` (cluster-robust means), ``answers`` (one row per candidate answer),
+``correlation`` (length-score correlations), ``meta_analysis`` (fixed/random effects),
+``agreement`` (Krippendorff's alpha).
+"""
+
+from council_db.stats.agreement import agreement, krippendorff_alpha_interval
+from council_db.stats.answers import AnswerTable, answer_index, answer_table
+from council_db.stats.bootstrap import (
+    as_generator,
+    expanded_tail,
+    percentile_interval,
+    resampled_sums,
+    session_weights,
+)
+from council_db.stats.clustered import clustered_mean, clustered_mean_difference, clustered_mean_from_totals
+from council_db.stats.correlation import (
+    SessionMoments,
+    correlation_p_value,
+    mean_fisher_z_r,
+    naive_pooled_r,
+    per_session_correlations,
+    per_session_r,
+    pooled_r_over_records,
+    session_moments,
+    within_session_correlation,
+    within_session_correlation_from_moments,
+)
+from council_db.stats.estimate import Estimate
+from council_db.stats.inference import (
+    benjamini_hochberg,
+    chi2_sf,
+    normal_p_value,
+    normal_quantile,
+    t_interval,
+    t_p_value,
+    t_quantile,
+)
+from council_db.stats.meta_analysis import MetaAnalysis, meta_analysis
+from council_db.stats.tiers import TIERS, confidence_tier
+
+__all__ = [
+    "AnswerTable",
+    "Estimate",
+    "MetaAnalysis",
+    "SessionMoments",
+    "TIERS",
+    "agreement",
+    "answer_index",
+    "answer_table",
+    "as_generator",
+    "benjamini_hochberg",
+    "chi2_sf",
+    "expanded_tail",
+    "clustered_mean",
+    "clustered_mean_difference",
+    "clustered_mean_from_totals",
+    "confidence_tier",
+    "correlation_p_value",
+    "krippendorff_alpha_interval",
+    "mean_fisher_z_r",
+    "meta_analysis",
+    "naive_pooled_r",
+    "normal_p_value",
+    "normal_quantile",
+    "per_session_correlations",
+    "per_session_r",
+    "percentile_interval",
+    "pooled_r_over_records",
+    "resampled_sums",
+    "session_moments",
+    "session_weights",
+    "t_interval",
+    "t_p_value",
+    "t_quantile",
+    "within_session_correlation",
+    "within_session_correlation_from_moments",
+]

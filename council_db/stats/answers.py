@@ -1,0 +1,72 @@
+"""One row per candidate answer: the unit ADR-015 correlates (an answer's length with its
+average score) and the unit reviewers agree or disagree about."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from council_db.analysis_data import ScoreData
+
+
+@dataclass(frozen=True)
+class AnswerTable:
+    """Candidate answers, ordered by (session, model, log_length).
+
+    ``n_sessions`` is the session count of the data the table came from (sessions are
+    numbered 0..n_sessions-1); a session can have no rows if none of its scores was usable.
+    """
+
+    session: np.ndarray  # int64
+    model: np.ndarray  # int64 index into ScoreData.models
+    log_length: np.ndarray  # float64 log(chars + 1)
+    length: np.ndarray  # float64 chars, exp(log_length) - 1
+    mean_score: np.ndarray  # float64 mean over the answer's reviewers
+    n_scores: np.ndarray  # int64 scores averaged
+    n_sessions: int
+
+    def __len__(self) -> int:
+        return len(self.session)
+
+
+def answer_index(session: np.ndarray, model: np.ndarray, log_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Number the distinct answers and say which answer each record is about.
+
+    ScoreData has no answer label, and one model can answer twice in a session under two
+    labels, so the key is (session, model, log_length): two labels of one model are told
+    apart by their lengths (identical lengths merge, which cannot be helped). Returns
+    (answer number per record, first record of each answer); answers are numbered in
+    (session, model, log_length) order.
+    """
+    n = len(session)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    order = np.lexsort((log_length, model, session))
+    s, m, length = session[order], model[order], log_length[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = (s[1:] != s[:-1]) | (m[1:] != m[:-1]) | (length[1:] != length[:-1])
+    answer = np.empty(n, dtype=np.int64)
+    answer[order] = np.cumsum(new) - 1
+    return answer, order[new]
+
+
+def answer_table(data: ScoreData, include_self: bool = False) -> AnswerTable:
+    """Each answer's length and mean score over its reviewers.
+
+    Self-reviews are left out of the mean by default: a reviewer scoring its own answer is
+    data about self-preference (analysed apart), and it would add that bias to the length
+    analysis. Answers with no score left drop out.
+    """
+    keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
+    session, model = data.session[keep], data.model[keep]
+    log_length, score = data.log_length[keep], data.score[keep]
+    answer, first = answer_index(session, model, log_length)
+    n_scores = np.bincount(answer, minlength=len(first))
+    totals = np.bincount(answer, weights=score, minlength=len(first))
+    log_len = log_length[first]
+    return AnswerTable(
+        session=session[first].astype(np.int64), model=model[first].astype(np.int64), log_length=log_len,
+        length=np.expm1(log_len), mean_score=totals / np.maximum(n_scores, 1), n_scores=n_scores.astype(np.int64),
+        n_sessions=data.n_sessions,
+    )

@@ -1,0 +1,109 @@
+"""Means and mean differences with cluster-robust (by session) standard errors.
+
+Scores from one session share the query and the answers, so they move together: treating
+16 scores of a 4x4 session as 16 independent observations makes a standard error far too
+small. The cluster-robust (CR1) variance sums residuals within each session first, so only
+between-session variation counts; the t distribution with G-1 degrees of freedom (G
+sessions) keeps intervals honest when there are few sessions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from council_db.stats.estimate import Estimate
+from council_db.stats.inference import t_interval, t_p_value
+
+CR1 = "cluster-robust (CR1, by session) SE, t with G-1 df"
+
+
+def cluster_codes(cluster: ArrayLike) -> tuple[np.ndarray, int]:
+    """Dense codes 0..G'-1 for any cluster labels, and the code count. Non-negative integer
+    labels are used as they are (cheap bincount); others go through np.unique."""
+    labels = np.asarray(cluster)
+    if labels.dtype.kind in "iub" and (len(labels) == 0 or labels.min() >= 0):
+        codes = labels.astype(np.int64, copy=False)
+        return codes, int(codes.max()) + 1 if len(codes) else 0
+    uniques, codes = np.unique(labels, return_inverse=True)
+    return codes.astype(np.int64), len(uniques)
+
+
+def _t_estimate(estimate: float, se: float, g: int, null: float, level: float) -> Estimate:
+    df = g - 1
+    low, high = t_interval(estimate, se, df, level)
+    if se > 0:
+        p = t_p_value((estimate - null) / se, df)
+    else:  # no variation between sessions at all: p is 0 unless the estimate is the null
+        p = math.nan if estimate == null else 0.0
+    return Estimate(estimate, low, high, se, p, level, g, CR1)
+
+
+def clustered_mean_from_totals(totals: ArrayLike, counts: ArrayLike, level: float = 0.95,
+                               null: float = 0.0) -> Estimate:
+    """The mean from per-session totals and counts (clusters with count 0 are ignored), with
+    the CR1 standard error: G/(G-1) * sum_g (T_g - n_g * mean)^2 / N^2. Lets a caller that
+    keeps per-session sums (one row per session) skip the records. p_value tests mean = null.
+    With fewer than 2 sessions the interval, SE and p-value are NaN."""
+    t = np.asarray(totals, dtype=np.float64)
+    n = np.asarray(counts, dtype=np.float64)
+    keep = n > 0
+    t, n = t[keep], n[keep]
+    g, total_n = len(n), float(n.sum())
+    if g == 0:
+        return Estimate.missing(CR1, 0, level)
+    mean = float(t.sum() / total_n)
+    if g < 2:
+        return Estimate.missing(CR1, g, level, estimate=mean)
+    resid = t - n * mean
+    se = math.sqrt(g / (g - 1) * float(resid @ resid)) / total_n
+    return _t_estimate(mean, se, g, null, level)
+
+
+def clustered_mean(values: ArrayLike, cluster: ArrayLike, level: float = 0.95, null: float = 0.0) -> Estimate:
+    """Mean of ``values`` (bools count as 0/1) with a cluster-robust SE, clusters = sessions.
+
+    Used for per-slot means, per-reviewer raw means and shares such as "first shown wins".
+    Non-finite values are left out. See ``clustered_mean_from_totals`` for the formula.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    codes, g = cluster_codes(cluster)
+    ok = np.isfinite(v)
+    if not ok.all():
+        v, codes = v[ok], codes[ok]
+    totals = np.bincount(codes, weights=v, minlength=g)
+    counts = np.bincount(codes, minlength=g)
+    return clustered_mean_from_totals(totals, counts, level, null)
+
+
+def clustered_mean_difference(values: ArrayLike, cluster: ArrayLike, in_group: ArrayLike,
+                              level: float = 0.95, null: float = 0.0) -> Estimate:
+    """mean(values in group) - mean(values not in group), with the CR1 SE of the slope in
+    the least-squares fit values ~ 1 + in_group, clusters = sessions (as Stata's
+    ``regress ..., vce(cluster session)``: factor G/(G-1) * (N-1)/(N-2), t with G-1 df).
+
+    E.g. a reviewer's scores on its own answers vs on the others, where both come from the
+    same sessions: the session-level correlation between the two is kept in the SE.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    grp = np.asarray(in_group, dtype=bool)
+    codes, g_all = cluster_codes(cluster)
+    ok = np.isfinite(v)
+    v, grp, codes = v[ok], grp[ok], codes[ok]
+    n1, n0 = int(grp.sum()), int((~grp).sum())
+    present = np.bincount(codes, minlength=g_all) > 0
+    g = int(present.sum())
+    if n1 == 0 or n0 == 0:
+        return Estimate.missing(CR1, g, level)
+    m1, m0 = float(v[grp].mean()), float(v[~grp].mean())
+    diff = m1 - m0
+    if g < 2:
+        return Estimate.missing(CR1, g, level, estimate=diff)
+    contribution = np.where(grp, (v - m1) / n1, -(v - m0) / n0)
+    u = np.bincount(codes, weights=contribution, minlength=g_all)[present]
+    n = n1 + n0
+    factor = g / (g - 1) * (n - 1) / (n - 2) if n > 2 else math.nan
+    se = math.sqrt(factor * float(u @ u))
+    return _t_estimate(diff, se, g, null, level)

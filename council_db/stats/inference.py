@@ -1,0 +1,102 @@
+"""Tests and intervals from the t and normal distributions, and false-discovery-rate control.
+
+Small samples get the t distribution: with 4-5 answers in a session, or a few dozen sessions
+behind a cluster-robust standard error, the normal distribution makes p-values several times
+too small (r = 0.8 at n = 5 is p ~ 0.10 under t, ~ 0.02 under the normal). scipy.special is
+imported inside the functions so importing this package stays cheap for the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import overload
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+@overload
+def t_p_value(t: float, df: float) -> float: ...
+@overload
+def t_p_value(t: np.ndarray, df: ArrayLike) -> np.ndarray: ...
+
+
+def t_p_value(t: float | np.ndarray, df: ArrayLike) -> float | np.ndarray:
+    """Two-sided p-value of a t statistic with ``df`` degrees of freedom (NaN when df <= 0
+    or t is NaN; 0 for an infinite t)."""
+    from scipy.special import stdtr
+
+    t_arr = np.abs(np.asarray(t, dtype=np.float64))
+    df_arr = np.asarray(df, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        p = np.where(df_arr > 0, 2.0 * stdtr(np.where(df_arr > 0, df_arr, 1.0), -t_arr), np.nan)
+    p = np.where(np.isnan(t_arr), np.nan, np.minimum(p, 1.0))
+    return float(p) if np.ndim(p) == 0 else p
+
+
+def t_quantile(level: float, df: float) -> float:
+    """The two-sided critical value: P(|T| <= q) = level for T ~ t(df); NaN when df <= 0."""
+    from scipy.special import stdtrit
+
+    if not df > 0:
+        return math.nan
+    return float(stdtrit(df, 0.5 + level / 2.0))
+
+
+def t_interval(estimate: float, se: float, df: float, level: float = 0.95) -> tuple[float, float]:
+    """estimate -/+ t quantile x se; (NaN, NaN) when df <= 0 or se is not finite."""
+    if not (math.isfinite(estimate) and math.isfinite(se) and df > 0):
+        return math.nan, math.nan
+    q = t_quantile(level, df)
+    return estimate - q * se, estimate + q * se
+
+
+def normal_quantile(level: float) -> float:
+    """Two-sided standard normal critical value (1.959964 at level 0.95)."""
+    from scipy.special import ndtri
+
+    return float(ndtri(0.5 + level / 2.0))
+
+
+@overload
+def normal_p_value(z: float) -> float: ...
+@overload
+def normal_p_value(z: np.ndarray) -> np.ndarray: ...
+
+
+def normal_p_value(z: float | np.ndarray) -> float | np.ndarray:
+    """Two-sided p-value of a standard normal statistic (for the classic large-sample
+    methods users expect, e.g. meta-analysis z-tests)."""
+    from scipy.special import ndtr
+
+    p = 2.0 * ndtr(-np.abs(np.asarray(z, dtype=np.float64)))
+    return float(p) if np.ndim(p) == 0 else p
+
+
+def chi2_sf(x: float, df: float) -> float:
+    """P(X >= x) for X ~ chi-square(df); NaN when df <= 0 (used for Cochran's Q)."""
+    from scipy.special import chdtrc
+
+    if not df > 0 or not math.isfinite(x):
+        return math.nan
+    return float(chdtrc(df, x))
+
+
+def benjamini_hochberg(p_values: ArrayLike) -> np.ndarray:
+    """Benjamini-Hochberg q-values, in the input order.
+
+    Many reviewers x many metrics means many tests; flagging where q <= 0.05 keeps the
+    expected share of false flags among all flags at 5%. q_(i) = min over j >= i of
+    p_(j) * m / j (sorted ascending), capped at 1, so q is monotone in p. NaN p-values stay
+    NaN and do not count in m (a test that could not be run is not a test).
+    """
+    p = np.asarray(p_values, dtype=np.float64).ravel()
+    q = np.full(p.shape, np.nan)
+    valid = np.flatnonzero(~np.isnan(p))
+    m = len(valid)
+    if m == 0:
+        return q
+    order = valid[np.argsort(p[valid], kind="stable")]
+    scaled = p[order] * m / np.arange(1, m + 1)
+    q[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    return q

@@ -1,0 +1,97 @@
+"""Classic meta-analysis of per-session correlations: fixed effect and DerSimonian-Laird
+random effects on Fisher z, with Cochran's Q, I^2 and tau^2.
+
+Reported because users of meta-analysis expect these numbers, not as the headline: each
+session is a "study" of 4-5 answers, far below the sizes these methods assume. Per-session
+Fisher z is biased away from zero at such n and 1/(n-3) misstates its variance, so both
+pooled estimates are biased and their intervals far too narrow once there are hundreds of
+sessions (benchmarks/bench_correlation.py). The within-session correlation is the headline.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from council_db.stats.estimate import Estimate
+from council_db.stats.inference import chi2_sf, normal_p_value, normal_quantile
+
+FIXED = "fixed effect (inverse variance) on Fisher z, variance 1/(n-3), normal CI"
+RANDOM = "random effects (DerSimonian-Laird) on Fisher z, normal CI"
+
+
+@dataclass(frozen=True)
+class MetaAnalysis:
+    """Pooled per-session correlations. ``fixed`` and ``random`` are on the r scale
+    (back-transformed from Fisher z; their ``se`` is None); ``z_*``/``se_*`` are on the z
+    scale. ``k`` sessions were used; ``dropped`` were left out, for the reasons counted in
+    ``dropped_reasons``: "too_few_answers" (n < 4: the variance 1/(n-3) is undefined),
+    "perfect_correlation" (|r| = 1: z is infinite), "no_correlation" (r is NaN: no variation).
+    I^2 is 0 when Q <= df (also when k = 1); everything is NaN when k = 0."""
+
+    fixed: Estimate
+    random: Estimate
+    q: float
+    df: int
+    q_p_value: float
+    i2: float
+    tau2: float
+    k: int
+    dropped: int
+    z_fixed: float
+    se_fixed: float
+    z_random: float
+    se_random: float
+    dropped_reasons: dict[str, int] = field(default_factory=dict)
+
+
+def _pooled(z: float, se: float, crit: float, level: float, k: int, method: str) -> Estimate:
+    return Estimate(math.tanh(z), math.tanh(z - crit * se), math.tanh(z + crit * se), None,
+                    normal_p_value(z / se), level, k, method)
+
+
+def meta_analysis(r_s: ArrayLike, n_s: ArrayLike, level: float = 0.95) -> MetaAnalysis:
+    """Fixed and DerSimonian-Laird random effects pooling of per-session r with n_s points.
+
+    z_i = atanh(r_i), v_i = 1/(n_i-3), w_i = 1/v_i; fixed z = sum w z / sum w, SE
+    1/sqrt(sum w); Q = sum w (z - fixed z)^2 on k-1 df; tau^2 = max(0, (Q - (k-1)) /
+    (sum w - sum w^2 / sum w)); random weights 1/(v_i + tau^2); I^2 = max(0, (Q-df)/Q).
+    p-values test rho = 0 (normal), q_p_value tests homogeneity (chi-square).
+    """
+    r = np.asarray(r_s, dtype=np.float64).ravel()
+    n = np.asarray(n_s, dtype=np.float64).ravel()
+    nan_r = np.isnan(r)
+    few = ~nan_r & (n < 4)
+    perfect = ~nan_r & ~few & (np.abs(r) >= 1.0)
+    used = ~(nan_r | few | perfect)
+    reasons = {"too_few_answers": int(few.sum()), "perfect_correlation": int(perfect.sum()),
+               "no_correlation": int(nan_r.sum())}
+    dropped = int((~used).sum())
+    z, w = np.arctanh(r[used]), n[used] - 3.0
+    k = len(z)
+    if k == 0:
+        none = Estimate.missing(FIXED, 0, level, se=None)
+        return MetaAnalysis(none, Estimate.missing(RANDOM, 0, level, se=None), math.nan, 0, math.nan, math.nan,
+                            math.nan, 0, dropped, math.nan, math.nan, math.nan, math.nan, reasons)
+    crit = normal_quantile(level)
+    sw = float(w.sum())
+    z_fixed = float(w @ z) / sw
+    se_fixed = 1.0 / math.sqrt(sw)
+    dev = z - z_fixed
+    q = float(w @ (dev * dev))
+    df = k - 1
+    c = sw - float(w @ w) / sw
+    tau2 = max(0.0, (q - df) / c) if c > 0 else 0.0
+    i2 = (q - df) / q if q > df else 0.0
+    w_star = 1.0 / (1.0 / w + tau2)
+    z_random = float(w_star @ z) / float(w_star.sum())
+    se_random = 1.0 / math.sqrt(float(w_star.sum()))
+    return MetaAnalysis(
+        fixed=_pooled(z_fixed, se_fixed, crit, level, k, FIXED),
+        random=_pooled(z_random, se_random, crit, level, k, RANDOM),
+        q=q, df=df, q_p_value=chi2_sf(q, df), i2=i2, tau2=tau2, k=k, dropped=dropped,
+        z_fixed=z_fixed, se_fixed=se_fixed, z_random=z_random, se_random=se_random, dropped_reasons=reasons,
+    )

@@ -16,7 +16,8 @@ from typing import BinaryIO, Iterator
 
 from pydantic import ValidationError
 
-from council_db.contract import FIELDS, LINE, LINES, METADATA_KEYS, LineError, explain
+from council_db.contract import FIELDS, METADATA_KEYS, LineError
+from council_db.validation import LINE, LINES, explain
 
 CHUNK_BYTES = 1 << 20
 BATCH_LINES = 2_000

@@ -161,9 +161,3 @@ class Score(Base):
     envelope_id: Mapped[int | None] = mapped_column(ForeignKey("record_envelopes.id"))
 
     __table_args__ = ({"sqlite_with_rowid": False},)
-
-
-EXCLUSION_REASONS: dict[str, tuple[int, str]] = {
-    "unscored": (1, "0 on a scale starting above 0: llm-council's marker for ranked but never scored"),
-    "out_of_scale": (2, "score outside the range of its scale"),
-}

@@ -21,9 +21,10 @@ from sqlalchemy import Column, Float, MetaData, text
 from sqlalchemy.exc import IntegrityError
 
 from council_db import migrate
+from council_db.contract import EXCLUSION_REASONS
 from council_db.database import BUSY_TIMEOUT_MS, create_engine_for, open_database
 from council_db.errors import CouncilDbError, DatabaseTooNew
-from council_db.models import EXCLUSION_REASONS, NAMING_CONVENTION, Base
+from council_db.models import NAMING_CONVENTION, Base
 
 EXPECTED_TABLES = {
     "models",
@@ -35,7 +36,7 @@ EXPECTED_TABLES = {
     "record_envelopes",
     "scores",
 }
-EXPECTED_VIEWS = {"score_records"}
+EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles"}
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -180,8 +181,9 @@ def test_upgrade_from_empty_database_reaches_head_with_all_tables_the_view_and_s
                 text("SELECT id, code, description FROM exclusion_reasons")
             )
         }
-        # The view is usable, not just present.
-        assert connection.execute(text("SELECT count(*) FROM score_records")).scalar() == 0
+        # The views are usable, not just present.
+        for view in EXPECTED_VIEWS:
+            assert connection.execute(text(f"SELECT count(*) FROM {view}")).scalar() == 0
     assert reasons == EXCLUSION_REASONS
 
 

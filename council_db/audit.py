@@ -1,0 +1,160 @@
+"""`council-db audit SESSION_ID`: ADR-015's per-session indicators, computed honestly.
+
+One session has 4-5 answers: these numbers are indicators, never evidence. p-values use
+the t distribution (r = 0.8 at n = 5 is p ~ 0.10, not 0.02), every variance says how it
+is defined, and nothing here raises a flag: flags come from the cross-session report.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel, Field
+from scipy import stats
+
+from council_db.analysis_data import ScoreData
+from council_db.contract import format_us
+from council_db.database import Database
+from council_db.errors import CouncilDbError
+from council_db.report_window import load_sessions
+
+
+class LengthIndicator(BaseModel):
+    r: float | None = Field(description="Pearson r of answer length (chars) and the answer's mean score")
+    p_value: float | None = Field(description="two-sided, t distribution with n - 2 df")
+    answers: int
+
+
+class SlotIndicator(BaseModel):
+    position: int
+    mean: float
+    records: int
+
+
+class PositionIndicator(BaseModel):
+    slot_means: list[SlotIndicator]
+    variance_of_slot_means: float | None = Field(description="population variance (ddof=0) of the slot "
+                                                             "means, as ADR-015 defines it")
+    note: str
+
+
+class ReviewerIndicator(BaseModel):
+    reviewer_id: str
+    scores: int
+    mean: float
+    sd: float | None = Field(description="sample SD (ddof=1) of its scores in this session")
+    z: float | None = Field(description="(mean - median of reviewer means) / SD of reviewer means (ddof=1)")
+    self_score_minus_others: float | None = Field(
+        description="its score of its own answer minus the other reviewers' mean score of that answer")
+
+
+class SessionAudit(BaseModel):
+    session_id: str
+    timestamp: str | None
+    records: int
+    answers: int
+    reviewers: list[ReviewerIndicator]
+    length: LengthIndicator
+    position: PositionIndicator | None
+    notes: list[str]
+
+
+def audit(db: Database, session_key: str) -> SessionAudit:
+    data = load_sessions(db, "SELECT id FROM sessions WHERE session_key = :key", {"key": session_key})
+    if data.n_records == 0:
+        raise CouncilDbError(f"no usable scores for session {session_key!r} (see council-db sessions for ids)")
+    return audit_data(data)
+
+
+def audit_data(data: ScoreData) -> SessionAudit:
+    answers = np.unique(np.stack([data.model, data.log_length]), axis=1)
+    notes = [f"{len(answers.T)} answers: these are indicators, not evidence; bias shows only across sessions "
+             "(council-db bias-report)."]
+    return SessionAudit(
+        session_id=data.session_keys[0],
+        timestamp=format_us(int(data.session_ts_us[0])) if data.session_ts_us[0] >= 0 else None,
+        records=data.n_records,
+        answers=answers.shape[1],
+        reviewers=_reviewers(data),
+        length=_length(data),
+        position=_position(data, notes),
+        notes=notes + [f"{count} records left out: {reason}" for reason, count in data.excluded.items()],
+    )
+
+
+def _length(data: ScoreData) -> LengthIndicator:
+    keys, inverse = np.unique(np.stack([data.model, data.log_length]), axis=1, return_inverse=True)
+    inverse = inverse.ravel()
+    means = np.bincount(inverse, data.score) / np.bincount(inverse)
+    lengths = np.expm1(keys[1])
+    n = len(means)
+    if n < 3 or np.std(lengths) == 0 or np.std(means) == 0:
+        return LengthIndicator(r=None, p_value=None, answers=n)
+    r = float(np.corrcoef(lengths, means)[0, 1])
+    t = r * math.sqrt((n - 2) / max(1e-12, 1 - r * r))
+    return LengthIndicator(r=r, p_value=float(2 * stats.t.sf(abs(t), n - 2)), answers=n)
+
+
+def _position(data: ScoreData, notes: list[str]) -> PositionIndicator | None:
+    shown = data.slot >= 0
+    if not shown.any():
+        notes.append("positions in this session are rankings, not display slots (schema < 1.2.0)")
+        return None
+    slots = np.unique(data.slot[shown])
+    means = [SlotIndicator(position=int(s), mean=float(data.score[shown & (data.slot == s)].mean()),
+                           records=int((shown & (data.slot == s)).sum())) for s in slots]
+    variance = float(np.var([m.mean for m in means])) if len(means) > 1 else None
+    return PositionIndicator(slot_means=means, variance_of_slot_means=variance,
+                             note="with one shuffle per session each slot holds one answer, so a slot's mean "
+                                  "is also that answer's quality: position cannot be told from quality here")
+
+
+def _reviewers(data: ScoreData) -> list[ReviewerIndicator]:
+    means = {r: float(data.score[data.reviewer == r].mean()) for r in np.unique(data.reviewer)}
+    values = list(means.values())
+    median, spread = float(np.median(values)), float(np.std(values, ddof=1)) if len(values) > 2 else math.nan
+    out = []
+    for number, mean in means.items():
+        mine = data.reviewer == number
+        scores = data.score[mine]
+        out.append(ReviewerIndicator(
+            reviewer_id=data.reviewers[number], scores=int(mine.sum()), mean=mean,
+            sd=float(np.std(scores, ddof=1)) if len(scores) > 1 else None,
+            z=(mean - median) / spread if spread and not math.isnan(spread) else None,
+            self_score_minus_others=_self_minus_others(data, number),
+        ))
+    return out
+
+
+def _self_minus_others(data: ScoreData, reviewer: int) -> float | None:
+    own = (data.reviewer == reviewer) & data.self_review
+    if not own.any():
+        return None
+    answer = data.model[own][0]
+    others = (data.model == answer) & (data.reviewer != reviewer)
+    return float(data.score[own].mean() - data.score[others].mean()) if others.any() else None
+
+
+def text(report: SessionAudit) -> str:
+    lines = [f"session {report.session_id} ({report.timestamp or 'no timestamp'}): {report.records} scores of "
+             f"{report.answers} answers — INDICATORS ONLY"]
+    length = report.length
+    r = "n/a" if length.r is None else f"{length.r:+.2f}"
+    p = "n/a" if length.p_value is None else f"{length.p_value:.3f}"
+    lines.append(f"length vs mean score: r = {r} over {length.answers} answers, p = {p} (t distribution, "
+                 f"{max(0, length.answers - 2)} df)")
+    if report.position is not None:
+        slots = ", ".join(f"slot {s.position}: {s.mean:.2f}" for s in report.position.slot_means)
+        variance = report.position.variance_of_slot_means
+        lines.append(f"slot means: {slots}; variance of slot means (ddof=0) "
+                     f"{'n/a' if variance is None else f'{variance:.3f}'}")
+        lines.append(f"  {report.position.note}")
+    lines.append("reviewers (mean, sample SD, z vs the median reviewer, own answer minus others' scores of it):")
+    for rv in report.reviewers:
+        sd = "n/a" if rv.sd is None else f"{rv.sd:.2f}"
+        z = "n/a" if rv.z is None else f"{rv.z:+.2f}"
+        own = "n/a" if rv.self_score_minus_others is None else f"{rv.self_score_minus_others:+.2f}"
+        lines.append(f"  {rv.reviewer_id}: n={rv.scores} mean={rv.mean:.2f} sd={sd} z={z} self-minus-others={own}")
+    lines += [f"note: {note}" for note in report.notes]
+    return "\n".join(lines) + "\n"

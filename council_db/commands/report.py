@@ -1,0 +1,87 @@
+"""council-db bias-report and council-db audit."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from council_db.commands.context import state
+
+
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+Many = Optional[list[str]]
+
+
+def bias_report(
+    ctx: typer.Context,
+    sessions: Annotated[Optional[int], typer.Option("--sessions", min=1, help="Only the latest N sessions.")] = None,
+    days: Annotated[Optional[float], typer.Option(min=0, help="Only sessions in the D days up to --as-of.")] = None,
+    since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
+    as_of: Annotated[Optional[str], typer.Option(
+        help="Report as of this time: later sessions and later imports are ignored, so it can be reproduced.")] = None,
+    reviewer: Annotated[Many, typer.Option(help="Only scores by this reviewer (repeatable).")] = None,
+    model: Annotated[Many, typer.Option(help="Only scores of this candidate model (repeatable).")] = None,
+    config_version: Annotated[Many, typer.Option(help="Only sessions with this council_config_version.")] = None,
+    category: Annotated[Many, typer.Option(help="Only sessions of this query category (repeatable).")] = None,
+    fmt: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+    seed: Annotated[int, typer.Option(help="Seed of the session resampling behind bootstrap CIs.")] = 0,
+    schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
+) -> None:
+    """The bias report: reviewer severity, position, length, self-preference, agreement.
+
+    Every number has its sample size, 95% CI, window and confidence tier; flags are
+    Benjamini-Hochberg controlled (q <= 0.05)."""
+    from council_db.report_model import BiasReport
+
+    if schema:
+        print(json.dumps(BiasReport.model_json_schema(), indent=2))
+        return
+    from council_db import render, report_window
+    from council_db.contract import LineError
+    from council_db.report import build
+
+    window = report_window.Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                                  reviewers=reviewer or [], models=model or [],
+                                  config_versions=config_version or [], categories=category or [])
+    try:
+        window.session_query()
+    except LineError as error:
+        raise typer.BadParameter(f"{error.problem}; give e.g. 2025-12-17 or 2025-12-17T10:30:00Z") from None
+    data = report_window.load(state(ctx).database(), window)
+    filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
+                                     model=model, config_version=config_version, category=category).items() if v}
+    result = build(data, as_of=as_of, filters=filters, seed=seed)
+    if fmt is ReportFormat.json:
+        print(result.model_dump_json(indent=2))
+    elif fmt is ReportFormat.markdown:
+        print(render.markdown(result), end="")
+    else:
+        print(render.text(result), end="")
+
+
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def audit(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session's id, as in council-db sessions.")],
+    fmt: Annotated[AuditFormat, typer.Option("--format", help="text or json.")] = AuditFormat.text,
+) -> None:
+    """ADR-015's indicators for one session: length correlation, slot means, reviewer calibration.
+
+    Indicators only: 4-5 answers cannot show a bias (use bias-report for that)."""
+    from council_db import audit as session_audit
+
+    result = session_audit.audit(state(ctx).database(), session_id)
+    print(result.model_dump_json(indent=2) if fmt is AuditFormat.json else session_audit.text(result), end="")

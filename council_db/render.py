@@ -1,0 +1,206 @@
+"""The bias report for people: plain text for a terminal (readable in a minute, with small
+CI charts on a shared axis) and Markdown for pull requests and wikis."""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from council_db.report_model import BiasReport, Metric
+
+BAR_WIDTH = 25
+
+
+def _number(value: float | None, signed: bool = False, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str:
+    """'+0.42 [+0.30, +0.55]' or 'n/a'."""
+    if metric is None or metric.estimate is None:
+        return "n/a"
+    return (f"{_number(metric.estimate, signed, digits)} "
+            f"[{_number(metric.ci_low, signed, digits)}, {_number(metric.ci_high, signed, digits)}]")
+
+
+def ci_bar(metric: Metric | None, low: float, high: float, width: int = BAR_WIDTH) -> str:
+    """A one-line picture of an estimate and its CI on the axis [low, high], zero marked."""
+    if metric is None or metric.estimate is None or metric.ci_low is None or high <= low:
+        return " " * width
+    cells = [" "] * width
+
+    def at(value: float) -> int:
+        return min(width - 1, max(0, round((value - low) / (high - low) * (width - 1))))
+
+    if low < 0 < high:
+        cells[at(0.0)] = "│"
+    start, end = at(metric.ci_low), at(metric.ci_high)
+    for i in range(start, end + 1):
+        cells[i] = "─"
+    cells[start], cells[end] = "├", "┤"
+    cells[at(metric.estimate)] = "●"
+    return "".join(cells)
+
+
+def _axis(metrics: Iterable[Metric | None]) -> tuple[float, float]:
+    """A symmetric axis around zero wide enough for every CI."""
+    edges = [abs(v) for m in metrics if m is not None for v in (m.ci_low, m.ci_high, m.estimate) if v is not None]
+    top = max(edges, default=1.0) or 1.0
+    return -top, top
+
+
+def text(report: BiasReport) -> str:
+    lines: list[str] = []
+    add = lines.append
+    w = report.window
+    add(f"council-db bias report — confidence: {report.confidence} ({w.sessions:,} sessions)")
+    add(f"window: {w.start or '?'} to {w.end or '?'} · {w.records:,} records · scale {w.scale}"
+        + (f" · as of {w.as_of}" if w.as_of else ""))
+    if report.excluded:
+        add("excluded: " + ", ".join(f"{count:,} {reason}" for reason, count in sorted(report.excluded.items())))
+    if report.confidence == "insufficient":
+        add("")
+        add(f"Collecting data: {w.sessions} sessions so far; metrics appear at 10 sessions "
+            "(preliminary), 20 (moderate) and 50 (high confidence).")
+        _warnings(report, add)
+        return "\n".join(lines) + "\n"
+    if report.confidence == "preliminary":
+        add("PRELIMINARY: fewer than 20 sessions, estimates are volatile.")
+    _flags(report, add)
+    _reviewers(report, add)
+    _position(report, add)
+    _length(report, add)
+    add("")
+    add(f"SELF-PREFERENCE  {interval(report.self_preference)} points on own answers "
+        "(joint model, pooled over reviewers)")
+    add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}")
+    _models(report, add)
+    _warnings(report, add)
+    return "\n".join(lines) + "\n"
+
+
+def _flags(report: BiasReport, add) -> None:
+    add("")
+    if not report.flags:
+        add("FLAGS  none: nothing stands out at q <= 0.05 (Benjamini-Hochberg over all tests)")
+        return
+    add("FLAGS  (q <= 0.05, Benjamini-Hochberg over all tests)")
+    for flag in report.flags:
+        add(f"  ! {flag.message}  (p {_p(flag.p_value)}, q {_p(flag.q_value)})")
+
+
+def _reviewers(report: BiasReport, add) -> None:
+    if not report.reviewers:
+        return
+    low, high = _axis(r.severity for r in report.reviewers)
+    name_width = max(len(r.reviewer_id) for r in report.reviewers)
+    add("")
+    add(f"REVIEWERS  severity = points vs the average reviewer (joint model); axis {low:+.1f} .. {high:+.1f}")
+    add(f"  {'reviewer':<{name_width}}  {'records':>7}  {'raw mean':>8}  {'severity':<22} {'':<{BAR_WIDTH}}  "
+        f"{'class':<9} {'scale SD':>8}  self-preference")
+    for r in report.reviewers:
+        add(f"  {r.reviewer_id:<{name_width}}  {r.records:>7,}  {_number(r.raw_mean.estimate):>8}  "
+            f"{interval(r.severity):<22} {ci_bar(r.severity, low, high)}  {r.classification:<9} "
+            f"{_number(r.scale_sd):>8}  {interval(r.self_preference)}")
+
+
+def _position(report: BiasReport, add) -> None:
+    position = report.position
+    if position is None:
+        return
+    add("")
+    add(f"POSITION  display slots, 0 = shown first; {position.records_used:,} records used, "
+        f"{position.records_left_out:,} left out (position not a display slot)")
+    effects = {s.position: s for s in position.slot_effects}
+    low, high = _axis(position.slot_effects)
+    for mean in position.slot_means:
+        effect = effects.get(mean.position)
+        add(f"  slot {mean.position}  mean {interval(mean, signed=False):<22}  effect {interval(effect):<22} "
+            f"{ci_bar(effect, low, high)}")
+    if position.test is not None:
+        t = position.test
+        add(f"  all slots equal? F({t.df1}, {t.df2}) = {t.statistic:.2f}, p {_p(t.p_value)}")
+    if position.consistency is not None:
+        c = position.consistency
+        add(f"  first-shown answer wins {interval(c.first_shown_wins, signed=False)} of {c.pairs:,} "
+            f"judgments of pairs seen in both orders ({c.pattern})")
+
+
+def _length(report: BiasReport, add) -> None:
+    length = report.length
+    if length is None:
+        return
+    add("")
+    add("LENGTH (verbosity)")
+    add(f"  headline  within-session r {interval(length.headline)}  (CI from resampling whole sessions)")
+    add(f"  adjusted  {interval(length.adjusted_effect)} points per SD of log length (joint model, within model)")
+    add(f"  naive     pooled r {interval(length.naive_pooled_r)}  (llm-council's method: CI far too narrow)")
+    add(f"  meta      fixed-effect r {interval(length.fixed_effect_r)}, random-effects r "
+        f"{interval(length.random_effects_r)}")
+    if length.heterogeneity is not None:
+        h = length.heterogeneity
+        add(f"            Q = {h.q:.1f} (df {h.df}), I² = {h.i2 * 100:.0f}%, tau² = {h.tau2:.3f}, "
+            f"{h.sessions_used:,} sessions used, {h.sessions_dropped:,} dropped")
+    if length.disagreement:
+        add(f"  note: {length.disagreement}")
+
+
+def _models(report: BiasReport, add) -> None:
+    if not report.models:
+        return
+    add("")
+    add("CANDIDATES  quality = points vs the average candidate (joint model)")
+    width = max(len(m.model_id) for m in report.models)
+    for m in report.models:
+        add(f"  {m.model_id:<{width}}  {m.records:>7,}  {interval(m.quality)}")
+
+
+def _warnings(report: BiasReport, add) -> None:
+    if report.warnings:
+        add("")
+        add("WARNINGS")
+        for warning in report.warnings:
+            add(f"  - {warning}")
+
+
+def markdown(report: BiasReport) -> str:
+    w = report.window
+    out = [f"# Bias report ({report.confidence} confidence)", "",
+           f"{w.sessions:,} sessions, {w.records:,} records, {w.start or '?'} to {w.end or '?'}, scale {w.scale}.", ""]
+    if report.confidence == "insufficient":
+        out.append("Collecting data: no metrics below 10 sessions.")
+    else:
+        out += ["## Flags", ""]
+        out += [f"- {f.message} (p {_p(f.p_value)}, q {_p(f.q_value)})" for f in report.flags] or ["None."]
+        out += ["", "## Reviewers", "",
+                "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
+                "|---|---:|---:|---|---|---:|---|"]
+        out += [f"| {r.reviewer_id} | {r.records:,} | {_number(r.raw_mean.estimate)} | {interval(r.severity)} | "
+                f"{r.classification} | {_number(r.scale_sd)} | {interval(r.self_preference)} |"
+                for r in report.reviewers]
+        if report.position is not None:
+            effects = {s.position: s for s in report.position.slot_effects}
+            out += ["", "## Position", "", "| slot | mean | effect |", "|---:|---|---|"]
+            out += [f"| {m.position} | {interval(m, signed=False)} | {interval(effects.get(m.position))} |"
+                    for m in report.position.slot_means]
+        if report.length is not None:
+            length = report.length
+            out += ["", "## Length", "", "| estimator | value |", "|---|---|",
+                    f"| within-session r (headline) | {interval(length.headline)} |",
+                    f"| joint model, points per SD of log length | {interval(length.adjusted_effect)} |",
+                    f"| naive pooled r (llm-council) | {interval(length.naive_pooled_r)} |",
+                    f"| fixed-effect r | {interval(length.fixed_effect_r)} |",
+                    f"| random-effects r | {interval(length.random_effects_r)} |"]
+        out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
+                f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
+    if report.warnings:
+        out += ["", "## Warnings", ""] + [f"- {warning}" for warning in report.warnings]
+    return "\n".join(out) + "\n"

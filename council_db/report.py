@@ -1,0 +1,271 @@
+"""Building the bias report from a window's scores: the joint model for every effect that
+raw numbers would confound, honest correlations for length, one Benjamini-Hochberg family
+for the flags, and a warning wherever a number cannot be had."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from council_db import joint_model, stats
+from council_db.analysis_data import ScoreData
+from council_db.contract import format_us
+from council_db.position import first_shown_judgments
+from council_db.report_model import (
+    BiasReport,
+    Consistency,
+    Flag,
+    Heterogeneity,
+    Length,
+    Metric,
+    ModelQuality,
+    Position,
+    PositionTest,
+    ReportWindow,
+    ReviewerProfile,
+    SlotMetric,
+)
+
+FDR = 0.05
+BOOTSTRAP_RESAMPLES = 1000
+
+
+@dataclass
+class _Context:
+    data: ScoreData
+    tier: str
+    rng: np.random.Generator
+
+    def metric(self, value, n_records: int | None = None, n_sessions: int | None = None,
+               cls: type[Metric] = Metric, **extra) -> Metric | None:
+        """A Metric from any estimate-like object (estimate, ci_low, ci_high, p_value)."""
+        if value is None or _missing(value.estimate):
+            return None
+        return cls(estimate=float(value.estimate), ci_low=_clean(value.ci_low), ci_high=_clean(value.ci_high),
+                   p_value=_clean(getattr(value, "p_value", None)),
+                   n_sessions=self.data.n_sessions if n_sessions is None else n_sessions,
+                   n_records=self.data.n_records if n_records is None else n_records,
+                   confidence=self.tier, **extra)
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _clean(value) -> float | None:
+    return None if _missing(value) else float(value)
+
+
+def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = None, seed: int = 0,
+          resamples: int = BOOTSTRAP_RESAMPLES) -> BiasReport:
+    """The report for these scores. ``seed`` fixes the session resampling, so the same data
+    gives the same numbers."""
+    tier = stats.confidence_tier(data.n_sessions)
+    context = _Context(data, tier, np.random.default_rng(seed))
+    warnings = _data_warnings(data)
+    times = data.session_ts_us[data.session_ts_us >= 0]
+    report = BiasReport(
+        generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+        window=ReportWindow(start=format_us(int(times.min())) if len(times) else None,
+                            end=format_us(int(times.max())) if len(times) else None,
+                            sessions=data.n_sessions, records=data.n_records, scale=data.scale, as_of=as_of,
+                            filters=filters or {}),
+        confidence=tier, excluded=dict(data.excluded), length=None, position=None, reviewers=[], models=[],
+        self_preference=None, agreement=None, flags=[], warnings=warnings,
+    )
+    if tier == "insufficient":
+        warnings.append(f"collecting data: {data.n_sessions} sessions, metrics need at least 10")
+        return report
+    if tier == "preliminary":
+        warnings.append("preliminary: fewer than 20 sessions, estimates are highly volatile")
+    fit = joint_model.fit(data)
+    warnings.extend(fit.warnings)
+    report.reviewers = _reviewers(context, fit)
+    report.models = _models(context, fit)
+    report.position = _position(context, fit, warnings)
+    report.length = _length(context, fit, resamples)
+    report.self_preference = context.metric(fit.self_preference, n_records=int(data.self_review.sum()))
+    report.agreement = context.metric(stats.agreement(data, resamples, context.rng))
+    report.flags = _flags(report, fit)
+    _classify(report)
+    return report
+
+
+def _data_warnings(data: ScoreData) -> list[str]:
+    warnings = []
+    undated = int((data.session_ts_us < 0).sum())
+    if undated:
+        warnings.append(f"{undated} sessions have no timestamp: they count here but not in time windows")
+    other_scales = {k: v for k, v in data.excluded.items() if k.startswith("other_scale:")}
+    if other_scales:
+        warnings.append(f"scores on other scales are left out (scales are not mixed): {other_scales}")
+    return warnings
+
+
+def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
+    data = context.data
+    profiles = []
+    for number, name in enumerate(data.reviewers):
+        mine = data.reviewer == number
+        if not mine.any():
+            continue
+        records, sessions = int(mine.sum()), len(np.unique(data.session[mine]))
+        raw = stats.clustered_mean(data.score[mine], data.session[mine])
+        profiles.append(ReviewerProfile(
+            reviewer_id=name, records=records,
+            raw_mean=context.metric(raw, records, sessions),
+            raw_sd=float(np.std(data.score[mine], ddof=1)) if records > 1 else None,
+            severity=context.metric(fit.severity.get(name), records, sessions),
+            classification="unknown",
+            scale_sd=_clean(fit.residual_sd_by_reviewer.get(name)),
+            self_preference=context.metric(fit.self_preference_by_reviewer.get(name),
+                                           int((mine & data.self_review).sum())),
+        ))
+    return profiles
+
+
+def _models(context: _Context, fit) -> list[ModelQuality]:
+    data = context.data
+    out = []
+    for number, name in enumerate(data.models):
+        mine = data.model == number
+        if mine.any():
+            out.append(ModelQuality(model_id=name, records=int(mine.sum()),
+                                    quality=context.metric(fit.quality.get(name), int(mine.sum()),
+                                                           len(np.unique(data.session[mine])))))
+    return out
+
+
+def _position(context: _Context, fit, warnings: list[str]) -> Position | None:
+    data = context.data
+    shown = data.slot >= 0
+    left_out = int((~shown).sum())
+    if left_out:
+        warnings.append(f"{left_out:,} records left out of the position analysis: their position is the "
+                        "reviewer's ranking, not a display slot (schema < 1.2.0)")
+    if not shown.any():
+        return None
+    slot_means = []
+    for slot in np.unique(data.slot[shown]):
+        here = shown & (data.slot == slot)
+        estimate = stats.clustered_mean(data.score[here], data.session[here])
+        slot_means.append(context.metric(estimate, int(here.sum()), len(np.unique(data.session[here])),
+                                         cls=SlotMetric, position=int(slot)))
+    slot_effects = [context.metric(effect, int((data.slot == slot).sum()), cls=SlotMetric, position=int(slot))
+                    for slot, effect in sorted(fit.slot_effects.items())]
+    test = None
+    if fit.position_test is not None:
+        statistic, df1, df2, p_value = fit.position_test
+        test = PositionTest(statistic=float(statistic), df1=int(df1), df2=int(df2), p_value=float(p_value))
+    return Position(records_used=int(shown.sum()), records_left_out=left_out,
+                    slot_means=[m for m in slot_means if m is not None],
+                    slot_effects=[m for m in slot_effects if m is not None],
+                    test=test, consistency=_consistency(context, warnings))
+
+
+def _consistency(context: _Context, warnings: list[str]) -> Consistency | None:
+    judgments = first_shown_judgments(context.data)
+    if judgments.pairs == 0:
+        warnings.append("no pair of answers was shown in both orders (one shuffle per session, as ADR-017's "
+                        "default): position consistency needs per-reviewer shuffles")
+        return None
+    share = stats.clustered_mean(judgments.first_won, judgments.session)
+    pattern = "none"
+    if not _missing(share.ci_low) and share.ci_low > 0.5:
+        pattern = "primacy"
+    elif not _missing(share.ci_high) and share.ci_high < 0.5:
+        pattern = "recency"
+    metric = context.metric(share, len(judgments.first_won), len(np.unique(judgments.session)))
+    return None if metric is None else Consistency(first_shown_wins=metric, pattern=pattern, pairs=judgments.pairs)
+
+
+def _length(context: _Context, fit, resamples: int) -> Length:
+    data = context.data
+    answers = stats.answer_table(data)
+    r_s, n_s = stats.per_session_correlations(answers)
+    meta = stats.meta_analysis(r_s, n_s)
+    headline = stats.within_session_correlation(answers.session, answers.log_length, answers.mean_score,
+                                                resamples, context.rng)
+    n_answers = len(answers.session)
+    heterogeneity = None
+    if meta.k:
+        heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
+                                      sessions_used=meta.k, sessions_dropped=meta.dropped)
+    length = Length(
+        headline=context.metric(headline, n_answers),
+        naive_pooled_r=context.metric(stats.naive_pooled_r(data), data.n_records),
+        fixed_effect_r=context.metric(meta.fixed, n_answers, meta.k),
+        random_effects_r=context.metric(meta.random, n_answers, meta.k),
+        heterogeneity=heterogeneity,
+        adjusted_effect=context.metric(fit.length_per_sd),
+        adjusted_effect_per_log_length=context.metric(fit.length_per_log),
+        log_length_sd=_clean(float(np.std(data.log_length, ddof=1))) if data.n_records > 1 else None,
+        disagreement=None,
+    )
+    length.disagreement = _disagreement(length)
+    return length
+
+
+def _direction(metric: Metric | None) -> int:
+    """+1 / -1 when the CI excludes zero on that side, 0 when it includes zero or is missing."""
+    if metric is None or metric.ci_low is None or metric.ci_high is None:
+        return 0
+    return 1 if metric.ci_low > 0 else -1 if metric.ci_high < 0 else 0
+
+
+def _disagreement(length: Length) -> str | None:
+    headline, adjusted = _direction(length.headline), _direction(length.adjusted_effect)
+    if headline == adjusted:
+        return None
+    said = {1: "longer answers score higher", -1: "longer answers score lower", 0: "no clear link"}
+    return (f"the within-session correlation says {said[headline]}, the joint model (within candidate model) "
+            f"says {said[adjusted]}: the raw link is likely carried by which models write longer answers")
+
+
+def _flags(report: BiasReport, fit) -> list[Flag]:
+    """Every test in one family; flagged where the Benjamini-Hochberg q-value is <= 0.05."""
+    candidates: list[tuple[str, str, float, float, str]] = []
+    for profile in report.reviewers:
+        severity = profile.severity
+        if severity is not None and severity.p_value is not None:
+            word = "harsh" if severity.estimate < 0 else "generous"
+            candidates.append(("reviewer_severity", profile.reviewer_id, severity.estimate, severity.p_value,
+                               f"{word} reviewer {profile.reviewer_id}: {severity.estimate:+.2f} points vs the "
+                               f"average reviewer (95% CI {severity.ci_low:+.2f} to {severity.ci_high:+.2f})"))
+        own = profile.self_preference
+        if own is not None and own.p_value is not None:
+            candidates.append(("self_preference", profile.reviewer_id, own.estimate, own.p_value,
+                               f"self-preference of {profile.reviewer_id}: {own.estimate:+.2f} points on its own "
+                               f"answers (95% CI {own.ci_low:+.2f} to {own.ci_high:+.2f})"))
+    position = report.position
+    if position is not None and position.test is not None and position.slot_effects:
+        largest = max(position.slot_effects, key=lambda s: abs(s.estimate))
+        candidates.append(("position", "display slots", largest.estimate, position.test.p_value,
+                           f"position bias: slot {largest.position} scores {largest.estimate:+.2f} points vs the "
+                           f"average slot (all slots equal: p {position.test.p_value:.2g})"))
+    adjusted = report.length.adjusted_effect if report.length else None
+    if adjusted is not None and adjusted.p_value is not None:
+        candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
+                           f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
+                           f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"))
+    if not candidates:
+        return []
+    q_values = stats.benjamini_hochberg([c[3] for c in candidates])
+    return [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
+            for (kind, subject, estimate, p, message), q in zip(candidates, q_values) if q <= FDR]
+
+
+def _classify(report: BiasReport) -> None:
+    """Harsh or generous only when the severity test survives the FDR control, so clean
+    data names nobody; neutral otherwise; unknown when severity cannot be estimated."""
+    flagged = {f.subject for f in report.flags if f.kind == "reviewer_severity"}
+    for profile in report.reviewers:
+        if profile.severity is None:
+            profile.classification = "unknown"
+        elif profile.reviewer_id in flagged:
+            profile.classification = "harsh" if profile.severity.estimate < 0 else "generous"
+        else:
+            profile.classification = "neutral"

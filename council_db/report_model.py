@@ -1,0 +1,131 @@
+"""The bias report's contract: pydantic models, serialised as the JSON of
+`council-db bias-report --format json` (schema: `council-db bias-report --schema`).
+
+Every number that estimates something is a Metric: estimate, 95% CI, the sessions and
+records it rests on, and a confidence tier. A metric that cannot be computed is null,
+and a warning says why.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Tier = Literal["insufficient", "preliminary", "moderate", "high"]
+REPORT_SCHEMA_VERSION = "1.0.0"
+
+
+class Metric(BaseModel):
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_sessions: int
+    n_records: int
+    confidence: Tier
+    p_value: float | None = None
+
+
+class SlotMetric(Metric):
+    position: int = Field(description="display slot, 0 = shown first")
+
+
+class ReportWindow(BaseModel):
+    start: str | None = Field(description="time of the first session in the report (UTC)")
+    end: str | None = Field(description="time of the last session in the report (UTC)")
+    sessions: int
+    records: int
+    scale: str = Field(description="the score scale analysed; records on other scales are excluded")
+    as_of: str | None = None
+    filters: dict[str, list[str] | int | float | str] = Field(default_factory=dict)
+
+
+class Heterogeneity(BaseModel):
+    q: float
+    df: int
+    i2: float
+    tau2: float
+    sessions_used: int
+    sessions_dropped: int
+
+
+class Length(BaseModel):
+    headline: Metric | None = Field(
+        description="within-session correlation of log length and score, CI from resampling sessions")
+    naive_pooled_r: Metric | None = Field(description="llm-council's pooled correlation: naive, CI too narrow")
+    fixed_effect_r: Metric | None
+    random_effects_r: Metric | None
+    heterogeneity: Heterogeneity | None
+    adjusted_effect: Metric | None = Field(
+        description="joint model: score points per SD of log length, within candidate model")
+    adjusted_effect_per_log_length: Metric | None
+    log_length_sd: float | None
+    disagreement: str | None = Field(description="set when the estimators point different ways")
+
+
+class Consistency(BaseModel):
+    first_shown_wins: Metric = Field(description="share of judgments of a pair seen in both orders "
+                                                 "won by the answer shown first; 0.5 = no position effect")
+    pattern: Literal["primacy", "recency", "none"]
+    pairs: int
+
+
+class PositionTest(BaseModel):
+    statistic: float
+    df1: int
+    df2: int
+    p_value: float
+
+
+class Position(BaseModel):
+    records_used: int
+    records_left_out: int = Field(description="records whose position is not a display slot (schema < 1.2.0)")
+    slot_means: list[SlotMetric]
+    slot_effects: list[SlotMetric] = Field(description="joint model, relative to the average slot")
+    test: PositionTest | None
+    consistency: Consistency | None
+
+
+class ReviewerProfile(BaseModel):
+    reviewer_id: str
+    records: int
+    raw_mean: Metric
+    raw_sd: float | None
+    severity: Metric | None = Field(description="joint model: score points relative to the average reviewer; "
+                                                "negative = harsh")
+    classification: Literal["harsh", "neutral", "generous", "unknown"]
+    scale_sd: float | None = Field(description="residual SD of the joint model: how widely it uses the scale")
+    self_preference: Metric | None = Field(
+        description="its scores of its own answers minus other reviewers' scores of the same answers, "
+                    "adjusted for its severity")
+
+
+class ModelQuality(BaseModel):
+    model_id: str
+    records: int
+    quality: Metric | None = Field(description="joint model: score points relative to the average candidate")
+
+
+class Flag(BaseModel):
+    kind: Literal["reviewer_severity", "position", "verbosity", "self_preference"]
+    subject: str
+    estimate: float
+    p_value: float
+    q_value: float
+    message: str
+
+
+class BiasReport(BaseModel):
+    report_schema_version: str = REPORT_SCHEMA_VERSION
+    generated_at: str
+    window: ReportWindow
+    confidence: Tier
+    excluded: dict[str, int]
+    length: Length | None
+    position: Position | None
+    reviewers: list[ReviewerProfile]
+    models: list[ModelQuality]
+    self_preference: Metric | None = Field(description="joint model, pooled over reviewers with self-reviews")
+    agreement: Metric | None = Field(description="Krippendorff's alpha (interval) between reviewers")
+    flags: list[Flag]
+    warnings: list[str]

@@ -1,0 +1,21 @@
+-- The scores of the sessions in report_window (a CTE the caller puts in front), oldest
+-- session first, with what the analyses need. Excluded scores come too, so they can be
+-- counted by reason; position is -1 where it is not a display slot (schema < 1.2.0).
+SELECT
+    s.session_key,
+    s.ts_us,
+    reviewer.name AS reviewer,
+    candidate.name AS model,
+    CASE WHEN sc.display_order THEN sc.position ELSE -1 END AS slot,
+    sc.response_length_chars,
+    sc.score_value,
+    scale.name AS score_scale,
+    reason.code AS excluded_because
+FROM report_window AS w
+JOIN sessions AS s ON s.id = w.id
+JOIN scores AS sc ON sc.session_id = s.id
+JOIN models AS reviewer ON reviewer.id = sc.reviewer_id
+JOIN models AS candidate ON candidate.id = sc.model_id
+JOIN scales AS scale ON scale.id = sc.scale_id
+LEFT JOIN exclusion_reasons AS reason ON reason.id = sc.exclusion_id
+ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id

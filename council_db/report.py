@@ -67,29 +67,28 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     context = _Context(data, tier, np.random.default_rng(seed))
     warnings = _data_warnings(data)
     times = data.session_ts_us[data.session_ts_us >= 0]
-    report = BiasReport(
-        generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
-        window=ReportWindow(start=format_us(int(times.min())) if len(times) else None,
-                            end=format_us(int(times.max())) if len(times) else None,
-                            sessions=data.n_sessions, records=data.n_records, scale=data.scale, as_of=as_of,
-                            filters=filters or {}),
-        confidence=tier, excluded=dict(data.excluded), length=None, position=None, reviewers=[], models=[],
-        self_preference=None, agreement=None, flags=[], warnings=warnings,
-    )
+    window = ReportWindow(start=format_us(int(times.min())) if len(times) else None,
+                          end=format_us(int(times.max())) if len(times) else None,
+                          sessions=data.n_sessions, records=data.n_records, scale=data.scale, as_of=as_of,
+                          filters=filters or {})
+    parts: dict = dict(length=None, position=None, reviewers=[], models=[], self_preference=None, agreement=None)
     if tier == "insufficient":
         warnings.append(f"collecting data: {data.n_sessions} sessions, metrics need at least 10")
-        return report
-    if tier == "preliminary":
-        warnings.append("preliminary: fewer than 20 sessions, estimates are highly volatile")
-    fit = joint_model.fit(data)
-    warnings.extend(fit.warnings)
-    report.reviewers = _reviewers(context, fit)
-    report.models = _models(context, fit)
-    report.position = _position(context, fit, warnings)
-    report.length = _length(context, fit, resamples)
-    report.self_preference = context.metric(fit.self_preference, n_records=int(data.self_review.sum()))
-    report.agreement = context.metric(stats.agreement(data, resamples, context.rng))
-    report.flags = _flags(report, fit)
+    else:
+        if tier == "preliminary":
+            warnings.append("preliminary: fewer than 20 sessions, estimates are highly volatile")
+        fit = joint_model.fit(data)
+        warnings.extend(fit.warnings)
+        parts = dict(
+            reviewers=_reviewers(context, fit), models=_models(context, fit),
+            position=_position(context, fit, warnings), length=_length(context, fit, resamples),
+            self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
+            agreement=context.metric(stats.agreement(data, resamples, context.rng)),
+        )
+    report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+                        window=window, confidence=tier, excluded=dict(data.excluded), flags=[],
+                        warnings=warnings, **parts)
+    report.flags = _flags(report)
     _classify(report)
     return report
 
@@ -225,7 +224,7 @@ def _disagreement(length: Length) -> str | None:
             f"says {said[adjusted]}: the raw link is likely carried by which models write longer answers")
 
 
-def _flags(report: BiasReport, fit) -> list[Flag]:
+def _flags(report: BiasReport) -> list[Flag]:
     """Every test in one family; flagged where the Benjamini-Hochberg q-value is <= 0.05."""
     candidates: list[tuple[str, str, float, float, str]] = []
     for profile in report.reviewers:

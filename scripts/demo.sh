@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on built-in demo data: set up a virtualenv (once), simulate council sessions
-# with planted biases, import them, and show what is stored. Prints each command it runs.
+# with planted biases, import them, show what is stored and the bias report. Prints each
+# command it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/council-db ]; then
@@ -17,5 +18,6 @@ run .venv/bin/council-db "${db[@]}" simulate -o demo/bias_metrics.jsonl --sessio
 run .venv/bin/council-db "${db[@]}" import demo/bias_metrics.jsonl
 run .venv/bin/council-db "${db[@]}" stats
 run .venv/bin/council-db "${db[@]}" sessions --limit 5
+run .venv/bin/council-db "${db[@]}" bias-report
 printf '\nNext: sqlite3 %s "SELECT reviewer, AVG(score_value) FROM score_records GROUP BY reviewer"\n' \
   "$(.venv/bin/council-db "${db[@]}" db path)" >&2

@@ -7,9 +7,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
 
-from council_db.contract import FIELDS, export_schema_version, timestamp_us
+from council_db.contract import FIELDS, export_schema_version
 from council_db.database import Database
 from council_db.resources import read_sql
+from council_db.sql_filters import time_range
 
 ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
 
@@ -25,13 +26,7 @@ class ExportFilter:
 
     def where(self) -> tuple[str, dict[str, Any]]:
         """SQL conditions and their parameters; times are compared as instants."""
-        clauses, params = [], {}
-        if self.since:
-            clauses.append("s.ts_us >= :since")
-            params["since"] = timestamp_us(self.since)
-        if self.until:
-            clauses.append("s.ts_us < :until")
-            params["until"] = timestamp_us(self.until)
+        clauses, params = time_range(self.since, self.until)
         for column, name in (("reviewer.name", "reviewer"), ("candidate.name", "model"), ("s.session_key", "session")):
             if getattr(self, name):
                 clauses.append(f"{column} = :{name}")

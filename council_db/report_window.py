@@ -15,6 +15,7 @@ from council_db.analysis_data import ScoreData, from_rows
 from council_db.contract import timestamp_us
 from council_db.database import Database
 from council_db.resources import read_sql
+from council_db.sql_filters import time_range
 
 DAY_US = 86_400 * 1_000_000
 
@@ -56,12 +57,9 @@ class Window:
         if self.days is not None:
             clauses.append("s.ts_us > :from_us")
             params["from_us"] = params["as_of"] - int(self.days * DAY_US)
-        if self.since:
-            clauses.append("s.ts_us >= :since")
-            params["since"] = timestamp_us(self.since)
-        if self.until:
-            clauses.append("s.ts_us < :until")
-            params["until"] = timestamp_us(self.until)
+        between, values = time_range(self.since, self.until)
+        clauses += between
+        params.update(values)
         for column, values, name in (("s.council_config_version", self.config_versions, "config"),
                                      ("s.category", self.categories, "category")):
             if values:

@@ -1,0 +1,20 @@
+"""SQL conditions shared by the commands that select sessions (export, bias-report)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from council_db.contract import timestamp_us
+
+
+def time_range(since: str | None, until: str | None) -> tuple[list[str], dict[str, Any]]:
+    """Conditions on sessions (alias ``s``) for [since, until): instants, not strings, are
+    compared, so "12:00+02:00" comes before "11:00Z". Raises LineError for a bad time."""
+    clauses, params = [], {}
+    if since:
+        clauses.append("s.ts_us >= :since")
+        params["since"] = timestamp_us(since)
+    if until:
+        clauses.append("s.ts_us < :until")
+        params["until"] = timestamp_us(until)
+    return clauses, params

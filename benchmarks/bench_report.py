@@ -52,6 +52,7 @@ PLANTED = dict(
 NAMED = {"openai/gpt-4o": "harsh", "anthropic/claude-3-5-sonnet": "generous", "meta-llama/llama-3.1-70b": "generous"}
 FLAG_KINDS = ("reviewer_severity", "position", "self_preference", "verbosity")
 COVERAGE_TARGET, NULL_FLAG_TARGET = 0.93, 0.05
+WELL_UNDER_S = 0.5  # "well under a second", made checkable
 
 
 def centred(values) -> list[float]:
@@ -131,6 +132,12 @@ def council_db_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "council_db"]
 
 
+def run_seconds(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True)
+    return time.perf_counter() - start
+
+
 def timing(sessions: int, runs: int) -> list[str]:
     """Simulate, import through the real importer, time the CLI and the in-process report."""
     from council_db import report_window
@@ -146,7 +153,7 @@ def timing(sessions: int, runs: int) -> list[str]:
         db = open_database(f"sqlite:///{db_file}", notify=lambda _: None)
         start = time.perf_counter()
         inserted = import_files(db, [str(source)]).total("inserted")
-        import_s = time.perf_counter() - start
+        imported_s = time.perf_counter() - start
 
         loads, builds = [], []
         for _ in range(runs):
@@ -166,23 +173,28 @@ def timing(sessions: int, runs: int) -> list[str]:
             done = subprocess.run(command, capture_output=True, text=True, check=True)
             cli.append(time.perf_counter() - t0)
         parsed = json.loads(done.stdout)
-        help_t0 = time.perf_counter()
-        subprocess.run([*council_db_command(), "--help"], capture_output=True, check=True)
-        help_s = time.perf_counter() - help_t0
+        help_s = min(run_seconds([*council_db_command(), "--help"]) for _ in range(3))
+        imports = ("import council_db.cli, council_db.report, council_db.report_window, "
+                   "council_db.database, council_db.render")
+        import_s = min(run_seconds([sys.executable, "-c", imports]) for _ in range(3))
 
     assert parsed["window"]["sessions"] == sessions, parsed["window"]
     in_process = [a + b for a, b in zip(loads, builds)]
     lines.append(f"data: {sessions:,} sessions x 16 = {truth['records']:,} records "
-                 f"({inserted:,} imported in {import_s:.2f} s); report: {parsed['window']['records']:,} records, "
+                 f"({inserted:,} imported in {imported_s:.2f} s); report: {parsed['window']['records']:,} records, "
                  f"{len(report.flags)} flags, bootstrap resamples {BOOTSTRAP_RESAMPLES} (CLI default)")
     lines.append(f"{'council-db --db FILE bias-report --format json (subprocess)':62} "
                  f"median {statistics.median(cli):6.3f} s  (min {min(cli):.3f}, {runs} runs)")
-    lines.append(f"{'  of which start-up (council-db --help, one run)':62} ~{help_s:10.3f} s")
+    lines.append(f"{'  start-up alone: council-db --help (min of 3)':62} {help_s:13.3f} s")
+    lines.append(f"{'  python + importing the report stack (min of 3)':62} {import_s:13.3f} s")
     lines.append(f"{'in process: report_window.load + build':62} "
                  f"median {statistics.median(in_process):6.3f} s  (load {statistics.median(loads):.3f} + "
                  f"build {statistics.median(builds):.3f})")
-    verdict = "PASS" if statistics.median(cli) < 1.0 else "FAIL"
-    lines.append(f"target: well under a second -> {verdict} (CLI median {statistics.median(cli):.3f} s)")
+    for label, seconds in (("CLI end to end", statistics.median(cli)),
+                           ("in process (load + build)", statistics.median(in_process))):
+        verdict = "PASS" if seconds <= WELL_UNDER_S else "under 1 s but not well under" if seconds < 1 else "FAIL"
+        lines.append(f"target well under a second (read as <= {WELL_UNDER_S} s): {label:26} {seconds:.3f} s -> "
+                     f"{verdict}")
     return lines
 
 
@@ -235,6 +247,9 @@ def main() -> None:
               f">= {COVERAGE_TARGET:.0%} {'ok' if ok else '<< MISS'}{note}")
     print(f"lowest planted coverage {min(coverages):.1%}, mean {np.mean(coverages):.1%}; "
           f"below target: {', '.join(misses) if misses else 'none'}")
+    print(f"(a true 95% CI shows below {0.95 - 2 * mc_se:.1%} in about 2.5% of estimators at this N: with "
+          f"{2 * len(coverages)} shares, a few misses just under the line are noise; "
+          "rerun with more --datasets to tell)")
 
     print()
     print("DETECTION on planted data  (share of reports)")
@@ -266,6 +281,8 @@ def main() -> None:
     verdict = "PASS" if any_flag <= NULL_FLAG_TARGET else "FAIL"
     print(f"NULL data sets (every effect zero): reports with ANY flag {any_flag:.1%} "
           f"(target <= {NULL_FLAG_TARGET:.0%}) -> {verdict}")
+    print(f"  (Monte-Carlo SE {np.sqrt(0.05 * 0.95 / args.datasets):.1%}; under the complete null one BH "
+          f"family at q 0.05 is Simes' test, whose any-flag rate is ~5% by construction)")
     for kind in FLAG_KINDS:
         print(f"  {kind + ' flagged':34} {share([any(f[0] == kind for f in r['flags']) for r in null])}")
     named = np.mean([any(c in ("harsh", "generous") for c in r["classes"].values()) for r in null])

@@ -71,6 +71,10 @@ def audit_data(data: ScoreData) -> SessionAudit:
     answers = np.unique(np.stack([data.model, data.log_length]), axis=1)
     notes = [f"{len(answers.T)} answers: these are indicators, not evidence; bias shows only across sessions "
              "(council-db bias-report)."]
+    reviewers = len(np.unique(data.reviewer))
+    if reviewers > 1:
+        notes.append(f"with {reviewers} reviewers a z-score over their means can never exceed "
+                     f"{(reviewers - 1) / math.sqrt(reviewers):.2f} in size: a z threshold is not a test")
     return SessionAudit(
         session_id=data.session_keys[0],
         timestamp=format_us(int(data.session_ts_us[0])) if data.session_ts_us[0] >= 0 else None,

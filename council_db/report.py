@@ -30,6 +30,7 @@ from council_db.report_model import (
 )
 
 FDR = 0.05
+FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference"]
 BOOTSTRAP_RESAMPLES = 1000
 
 
@@ -253,8 +254,9 @@ def _flags(report: BiasReport) -> list[Flag]:
     if not candidates:
         return []
     q_values = stats.benjamini_hochberg([c[3] for c in candidates])
-    return [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
-            for (kind, subject, estimate, p, message), q in zip(candidates, q_values) if q <= FDR]
+    flags = [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
+             for (kind, subject, estimate, p, message), q in zip(candidates, q_values) if q <= FDR]
+    return sorted(flags, key=lambda f: (FLAG_ORDER.index(f.kind), f.p_value, f.subject))
 
 
 def _classify(report: BiasReport) -> None:

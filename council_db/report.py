@@ -91,7 +91,21 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
                         warnings=warnings, **parts)
     report.flags = _flags(report)
     _classify(report)
+    report.warnings.extend(_missing_metric_warnings(report))
     return report
+
+
+def _missing_metric_warnings(report: BiasReport) -> list[str]:
+    """Why a metric the joint model does not explain is null."""
+    if report.confidence == "insufficient":
+        return []
+    out = []
+    if report.agreement is None:
+        out.append("agreement is null: it needs answers scored by at least two reviewers")
+    if report.length is not None and report.length.headline is None:
+        out.append("the within-session length correlation is null: it needs sessions with at least two "
+                   "answers of different lengths and scores")
+    return out
 
 
 def _data_warnings(data: ScoreData) -> list[str]:

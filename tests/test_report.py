@@ -236,3 +236,12 @@ def test_auditing_an_unknown_session_names_it(cli):
     cli("db", "upgrade")
     result = cli("audit", "nope")
     assert result.exit_code != 0 and "nope" in str(result.exception or result.output)
+
+
+def test_a_metric_that_cannot_be_computed_is_null_with_a_warning_saying_why():
+    lines = [line for n in range(30)
+             for line in session(f"s{n:02d}", reviewers=1, timestamp=f"2025-01-01T00:{n:02d}:00Z")]
+    report = build(from_records(lines), resamples=50)
+    assert report.agreement is None and any("at least two reviewers" in w for w in report.warnings)
+    assert report.self_preference is None and any("self-preference" in w for w in report.warnings)
+    assert any("always shown in display slot" in w for w in report.warnings)

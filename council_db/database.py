@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -41,14 +43,27 @@ def _on_sqlite_connect(dbapi_connection, _record) -> None:
 
 
 def use_wal(engine: Engine) -> None:
-    """Readers never block the writer. Persistent in the file, so set once on acceptance."""
+    """Readers never block the writer. Persistent in the file, so set once on acceptance.
+
+    Switching the journal mode needs the database to itself, and SQLite's busy timeout does
+    not wait for that: when several processes open a new database at once, one finds it
+    locked. So retry, re-reading the mode (another process may have switched it), until the
+    busy timeout has passed."""
     if engine.dialect.name != "sqlite":
         return
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     raw = engine.raw_connection()  # outside SQLAlchemy's transaction: the mode cannot change inside one
     try:
         cursor = raw.driver_connection.cursor()
-        if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            cursor.execute("PRAGMA journal_mode=WAL")
+        while True:
+            try:
+                if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    cursor.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
         cursor.close()
     finally:
         raw.close()

@@ -567,7 +567,7 @@ def test_processes_opening_a_new_database_at_once_all_succeed_and_one_creates_it
     for round_number in range(3):
         path = tmp_path / f"race{round_number}.db"
         processes = [subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE) for _ in range(4)]
+                                      stderr=subprocess.PIPE) for _ in range(6)]
         outputs = [process.communicate(timeout=60) for process in processes]
         assert all(process.returncode == 0 for process in processes), [err for _, err in outputs]
         assert sum(out.count(b"created") for out, _ in outputs) == 1

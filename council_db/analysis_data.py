@@ -38,19 +38,6 @@ class ScoreData:
     def n_records(self) -> int:
         return len(self.score)
 
-    def subset(self, keep: np.ndarray) -> ScoreData:
-        """The records where ``keep`` is true, sessions renumbered densely (order kept)."""
-        sessions_kept = np.unique(self.session[keep])
-        renumber = np.full(self.n_sessions, -1, dtype=np.int64)
-        renumber[sessions_kept] = np.arange(len(sessions_kept))
-        return ScoreData(
-            session=renumber[self.session[keep]], reviewer=self.reviewer[keep], model=self.model[keep],
-            slot=self.slot[keep], log_length=self.log_length[keep], score=self.score[keep],
-            self_review=self.self_review[keep], reviewers=self.reviewers, models=self.models,
-            session_keys=[self.session_keys[i] for i in sessions_kept],
-            session_ts_us=self.session_ts_us[sessions_kept], scale=self.scale, excluded=dict(self.excluded),
-        )
-
 
 def _codes(values: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
     """Sorted distinct names and each value's index among them."""

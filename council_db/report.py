@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from council_db import joint_model, stats
-from council_db.analysis_data import ScoreData
+from council_db.analysis_data import ScoreData, log_length_sd
 from council_db.contract import format_us
 from council_db.position import first_shown_judgments
 from council_db.report_model import (
@@ -216,7 +216,7 @@ def _length(context: _Context, fit, resamples: int) -> Length:
         heterogeneity=heterogeneity,
         adjusted_effect=context.metric(fit.length_per_sd),
         adjusted_effect_per_log_length=context.metric(fit.length_per_log),
-        log_length_sd=_clean(float(np.std(data.log_length, ddof=1))) if data.n_records > 1 else None,
+        log_length_sd=_clean(log_length_sd(data)),
         disagreement=None,
     )
     length.disagreement = _disagreement(length)

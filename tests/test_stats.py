@@ -21,7 +21,6 @@ from council_db.stats import (
     answer_table,
     benjamini_hochberg,
     clustered_mean,
-    clustered_mean_difference,
     clustered_mean_from_totals,
     confidence_tier,
     correlation_p_value,
@@ -176,20 +175,6 @@ def test_clustered_mean_from_totals_equals_records_version():
     totals = np.bincount(cluster, weights=values)
     counts = np.bincount(cluster)
     assert clustered_mean_from_totals(totals, counts, null=3.0) == from_records
-
-
-def test_clustered_mean_difference_matches_regression_sandwich():
-    rng = np.random.default_rng(5)
-    cluster = np.repeat(np.arange(40), 12)
-    group = rng.random(480) < 0.25
-    values = rng.standard_normal(40)[cluster] + 0.7 * group + rng.standard_normal(480)
-    est = clustered_mean_difference(values, cluster, group)
-    design = np.column_stack([np.ones(480), group.astype(float)])
-    assert est.estimate == pytest.approx(values[group].mean() - values[~group].mean())
-    assert est.se == pytest.approx(sandwich_se(design, values, cluster)[1])
-
-
-# --------------------------------------------------------------------------- bootstrap
 
 
 def test_session_weights_are_multinomial_counts_in_bounded_blocks():

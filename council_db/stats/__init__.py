@@ -18,7 +18,7 @@ from council_db.stats.bootstrap import (
     resampled_sums,
     session_weights,
 )
-from council_db.stats.clustered import clustered_mean, clustered_mean_difference, clustered_mean_from_totals
+from council_db.stats.clustered import clustered_mean, clustered_mean_from_totals
 from council_db.stats.correlation import (
     SessionMoments,
     correlation_p_value,
@@ -58,7 +58,6 @@ __all__ = [
     "chi2_sf",
     "expanded_tail",
     "clustered_mean",
-    "clustered_mean_difference",
     "clustered_mean_from_totals",
     "confidence_tier",
     "correlation_p_value",

@@ -77,33 +77,3 @@ def clustered_mean(values: ArrayLike, cluster: ArrayLike, level: float = 0.95, n
     counts = np.bincount(codes, minlength=g)
     return clustered_mean_from_totals(totals, counts, level, null)
 
-
-def clustered_mean_difference(values: ArrayLike, cluster: ArrayLike, in_group: ArrayLike,
-                              level: float = 0.95, null: float = 0.0) -> Estimate:
-    """mean(values in group) - mean(values not in group), with the CR1 SE of the slope in
-    the least-squares fit values ~ 1 + in_group, clusters = sessions (as Stata's
-    ``regress ..., vce(cluster session)``: factor G/(G-1) * (N-1)/(N-2), t with G-1 df).
-
-    E.g. a reviewer's scores on its own answers vs on the others, where both come from the
-    same sessions: the session-level correlation between the two is kept in the SE.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    grp = np.asarray(in_group, dtype=bool)
-    codes, g_all = cluster_codes(cluster)
-    ok = np.isfinite(v)
-    v, grp, codes = v[ok], grp[ok], codes[ok]
-    n1, n0 = int(grp.sum()), int((~grp).sum())
-    present = np.bincount(codes, minlength=g_all) > 0
-    g = int(present.sum())
-    if n1 == 0 or n0 == 0:
-        return Estimate.missing(CR1, g, level)
-    m1, m0 = float(v[grp].mean()), float(v[~grp].mean())
-    diff = m1 - m0
-    if g < 2:
-        return Estimate.missing(CR1, g, level, estimate=diff)
-    contribution = np.where(grp, (v - m1) / n1, -(v - m0) / n0)
-    u = np.bincount(codes, weights=contribution, minlength=g_all)[present]
-    n = n1 + n0
-    factor = g / (g - 1) * (n - 1) / (n - 2) if n > 2 else math.nan
-    se = math.sqrt(factor * float(u @ u))
-    return _t_estimate(diff, se, g, null, level)

@@ -139,15 +139,18 @@ def chunks_in_workers(source: Source, parts: list[Segment], first_line: int, wor
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     workers = min(workers, len(parts))
     with ExitStack() as stack:
-        queues = []
-        for number in range(workers):
+        receivers = []
+        for number in range(workers):  # every fork before any thread starts: forking threads risks deadlock
             receiver, sender = context.Pipe(duplex=False)
             worker = context.Process(target=_work, args=(sender, source, parts[number::workers]), daemon=True)
             worker.start()
             sender.close()
-            stack.callback(_stop, worker, receiver)
+            receivers.append((worker, receiver))
+        queues = []
+        for worker, receiver in receivers:
             received: queue.Queue[bytes | None] = queue.Queue(QUEUED_CHUNKS)
             threading.Thread(target=_drain, args=(receiver, received), daemon=True).start()
+            stack.callback(_stop, worker, receiver, received)
             queues.append(received)
         lines_before = first_line - 1
         for index in range(len(parts)):
@@ -176,11 +179,18 @@ def _receive(received: queue.Queue, source: Source) -> Chunk | SegmentDone:
     return item
 
 
-def _stop(worker, receiver) -> None:
+def _stop(worker, receiver, received: queue.Queue) -> None:
+    """End the worker, close its pipe, and empty its queue so a drain thread blocked on a
+    full queue can finish (it then finds the pipe closed and stops)."""
     if worker.is_alive():
         worker.terminate()
     worker.join()
     receiver.close()
+    while True:
+        try:
+            received.get_nowait()
+        except queue.Empty:
+            return
 
 
 def source_chunks(source: Source, offset: int, first_line: int) -> Iterator[Chunk]:

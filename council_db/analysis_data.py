@@ -76,7 +76,9 @@ def from_records(records: Iterable[dict]) -> ScoreData:
     and benchmarks that skip the database. Applies the same rules as the database path:
     records whose position is not a display slot get slot -1; unscored/out-of-scale records
     are left out and counted."""
-    from council_db.contract import schema_version, score_scale, timestamp_us
+    from council_db.contract import DEFAULT_SCALE, EXCLUSION_REASONS, schema_version, score_scale, timestamp_us
+
+    reason_codes = {number: code for code, (number, _) in EXCLUSION_REASONS.items()}
 
     by_session: dict[str, list[dict]] = {}
     for record in records:
@@ -85,9 +87,10 @@ def from_records(records: Iterable[dict]) -> ScoreData:
     rows, excluded = [], {}
     for key, session_records in ordered:
         for record in session_records:
-            scale = score_scale(record.get("score_scale", "1-10"))
-            if scale.exclusion(record["score_value"]) is not None:
-                reason = "unscored" if record["score_value"] == 0 and scale.low > 0 else "out_of_scale"
+            scale = score_scale(record.get("score_scale", DEFAULT_SCALE))
+            exclusion = scale.exclusion(record["score_value"])
+            if exclusion is not None:
+                reason = reason_codes[exclusion]
                 excluded[reason] = excluded.get(reason, 0) + 1
                 continue
             display = schema_version(record.get("schema_version")).display_order

@@ -11,13 +11,13 @@ import math
 
 import numpy as np
 from pydantic import BaseModel, Field
-from scipy import stats
 
 from council_db.analysis_data import ScoreData
 from council_db.contract import format_us
 from council_db.database import Database
 from council_db.errors import CouncilDbError
 from council_db.report_window import load_sessions
+from council_db.stats import AnswerTable, answer_table, correlation_p_value
 
 
 class LengthIndicator(BaseModel):
@@ -68,9 +68,10 @@ def audit(db: Database, session_key: str) -> SessionAudit:
 
 
 def audit_data(data: ScoreData) -> SessionAudit:
-    answers = np.unique(np.stack([data.model, data.log_length]), axis=1)
-    notes = [f"{len(answers.T)} answers: these are indicators, not evidence; bias shows only across sessions "
-             "(council-db bias-report)."]
+    # ADR-015 averages every reviewer's score of an answer, its author's included.
+    answers = answer_table(data, include_self=True)
+    notes = [f"{len(answers.mean_score)} answers: these are indicators, not evidence; bias shows only across "
+             "sessions (council-db bias-report)."]
     reviewers = len(np.unique(data.reviewer))
     if reviewers > 1:
         notes.append(f"with {reviewers} reviewers a z-score over their means can never exceed "
@@ -79,25 +80,21 @@ def audit_data(data: ScoreData) -> SessionAudit:
         session_id=data.session_keys[0],
         timestamp=format_us(int(data.session_ts_us[0])) if data.session_ts_us[0] >= 0 else None,
         records=data.n_records,
-        answers=answers.shape[1],
+        answers=len(answers.mean_score),
         reviewers=_reviewers(data),
-        length=_length(data),
+        length=_length(answers),
         position=_position(data, notes),
         notes=notes + [f"{count} records left out: {reason}" for reason, count in data.excluded.items()],
     )
 
 
-def _length(data: ScoreData) -> LengthIndicator:
-    keys, inverse = np.unique(np.stack([data.model, data.log_length]), axis=1, return_inverse=True)
-    inverse = inverse.ravel()
-    means = np.bincount(inverse, data.score) / np.bincount(inverse)
-    lengths = np.expm1(keys[1])
+def _length(answers: AnswerTable) -> LengthIndicator:
+    lengths, means = answers.length, answers.mean_score
     n = len(means)
     if n < 3 or np.std(lengths) == 0 or np.std(means) == 0:
         return LengthIndicator(r=None, p_value=None, answers=n)
     r = float(np.corrcoef(lengths, means)[0, 1])
-    t = r * math.sqrt((n - 2) / max(1e-12, 1 - r * r))
-    return LengthIndicator(r=r, p_value=float(2 * stats.t.sf(abs(t), n - 2)), answers=n)
+    return LengthIndicator(r=r, p_value=float(correlation_p_value(r, n)), answers=n)
 
 
 def _position(data: ScoreData, notes: list[str]) -> PositionIndicator | None:

@@ -1,9 +1,9 @@
 """Importing llm-council JSONL files: provenance, incremental re-reads, strict mode.
 
 A file is read in batches (see pipeline.py); each batch is validated, normalised and
-written, and every
-~50,000 lines the transaction commits together with the import's progress (bytes and
-lines consumed), so an interrupted import loses nothing and resumes idempotently.
+written, and every ~50,000 lines the transaction commits together with the import's
+progress (bytes and lines consumed), so an interrupted import loses nothing and resumes
+idempotently.
 ``--strict`` keeps a file in one transaction and rolls it back if any line is bad.
 """
 
@@ -64,15 +64,12 @@ class ImportSummary:
         return {**totals, "files": [f.as_json() for f in self.files]}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Source:
     name: str
     kind: str
     path: Path | None
-
-    @property
-    def size(self) -> int | None:
-        return self.path.stat().st_size if self.path is not None else None
+    size: int | None  # bytes when the import began: one figure for resuming, segments and provenance
 
 
 class Progress:
@@ -90,14 +87,15 @@ def resolve_sources(names: list[str]) -> list[Source]:
     sources = []
     for name in names:
         if name == "-":
-            sources.append(Source("-", "stdin", None))
+            sources.append(Source("-", "stdin", None, None))
             continue
         path = Path(name).expanduser()
         if not path.is_file():
             raise CouncilDbError(f"{name}: no such file (give a path to a bias_metrics.jsonl file, or - for stdin)")
         with path.open("rb") as handle:
             gzipped = handle.read(2) == b"\x1f\x8b"
-        sources.append(Source(str(path.resolve()), "gzip" if gzipped else "file", path.resolve()))
+            size = os.fstat(handle.fileno()).st_size
+        sources.append(Source(str(path.resolve()), "gzip" if gzipped else "file", path.resolve(), size))
     return sources
 
 

@@ -13,6 +13,8 @@ from typing import Iterable
 
 import numpy as np
 
+from council_db.contract import DEFAULT_SCALE
+
 
 @dataclass
 class ScoreData:
@@ -27,7 +29,7 @@ class ScoreData:
     models: list[str]
     session_keys: list[str]
     session_ts_us: np.ndarray  # int64 per session; -1 when the session has no timestamp
-    scale: str = "1-10"
+    scale: str = DEFAULT_SCALE
     excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
 
     @property
@@ -45,7 +47,7 @@ def _codes(values: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
     return names.tolist(), codes.astype(np.int64)
 
 
-def from_rows(rows: Iterable[tuple], scale: str = "1-10", excluded: dict[str, int] | None = None) -> ScoreData:
+def from_rows(rows: Iterable[tuple], scale: str = DEFAULT_SCALE, excluded: dict[str, int] | None = None) -> ScoreData:
     """ScoreData from (session_key, ts_us or None, reviewer, model, slot or -1, length, score,
     ...) rows, which must come grouped by session in time order; later columns are ignored."""
     columns = list(zip(*rows)) or [()] * 7
@@ -76,7 +78,7 @@ def from_records(records: Iterable[dict]) -> ScoreData:
     and benchmarks that skip the database. Applies the same rules as the database path:
     records whose position is not a display slot get slot -1; unscored/out-of-scale records
     are left out and counted."""
-    from council_db.contract import DEFAULT_SCALE, EXCLUSION_REASONS, schema_version, score_scale, timestamp_us
+    from council_db.contract import EXCLUSION_REASONS, schema_version, score_scale, timestamp_us
 
     reason_codes = {number: code for code, (number, _) in EXCLUSION_REASONS.items()}
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from council_db.analysis_data import ScoreData, from_rows
-from council_db.contract import timestamp_us
+from council_db.contract import DEFAULT_SCALE, timestamp_us
 from council_db.database import Database
 from council_db.resources import read_sql
 from council_db.sql_filters import time_range
@@ -95,7 +95,7 @@ def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
         rows = [r for r in rows if r[3] in models]
     usable = [r for r in rows if r[8] is None]
     scales = Counter(r[7] for r in usable)
-    scale = scales.most_common(1)[0][0] if scales else "1-10"
+    scale = scales.most_common(1)[0][0] if scales else DEFAULT_SCALE
     excluded = Counter(r[8] for r in rows if r[8] is not None)
     if len(scales) > 1:
         excluded.update(f"other_scale:{r[7]}" for r in usable if r[7] != scale)

@@ -39,3 +39,9 @@ def state(ctx: typer.Context) -> State:
 def message(text: str) -> None:
     """Messages go to stderr so stdout stays clean for pipes."""
     print(text, file=sys.stderr)
+
+
+def bad_time(problem: str) -> typer.BadParameter:
+    """The usage error for a time option that is not ISO-8601, with an example to copy."""
+    return typer.BadParameter(f"{problem}; give e.g. 2025-12-17 or 2025-12-17T10:30:00Z",
+                              param_hint="--since/--until/--as-of")

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import message, state
+from council_db.commands.context import bad_time, message, state
 
 
 class ExportFormat(str, Enum):
@@ -39,8 +39,7 @@ def command(
     try:
         filters.where()
     except LineError as error:
-        raise typer.BadParameter(f"{error.problem}; give e.g. 2025-12-17 or 2025-12-17T10:30:00Z",
-                                 param_hint="--since/--until") from None
+        raise bad_time(error.problem) from None
     db = state(ctx).database()
     if output == "-":
         count = write(db, filters, sys.stdout, fmt.value)

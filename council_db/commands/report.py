@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import state
+from council_db.commands.context import bad_time, state
 
 
 class ReportFormat(str, Enum):
@@ -55,7 +55,7 @@ def bias_report(
     try:
         window.session_query()
     except LineError as error:
-        raise typer.BadParameter(f"{error.problem}; give e.g. 2025-12-17 or 2025-12-17T10:30:00Z") from None
+        raise bad_time(error.problem) from None
     data = report_window.load(state(ctx).database(), window)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}

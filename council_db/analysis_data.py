@@ -42,9 +42,11 @@ class ScoreData:
 
 
 def _codes(values: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
-    """Sorted distinct names and each value's index among them."""
-    names, codes = np.unique(np.array(values, dtype=object).astype(str), return_inverse=True)
-    return names.tolist(), codes.astype(np.int64)
+    """Sorted distinct names and each value's index among them (a dict lookup per value:
+    several times faster than np.unique on an object array)."""
+    names = sorted(set(values))
+    index = {name: number for number, name in enumerate(names)}
+    return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 def from_rows(rows: Iterable[tuple], scale: str = DEFAULT_SCALE, excluded: dict[str, int] | None = None) -> ScoreData:

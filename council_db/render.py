@@ -64,6 +64,9 @@ def text(report: BiasReport) -> str:
     add(f"council-db bias report — confidence: {report.confidence} ({w.sessions:,} sessions)")
     add(f"window: {w.start or '?'} to {w.end or '?'} · {w.records:,} records · scale {w.scale}"
         + (f" · as of {w.as_of}" if w.as_of else ""))
+    if w.sample:
+        add(f"sample: record-level analyses use {w.sample.sessions:,} of the {w.sample.of:,} sessions "
+            "(a random sample); counts and length correlations use all")
     if report.excluded:
         add("excluded: " + ", ".join(f"{count:,} {reason}" for reason, count in sorted(report.excluded.items())))
     if report.confidence == "insufficient":
@@ -140,7 +143,9 @@ def _length(report: BiasReport, add) -> None:
         return
     add("")
     add("LENGTH (verbosity)")
-    add(f"  headline  within-session r {interval(length.headline)}  (CI from resampling whole sessions)")
+    how = ("CI from resampling whole sessions" if "bootstrap" in (length.headline_method or "")
+           else "cluster-robust CI over all sessions")
+    add(f"  headline  within-session r {interval(length.headline)}  ({how})")
     add(f"  adjusted  {interval(length.adjusted_effect)} points per SD of log length (joint model, within model)")
     add(f"  naive     pooled r {interval(length.naive_pooled_r)}  (llm-council's method: CI far too narrow)")
     add(f"  meta      fixed-effect r {interval(length.fixed_effect_r)}, random-effects r "
@@ -174,7 +179,8 @@ def _warnings(report: BiasReport, add) -> None:
 def markdown(report: BiasReport) -> str:
     w = report.window
     out = [f"# Bias report ({report.confidence} confidence)", "",
-           f"{w.sessions:,} sessions, {w.records:,} records, {w.start or '?'} to {w.end or '?'}, scale {w.scale}.", ""]
+           f"{w.sessions:,} sessions, {w.records:,} records, {w.start or '?'} to {w.end or '?'}, scale {w.scale}."
+           + (f" Record-level analyses use a sample of {w.sample.sessions:,} sessions." if w.sample else ""), ""]
     if report.confidence == "insufficient":
         out.append("Collecting data: no metrics below 10 sessions.")
     else:

@@ -26,8 +26,12 @@ from council_db.report_model import (
     PositionTest,
     ReportWindow,
     ReviewerProfile,
+    Sample,
     SlotMetric,
 )
+from council_db.session_sums import WindowTotals
+from council_db.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
+from council_db.stats.meta_analysis import meta_analysis_from_sums
 
 FDR = 0.05
 FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference"]
@@ -61,20 +65,22 @@ def _clean(value) -> float | None:
 
 
 def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = None, seed: int = 0,
-          resamples: int = BOOTSTRAP_RESAMPLES) -> BiasReport:
+          resamples: int = BOOTSTRAP_RESAMPLES, totals: WindowTotals | None = None,
+          window_sessions: int | None = None) -> BiasReport:
     """The report for these scores. ``seed`` fixes the session resampling, so the same data
-    gives the same numbers."""
-    tier = stats.confidence_tier(data.n_sessions)
+    gives the same numbers. When ``data`` is a sample of a larger window (``window_sessions``
+    sessions), ``totals`` (whole-window sums) give the counts and length correlations."""
+    tier = stats.confidence_tier(totals.sessions if totals else data.n_sessions)
     context = _Context(data, tier, np.random.default_rng(seed))
-    warnings = _data_warnings(data)
-    times = data.session_ts_us[data.session_ts_us >= 0]
-    window = ReportWindow(start=format_us(int(times.min())) if len(times) else None,
-                          end=format_us(int(times.max())) if len(times) else None,
-                          sessions=data.n_sessions, records=data.n_records, scale=data.scale, as_of=as_of,
-                          filters=filters or {})
+    warnings = _data_warnings(data, totals)
+    window = _window(data, totals, window_sessions, as_of, filters)
+    if window.sample is not None:
+        warnings.append(f"record-level analyses use a random sample of {window.sample.sessions:,} of the "
+                        f"window's {window.sample.of:,} sessions (their n says so)"
+                        + ("; counts and length correlations use every session" if totals else ""))
     parts: dict = dict(length=None, position=None, reviewers=[], models=[], self_preference=None, agreement=None)
     if tier == "insufficient":
-        warnings.append(f"collecting data: {data.n_sessions} sessions, metrics need at least 10")
+        warnings.append(f"collecting data: {window.sessions} sessions, metrics need at least 10")
     else:
         if tier == "preliminary":
             warnings.append("preliminary: fewer than 20 sessions, estimates are highly volatile")
@@ -82,17 +88,34 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
         warnings.extend(fit.warnings)
         parts = dict(
             reviewers=_reviewers(context, fit), models=_models(context, fit),
-            position=_position(context, fit, warnings), length=_length(context, fit, resamples),
+            position=_position(context, fit, warnings), length=_length(context, fit, resamples, totals),
             self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
             agreement=context.metric(stats.agreement(data, resamples, context.rng)),
         )
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
-                        window=window, confidence=tier, excluded=dict(data.excluded), flags=[],
-                        warnings=warnings, **parts)
+                        window=window, confidence=tier, excluded=dict(totals.excluded if totals else data.excluded),
+                        flags=[], warnings=warnings, **parts)
     report.flags = _flags(report)
     _classify(report)
     report.warnings.extend(_missing_metric_warnings(report))
     return report
+
+
+def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int | None, as_of: str | None,
+            filters: dict | None) -> ReportWindow:
+    sample = None
+    if window_sessions is not None and data.n_sessions < window_sessions:
+        sample = Sample(sessions=data.n_sessions, of=window_sessions,
+                        method="random sample of the window's sessions (fixed seed)")
+    if totals is not None:
+        start, end, sessions, records = totals.start_us, totals.end_us, totals.sessions, totals.records
+    else:
+        times = data.session_ts_us[data.session_ts_us >= 0]
+        start, end = (int(times.min()), int(times.max())) if len(times) else (None, None)
+        sessions, records = data.n_sessions, data.n_records
+    return ReportWindow(start=None if start is None else format_us(start), end=None if end is None else format_us(end),
+                        sessions=sessions, records=records, scale=data.scale, as_of=as_of, filters=filters or {},
+                        sample=sample)
 
 
 def _missing_metric_warnings(report: BiasReport) -> list[str]:
@@ -108,12 +131,13 @@ def _missing_metric_warnings(report: BiasReport) -> list[str]:
     return out
 
 
-def _data_warnings(data: ScoreData) -> list[str]:
+def _data_warnings(data: ScoreData, totals: WindowTotals | None) -> list[str]:
     warnings = []
-    undated = int((data.session_ts_us < 0).sum())
+    undated = totals.undated if totals else int((data.session_ts_us < 0).sum())
     if undated:
         warnings.append(f"{undated} sessions have no timestamp: they count here but not in time windows")
-    other_scales = {k: v for k, v in data.excluded.items() if k.startswith("other_scale:")}
+    excluded = totals.excluded if totals else data.excluded
+    other_scales = {k: v for k, v in excluded.items() if k.startswith("other_scale:")}
     if other_scales:
         warnings.append(f"scores on other scales are left out (scales are not mixed): {other_scales}")
     return warnings
@@ -196,21 +220,29 @@ def _consistency(context: _Context, warnings: list[str]) -> Consistency | None:
     return None if metric is None else Consistency(first_shown_wins=metric, pattern=pattern, pairs=judgments.pairs)
 
 
-def _length(context: _Context, fit, resamples: int) -> Length:
+def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None) -> Length:
     data = context.data
-    answers = stats.answer_table(data)
-    r_s, n_s = stats.per_session_correlations(answers)
-    meta = stats.meta_analysis(r_s, n_s)
-    headline = stats.within_session_correlation(answers.session, answers.log_length, answers.mean_score,
-                                                resamples, context.rng)
-    n_answers = len(answers.session)
+    if totals is None:
+        answers = stats.answer_table(data)
+        r_s, n_s = stats.per_session_correlations(answers)
+        meta = stats.meta_analysis(r_s, n_s)
+        headline = stats.within_session_correlation(answers.session, answers.log_length, answers.mean_score,
+                                                    resamples, context.rng)
+        naive = stats.naive_pooled_r(data)
+        n_answers, n_sessions, n_records = len(answers.session), data.n_sessions, data.n_records
+    else:  # a window too large to read record by record: per-session sums over all of it
+        meta = meta_analysis_from_sums(totals.fisher, totals.random_sums)
+        headline = within_session_correlation_from_sums(totals.within)
+        naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sessions)
+        n_answers, n_sessions, n_records = totals.answers, totals.sessions, totals.records
     heterogeneity = None
     if meta.k:
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
                                       sessions_used=meta.k, sessions_dropped=meta.dropped)
     length = Length(
-        headline=context.metric(headline, n_answers),
-        naive_pooled_r=context.metric(stats.naive_pooled_r(data), data.n_records),
+        headline=context.metric(headline, n_answers, n_sessions),
+        headline_method=headline.method or None,
+        naive_pooled_r=context.metric(naive, n_records, n_sessions),
         fixed_effect_r=context.metric(meta.fixed, n_answers, meta.k),
         random_effects_r=context.metric(meta.random, n_answers, meta.k),
         heterogeneity=heterogeneity,

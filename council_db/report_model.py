@@ -30,6 +30,12 @@ class SlotMetric(Metric):
     position: int = Field(description="display slot, 0 = shown first")
 
 
+class Sample(BaseModel):
+    sessions: int = Field(description="sessions the record-level analyses used")
+    of: int = Field(description="sessions in the window")
+    method: str
+
+
 class ReportWindow(BaseModel):
     start: str | None = Field(description="time of the first session in the report (UTC)")
     end: str | None = Field(description="time of the last session in the report (UTC)")
@@ -38,6 +44,10 @@ class ReportWindow(BaseModel):
     scale: str = Field(description="the score scale analysed; records on other scales are excluded")
     as_of: str | None = None
     filters: dict[str, list[str] | int | float | str] = Field(default_factory=dict)
+    sample: Sample | None = Field(default=None, description=(
+        "set when the window is larger than the sample size: the joint model, reviewers, slots, agreement and "
+        "position consistency use a random sample of sessions (each metric's n says so); counts and the "
+        "naive, meta-analytic and within-session length correlations use every session"))
 
 
 class Heterogeneity(BaseModel):
@@ -51,7 +61,9 @@ class Heterogeneity(BaseModel):
 
 class Length(BaseModel):
     headline: Metric | None = Field(
-        description="within-session correlation of log length and score, CI from resampling sessions")
+        description="within-session correlation of log length and score; CI from resampling sessions, or "
+                    "cluster-robust analytic when computed from per-session sums of a sampled window")
+    headline_method: str | None = Field(default=None, description="how the headline and its CI were computed")
     naive_pooled_r: Metric | None = Field(description="llm-council's pooled correlation: naive, CI too narrow")
     fixed_effect_r: Metric | None
     random_effects_r: Metric | None

@@ -11,13 +11,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
+
 from council_db.analysis_data import ScoreData, from_rows
 from council_db.contract import DEFAULT_SCALE, timestamp_us
 from council_db.database import Database
 from council_db.resources import read_sql
+from council_db.session_sums import WindowTotals, load_totals
 from council_db.sql_filters import time_range
 
 DAY_US = 86_400 * 1_000_000
+# Above this many sessions, record-level analyses (the joint model, reviewers, slots,
+# agreement) run on a random sample of the window's sessions: their intervals are already
+# narrow at this size, and it keeps a report over a million sessions within seconds. The
+# sample is random, not every k-th session, so a pattern that repeats in the data (a
+# rotation of configs, say) cannot alias with it; the fixed seed makes it reproducible.
+SAMPLE_SESSIONS = 5_000
+SAMPLE_SEED = 20261122
 
 
 @dataclass
@@ -74,6 +84,42 @@ class Window:
         return f"SELECT s.id FROM sessions AS s{where}{limit}", params
 
 
+@dataclass
+class WindowData:
+    """What a report analyses: the window's scores, or, for a window of more than the sample
+    size, the scores of a random sample of its sessions plus whole-window totals."""
+
+    data: ScoreData
+    window_sessions: int  # sessions the window selects (before any sample)
+    totals: WindowTotals | None = None  # whole-window sums, when ``data`` is a sample and unfiltered
+
+    @property
+    def sampled(self) -> bool:
+        return self.data.n_sessions < self.window_sessions and self.window_sessions > 0
+
+
+def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS) -> WindowData:
+    """The window's scores; above ``sample_sessions`` sessions (0 = never), the record-level
+    analyses get a seeded random sample of that many of the window's sessions, and counts
+    and length correlations come from per-session totals over all of it."""
+    from sqlalchemy import text
+
+    sessions_sql, params = window.session_query()
+    with db.engine.connect() as connection:
+        in_window = connection.execute(text(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w"), params).scalar_one()
+        if not sample_sessions or in_window <= sample_sessions:
+            return WindowData(load(db, window), in_window)
+        ids = np.fromiter((row[0] for row in connection.execute(text(sessions_sql), params)), dtype=np.int64)
+    totals = None
+    if not (window.reviewers or window.models):
+        totals = load_totals(db, sessions_sql, params)
+    chosen = np.sort(np.random.default_rng(SAMPLE_SEED).choice(ids, size=sample_sessions, replace=False))
+    sample_sql = "SELECT id FROM sessions WHERE id IN (" + ",".join(map(str, chosen.tolist())) + ")"
+    data = load_sessions(db, sample_sql, {}, reviewers=window.reviewers, models=window.models,
+                         scale=totals.scale if totals else None)
+    return WindowData(data, in_window, totals)
+
+
 def load(db: Database, window: Window) -> ScoreData:
     """The window's usable scores on its main scale; everything left out is counted by reason."""
     sessions_sql, params = window.session_query()
@@ -81,8 +127,9 @@ def load(db: Database, window: Window) -> ScoreData:
 
 
 def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = ()) -> ScoreData:
-    """The scores of the sessions ``sessions_sql`` selects (their ids), on the main scale."""
+                  reviewers: list[str] = (), models: list[str] = (), scale: str | None = None) -> ScoreData:
+    """The scores of the sessions ``sessions_sql`` selects (their ids), on ``scale`` (default:
+    the scale most of them are on)."""
     from sqlalchemy import text
 
     query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records"))
@@ -95,9 +142,10 @@ def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
         rows = [r for r in rows if r[3] in models]
     usable = [r for r in rows if r[8] is None]
     scales = Counter(r[7] for r in usable)
-    scale = scales.most_common(1)[0][0] if scales else DEFAULT_SCALE
+    if scale is None:
+        scale = scales.most_common(1)[0][0] if scales else DEFAULT_SCALE
     excluded = Counter(r[8] for r in rows if r[8] is not None)
-    if len(scales) > 1:
+    if set(scales) - {scale}:
         excluded.update(f"other_scale:{r[7]}" for r in usable if r[7] != scale)
         usable = [r for r in usable if r[7] == scale]
     return from_rows(usable, scale=scale, excluded=dict(excluded))

@@ -14,6 +14,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from council_db.contract import Envelope, ScoreScale
+from council_db.resources import read_sql
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -58,6 +59,7 @@ class ScoreWriter:
         self.scales: dict[str, int] = {}
         self.sessions: dict[str, tuple[int, tuple]] = {}
         self.envelopes: dict[tuple, int] = {}
+        self.created: set[int] = set()  # sessions this writer inserted whose statistics are not yet written
 
     def _insert(self, table: str, columns: tuple[str, ...], conflict: str, values: list[tuple]) -> int:
         """Insert rows, skipping those whose key is already stored; returns how many were new."""
@@ -107,11 +109,14 @@ class ScoreWriter:
         new = [key for key in keys if key not in self.sessions]
         if not new:
             return
-        self._insert("sessions", SESSION_COLUMNS, "session_key", [
+        inserted = self._insert("sessions", SESSION_COLUMNS, "session_key", [
             (key, *_envelope_values(first_seen[key]), first_seen[key].category, first_seen[key].language,
              first_seen[key].length_bucket, import_id) for key in new
         ])
-        for key, session_id, *envelope in self._select_ids("sessions", "session_key", new, envelope_sql):
+        found = self._select_ids("sessions", "session_key", new, envelope_sql)
+        if inserted == len(new):  # all ours (another importer may have raced us to some)
+            self.created.update(session_id for _, session_id, *_ in found)
+        for key, session_id, *envelope in found:
             # Usually ours: keep our envelope object so records compare by identity.
             ours = first_seen[key].stored
             stored = _stored(envelope)
@@ -149,7 +154,56 @@ class ScoreWriter:
             envelope_id = None if stored is session_stored or stored == session_stored else self._envelope_id(envelope)
             append((session_id, models[reviewer], models[model], position, length, score, scales[scale.name],
                     envelope.display_order, reviewer == model, exclusion, envelope_id))
-        return self._insert("scores", SCORE_COLUMNS, "session_id, reviewer_id, model_id, position", values)
+        inserted = self._insert("scores", SCORE_COLUMNS, "session_id, reviewer_id, model_id, position", values)
+        if inserted:
+            self._session_stats(values, all_new=inserted == len(values))
+        return inserted
+
+    def _session_stats(self, values: list[tuple], all_new: bool) -> None:
+        """Statistics of the sessions this batch touched, in its transaction. Sessions it
+        created hold only its rows, so numpy computes theirs from memory; any other session
+        (or every one, when some rows were already stored) is recomputed from the database."""
+        touched = {value[0] for value in values}
+        created = self.created & touched if all_new else set()
+        if created:
+            from council_db.session_stats import COLUMNS, stats_rows
+
+            rows = stats_rows([value for value in values if value[0] in created])
+            self._insert("session_stats", COLUMNS, "session_id, scale_id", rows)
+        self.refresh_session_stats(touched - created)
+        self.created -= touched
+
+    def refresh_session_stats(self, session_ids: set[int]) -> None:
+        """Recompute the touched sessions' statistics from their scores (a session's records
+        can arrive in several batches or imports, and an answer's mean score is not additive).
+        Ids come in runs (new sessions get consecutive ids), so each run is one range query."""
+        lock = self.connection.dialect.name == "postgresql"
+        for first, last in id_runs(session_ids):
+            bounds = {"first": first, "last": last}
+            if lock:  # serialise with another importer refreshing the same sessions
+                self.connection.execute(_sql("SELECT id FROM sessions WHERE id BETWEEN :first AND :last "
+                                             "ORDER BY id FOR UPDATE"), bounds)
+            self.connection.execute(_sql("DELETE FROM session_stats WHERE session_id BETWEEN :first AND :last"),
+                                    bounds)
+            self.connection.execute(_sql(read_sql("session_stats")), bounds)
+
+
+def id_runs(ids: set[int]) -> list[tuple[int, int]]:
+    """Sorted ids as (first, last) runs of consecutive integers."""
+    runs: list[tuple[int, int]] = []
+    for value in sorted(ids):
+        if runs and value == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], value)
+        else:
+            runs.append((value, value))
+    return runs
+
+
+@cache
+def _sql(statement: str):
+    from sqlalchemy import text
+
+    return text(statement)
 
 
 def _envelope_values(envelope: Envelope) -> tuple:

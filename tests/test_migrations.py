@@ -28,6 +28,7 @@ from council_db.models import NAMING_CONVENTION, Base
 
 EXPECTED_TABLES = {
     "models",
+    "session_stats",
     "scales",
     "exclusion_reasons",
     "imports",

@@ -456,3 +456,21 @@ def test_estimate_missing_values_follow_one_rule():
     e = Estimate.missing("x", 3)
     assert not e.computable and not e.has_interval and not e.covers(0.0) and math.isnan(e.se)
     assert Estimate(0.2, 0.1, 0.3).covers(0.1) and Estimate(0.2, 0.1, 0.3).se is None
+
+
+def test_the_within_session_se_from_sums_equals_the_one_from_per_session_influences():
+    from council_db.stats.correlation import WithinSums, session_moments, within_session_correlation_from_sums
+
+    rng = np.random.default_rng(3)
+    session = np.repeat(np.arange(60), 4)
+    x = rng.normal(7, 0.5, len(session))
+    y = 0.4 * x + rng.normal(0, 1, len(session)) + rng.normal(0, 2, 60)[session]
+    moments = session_moments(session, x, y)
+    estimate = within_session_correlation_from_sums(WithinSums.of(moments))
+
+    a, b, c = moments.sxy.sum(), moments.sxx.sum(), moments.syy.sum()
+    r = a / np.sqrt(b * c)
+    influence = moments.sxy / np.sqrt(b * c) - 0.5 * r * (moments.sxx / b + moments.syy / c)
+    assert estimate.estimate == pytest.approx(r)
+    assert estimate.se == pytest.approx(np.sqrt(60 / 59 * influence @ influence), rel=1e-9)
+    assert estimate.ci_low < r < estimate.ci_high

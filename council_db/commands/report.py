@@ -34,6 +34,10 @@ def bias_report(
     category: Annotated[Many, typer.Option(help="Only sessions of this query category (repeatable).")] = None,
     fmt: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
     seed: Annotated[int, typer.Option(help="Seed of the session resampling behind bootstrap CIs.")] = 0,
+    sample_sessions: Annotated[int, typer.Option(
+        "--sample-sessions", min=0, metavar="N",
+        help="Above N sessions, record-level analyses use a random sample of N of the window's sessions "
+             "(counts and length correlations still use all). 0 = never sample.")] = 5000,
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
 ) -> None:
     """The bias report: reviewer severity, position, length, self-preference, agreement.
@@ -56,10 +60,11 @@ def bias_report(
         window.session_query()
     except LineError as error:
         raise bad_time(error.problem) from None
-    data = report_window.load(state(ctx).database(), window)
+    loaded = report_window.load_for_report(state(ctx).database(), window, sample_sessions)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}
-    result = build(data, as_of=as_of, filters=filters, seed=seed)
+    result = build(loaded.data, as_of=as_of, filters=filters, seed=seed, totals=loaded.totals,
+                   window_sessions=loaded.window_sessions)
     if fmt is ReportFormat.json:
         print(result.model_dump_json(indent=2))
     elif fmt is ReportFormat.markdown:

@@ -14,7 +14,7 @@ that calls for long answers) removed; resampling whole sessions gives its interv
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -126,13 +126,37 @@ def pooled_r_over_records(length_chars: ArrayLike, score: ArrayLike, level: floa
     """
     x = np.asarray(length_chars, dtype=np.float64)
     y = np.asarray(score, dtype=np.float64)
-    n = len(x)
+    dx, dy = x - x.mean(), y - y.mean()
+    return pooled_r_from_sums(PooledSums(len(x), float(dx @ dx), float(dy @ dy), float(dx @ dy)), level,
+                              n_sessions)
+
+
+@dataclass(frozen=True)
+class PooledSums:
+    """Record count and centred sums of squares and products of (length, score) over records:
+    all the naive pooled r needs (a database can add them up from per-session sums)."""
+
+    n: int
+    sxx: float
+    syy: float
+    sxy: float
+
+    @classmethod
+    def from_raw(cls, n: int, sx: float, sy: float, sxx: float, syy: float, sxy: float) -> PooledSums:
+        """From raw sums (sum x, sum x^2, ...), as SQL adds them up."""
+        if n == 0:
+            return cls(0, 0.0, 0.0, 0.0)
+        return cls(n, max(sxx - sx * sx / n, 0.0), max(syy - sy * sy / n, 0.0), sxy - sx * sy / n)
+
+
+def pooled_r_from_sums(sums: PooledSums, level: float = 0.95, n_sessions: int | None = None) -> Estimate:
+    """llm-council's pooled r (see ``pooled_r_over_records``) from its sums."""
+    n = sums.n
     method = "llm-council pooled r: all records as independent, Fisher z SE 1/sqrt(N-3)"
     if n < LLM_COUNCIL_MIN_RECORDS:
         return Estimate.missing(method, n_sessions, level)
-    dx, dy = x - x.mean(), y - y.mean()
-    sx, sy = math.sqrt(float(dx @ dx)), math.sqrt(float(dy @ dy))
-    r = 0.0 if sx == 0 or sy == 0 else float(dx @ dy) / (sx * sy)
+    sx, sy = math.sqrt(sums.sxx), math.sqrt(sums.syy)
+    r = 0.0 if sx == 0 or sy == 0 else min(max(sums.sxy / (sx * sy), -1.0), 1.0)
     z = math.atanh(min(max(r, -0.9999), 0.9999))
     se = 1.0 / math.sqrt(n - 3)
     crit = 1.96 if level == 0.95 else normal_quantile(level)
@@ -180,37 +204,80 @@ def mean_fisher_z_r(r_s: ArrayLike, level: float = 0.95, min_sessions: int = WRI
 # --------------------------------------------------------------------------- the headline
 
 
-def within_session_correlation_from_moments(moments: SessionMoments, n_boot: int = 1000, rng: RngLike = None,
-                                            level: float = 0.95) -> Estimate:
-    """The within-session correlation r_w = sum_s sxy / sqrt(sum_s sxx * sum_s syy) from
-    per-session moments; see ``within_session_correlation``. Sessions with fewer than 2
-    points carry no within-session information and are left out (``n_sessions`` counts
-    the sessions used)."""
-    used = moments.subset(moments.n >= 2)
-    g = len(used)
-    a, b, c = float(used.sxy.sum()), float(used.sxx.sum()), float(used.syy.sum())
-    boot = f"session bootstrap expanded-percentile CI, {n_boot} resamples" if n_boot > 0 else "Fisher-z CI"
-    method = f"within-session r; {boot}; SE and p: cluster-robust (delta method), t with G-1 df"
+@dataclass(frozen=True)
+class WithinSums:
+    """Sums over sessions (those with >= 2 points) of the per-session moments and of their
+    products: the within-session r and its cluster-robust SE need nothing else, so a
+    database can compute them in one pass over per-session rows."""
+
+    g: int
+    sxy: float
+    sxx: float
+    syy: float
+    sxy_sxy: float
+    sxx_sxx: float
+    syy_syy: float
+    sxx_syy: float
+    sxy_sxx: float
+    sxy_syy: float
+
+    @classmethod
+    def of(cls, moments: SessionMoments) -> WithinSums:
+        m = moments.subset(moments.n >= 2)
+        return cls(len(m), float(m.sxy.sum()), float(m.sxx.sum()), float(m.syy.sum()), float(m.sxy @ m.sxy),
+                   float(m.sxx @ m.sxx), float(m.syy @ m.syy), float(m.sxx @ m.syy), float(m.sxy @ m.sxx),
+                   float(m.sxy @ m.syy))
+
+    def influence_ss(self, r: float) -> float:
+        """Sum over sessions of the squared influence psi_s = sxy_s/S - (r/2)(sxx_s/B + syy_s/C),
+        S = sqrt(BC): the linearisation of r_w = A/S, expanded into the sums above."""
+        b, c = self.sxx, self.syy
+        scale = math.sqrt(b * c)
+        return (self.sxy_sxy / (b * c)
+                + 0.25 * r * r * (self.sxx_sxx / (b * b) + self.syy_syy / (c * c) + 2.0 * self.sxx_syy / (b * c))
+                - r / scale * (self.sxy_sxx / b + self.sxy_syy / c))
+
+
+ANALYTIC_CI = "Fisher-z CI"
+WITHIN_METHOD = "within-session r; {ci}; SE and p: cluster-robust (delta method), t with G-1 df"
+
+
+def within_session_correlation_from_sums(sums: WithinSums, level: float = 0.95) -> Estimate:
+    """The within-session correlation r_w = sum_s sxy / sqrt(sum_s sxx * sum_s syy) with an
+    analytic interval (Fisher z of r_w -/+ t quantile x the cluster-robust SE), O(1) given
+    the sums; see ``within_session_correlation``."""
+    g, a, b, c = sums.g, sums.sxy, sums.sxx, sums.syy
+    method = WITHIN_METHOD.format(ci=ANALYTIC_CI)
     if g < 2 or b <= 0 or c <= 0:
         return Estimate.missing(method, g, level)
-    scale = math.sqrt(b * c)
-    r = min(max(a / scale, -1.0), 1.0)
-    # Linearisation of r_w in the per-session sums: each session's influence on r_w.
-    influence = used.sxy / scale - 0.5 * r * (used.sxx / b + used.syy / c)
-    se = math.sqrt(g / (g - 1) * float(influence @ influence))
+    r = min(max(a / math.sqrt(b * c), -1.0), 1.0)
+    se = math.sqrt(g / (g - 1) * max(sums.influence_ss(r), 0.0))
     df = g - 1
     p = t_p_value(r / se, df) if se > 0 else (math.nan if r == 0 else 0.0)
-    if n_boot > 0:
-        sums = resampled_sums(np.column_stack([used.sxy, used.sxx, used.syy]), n_boot, rng)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r_star = sums[:, 0] / np.sqrt(sums[:, 1] * sums[:, 2])
-        low, high = percentile_interval(r_star, level, g)
-    elif abs(r) < 1.0:
+    if abs(r) < 1.0:
         z, se_z, q = math.atanh(r), se / (1.0 - r * r), t_quantile(level, df)
         low, high = math.tanh(z - q * se_z), math.tanh(z + q * se_z)
     else:
         low = high = r
     return Estimate(r, low, high, se, p, level, g, method)
+
+
+def within_session_correlation_from_moments(moments: SessionMoments, n_boot: int = 1000, rng: RngLike = None,
+                                            level: float = 0.95) -> Estimate:
+    """The within-session correlation from per-session moments; see
+    ``within_session_correlation``. Sessions with fewer than 2 points carry no
+    within-session information and are left out (``n_sessions`` counts the sessions used).
+    With ``n_boot`` > 0 the interval resamples whole sessions instead of the analytic one."""
+    estimate = within_session_correlation_from_sums(WithinSums.of(moments), level)
+    if n_boot <= 0 or not estimate.has_interval:
+        return estimate
+    used = moments.subset(moments.n >= 2)
+    sums = resampled_sums(np.column_stack([used.sxy, used.sxx, used.syy]), n_boot, rng)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r_star = sums[:, 0] / np.sqrt(sums[:, 1] * sums[:, 2])
+    low, high = percentile_interval(r_star, level, len(used))
+    ci = f"session bootstrap expanded-percentile CI, {n_boot} resamples"
+    return replace(estimate, ci_low=low, ci_high=high, method=WITHIN_METHOD.format(ci=ci))
 
 
 def within_session_correlation(session: ArrayLike, x: ArrayLike, y: ArrayLike, n_boot: int = 1000,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -53,6 +54,24 @@ def _pooled(z: float, se: float, crit: float, level: float, k: int, method: str)
                     normal_p_value(z / se), level, k, method)
 
 
+@dataclass(frozen=True)
+class FisherZSums:
+    """What fixed-effect pooling and Cochran's Q need from the k usable sessions: sums of
+    w = n - 3, w^2, w z and w z^2 (z = atanh r). A database can add these up per session."""
+
+    k: int
+    sw: float
+    sw2: float
+    swz: float
+    swz2: float
+    dropped_reasons: dict[str, int] = field(default_factory=dict)
+
+
+# Given tau^2, (sum w*, sum w* z) with random-effects weights w* = 1 / (1/w + tau^2): a
+# second pass over the sessions, once tau^2 is known.
+RandomSums = Callable[[float], tuple[float, float]]
+
+
 def meta_analysis(r_s: ArrayLike, n_s: ArrayLike, level: float = 0.95) -> MetaAnalysis:
     """Fixed and DerSimonian-Laird random effects pooling of per-session r with n_s points.
 
@@ -69,26 +88,36 @@ def meta_analysis(r_s: ArrayLike, n_s: ArrayLike, level: float = 0.95) -> MetaAn
     used = ~(nan_r | few | perfect)
     reasons = {"too_few_answers": int(few.sum()), "perfect_correlation": int(perfect.sum()),
                "no_correlation": int(nan_r.sum())}
-    dropped = int((~used).sum())
     z, w = np.arctanh(r[used]), n[used] - 3.0
-    k = len(z)
+    sums = FisherZSums(len(z), float(w.sum()), float(w @ w), float(w @ z), float(w @ (z * z)), reasons)
+
+    def random_sums(tau2: float) -> tuple[float, float]:
+        w_star = 1.0 / (1.0 / w + tau2)
+        return float(w_star.sum()), float(w_star @ z)
+
+    return meta_analysis_from_sums(sums, random_sums, level)
+
+
+def meta_analysis_from_sums(sums: FisherZSums, random_sums: RandomSums, level: float = 0.95) -> MetaAnalysis:
+    """``meta_analysis`` from the sums of its usable sessions (see ``FisherZSums``)."""
+    k, reasons = sums.k, dict(sums.dropped_reasons)
+    dropped = sum(reasons.values())
     if k == 0:
         none = Estimate.missing(FIXED, 0, level, se=None)
         return MetaAnalysis(none, Estimate.missing(RANDOM, 0, level, se=None), math.nan, 0, math.nan, math.nan,
                             math.nan, 0, dropped, math.nan, math.nan, math.nan, math.nan, reasons)
     crit = normal_quantile(level)
-    sw = float(w.sum())
-    z_fixed = float(w @ z) / sw
+    sw = sums.sw
+    z_fixed = sums.swz / sw
     se_fixed = 1.0 / math.sqrt(sw)
-    dev = z - z_fixed
-    q = float(w @ (dev * dev))
+    q = max(sums.swz2 - sums.swz * z_fixed, 0.0)
     df = k - 1
-    c = sw - float(w @ w) / sw
+    c = sw - sums.sw2 / sw
     tau2 = max(0.0, (q - df) / c) if c > 0 else 0.0
     i2 = (q - df) / q if q > df else 0.0
-    w_star = 1.0 / (1.0 / w + tau2)
-    z_random = float(w_star @ z) / float(w_star.sum())
-    se_random = 1.0 / math.sqrt(float(w_star.sum()))
+    sw_star, swz_star = random_sums(tau2) if tau2 > 0 else (sw, sums.swz)
+    z_random = swz_star / sw_star
+    se_random = 1.0 / math.sqrt(sw_star)
     return MetaAnalysis(
         fixed=_pooled(z_fixed, se_fixed, crit, level, k, FIXED),
         random=_pooled(z_random, se_random, crit, level, k, RANDOM),

@@ -1,0 +1,79 @@
+"""Per-session sufficient statistics of sessions that a batch of the importer created.
+
+The same numbers as sql/session_stats.sql (the definition, and what any other session
+gets), computed with numpy from the rows the importer holds in memory: reading them back
+with SQL would cost a third of the import's time. A test checks the two agree.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Sequence
+
+import numpy as np
+
+UNSCORED, OUT_OF_SCALE = 1, 2  # exclusion_reasons ids (contract.EXCLUSION_REASONS)
+COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_scale", "score_sum", "score_sq_sum",
+           "length_sum", "length_sq_sum", "length_score_sum", "answers", "answer_sxx", "answer_syy", "answer_sxy")
+
+
+def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group number of each row (groups numbered in key order) and the first row of each
+    group; rows group together when every key is equal. Needs at least one row."""
+    order = np.lexsort(keys[::-1])  # lexsort's primary key is its last
+    new = np.zeros(len(order), dtype=bool)
+    new[0] = True
+    for key in keys:
+        ordered = key[order]
+        new[1:] |= ordered[1:] != ordered[:-1]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    return group, order[new]
+
+
+def stats_rows(values: Sequence[tuple]) -> list[tuple]:
+    """session_stats rows for score rows (store.SCORE_COLUMNS order: session_id, reviewer_id,
+    model_id, position, length, score, scale_id, display_order, self_review, exclusion_id, ...)."""
+    count = len(values)
+
+    def column(index: int, dtype: type) -> np.ndarray:
+        return np.fromiter(map(itemgetter(index), values), dtype=dtype, count=count)
+
+    session, model, scale = column(0, np.int64), column(2, np.int64), column(6, np.int64)
+    length, score, own = column(4, np.float64), column(5, np.float64), column(8, bool)
+    reason = np.fromiter((e or 0 for e in map(itemgetter(9), values)), dtype=np.int64, count=count)
+    usable = reason == 0
+
+    group, first = _groups(session, scale)
+    n = len(first)
+
+    def total(weights: np.ndarray | None = None, keep: np.ndarray | None = None) -> np.ndarray:
+        g = group if keep is None else group[keep]
+        w = None if weights is None else (weights if keep is None else weights[keep])
+        return np.bincount(g, weights=w, minlength=n)
+
+    answers = _answer_moments(group[usable & ~own], model[usable & ~own], length[usable & ~own],
+                              score[usable & ~own], n)
+    columns = [session[first], scale[first], total(), total(keep=usable), total(keep=reason == UNSCORED),
+               total(keep=reason == OUT_OF_SCALE), total(score, usable), total(score * score, usable),
+               total(length, usable), total(length * length, usable), total(length * score, usable), *answers]
+    return [(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]), int(row[5]), *map(float, row[6:11]),
+             int(row[11]), *map(float, row[12:])) for row in zip(*columns)]
+
+
+def _answer_moments(group: np.ndarray, model: np.ndarray, length: np.ndarray, score: np.ndarray,
+                    n: int) -> list[np.ndarray]:
+    """Per group: answer count and centred sums over answers of x = ln(chars + 1) and
+    y = the answer's mean score (an answer is a (model, length) pair in its session)."""
+    if len(group) == 0:
+        return [np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n), np.zeros(n)]
+    answer, first = _groups(group, model, length)
+    y = np.bincount(answer, weights=score) / np.bincount(answer)
+    x = np.log(length[first] + 1.0)
+    owner = group[first]
+    count = np.bincount(owner, minlength=n)
+    safe = np.maximum(count, 1)
+    dx = x - (np.bincount(owner, weights=x, minlength=n) / safe)[owner]
+    dy = y - (np.bincount(owner, weights=y, minlength=n) / safe)[owner]
+    return [count, np.bincount(owner, weights=dx * dx, minlength=n), np.bincount(owner, weights=dy * dy, minlength=n),
+            np.bincount(owner, weights=dx * dy, minlength=n)]

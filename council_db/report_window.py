@@ -130,16 +130,14 @@ def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
                   reviewers: list[str] = (), models: list[str] = (), scale: str | None = None) -> ScoreData:
     """The scores of the sessions ``sessions_sql`` selects (their ids), on ``scale`` (default:
     the scale most of them are on)."""
-    from sqlalchemy import text
+    from sqlalchemy import bindparam, text
 
-    query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records"))
+    query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")).bindparams(
+        bindparam("reviewers", expanding=True), bindparam("models", expanding=True))
+    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models))
     with db.engine.connect() as connection:
-        rows = connection.execute(query, params).fetchall()
-    # Columns by position (sql/report_records.sql): 2 reviewer, 3 model, 7 scale, 8 exclusion.
-    if reviewers:
-        rows = [r for r in rows if r[2] in reviewers]
-    if models:
-        rows = [r for r in rows if r[3] in models]
+        rows = connection.execute(query, {**params, **filters}).fetchall()
+    # Columns by position (sql/report_records.sql): 7 scale, 8 exclusion.
     usable = [r for r in rows if r[8] is None]
     scales = Counter(r[7] for r in usable)
     if scale is None:

@@ -1,0 +1,122 @@
+"""Scale benchmark: import rate, bias-report time and peak memory, bytes per session, at
+growing database sizes, each step a real `council-db` process as a user runs it.
+
+    python benchmarks/bench_scale.py [--sizes 1000,10000,100000,1000000] [--db-url URL] [--work DIR]
+
+Targets at 1,000,000 4x4 sessions (16M records, PRODUCT.md and issue 6): import >= 200,000
+records/s; `bias-report` <= 3 s and <= 300 MB peak; `--sessions N` and `--days D` windows cost in
+proportion to the window; <= 1 KB per session on disk; `council-db --help` <= 150 ms.
+
+Without --db-url each size gets a new SQLite file in --work (default: a temporary folder;
+1M sessions need ~8 GB for the JSONL and ~1 GB for the database). With --db-url (e.g. a
+PostgreSQL URL) the database is emptied (`db downgrade base`) before each size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from council_db.simulate import SimulationConfig, write_jsonl
+
+COMMAND = [sys.executable, "-m", "council_db"]
+
+
+def run(*args: str) -> tuple[float, float]:
+    """Run council-db; (wall seconds, peak RSS in MB) of that process."""
+    start = time.perf_counter()
+    process = subprocess.Popen([*COMMAND, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"council-db {' '.join(args)} failed: {process.stderr.read().decode()}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def best_of(runs: int, *args: str) -> tuple[float, float]:
+    results = [run(*args) for _ in range(runs)]
+    return min(r[0] for r in results), max(r[1] for r in results)
+
+
+def bytes_per_session(db_file: Path, sessions: int) -> float:
+    with sqlite3.connect(db_file) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        used = pages - connection.execute("PRAGMA freelist_count").fetchone()[0]
+        page = connection.execute("PRAGMA page_size").fetchone()[0]
+    return used * page / sessions
+
+
+def help_ms(runs: int = 15) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([*COMMAND, "--help"], stdout=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def measure(size: int, work: Path, db_url: str | None) -> dict[str, str]:
+    source = work / f"sessions-{size}.jsonl"
+    if not source.exists():
+        with source.open("wb") as out:  # a year of sessions, so --days windows have something to cut
+            write_jsonl(SimulationConfig(sessions=size, seed=size, days=365), out)
+    db_file = work / f"council-{size}.db"
+    if db_url is None:
+        for leftover in work.glob(f"council-{size}.db*"):
+            leftover.unlink()
+        db = str(db_file)
+    else:
+        db = db_url
+        run("--db", db, "db", "downgrade", "base")
+    records = size * 16
+    import_s, import_mb = run("--db", db, "import", str(source))
+    report_s, report_mb = best_of(3, "--db", db, "bias-report", "--format", "json")
+    window_s, _ = best_of(3, "--db", db, "bias-report", "--format", "json", "--sessions", "1000")
+    days_s, _ = best_of(3, "--db", db, "bias-report", "--format", "json", "--days", "7")
+    return {
+        "sessions": f"{size:,}",
+        "records": f"{records:,}",
+        "import rec/s": f"{records / import_s:,.0f}",
+        "import MB": f"{import_mb:,.0f}",
+        "report s": f"{report_s:.2f}",
+        "report MB": f"{report_mb:,.0f}",
+        "--sessions 1000 s": f"{window_s:.2f}",
+        "--days 7 s": f"{days_s:.2f}",
+        "bytes/session": f"{bytes_per_session(db_file, size):,.0f}" if db_url is None else "n/a",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000,100000,1000000", help="session counts, comma-separated")
+    parser.add_argument("--db-url", help="a database URL to use instead of one SQLite file per size")
+    parser.add_argument("--work", type=Path, help="folder for the JSONL and SQLite files (kept); default: temporary")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    with tempfile.TemporaryDirectory() as scratch:
+        work = args.work or Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        rows = [measure(size, work, args.db_url) for size in sizes]
+    backend = args.db_url.split(":", 1)[0] if args.db_url else f"SQLite {sqlite3.sqlite_version}"
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {backend}")
+    print(f"council-db --help: {help_ms():.0f} ms median of 15")
+    columns = list(rows[0])
+    widths = [max(len(c), *(len(r[c]) for r in rows)) for c in columns]
+    print("| " + " | ".join(c.rjust(w) for c, w in zip(columns, widths)) + " |")
+    print("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
+    for row in rows:
+        print("| " + " | ".join(row[c].rjust(w) for c, w in zip(columns, widths)) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -48,9 +48,9 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> Wind
     if not usable:
         return None
     main = max(usable, key=lambda row: (row["usable"], -row["scale_id"]))
-    excluded = {"unscored": sum(row["unscored"] for row in rows),
-                "out_of_scale": sum(row["out_of_scale"] for row in rows)}
-    excluded.update({f"other_scale:{row['scale']}": row["usable"] for row in usable if row is not main})
+    excluded = {"unscored": int(sum(row["unscored"] for row in rows)),
+                "out_of_scale": int(sum(row["out_of_scale"] for row in rows))}
+    excluded.update({f"other_scale:{row['scale']}": int(row["usable"]) for row in usable if row is not main})
 
     def random_sums(tau2: float) -> tuple[float, float]:
         query = text(prefix + read_sql("report_session_random_effects"))
@@ -59,11 +59,12 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> Wind
                                                            "scale_id": main["scale_id"]}).one()
         return float(sw_star), float(swz_star)
 
-    return WindowTotals(
-        sessions=main["sessions"], records=main["usable"], answers=main["answers"], undated=main["undated"],
+    return WindowTotals(  # int() and float(): PostgreSQL sums come back as Decimal
+        sessions=int(main["sessions"]), records=int(main["usable"]), answers=int(main["answers"]),
+        undated=int(main["undated"]),
         start_us=main["start_us"], end_us=main["end_us"], scale=main["scale"],
         excluded={reason: count for reason, count in excluded.items() if count},
-        pooled=PooledSums.from_raw(main["usable"], *(float(main[c]) for c in ("sx", "sy", "sxx", "syy", "sxy"))),
+        pooled=PooledSums.from_raw(int(main["usable"]), *(float(main[c]) for c in ("sx", "sy", "sxx", "syy", "sxy"))),
         within=WithinSums(int(main["g"]), *(float(main[f"w_{c}"] or 0.0) for c in (
             "sxy", "sxx", "syy", "sxy_sxy", "sxx_sxx", "syy_syy", "sxx_syy", "sxy_sxx", "sxy_syy"))),
         fisher=FisherZSums(int(main["k"]), *(float(main[c] or 0.0) for c in ("sw", "sw2", "swz", "swz2")),

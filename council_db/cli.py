@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.commands import db, exporting, importing, inspecting, report, simulate
+from council_db.commands import aggregate, db, exporting, importing, inspecting, report, simulate
 from council_db.commands.context import State
 from council_db.errors import CouncilDbError
 
@@ -51,6 +51,8 @@ app.command("stats")(inspecting.stats)
 app.command("sessions")(inspecting.sessions)
 app.command("rejected")(inspecting.rejected)
 app.command("simulate")(simulate.command)
+app.command("scores")(aggregate.scores)
+app.command("leaderboard")(aggregate.leaderboard)
 app.add_typer(db.app, name="db")
 
 

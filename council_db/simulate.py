@@ -75,6 +75,10 @@ class SimulationConfig:
     verbosity: float = 0.0  # score points per SD of log(length)
     length_quality_corr: float = 0.0  # corr(model mean log length, model quality)
     drift: dict[str, float] = field(default_factory=dict)  # reviewer -> change first..last session
+    # reviewer -> model -> share of that model's answers the reviewer scores (default 1: all).
+    # Uneven shares make reviewers see different candidate sets, as in judge pipelines that
+    # assign reviewers; a record not scored is not written.
+    scoring_share: dict[str, dict[str, float]] = field(default_factory=dict)
     anomaly_rate: float = 0.0
     noise_sd: float = 1.0
     base_score: float = 6.5
@@ -168,6 +172,13 @@ def _validate(c: SimulationConfig) -> None:
         f"{len(c.position_effects)} position effects but sessions show only {k} answers: "
         f"expected at most one value per display slot",
     )
+    for reviewer, shares in c.scoring_share.items():
+        check(reviewer in c.reviewer_ids, "scoring_share",
+              f"unknown reviewer {reviewer!r}: expected one of {', '.join(c.reviewer_ids)}")
+        for model, share in shares.items():
+            check(model in c.models, "scoring_share", f"unknown model {model!r}: expected one of {', '.join(c.models)}")
+            check(math.isfinite(share) and 0.0 <= share <= 1.0, "scoring_share",
+                  f"scoring share of {model!r} by {reviewer!r} must be between 0 and 1, got {share}")
     for name, value in (("anomaly_rate", c.anomaly_rate), ("unscored_rate", c.unscored_rate)):
         check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
     check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
@@ -200,6 +211,7 @@ class _Plan:
     drift: np.ndarray  # (R,)
     position_effects: np.ndarray  # (K,)
     self_model: np.ndarray  # (R,) index of the reviewer among models, -1 if it is not one
+    scoring_share: np.ndarray | None  # (R, M) share of each model's answers each reviewer scores
     model_log_length: np.ndarray  # (M,) mean log length of each model's answers
     log_length_mean: float
     log_length_sd: float
@@ -217,6 +229,8 @@ def _build_plan(c: SimulationConfig, rng: np.random.Generator) -> _Plan:
         drift=np.array([c.drift.get(r, 0.0) for r in reviewers]),
         position_effects=effects,
         self_model=np.array([c.models.index(r) if r in c.models else -1 for r in reviewers]),
+        scoring_share=np.array([[c.scoring_share.get(r, {}).get(m, 1.0) for m in c.models] for r in reviewers])
+        if c.scoring_share else None,
         model_log_length=log_means,
         # Every model answers equally often (all of them, or a uniform random subset),
         # so answers' log lengths are an equal mixture of per-model normals.
@@ -260,6 +274,7 @@ class _Chunk:
     models: np.ndarray  # (n, R, K) model index of each line
     tenths: np.ndarray  # (n, R, K) score * 10; 0 = unscored
     anomalies: dict[str, dict[str, Any]]
+    written: np.ndarray | None = None  # (n, R, K) False where the reviewer did not score the answer
 
 
 def _simulate_chunk(
@@ -308,7 +323,10 @@ def _simulate_chunk(
     if c.unscored_rate > 0:
         tenths[rng.random((n, r, k)) < c.unscored_rate] = 0
     models = np.take_along_axis(np.broadcast_to(candidates[:, None, :], (n, r, k)), columns, axis=-1)
-    return _Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies)
+    written = None  # drawn only when asked for, so other simulations keep their bytes
+    if plan.scoring_share is not None:
+        written = rng.random((n, r, k)) < plan.scoring_share[np.arange(r)[None, :, None], models]
+    return _Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written)
 
 
 def _session_ids(rng: np.random.Generator, n: int) -> list[str]:
@@ -407,6 +425,8 @@ class _LineFormatter:
         pieces[..., 3] = lengths[np.arange(n)[:, None, None] * k + chunk.columns]
         pieces[..., 4] = self.scores[chunk.tenths]
         pieces[..., 5] = self.tails[chunk.metadata][:, None, None]
+        if chunk.written is not None:
+            pieces[~chunk.written] = ""
         return "".join(pieces.ravel().tolist())
 
 
@@ -422,13 +442,15 @@ def write_jsonl(config: SimulationConfig, out: BinaryIO | TextIO) -> dict[str, A
     per_session = len(plan.offsets) * config.answers_per_session
     chunk_sessions = max(1, RECORDS_PER_CHUNK // per_session)
     anomalies: dict[str, dict[str, Any]] = {}
+    records = 0
     for first in range(0, config.sessions, chunk_sessions):
         n = min(chunk_sessions, config.sessions - first)
         chunk = _simulate_chunk(config, plan, rng, first, n)
         text = formatter.format(chunk)
         out.write(text if text_mode else text.encode())  # type: ignore[arg-type]
         anomalies.update(chunk.anomalies)
-    return _truth(config, plan, config.sessions * per_session, anomalies)
+        records += n * per_session if chunk.written is None else int(chunk.written.sum())
+    return _truth(config, plan, records, anomalies)
 
 
 def _truth(
@@ -460,6 +482,8 @@ def _truth(
         "log_length_sd": plan.log_length_sd,
         "model_log_length_means": dict(zip(c.models, plan.model_log_length.tolist())),
         "drift": dict(zip(reviewers, plan.drift.tolist())),
+        "scoring_share": {r: dict(zip(c.models, row)) for r, row in zip(reviewers, plan.scoring_share.tolist())}
+        if plan.scoring_share is not None else {},
         "anomaly_rate": c.anomaly_rate,
         "anomalous_sessions": anomalies,
         "unscored_rate": c.unscored_rate,

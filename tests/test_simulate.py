@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from council_db.commands.simulate import command
 from council_db.simulate import (
     SimulationConfig,
+    SimulationConfigError,
     parse_floats,
     parse_mapping,
     parse_utc_datetime,
@@ -345,3 +346,26 @@ def test_parse_floats_reads_a_comma_list() -> None:
     assert parse_floats("0.3,0,-0.2") == [0.3, 0.0, -0.2]
     with pytest.raises(ValueError, match="bad number 'x'"):
         parse_floats("1,x")
+
+
+def test_scoring_shares_make_reviewers_see_different_candidates() -> None:
+    models = ["m/a", "m/b", "m/c"]
+    config = SimulationConfig(sessions=400, seed=5, models=models, reviewers=["r/x", "r/y"],
+                              scoring_share={"r/x": {"m/a": 0.0, "m/b": 0.25}})
+    out = io.StringIO()
+    truth = write_jsonl(config, out)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(records) == truth["records"]
+    pairs = defaultdict(int)
+    for r in records:
+        pairs[r["reviewer_id"], r["model_id"]] += 1
+    assert pairs["r/x", "m/a"] == 0 and pairs["r/y", "m/a"] == pairs["r/x", "m/c"] == pairs["r/y", "m/b"] == 400
+    assert 0.2 < pairs["r/x", "m/b"] / 400 < 0.3
+    assert truth["scoring_share"]["r/x"] == {"m/a": 0.0, "m/b": 0.25, "m/c": 1.0}
+
+
+def test_scoring_shares_outside_0_1_or_for_unknown_ids_are_refused() -> None:
+    with pytest.raises(SimulationConfigError, match="between 0 and 1"):
+        SimulationConfig(models=["m/a"], scoring_share={"m/a": {"m/a": 1.5}})
+    with pytest.raises(SimulationConfigError, match="unknown reviewer 'r/z'"):
+        SimulationConfig(models=["m/a"], scoring_share={"r/z": {"m/a": 0.5}})

@@ -1,0 +1,22 @@
+"""The calibrated view: consensus scores per candidate answer (ADR 0017's aggregation
+strategies) and a leaderboard of models over a window. Analytics only: stored scores are
+read, never changed. Modules: ``strategies`` (the five methods), ``calibration`` (weights,
+offsets and per-reviewer scales: given or estimated), ``leaderboard`` (ranking with
+session-bootstrap CIs)."""
+
+from council_db.aggregation.calibration import calibrate, check_reviewers, parse_pairs, read_config
+from council_db.aggregation.leaderboard import Standing, leaderboard
+from council_db.aggregation.strategies import Calibration, Consensus, Method, consensus
+
+__all__ = [
+    "Calibration",
+    "Consensus",
+    "Method",
+    "Standing",
+    "calibrate",
+    "check_reviewers",
+    "consensus",
+    "leaderboard",
+    "parse_pairs",
+    "read_config",
+]

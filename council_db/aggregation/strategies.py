@@ -1,0 +1,128 @@
+"""ADR 0017's strategies for turning several reviewers' scores of one answer into one score.
+
+A *candidate answer* is one model's answer in one session (one model under two labels is two
+answers, told apart by length as in ``stats.answer_index``). Every strategy gives each answer
+one consensus score, in score points:
+
+* ``mean``: the average of its reviewers' scores.
+* ``weighted``: sum(w_r * score) / sum(w_r); reviewers without a weight weigh 1.
+* ``median``: the median of its reviewers' scores (the mean of the middle two for an even count).
+* ``bias-adjusted``: the mean of score - offset_r, where offset_r is reviewer r's bias in score
+  points (negative = harsh): the score the average reviewer would have given.
+* ``normalized``: each score becomes its reviewer's z-score, (score - mean_r) / sd_r; the mean z
+  is put back on the average reviewer's scale (mean of the reviewer means + z * mean of the
+  reviewer SDs), so it reads in score points and ranks the same as the mean z.
+
+Self-reviews (reviewer = candidate model) are left out by default: they are data about
+self-preference, not ordinary scores. Nothing here changes stored scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from council_db.analysis_data import ScoreData
+from council_db.errors import CouncilDbError
+from council_db.stats import answer_index
+
+
+class Method(str, Enum):
+    mean = "mean"
+    weighted = "weighted"
+    median = "median"
+    bias_adjusted = "bias-adjusted"
+    normalized = "normalized"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What a strategy needs per reviewer, and where it came from (said in every output)."""
+
+    weights: dict[str, float] = field(default_factory=dict)  # weighted; a reviewer not named weighs 1
+    offsets: dict[str, float] = field(default_factory=dict)  # bias-adjusted; every reviewer scored
+    means: dict[str, float] = field(default_factory=dict)  # normalized; every reviewer scored
+    sds: dict[str, float] = field(default_factory=dict)
+    source: str = "none needed"
+    n_sessions: int | None = None  # sessions the offsets or scales were estimated from
+    n_records: int | None = None
+
+
+@dataclass(frozen=True)
+class Consensus:
+    """One consensus score per candidate answer, answers in (session, model, length) order."""
+
+    session: np.ndarray  # int64 session number in the ScoreData
+    model: np.ndarray  # int64 index into ``models``
+    length: np.ndarray  # int64 response_length_chars
+    score: np.ndarray  # float64 consensus score, score points
+    n_reviewers: np.ndarray  # int64 reviewer scores the consensus rests on
+    models: list[str]
+    session_keys: list[str]
+
+    def __len__(self) -> int:
+        return len(self.score)
+
+
+def consensus(data: ScoreData, method: Method, calibration: Calibration, include_self: bool = False) -> Consensus:
+    """Each answer's consensus score under ``method``. Raises CouncilDbError when the
+    calibration lacks a reviewer the method needs (the message names the reviewer and the fix)."""
+    keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
+    reviewer, score = data.reviewer[keep], data.score[keep]
+    weight = np.ones(len(score))
+    if method is Method.weighted:
+        weight = np.array([calibration.weights.get(name, 1.0) for name in data.reviewers])[reviewer]
+    elif method is Method.bias_adjusted:
+        score = score - _per_reviewer(calibration.offsets, data.reviewers, reviewer, "offset")
+    elif method is Method.normalized:
+        means = _per_reviewer(calibration.means, data.reviewers, reviewer, "mean and SD")
+        sds = _per_reviewer(calibration.sds, data.reviewers, reviewer, "mean and SD")
+        common_mean = float(np.mean(list(calibration.means.values())))
+        common_sd = float(np.mean(list(calibration.sds.values())))
+        score = common_mean + common_sd * (score - means) / sds
+
+    answer, first = answer_index(data.session[keep], data.model[keep], data.log_length[keep])
+    used = weight > 0
+    n_reviewers = np.bincount(answer[used], minlength=len(first))
+    if method is Method.median:
+        values = _grouped_median(answer, score, len(first))
+    else:
+        totals = np.bincount(answer, weights=weight * score, minlength=len(first))
+        weights = np.bincount(answer, weights=weight, minlength=len(first))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = totals / weights
+    scored = n_reviewers > 0  # an answer only zero-weight reviewers scored has no consensus
+    first = first[scored]
+    return Consensus(
+        session=data.session[keep][first], model=data.model[keep][first],
+        length=np.rint(np.expm1(data.log_length[keep][first])).astype(np.int64),
+        score=values[scored], n_reviewers=n_reviewers[scored].astype(np.int64),
+        models=list(data.models), session_keys=list(data.session_keys),
+    )
+
+
+def _per_reviewer(values: dict[str, float], names: list[str], reviewer: np.ndarray, what: str) -> np.ndarray:
+    """Each record's reviewer's value; every reviewer present must have one."""
+    present = sorted({names[r] for r in np.unique(reviewer).tolist()})
+    missing = [name for name in present if name not in values]
+    if missing:
+        raise CouncilDbError(
+            f"no {what} for reviewer(s) {', '.join(missing)}: they have too few scores in the calibration "
+            "window; widen the window or give --offsets REVIEWER=X,... (bias-adjusted) or use another --method")
+    return np.array([values.get(name, np.nan) for name in names])[reviewer]
+
+
+def _grouped_median(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """The median of ``values`` within each group (NaN for an empty group), without a loop."""
+    order = np.lexsort((values, group))
+    g, v = group[order], values[order]
+    counts = np.bincount(g, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    out = np.full(n_groups, np.nan)
+    has = counts > 0
+    low = starts[has] + (counts[has] - 1) // 2
+    high = starts[has] + counts[has] // 2
+    out[has] = (v[low] + v[high]) / 2.0
+    return out

@@ -1,0 +1,127 @@
+"""What `council-db scores` and `council-db leaderboard` compute from the database: plain
+dicts (JSON-ready) that say which method, calibration, window and sample sizes they rest on."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from council_db.aggregation.calibration import calibrate, check_reviewers
+from council_db.aggregation.leaderboard import N_BOOT, leaderboard
+from council_db.aggregation.strategies import Calibration, Method, consensus
+from council_db.analysis_data import ScoreData
+from council_db.contract import format_us
+from council_db.database import Database
+from council_db.errors import CouncilDbError
+from council_db.report_window import Window, load, load_sessions
+from council_db.stats import confidence_tier
+
+NEEDS_WINDOW = (Method.bias_adjusted, Method.normalized)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One aggregation as the user asked for it."""
+
+    method: Method
+    weights: dict[str, float]
+    offsets: dict[str, float]
+    include_self: bool = False
+
+
+def check_names(db: Database, settings: Settings) -> None:
+    """Reviewers named in weights or offsets must be stored ids (a typo would silently do nothing)."""
+    from sqlalchemy import text
+
+    with db.engine.connect() as connection:
+        known = sorted(connection.execute(text("SELECT name FROM models")).scalars())
+    check_reviewers(settings.weights, known, "--weights")
+    check_reviewers(settings.offsets, known, "--offsets")
+
+
+def session_scores(db: Database, session_key: str, settings: Settings) -> dict[str, Any]:
+    """Each candidate's consensus score in one session. Offsets and scales a method estimates
+    come from every stored session (the calibration window), on the session's scale."""
+    data = load_sessions(db, "SELECT id FROM sessions WHERE session_key = :key", {"key": session_key})
+    if data.n_records == 0:
+        raise CouncilDbError(_no_scores(db, session_key))
+    calibration_data = data
+    if settings.method in NEEDS_WINDOW and not (settings.method is Method.bias_adjusted and settings.offsets):
+        calibration_data = load(db, Window())
+        if calibration_data.scale != data.scale:
+            raise CouncilDbError(f"session {session_key} is scored on {data.scale} but most stored scores are on "
+                                 f"{calibration_data.scale}: {settings.method.value} cannot be calibrated for it; "
+                                 "use --method mean, weighted or median, or give --offsets")
+    calibration = calibrate(settings.method, calibration_data, weights=settings.weights, offsets=settings.offsets,
+                            include_self=settings.include_self)
+    result = consensus(data, settings.method, calibration, settings.include_self)
+    order = sorted(range(len(result)), key=lambda i: -result.score[i])
+    rows = [{"rank": place, "model": result.models[result.model[i]], "response_length_chars": int(result.length[i]),
+             "score": float(result.score[i]), "reviewers": int(result.n_reviewers[i])}
+            for place, i in enumerate(order, start=1)]
+    ts = int(data.session_ts_us[0])
+    return {"session_id": session_key, "timestamp": format_us(ts) if ts >= 0 else None,
+            "method": settings.method.value, "scale": data.scale, "include_self": settings.include_self,
+            "calibration": _calibration(settings.method, calibration), "excluded": dict(data.excluded),
+            "candidates": rows}
+
+
+def model_leaderboard(db: Database, window: Window, settings: Settings, *, filters: dict[str, Any],
+                      seed: int = 0, n_boot: int = N_BOOT) -> dict[str, Any]:
+    """Models ranked by mean consensus score over the window, with session-bootstrap CIs."""
+    data = load(db, window)
+    if data.n_records == 0:
+        raise CouncilDbError("no usable scores in this window (see council-db stats, or widen the window)")
+    calibration = calibrate(settings.method, data, weights=settings.weights, offsets=settings.offsets,
+                            include_self=settings.include_self)
+    standings = leaderboard(consensus(data, settings.method, calibration, settings.include_self), n_boot, seed)
+    tier = confidence_tier(data.n_sessions)
+    warnings = [] if tier != "insufficient" else \
+        [f"only {data.n_sessions} sessions (fewer than 10): the ranking is not to be trusted"]
+    models = [{"rank": s.rank, "model": s.model,
+               "score": {"estimate": s.score.estimate, "ci_low": _number(s.score.ci_low),
+                         "ci_high": _number(s.score.ci_high), "n_sessions": s.n_sessions, "n_records": s.n_records},
+               "rank_ci_low": s.rank_low, "rank_ci_high": s.rank_high,
+               "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records} for s in standings]
+    return {"method": settings.method.value, "window": _window(data, window.as_of, filters), "confidence": tier,
+            "include_self": settings.include_self, "calibration": _calibration(settings.method, calibration),
+            "interval": f"95%, {n_boot} session resamples (seed {seed}), expanded percentile; ranks: 2.5-97.5% "
+                        "quantiles", "excluded": dict(data.excluded), "models": models, "warnings": warnings}
+
+
+def _window(data: ScoreData, as_of: str | None, filters: dict[str, Any]) -> dict[str, Any]:
+    times = data.session_ts_us[data.session_ts_us >= 0]
+    return {"start": format_us(int(times.min())) if len(times) else None,
+            "end": format_us(int(times.max())) if len(times) else None,
+            "sessions": data.n_sessions, "records": data.n_records, "scale": data.scale, "as_of": as_of,
+            "filters": filters}
+
+
+def _calibration(method: Method, calibration: Calibration) -> dict[str, Any]:
+    """What the method used per reviewer, and from how much data."""
+    out: dict[str, Any] = {"source": calibration.source, "sessions": calibration.n_sessions,
+                           "records": calibration.n_records}
+    if method is Method.weighted:
+        out["weights"] = calibration.weights
+    elif method is Method.bias_adjusted:
+        out["offsets"] = calibration.offsets
+    elif method is Method.normalized:
+        out["means"], out["sds"] = calibration.means, calibration.sds
+    return out
+
+
+def _number(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _no_scores(db: Database, session_key: str) -> str:
+    from sqlalchemy import text
+
+    with db.engine.connect() as connection:
+        known = connection.execute(text("SELECT 1 FROM sessions WHERE session_key = :key"),
+                                   {"key": session_key}).first()
+    if known is None:
+        return f"unknown session {session_key!r}: see council-db sessions for ids"
+    return f"session {session_key!r} has no usable scores (all unscored or out of scale: see council-db export " \
+           f"--session {session_key})"

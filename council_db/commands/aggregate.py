@@ -1,0 +1,153 @@
+"""council-db scores and council-db leaderboard: the calibrated view (ADR 0017's strategies)."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from council_db.commands.context import bad_time, message, state
+
+if TYPE_CHECKING:
+    from council_db.aggregation.view import Settings
+
+
+class MethodName(str, Enum):
+    mean = "mean"
+    weighted = "weighted"
+    median = "median"
+    bias_adjusted = "bias-adjusted"
+    normalized = "normalized"
+
+
+class ViewFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+Many = Optional[list[str]]
+MethodOption = Annotated[MethodName, typer.Option(
+    "--method", help="mean, weighted, median, bias-adjusted (minus each reviewer's offset) or normalized "
+                     "(per-reviewer z-scores).")]
+WeightsOption = Annotated[Optional[str], typer.Option(
+    metavar="REVIEWER=W,...", help="weighted: weight per reviewer (>= 0); reviewers not named weigh 1.")]
+OffsetsOption = Annotated[Optional[str], typer.Option(
+    metavar="REVIEWER=X,...", help="bias-adjusted: each reviewer's bias in score points (negative = harsh), "
+                                   "subtracted; reviewers not named get 0. Default: the joint model's severities.")]
+ConfigOption = Annotated[Optional[Path], typer.Option(
+    metavar="FILE", help="TOML (.toml) or JSON file with 'weights' and/or 'offsets' tables; options win.")]
+IncludeSelfOption = Annotated[bool, typer.Option(
+    "--include-self", help="Keep self-reviews (a model scoring its own answer); left out by default.")]
+FormatOption = Annotated[ViewFormat, typer.Option("--format", help="table, json or csv.")]
+
+
+def _settings(method: MethodName, weights: str | None, offsets: str | None, config: Path | None,
+              include_self: bool) -> Settings:
+    from council_db.aggregation import Method, parse_pairs, read_config
+    from council_db.aggregation.view import Settings
+
+    tables = read_config(config) if config is not None else {"weights": {}, "offsets": {}}
+    chosen = Method(method.value)
+    given = {"weights": tables["weights"] | parse_pairs(weights, "--weights"),
+             "offsets": tables["offsets"] | parse_pairs(offsets, "--offsets")}
+    used = {Method.weighted: "weights", Method.bias_adjusted: "offsets"}.get(chosen)
+    for name, values in given.items():
+        if values and name != used:
+            message(f"note: {name} are not used by --method {chosen.value}")
+    return Settings(chosen, given["weights"], given["offsets"], include_self)
+
+
+def scores(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Option("--session", help="The session's id, as in council-db sessions.")],
+    method: MethodOption = MethodName.mean,
+    weights: WeightsOption = None,
+    offsets: OffsetsOption = None,
+    config: ConfigOption = None,
+    include_self: IncludeSelfOption = False,
+    fmt: FormatOption = ViewFormat.table,
+) -> None:
+    """Each candidate's consensus score in one session, under one aggregation method.
+
+    Offsets and per-reviewer scales are estimated over every stored session. Stored scores
+    are never changed."""
+    from council_db.aggregation.view import check_names, session_scores
+
+    settings = _settings(method, weights, offsets, config, include_self)
+    db = state(ctx).database()
+    check_names(db, settings)
+    result = session_scores(db, session, settings)
+    title = f"session {result['session_id']} ({result['timestamp'] or 'no timestamp'}), {result['method']}, " \
+            f"scale {result['scale']}"
+    _emit(result, result["candidates"], fmt, title, {"session_id": result["session_id"], "method": result["method"]})
+
+
+def leaderboard(
+    ctx: typer.Context,
+    method: MethodOption = MethodName.mean,
+    weights: WeightsOption = None,
+    offsets: OffsetsOption = None,
+    config: ConfigOption = None,
+    include_self: IncludeSelfOption = False,
+    sessions: Annotated[Optional[int], typer.Option("--sessions", min=1, help="Only the latest N sessions.")] = None,
+    days: Annotated[Optional[float], typer.Option(min=0, help="Only sessions in the D days up to --as-of.")] = None,
+    since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
+    as_of: Annotated[Optional[str], typer.Option(
+        help="As of this time: later sessions and later imports are ignored.")] = None,
+    reviewer: Annotated[Many, typer.Option(help="Only scores by this reviewer (repeatable).")] = None,
+    model: Annotated[Many, typer.Option(help="Only this candidate model (repeatable).")] = None,
+    config_version: Annotated[Many, typer.Option(help="Only sessions with this council_config_version.")] = None,
+    category: Annotated[Many, typer.Option(help="Only sessions of this query category (repeatable).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the session resampling behind the CIs.")] = 0,
+    fmt: FormatOption = ViewFormat.table,
+) -> None:
+    """Models ranked by consensus score over a window, with 95% CIs from resampling sessions.
+
+    Offsets and per-reviewer scales are estimated over the same window. Stored scores are
+    never changed."""
+    from council_db.aggregation.view import check_names, model_leaderboard
+    from council_db.contract import LineError
+    from council_db.report_window import Window
+
+    settings = _settings(method, weights, offsets, config, include_self)
+    window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                    reviewers=reviewer or [], models=model or [],
+                    config_versions=config_version or [], categories=category or [])
+    try:
+        window.session_query()
+    except LineError as error:
+        raise bad_time(error.problem) from None
+    db = state(ctx).database()
+    check_names(db, settings)
+    filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
+                                     model=model, config_version=config_version, category=category).items() if v}
+    result = model_leaderboard(db, window, settings, filters=filters, seed=seed)
+    w = result["window"]
+    rows = [{"rank": m["rank"], "model": m["model"], "score": m["score"]["estimate"], "ci_low": m["score"]["ci_low"],
+             "ci_high": m["score"]["ci_high"], "rank_ci_low": m["rank_ci_low"], "rank_ci_high": m["rank_ci_high"],
+             "sessions": m["sessions"], "answers": m["answers"], "records": m["records"]} for m in result["models"]]
+    title = f"leaderboard, {result['method']}: {w['sessions']} sessions, {w['records']} records, " \
+            f"{w['start'] or '?'} to {w['end'] or '?'} (scale {w['scale']}), 95% CIs"
+    _emit(result, rows, fmt, title, {"method": result["method"], "window_start": w["start"],
+                                     "window_end": w["end"], "window_sessions": w["sessions"]})
+    for warning in result["warnings"]:
+        message(f"warning: {warning}")
+
+
+def _emit(result: dict[str, Any], rows: list[dict], fmt: ViewFormat, title: str, context: dict[str, Any]) -> None:
+    """json: the whole result; table: rows under a title, calibration on stderr; csv: rows
+    carrying the method and window in their own columns, so a file says what it holds."""
+    from council_db.output import Format, emit_rows
+
+    if fmt is ViewFormat.json:
+        print(json.dumps(result, indent=2))
+    elif fmt is ViewFormat.csv:
+        emit_rows([row | context for row in rows], Format.csv)
+    else:
+        emit_rows(rows, Format.table, title=title)
+        message(f"calibration: {result['calibration']['source']}")

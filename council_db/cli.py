@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.commands import db, exporting, importing, inspecting, orders, recording, report, simulate
+from council_db.commands import db, exporting, importing, inspecting, orders, push, recording, report, simulate
 from council_db.commands.context import State
 from council_db.errors import CouncilDbError
 
@@ -49,6 +49,7 @@ app.command("import")(importing.command)
 app.command("export")(exporting.command)
 app.command("ingest")(recording.ingest)
 app.command("orders")(orders.command)
+app.command("push")(push.command)
 app.command("stats")(inspecting.stats)
 app.command("sessions")(inspecting.sessions)
 app.command("rejected")(inspecting.rejected)

@@ -147,8 +147,8 @@ def send_pending(db: Database, endpoint: str, settings: PushSettings,
                 requests += 1
                 try:
                     accepted, error = _post(client, endpoint, body)
-                except CouncilDbError:
-                    _record_failure(db, ids, "refused")
+                except CouncilDbError as refused:
+                    _record_failure(db, ids, str(refused))
                     raise
                 if accepted:
                     _update(db, ids, sent_at=_now(), last_error=None)

@@ -29,7 +29,7 @@ import council_db
 from council_db.errors import CouncilDbError
 from council_db.importer import import_files
 from council_db.report_model import BiasReport
-from tests.conftest import run_module, scalar, write_jsonl
+from tests.conftest import Cli, run_module, scalar, write_jsonl
 
 ANSWERS = [
     {"model": "openai/gpt-4o", "response": "Short answer."},
@@ -180,16 +180,10 @@ def test_a_recorded_session_is_stored_exactly_like_importing_llm_councils_jsonl(
         import_files(other.database, [str(write_jsonl(tmp_path / "s.jsonl", result.records))])
 
     from_api = cli("export").stdout
-    from_import = cli.runner.invoke(cli_app(), ["--db", str(imported), "export"]).stdout
+    from_import = Cli(imported)("export").stdout
     assert from_api == from_import
     exported = sorted((json.loads(line) for line in from_api.splitlines()), key=json.dumps)
     assert exported == sorted(result.records, key=json.dumps)
-
-
-def cli_app():
-    from council_db.cli import app
-
-    return app
 
 
 def test_recording_a_session_again_adds_nothing(council, db):

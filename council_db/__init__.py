@@ -1,3 +1,46 @@
-"""council-db: the database and bias auditor for LLM councils."""
+"""council-db: the database and bias auditor for LLM councils.
+
+``council_db.connect()`` opens a database for recording sessions and reading reports;
+``council_db.presentation_orders()`` gives reviewers balanced display orders. Both load
+their modules on first use, so importing council_db (as the CLI does) stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["connect", "presentation_orders", "Council", "BiasReport", "__version__"]
+
+if TYPE_CHECKING:
+    from council_db.api import Council
+    from council_db.orders import Orders
+    from council_db.report_model import BiasReport
+
+
+def connect(url: str | None = None) -> Council:
+    """Open (creating or upgrading) a database: a file path or SQLAlchemy URL; default
+    $COUNCIL_DB, else council.db in the user data directory."""
+    from council_db.api import connect as _connect
+
+    return _connect(url)
+
+
+def presentation_orders(models: list[str], reviewers: list[str], *, seed: int | None = None,
+                        design: str = "latin") -> Orders:
+    """The display order each reviewer should see, in llm-council's label_to_model form."""
+    from council_db.orders import presentation_orders as _orders
+
+    return _orders(models, reviewers, seed=seed, design=design)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Council":
+        from council_db.api import Council
+
+        return Council
+    if name == "BiasReport":
+        from council_db.report_model import BiasReport
+
+        return BiasReport
+    raise AttributeError(f"module 'council_db' has no attribute {name!r}")

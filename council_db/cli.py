@@ -9,7 +9,18 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.commands import aggregate, db, exporting, importing, inspecting, report, simulate
+from council_db.commands import (
+    aggregate,
+    db,
+    exporting,
+    importing,
+    inspecting,
+    orders,
+    push,
+    recording,
+    report,
+    simulate,
+)
 from council_db.commands.context import State
 from council_db.errors import CouncilDbError
 
@@ -47,6 +58,9 @@ app.command("bias-report")(report.bias_report)
 app.command("audit")(report.audit)
 app.command("import")(importing.command)
 app.command("export")(exporting.command)
+app.command("ingest")(recording.ingest)
+app.command("orders")(orders.command)
+app.command("push")(push.command)
 app.command("stats")(inspecting.stats)
 app.command("sessions")(inspecting.sessions)
 app.command("rejected")(inspecting.rejected)

@@ -180,7 +180,7 @@ class FileImport:
             source=self.source.name, source_kind=self.source.kind, mode=self.result.mode,
             start_offset=offset, end_offset=offset, start_line=lines_before, end_line=lines_before,
             inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
-            started_at=_now(), council_db_version=__version__,
+            started_at=now_utc(), council_db_version=__version__,
             file_identity=_identity(self.source.path), file_size=self.source.size,
         )).inserted_primary_key[0]
         writer = ScoreWriter(connection)
@@ -226,7 +226,7 @@ class FileImport:
             status=status,
         )
         if status != "running":
-            values["finished_at"] = _now()
+            values["finished_at"] = now_utc()
             if self.source.kind == "file" and end_offset:
                 values["head_sha256"], values["tail_sha256"] = _fingerprint(self.source.path, end_offset)
         connection.execute(update(imports).where(imports.c.id == self.result.import_id).values(**values))
@@ -241,8 +241,8 @@ class FileImport:
         result.import_id = connection.execute(insert(imports).values(
             source=self.source.name, source_kind=self.source.kind, mode=result.mode,
             start_offset=0, end_offset=0, start_line=0, end_line=0, inserted=0, duplicates=0,
-            rejected=result.rejected, skipped=0, status="strict-failed", started_at=_now(),
-            finished_at=_now(), council_db_version=__version__,
+            rejected=result.rejected, skipped=0, status="strict-failed", started_at=now_utc(),
+            finished_at=now_utc(), council_db_version=__version__,
         )).inserted_primary_key[0]
         _store_rejected(connection, result.import_id, result.rejected_lines)
         connection.commit()
@@ -269,7 +269,7 @@ def _identity(path: Path | None) -> str | None:
     return f"{info.st_dev}:{info.st_ino}"
 
 
-def _now() -> datetime:
+def now_utc() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 

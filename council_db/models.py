@@ -25,6 +25,7 @@ from sqlalchemy import (
     SmallInteger,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -186,3 +187,21 @@ class SessionStats(Base):
     answer_sxy: Mapped[float] = mapped_column(Float)
 
     __table_args__ = ({"sqlite_with_rowid": False},)
+class OutboxEvent(Base):
+    """A session summary waiting for (or already given to) a telemetry endpoint. Rows are
+    written before anything is sent and marked sent after the endpoint accepted them, so a
+    failed or killed push resumes where it stopped; ``event_id`` is a hash of the content,
+    so a resent event is recognisable to the receiver."""
+
+    __tablename__ = "outbox_events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    endpoint: Mapped[str] = mapped_column(Text)
+    event_id: Mapped[str] = mapped_column(String(64))
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), index=True)
+    payload: Mapped[str] = mapped_column(Text)  # the event as sent, JSON
+    created_at: Mapped[datetime] = mapped_column()
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    sent_at: Mapped[datetime | None] = mapped_column()
+
+    __table_args__ = (UniqueConstraint("endpoint", "event_id"),)

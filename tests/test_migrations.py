@@ -36,6 +36,7 @@ EXPECTED_TABLES = {
     "sessions",
     "record_envelopes",
     "scores",
+    "outbox_events",
 }
 EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles"}
 

@@ -1,0 +1,76 @@
+"""The Python API: record council sessions and read the bias report from your own code.
+
+    import council_db
+    db = council_db.connect()                       # $COUNCIL_DB, else the user data dir
+    db.record_session(session_id, stage1_results, stage2_results, label_to_model, query=q)
+    report = db.report(days=30)                     # a council_db.report_model.BiasReport
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from council_db.database import Database, open_database
+from council_db.location import resolve_url
+
+if TYPE_CHECKING:
+    from council_db.recording import Recorded
+    from council_db.report_model import BiasReport
+
+logger = logging.getLogger("council_db")
+
+
+class Council:
+    """One council-db database (created or upgraded on open)."""
+
+    def __init__(self, database: Database):
+        self.database = database
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Council:
+        return cls(open_database(resolve_url(url), notify=logger.info))
+
+    def record_session(
+        self,
+        session_id: str,
+        stage1_results: list[dict[str, Any]],
+        stage2_results: list[dict[str, Any]],
+        label_to_model: dict[str, Any],
+        query: str | None = None,
+        consent_level: int = 1,
+        timestamp: str | None = None,
+    ) -> Recorded:
+        """Store the records llm-council's writer would produce for this session. The query is
+        never stored: llm-council's coarse metadata always, its HMAC prefix at consent level 4
+        (needs $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE). Recording a session
+        again adds nothing."""
+        from council_db.recording import record
+
+        session = dict(session_id=session_id, stage1_results=stage1_results, stage2_results=stage2_results,
+                       label_to_model=label_to_model, query=query, consent_level=consent_level, timestamp=timestamp)
+        return record(self.database, session, source="python:record_session")
+
+    def report(self, *, seed: int = 0, **window: Any) -> BiasReport:
+        """The bias report for a window: the keyword arguments of ``report_window.Window``
+        (sessions, days, since, until, as_of, reviewers, models, config_versions, categories)."""
+        from council_db.report import build
+        from council_db.report_window import Window, load
+
+        chosen = Window(**window)
+        filters = {k: v for k, v in window.items() if v and k != "as_of"}
+        return build(load(self.database, chosen), as_of=chosen.as_of, filters=filters, seed=seed)
+
+    def close(self) -> None:
+        self.database.engine.dispose()
+
+    def __enter__(self) -> Council:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+
+def connect(url: str | None = None) -> Council:
+    """Open a database: a file path or SQLAlchemy URL; default $COUNCIL_DB, else the user data dir."""
+    return Council.open(url)

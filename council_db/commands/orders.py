@@ -1,0 +1,48 @@
+"""council-db orders: display orders per reviewer, shuffled or from a balanced Latin square."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from council_db.commands.context import message
+
+
+class Design(str, Enum):
+    latin = "latin"
+    shuffle = "shuffle"
+
+
+class OrdersFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def command(
+    models: Annotated[str, typer.Option(help="Candidate models, comma-separated (at most 26).")],
+    reviewers: Annotated[str, typer.Option(help="Reviewers, comma-separated.")],
+    seed: Annotated[Optional[int], typer.Option(help="Seed; the same seed gives the same orders. "
+                                                     "Default: drawn and printed on stderr.")] = None,
+    design: Annotated[Design, typer.Option(
+        help="latin: balanced (Williams) Latin square; shuffle: an independent shuffle per reviewer.")] = Design.latin,
+    fmt: Annotated[OrdersFormat, typer.Option(
+        "--format", help="table, json (label_to_model per reviewer) or csv.")] = OrdersFormat.table,
+) -> None:
+    """The order each reviewer should see the answers in, seeded and reproducible, in the
+    label_to_model form a council uses ("Response A" = shown first). Per-reviewer orders are
+    what lets the bias report tell position effects from answer quality."""
+    from council_db.orders import presentation_orders
+    from council_db.output import Format, emit_rows
+
+    orders = presentation_orders(models.split(","), reviewers.split(","), seed=seed, design=design.value)
+    message(f"design {orders.design}, seed {orders.seed} (--seed {orders.seed} gives these orders again)")
+    for note in orders.notes:
+        message(f"note: {note}")
+    if fmt is OrdersFormat.json:
+        print(json.dumps(orders.as_json(), indent=2))
+    else:
+        emit_rows(orders.rows(), Format(fmt.value), title=f"display order per reviewer ({orders.design})")

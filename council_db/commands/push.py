@@ -1,0 +1,48 @@
+"""council-db push: per-session summary events to a team telemetry service."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from council_db.commands.context import bad_time, message, state
+
+
+def command(
+    ctx: typer.Context,
+    endpoint: Annotated[str, typer.Option(metavar="URL", help="Where to POST the events (http or https).")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the events that would go (JSONL) and send "
+                                                            "nothing.")] = False,
+    since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, max=1000, help="Events per request.")] = 100,
+    retries: Annotated[int, typer.Option(min=0, max=20, help="Retries of a failed request.")] = 5,
+    backoff: Annotated[float, typer.Option(min=0, help="Seconds before the first retry; doubled each "
+                                                       "time (at most 30 s).")] = 0.5,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for the endpoint.")] = 10.0,
+) -> None:
+    """Send a summary of each session with consent level >= 2: rankings (level 2), query
+    metadata and bias indicators (3), query hash (4); never raw text. Events wait in an
+    outbox until the endpoint accepts them, so a failed or interrupted push resumes, and
+    every event has an id derived from its content, so the service can drop a resend."""
+    from council_db.contract import LineError
+    from council_db.push import PushSettings, check_endpoint, push, would_send
+
+    check_endpoint(endpoint)
+    db = state(ctx).database()
+    try:
+        if dry_run:
+            payloads = would_send(db, endpoint, since=since, until=until)
+            for payload in payloads:
+                print(payload)
+            message(f"dry run: {len(payloads)} events would go to {endpoint}; nothing was sent or queued")
+            return
+        settings = PushSettings(batch_size=batch_size, retries=retries, backoff=backoff, timeout=timeout)
+        result = push(db, endpoint, since=since, until=until, settings=settings)
+    except LineError as error:
+        raise bad_time(error.problem) from None
+    message(f"{endpoint}: {result.sent} events sent in {result.requests} requests ({result.queued} newly queued, "
+            f"{result.pending} still queued); {result.below_consent} sessions below consent level 2 never leave "
+            "this machine" + (f"; {result.without_scores} sessions without usable scores have no event"
+                              if result.without_scores else ""))

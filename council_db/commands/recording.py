@@ -1,0 +1,62 @@
+"""council-db ingest: record one council session from a JSON file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from council_db.commands.context import message, state
+from council_db.errors import CouncilDbError
+
+
+class SummaryFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def _read(name: str) -> Any:
+    if name == "-":
+        text, where = sys.stdin.read(), "stdin"
+    else:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise CouncilDbError(f"{name}: no such file (give a session JSON file, or - for stdin)")
+        text, where = path.read_text(encoding="utf-8"), name
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CouncilDbError(f"{where}: not valid JSON at line {error.lineno}, column {error.colno}: {error.msg}; "
+                             "the file must hold one JSON object") from None
+
+
+def ingest(
+    ctx: typer.Context,
+    file: Annotated[str, typer.Argument(help="A session JSON file (- reads stdin).")],
+    fmt: Annotated[SummaryFormat, typer.Option(
+        "--format", help="json also prints the records and counts as JSON on stdout.")] = SummaryFormat.text,
+) -> None:
+    """Record one council session: session_id, stage1_results, stage2_results, label_to_model,
+    and optionally query, consent_level, timestamp. Stores exactly the records llm-council
+    would write for it (the query itself never); recording it again adds nothing."""
+    from council_db.recording import check_session, record
+
+    data = _read(file)
+    try:
+        check_session(data)  # before the database is opened (or created) for nothing
+        result = record(state(ctx).database(), data, source=file if file == "-" else str(Path(file).resolve()))
+    except CouncilDbError as error:
+        raise CouncilDbError(f"{file}: {error}") from None
+    for warning in result.warnings:
+        message(f"warning: {warning}")
+    skipped = f", {result.skipped} skipped (consent level 0)" if result.skipped else ""
+    message(f"session {result.session_id}: {len(result.records)} records, {result.inserted} new, "
+            f"{result.duplicates} already stored{skipped}")
+    if fmt is SummaryFormat.json:
+        summary = {k: getattr(result, k) for k in ("session_id", "inserted", "duplicates", "skipped", "excluded",
+                                                   "warnings", "records")}
+        print(json.dumps(summary, indent=2))

@@ -1,0 +1,191 @@
+"""council-db push: session summaries to a team service, through an outbox.
+
+1. Every eligible session's event (session_events.py) is written to ``outbox_events`` for
+   the endpoint, unless that endpoint already has that event id: one committed transaction.
+2. Pending events go out in batches (``{"events": [...]}``, one POST each). A batch is
+   marked sent, and committed, only after the endpoint answered 2xx.
+
+Guarantee: at-least-once delivery, and every event carries an id derived from its content.
+A push that fails or is killed resumes where it stopped; the only event that can arrive
+twice is one whose batch the endpoint accepted just before the push died (or whose answer
+was lost), and it arrives with the same id, so a receiver that keeps event ids sees each
+event exactly once. An event marked sent is never sent to that endpoint again.
+
+Transient failures (connection errors, timeouts, HTTP 408/425/429/5xx) are retried with
+exponential backoff and jitter; any other answer stops the push with its status.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable
+from urllib.parse import urlparse
+
+from council_db import __version__
+from council_db.database import Database
+from council_db.errors import CouncilDbError, UsageError
+from council_db.session_events import Built, build_events
+
+RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
+MAX_BACKOFF_SECONDS = 30.0
+
+
+@dataclass
+class PushSettings:
+    batch_size: int = 100
+    retries: int = 5  # after the first attempt
+    backoff: float = 0.5  # seconds before the first retry; doubled each time
+    timeout: float = 10.0
+
+
+@dataclass
+class PushResult:
+    queued: int = 0  # events new to the outbox in this run
+    sent: int = 0
+    requests: int = 0
+    pending: int = 0  # left in the outbox (0 when the push completed)
+    below_consent: int = 0
+    without_scores: int = 0
+
+
+def check_endpoint(endpoint: str) -> str:
+    parsed = urlparse(endpoint)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise UsageError(f"--endpoint: {endpoint!r} is not an http(s) URL; give e.g. https://telemetry.example/v1/events")
+    return endpoint
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def enqueue(db: Database, endpoint: str, built: Built) -> int:
+    """Write the events the endpoint does not have yet; returns how many were new."""
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    from council_db.models import OutboxEvent
+
+    if not built.events:
+        return 0
+    table = OutboxEvent.__table__
+    rows = [dict(endpoint=endpoint, event_id=e.event_id, session_id=e.session_row, payload=e.payload,
+                 created_at=_now(), attempts=0) for e in built.events]
+    if db.dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgres_insert
+
+        statement = postgres_insert(table).on_conflict_do_nothing(index_elements=["endpoint", "event_id"])
+    else:
+        statement = sqlite_insert(table).on_conflict_do_nothing(index_elements=["endpoint", "event_id"])
+    with db.writer() as connection:
+        new = sum(connection.execute(statement, rows[i:i + 500]).rowcount for i in range(0, len(rows), 500))
+        connection.commit()
+    return new
+
+
+def pending(db: Database, endpoint: str) -> list[tuple[int, str]]:
+    """(outbox id, payload) of the events not yet accepted by the endpoint, oldest first."""
+    from sqlalchemy import select
+
+    from council_db.models import OutboxEvent
+
+    with db.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(
+            select(OutboxEvent.id, OutboxEvent.payload)
+            .where(OutboxEvent.endpoint == endpoint, OutboxEvent.sent_at.is_(None)).order_by(OutboxEvent.id))]
+
+
+def _update(db: Database, ids: list[int], **values) -> None:
+    from sqlalchemy import update
+
+    from council_db.models import OutboxEvent
+
+    with db.writer() as connection:
+        connection.execute(update(OutboxEvent).where(OutboxEvent.id.in_(ids)).values(**values))
+        connection.commit()
+
+
+def _record_failure(db: Database, ids: list[int], error: str) -> None:
+    from council_db.models import OutboxEvent
+
+    _update(db, ids, attempts=OutboxEvent.attempts + 1, last_error=error[:500])
+
+
+def _post(client, endpoint: str, body: bytes) -> tuple[bool, str | None]:
+    """(accepted, error); raises CouncilDbError for an answer that retrying cannot change."""
+    import httpx
+
+    try:
+        response = client.post(endpoint, content=body)
+    except httpx.TransportError as error:  # refused, reset, dropped, timed out
+        return False, f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if response.is_success:
+        return True, None
+    problem = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    if response.status_code in RETRY_STATUSES:
+        return False, problem
+    raise CouncilDbError(f"{endpoint} refused the events: {problem} {response.text[:200]!r}; they stay queued "
+                         "(fix the endpoint or the service, then run council-db push again)")
+
+
+def send_pending(db: Database, endpoint: str, settings: PushSettings,
+                 sleep: Callable[[float], None] = time.sleep) -> tuple[int, int]:
+    """Send the outbox's pending events in batches; returns (events sent, requests made)."""
+    import httpx
+
+    queue = pending(db, endpoint)
+    sent = requests = 0
+    headers = {"content-type": "application/json", "user-agent": f"council-db/{__version__}"}
+    with httpx.Client(timeout=httpx.Timeout(settings.timeout), headers=headers) as client:
+        for start in range(0, len(queue), settings.batch_size):
+            batch = queue[start:start + settings.batch_size]
+            ids = [row_id for row_id, _ in batch]
+            body = ('{"events":[' + ",".join(payload for _, payload in batch) + "]}").encode()
+            for attempt in range(settings.retries + 1):
+                requests += 1
+                try:
+                    accepted, error = _post(client, endpoint, body)
+                except CouncilDbError as refused:
+                    _record_failure(db, ids, str(refused))
+                    raise
+                if accepted:
+                    _update(db, ids, sent_at=_now(), last_error=None)
+                    sent += len(batch)
+                    break
+                _record_failure(db, ids, error)
+                if attempt < settings.retries:
+                    delay = min(MAX_BACKOFF_SECONDS, settings.backoff * 2 ** attempt)
+                    sleep(delay * (1 + random.random() / 4))
+            else:
+                left = len(queue) - sent
+                raise CouncilDbError(f"{endpoint}: gave up after {settings.retries + 1} attempts ({error}); {sent} "
+                                     f"events sent, {left} stay queued: run council-db push again")
+    return sent, requests
+
+
+def push(db: Database, endpoint: str, *, since: str | None = None, until: str | None = None,
+         settings: PushSettings | None = None, sleep: Callable[[float], None] = time.sleep) -> PushResult:
+    """Queue the window's eligible events, then send everything pending for the endpoint."""
+    check_endpoint(endpoint)
+    built = build_events(db, since=since, until=until)
+    result = PushResult(queued=enqueue(db, endpoint, built), below_consent=built.below_consent,
+                        without_scores=built.without_scores)
+    result.sent, result.requests = send_pending(db, endpoint, settings or PushSettings(), sleep)
+    result.pending = len(pending(db, endpoint))
+    return result
+
+
+def would_send(db: Database, endpoint: str, *, since: str | None = None, until: str | None = None) -> list[str]:
+    """The payloads a push would send now, without writing anything: queued ones, then new ones."""
+    from sqlalchemy import select
+
+    from council_db.models import OutboxEvent
+
+    check_endpoint(endpoint)
+    built = build_events(db, since=since, until=until)
+    with db.engine.connect() as connection:
+        known = set(connection.scalars(select(OutboxEvent.event_id).where(OutboxEvent.endpoint == endpoint)))
+    return [payload for _, payload in pending(db, endpoint)] + [
+        e.payload for e in built.events if e.event_id not in known]

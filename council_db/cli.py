@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.commands import db, exporting, importing, inspecting, report, simulate
+from council_db.commands import adhoc_sql, db, exporting, importing, inspecting, report, simulate
 from council_db.commands.context import State
 from council_db.errors import CouncilDbError
 
@@ -51,6 +51,7 @@ app.command("stats")(inspecting.stats)
 app.command("sessions")(inspecting.sessions)
 app.command("rejected")(inspecting.rejected)
 app.command("simulate")(simulate.command)
+app.command("sql")(adhoc_sql.command)
 app.add_typer(db.app, name="db")
 
 

@@ -40,12 +40,12 @@ def test_reviewer_daily_has_one_row_per_utc_day_and_reviewer(two_days):
 
 
 def test_daily_scores_count_sessions_and_records_per_day(two_days):
-    found = rows(two_days, "SELECT day, sessions, records, reviewers, candidates, mean_length_chars "
+    found = rows(two_days, "SELECT day, sessions, records, reviewers, candidates, mean_length_chars AS length "
                            "FROM daily_scores ORDER BY day")
 
     assert found == [
-        {"day": "2025-12-10", "sessions": 2, "records": 32, "reviewers": 4, "candidates": 4, "mean_length_chars": 950.0},
-        {"day": "2025-12-11", "sessions": 1, "records": 16, "reviewers": 4, "candidates": 4, "mean_length_chars": 950.0},
+        {"day": "2025-12-10", "sessions": 2, "records": 32, "reviewers": 4, "candidates": 4, "length": 950.0},
+        {"day": "2025-12-11", "sessions": 1, "records": 16, "reviewers": 4, "candidates": 4, "length": 950.0},
     ]
 
 

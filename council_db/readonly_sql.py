@@ -73,13 +73,13 @@ def run(url: str, sql: str) -> Answer:
     from council_db.location import sqlite_path
 
     path = sqlite_path(url)
-    dialect = "sqlite" if path is not None else make_url(url).get_backend_name()
+    dialect = make_url(url).get_backend_name()
     sql_guard.check(sql, dialect)
-    if path is not None:
+    if dialect == "sqlite" and path is not None:
         return run_sqlite(path, sql)
     if dialect == "postgresql":
         return run_postgresql(url, sql)
-    raise CouncilDbError(f"council-db sql supports SQLite and PostgreSQL databases, not {dialect}")
+    raise CouncilDbError(f"council-db sql reads an SQLite file or a PostgreSQL database, not {url}")
 
 
 class _Authorizer:
@@ -125,7 +125,7 @@ def run_sqlite(path: Path, sql: str) -> Answer:
     if not path.exists():
         raise CouncilDbError(f"no database at {path} yet: import something first")
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
-    connection = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=True)
+    connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         connection.execute("PRAGMA query_only = ON")
         authorizer = _Authorizer()

@@ -131,6 +131,16 @@ def test_output_writes_any_format_to_a_file(report, tmp_path):
         k: v for k, v in printed.items() if k != "generated_at"}
 
 
+def test_output_to_a_missing_folder_is_an_error_naming_it(report, tmp_path):
+    db = report.parent / "council.db"
+
+    result = run_module("--db", str(db), "bias-report", "--format", "html", "-o", str(tmp_path / "nope" / "r.html"))
+
+    assert result.returncode == 1
+    assert result.stderr.decode() == f"error: cannot write the report to {tmp_path / 'nope' / 'r.html'}: " \
+                                     "No such file or directory\n"
+
+
 def test_session_series_gives_a_ci_only_where_a_stretch_holds_two_sessions():
     day = 86_400_000_000
     scores = [5.0, 7.0, 6.0, 8.0] * 5

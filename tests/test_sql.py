@@ -221,3 +221,10 @@ def test_postgresql_dollar_quotes_hide_semicolons_and_a_second_statement_is_refu
         sql_guard.check("PRAGMA user_version", "postgresql")
     with pytest.raises(CouncilDbError, match="several statements"):
         sql_guard.check("SELECT $a$; DELETE FROM scores; --$a$", "sqlite")
+
+
+def test_an_in_memory_database_is_refused_by_name():
+    from council_db.readonly_sql import run
+
+    with pytest.raises(CouncilDbError, match="reads an SQLite file or a PostgreSQL database"):
+        run("sqlite://", "SELECT 1")

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.commands.context import bad_time, state
+from council_db.errors import CouncilDbError
 
 
 class ReportFormat(str, Enum):
@@ -77,8 +78,11 @@ def bias_report(
         page = render.text(result)
     if output is None:
         print(page, end="")
-    else:
+        return
+    try:
         output.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise CouncilDbError(f"cannot write the report to {output}: {error.strerror}") from None
 
 
 class AuditFormat(str, Enum):

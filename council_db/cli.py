@@ -10,6 +10,7 @@ import typer
 
 from council_db import __version__
 from council_db.commands import (
+    adhoc_sql,
     aggregate,
     db,
     exporting,
@@ -67,6 +68,7 @@ app.command("rejected")(inspecting.rejected)
 app.command("simulate")(simulate.command)
 app.command("scores")(aggregate.scores)
 app.command("leaderboard")(aggregate.leaderboard)
+app.command("sql")(adhoc_sql.command)
 app.add_typer(db.app, name="db")
 
 

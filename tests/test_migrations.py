@@ -38,7 +38,8 @@ EXPECTED_TABLES = {
     "scores",
     "outbox_events",
 }
-EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles"}
+EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
+                  "reviewer_daily", "daily_scores", "model_profiles"}
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -34,6 +34,16 @@ def path(ctx: typer.Context) -> None:
 
 
 @app.command()
+def metadata(ctx: typer.Context) -> None:
+    """Print the Datasette metadata file (view titles and descriptions), for:
+    datasette "$(council-db db path)" -m "$(council-db db metadata)"."""
+    from council_db.datasette_metadata import for_database
+    from council_db.location import sqlite_path
+
+    print(for_database(sqlite_path(state(ctx).url)))
+
+
+@app.command()
 def upgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",

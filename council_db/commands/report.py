@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from council_db.commands.context import bad_time, state
+from council_db.errors import CouncilDbError
 
 
 class ReportFormat(str, Enum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    html = "html"
 
 
 Many = Optional[list[str]]
@@ -32,7 +35,9 @@ def bias_report(
     model: Annotated[Many, typer.Option(help="Only scores of this candidate model (repeatable).")] = None,
     config_version: Annotated[Many, typer.Option(help="Only sessions with this council_config_version.")] = None,
     category: Annotated[Many, typer.Option(help="Only sessions of this query category (repeatable).")] = None,
-    fmt: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
+    fmt: Annotated[ReportFormat, typer.Option("--format", help="text, json, markdown or html.")] = ReportFormat.text,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", dir_okay=False,
+                                                   help="Write the report to this file instead of stdout.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the session resampling behind bootstrap CIs.")] = 0,
     sample_sessions: Annotated[int, typer.Option(
         "--sample-sessions", min=0, metavar="N",
@@ -66,11 +71,23 @@ def bias_report(
     result = build(loaded.data, as_of=as_of, filters=filters, seed=seed, totals=loaded.totals,
                    window_sessions=loaded.window_sessions)
     if fmt is ReportFormat.json:
-        print(result.model_dump_json(indent=2))
+        page = result.model_dump_json(indent=2) + "\n"
     elif fmt is ReportFormat.markdown:
-        print(render.markdown(result), end="")
+        page = render.markdown(result)
+    elif fmt is ReportFormat.html:
+        from council_db import render_html
+        from council_db.session_series import session_series
+
+        page = render_html.html(result, session_series(loaded.data))
     else:
-        print(render.text(result), end="")
+        page = render.text(result)
+    if output is None:
+        print(page, end="")
+        return
+    try:
+        output.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise CouncilDbError(f"cannot write the report to {output}: {error.strerror}") from None
 
 
 class AuditFormat(str, Enum):

@@ -1,7 +1,7 @@
 """outbox of telemetry events for council-db push
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-22
 """
 
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0006'
-down_revision = '0004'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,164 @@
+"""The bias report as one self-contained HTML page: inline SVG charts and inline CSS, no
+scripts and no external references, so it opens offline and can be mailed or archived.
+
+Each chart is a function returning a Chart; ``charts`` lists them in page order, so adding a
+chart is one function and one line there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from council_db import svg
+from council_db.render import interval
+from council_db.report_model import BiasReport, Metric
+from council_db.session_series import Series
+
+# One colour per chart, so a screenshot shows which charts were drawn.
+COLOURS = {
+    "severity": "#1f77b4",
+    "position": "#ff7f0e",
+    "length": "#2ca02c",
+    "self_preference": "#9467bd",
+    "session_means": "#17becf",
+}
+
+CSS = """
+body { font-family: system-ui, sans-serif; color: #222; margin: 24px; background: #ffffff; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 0 0 4px; }
+.window, .note { color: #555; font-size: 13px; margin: 0 0 8px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
+.chart { border: 1px solid #e4e4e4; border-radius: 6px; padding: 12px; }
+.flags li { color: #a40000; } .missing { color: #777; font-style: italic; }
+"""
+
+
+@dataclass(frozen=True)
+class Chart:
+    key: str
+    title: str
+    note: str
+    svg: str  # empty when there is nothing to draw; the note says why
+
+
+def html(report: BiasReport, series: Series) -> str:
+    """The whole page."""
+    return page(report, charts(report, series))
+
+
+def charts(report: BiasReport, series: Series) -> list[Chart]:
+    return [severity_chart(report), position_chart(report), length_chart(report),
+            self_preference_chart(report), session_means_chart(series, report)]
+
+
+def _row(label: str, metric: Metric | None, strong: bool = False, note: str = "") -> svg.Row | None:
+    if metric is None or metric.estimate is None:
+        return None
+    return svg.Row(label, metric.estimate, metric.ci_low, metric.ci_high, note=note, strong=strong)
+
+
+def _rows(pairs) -> list[svg.Row]:
+    return [row for row in (_row(*pair) for pair in pairs) if row is not None]
+
+
+def _sample(metrics: list[Metric | None]) -> str:
+    present = [m for m in metrics if m is not None]
+    if not present:
+        return ""
+    sessions = max(m.n_sessions for m in present)
+    return f"{sessions:,} sessions; 95% CIs; confidence {present[0].confidence}."
+
+
+def severity_chart(report: BiasReport) -> Chart:
+    flagged = {f.subject for f in report.flags if f.kind == "reviewer_severity"}
+    rows = _rows((r.reviewer_id, r.severity, r.reviewer_id in flagged,
+                  r.classification if r.reviewer_id in flagged else "") for r in report.reviewers)
+    note = ("Score points relative to the average reviewer (joint model); negative = harsh. Bold = flagged at "
+            f"q <= 0.05. {_sample([r.severity for r in report.reviewers])}")
+    return _chart("severity", "Reviewer severity", note, rows, "points vs the average reviewer")
+
+
+def position_chart(report: BiasReport) -> Chart:
+    position = report.position
+    effects = position.slot_effects if position else []
+    rows = _rows((f"slot {s.position}" + (" (shown first)" if s.position == 0 else ""), s) for s in effects)
+    note = "Score points relative to the average display slot (joint model)."
+    if position is not None and position.test is not None:
+        note += f" All slots equal: F({position.test.df1}, {position.test.df2}) = {position.test.statistic:.2f}, " \
+                f"p = {position.test.p_value:.3g}."
+    return _chart("position", "Slot effects", f"{note} {_sample(list(effects))}", rows, "points vs the average slot")
+
+
+def length_chart(report: BiasReport) -> Chart:
+    length = report.length
+    if length is None:
+        return Chart("length", "Length effect", "Not estimated (see warnings).", "")
+    rows = _rows([("within-session r (headline)", length.headline, True),
+                  ("naive pooled r (llm-council)", length.naive_pooled_r),
+                  ("meta: fixed-effect r", length.fixed_effect_r),
+                  ("meta: random-effects r", length.random_effects_r)])
+    adjusted = _rows([("joint model, within model", length.adjusted_effect, True)])
+    note = ("Correlation of log answer length and score: the headline within sessions with a CI from resampling "
+            "whole sessions; the naive pooled r is llm-council's method and its CI is far too narrow. Below: the "
+            f"joint model's effect in score points per SD of log length. {_sample([length.headline])}")
+    if length.disagreement:
+        note += f" Note: {length.disagreement}."
+    drawn = ""
+    if rows:
+        drawn += svg.forest(rows, colour=COLOURS["length"], axis_label="correlation r")
+    if adjusted:
+        drawn += svg.forest(adjusted, colour=COLOURS["length"], axis_label="points per SD of log length")
+    return Chart("length", "Length effect", note, drawn)
+
+
+def self_preference_chart(report: BiasReport) -> Chart:
+    rows = _rows([("pooled", report.self_preference, True)]
+                 + [(r.reviewer_id, r.self_preference) for r in report.reviewers])
+    note = ("Score points a reviewer gives its own answers beyond what other reviewers give the same answers, "
+            f"adjusted for its severity. {_sample([report.self_preference])}")
+    return _chart("self_preference", "Self-preference", note, rows, "points on own answers")
+
+
+def session_means_chart(series: Series, report: BiasReport) -> Chart:
+    note = (f"Grey: each dated session's mean score ({len(series.sessions):,} sessions). Line: the mean over "
+            f"{len(series.stretches)} equal stretches of time with its 95% CI (sessions as units; none from a "
+            f"single session). Raw scores on scale {report.window.scale}, not adjusted for who took part.")
+    if not series.sessions:
+        return Chart("session_means", "Session mean scores over time", "No dated sessions to draw.", "")
+    bands = [svg.Band(s.start_us, s.end_us, s.mean, s.ci_low, s.ci_high) for s in series.stretches]
+    drawn = svg.time_series([(p.ts_us, p.mean) for p in series.sessions], bands, colour=COLOURS["session_means"],
+                            axis_label="session time (UTC)")
+    return Chart("session_means", "Session mean scores over time", note, drawn)
+
+
+def _chart(key: str, title: str, note: str, rows: list[svg.Row], axis_label: str) -> Chart:
+    if not rows:
+        return Chart(key, title, "Not estimated (see warnings).", "")
+    return Chart(key, title, note, svg.forest(rows, colour=COLOURS[key], axis_label=axis_label))
+
+
+def page(report: BiasReport, drawn: list[Chart]) -> str:
+    w = report.window
+    window = (f"{w.sessions:,} sessions, {w.records:,} records, {escape(w.start or '?')} to {escape(w.end or '?')}, "
+              f"scale {escape(w.scale)}" + (f", as of {escape(w.as_of)}" if w.as_of else "")
+              + (f", filters {escape(str(w.filters))}" if w.filters else "")
+              + f". Confidence: {report.confidence}. Generated {escape(report.generated_at)}.")
+    flags = "".join(f"<li>{escape(f.message)} (q = {f.q_value:.3g})</li>" for f in report.flags)
+    flags_html = (f'<ul class="flags">{flags}</ul>' if flags
+                  else "<p>No flags: nothing stands out at q &lt;= 0.05 (Benjamini-Hochberg over all tests).</p>")
+    sections = "".join(
+        f'<section class="chart" id="{c.key}"><h2>{escape(c.title)}</h2><p class="note">{escape(c.note)}</p>'
+        + (c.svg or '<p class="missing">Nothing to draw.</p>') + "</section>"
+        for c in drawn)
+    summary = (f"<p>Self-preference (pooled) {escape(interval(report.self_preference))}; agreement "
+               f"(Krippendorff's alpha) {escape(interval(report.agreement, signed=False))}.</p>")
+    warnings = "".join(f"<li>{escape(text)}</li>" for text in report.warnings)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<title>council-db bias report</title>"
+            f"<style>{CSS}</style></head><body>"
+            f"<h1>council-db bias report</h1><p class=\"window\">{window}</p>"
+            f"<h2>Flags</h2>{flags_html}{summary}"
+            f'<div class="grid">{sections}</div>'
+            + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
+            + "</body></html>\n")

@@ -1,0 +1,159 @@
+"""Small inline-SVG charts for the HTML report: estimates with CIs on a shared axis (a forest
+plot) and a time series with a CI band. Plain strings, no scripts, no external references."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from html import escape
+
+XMLNS = "http://www.w3.org/2000/svg"
+INK = "#333333"
+GRID = "#dddddd"
+REFERENCE = "#888888"
+FONT = "font-family=\"system-ui, sans-serif\" font-size=\"12\""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One estimate with its CI; ``strong`` rows (flagged, or a pooled value) are drawn bolder."""
+
+    label: str
+    estimate: float
+    ci_low: float | None
+    ci_high: float | None
+    note: str = ""
+    strong: bool = False
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values covering [low, high]."""
+    if not high > low:
+        return [low]
+    raw = (high - low) / max(count - 1, 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(low / step - 1e-9) * step
+    return [round(first + i * step, 10) for i in range(int((high - first) / step + 1e-9) + 1)]
+
+
+def _domain(values: list[float], reference: float | None) -> tuple[float, float]:
+    points = values + ([reference] if reference is not None else [])
+    low, high = min(points), max(points)
+    if high - low < 1e-9:
+        low, high = low - 1, high + 1
+    pad = (high - low) * 0.08
+    return low - pad, high + pad
+
+
+def _svg(width: int, height: int, body: list[str], label: str) -> str:
+    return (f'<svg xmlns="{XMLNS}" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'role="img" aria-label="{escape(label)}" {FONT}>' + "".join(body) + "</svg>")
+
+
+def forest(rows: list[Row], *, colour: str, axis_label: str, reference: float | None = 0.0,
+           digits: int = 2, width: int = 560) -> str:
+    """Each row: label, a CI line with the estimate as a dot, and the numbers; a dashed line at
+    ``reference`` (no effect)."""
+    label_width, value_width, top, row_height = 185, 205, 12, 26
+    plot_left, plot_right = label_width, width - value_width
+    height = top + row_height * len(rows) + 40
+    values = [v for r in rows for v in (r.estimate, r.ci_low, r.ci_high) if v is not None and math.isfinite(v)]
+    low, high = _domain(values or [0.0], reference)
+
+    def x(value: float) -> float:
+        return plot_left + (value - low) / (high - low) * (plot_right - plot_left)
+
+    bottom = top + row_height * len(rows)
+    body = []
+    for tick in nice_ticks(low, high):
+        body.append(f'<line x1="{x(tick):.1f}" y1="{top}" x2="{x(tick):.1f}" y2="{bottom}" stroke="{GRID}"/>')
+        body.append(f'<text x="{x(tick):.1f}" y="{bottom + 15}" text-anchor="middle" fill="{INK}">'
+                    f'{tick:g}</text>')
+    if reference is not None:
+        body.append(f'<line x1="{x(reference):.1f}" y1="{top - 4}" x2="{x(reference):.1f}" y2="{bottom}" '
+                    f'stroke="{REFERENCE}" stroke-dasharray="4 3"/>')
+    body.append(f'<text x="{(plot_left + plot_right) / 2:.1f}" y="{bottom + 32}" text-anchor="middle" '
+                f'fill="{INK}">{escape(axis_label)}</text>')
+    for i, row in enumerate(rows):
+        y = top + row_height * i + row_height / 2
+        weight = ' font-weight="bold"' if row.strong else ""
+        body.append(f'<text x="{label_width - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}"{weight}>'
+                    f'{escape(_clip(row.label, 24))}</text>')
+        if row.ci_low is not None and row.ci_high is not None:
+            body.append(f'<line x1="{x(row.ci_low):.1f}" y1="{y:.1f}" x2="{x(row.ci_high):.1f}" y2="{y:.1f}" '
+                        f'stroke="{colour}" stroke-width="{4 if row.strong else 3}" stroke-linecap="round"/>')
+        body.append(f'<circle cx="{x(row.estimate):.1f}" cy="{y:.1f}" r="{6 if row.strong else 5}" '
+                    f'fill="{colour}"/>')
+        interval = (f" [{row.ci_low:+.{digits}f}, {row.ci_high:+.{digits}f}]"
+                    if row.ci_low is not None and row.ci_high is not None else " (no CI)")
+        body.append(f'<text x="{plot_right + 8}" y="{y + 4:.1f}" fill="{INK}">'
+                    f'{row.estimate:+.{digits}f}{interval}{" " + escape(row.note) if row.note else ""}</text>')
+    return _svg(width, height, body, axis_label)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A stretch of time [start, end) with a mean and its CI (None from a single unit)."""
+
+    start: float
+    end: float
+    mean: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+def time_series(points: list[tuple[float, float]], bands: list[Band], *, colour: str, axis_label: str,
+                width: int = 560, height: int = 260) -> str:
+    """Points (time in µs, value) as small grey dots; over them each band's mean as a line
+    with its CI as a shaded area."""
+    left, right, top, bottom = 48, width - 12, 12, height - 42
+    times = [t for t, _ in points] + [b.start for b in bands] + [b.end for b in bands]
+    values = [v for _, v in points] + [v for b in bands for v in (b.ci_low, b.ci_high) if v is not None]
+    t0, t1 = (min(times), max(times)) if times else (0.0, 1.0)
+    if t1 <= t0:
+        t0, t1 = t0 - 43_200e6, t1 + 43_200e6
+    low, high = _domain(values or [0.0], None)
+
+    def x(t: float) -> float:
+        return left + (t - t0) / (t1 - t0) * (right - left)
+
+    def y(v: float) -> float:
+        return bottom - (v - low) / (high - low) * (bottom - top)
+
+    body = []
+    for tick in nice_ticks(low, high):
+        body.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{right}" y2="{y(tick):.1f}" stroke="{GRID}"/>')
+        body.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="{INK}">{tick:g}</text>')
+    for fraction in (0.0, 0.5, 1.0):
+        t = t0 + fraction * (t1 - t0)
+        anchor = ("start", "middle", "end")[int(fraction * 2)]
+        body.append(f'<text x="{x(t):.1f}" y="{bottom + 16}" text-anchor="{anchor}" fill="{INK}">{_date(t)}</text>')
+    body.append(f'<text x="{(left + right) / 2:.1f}" y="{bottom + 34}" text-anchor="middle" fill="{INK}">'
+                f'{escape(axis_label)}</text>')
+    for t, v in points:
+        body.append(f'<circle cx="{x(t):.1f}" cy="{y(v):.1f}" r="2" fill="#b0b0b0"/>')
+    with_ci = [b for b in bands if b.ci_low is not None and b.ci_high is not None]
+    if with_ci:
+        upper = " ".join(f"{x((b.start + b.end) / 2):.1f},{y(b.ci_high):.1f}" for b in with_ci)
+        lower = " ".join(f"{x((b.start + b.end) / 2):.1f},{y(b.ci_low):.1f}" for b in reversed(with_ci))
+        body.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.2"/>')
+    if bands:
+        line = " ".join(f"{x((b.start + b.end) / 2):.1f},{y(b.mean):.1f}" for b in bands)
+        body.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="3"/>')
+        for b in bands:
+            body.append(f'<circle cx="{x((b.start + b.end) / 2):.1f}" cy="{y(b.mean):.1f}" r="4" fill="{colour}"/>')
+    return _svg(width, height, body, axis_label)
+
+
+def _date(ts_us: float) -> str:
+    return datetime.fromtimestamp(ts_us / 1e6, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def _clip(text: str, length: int) -> str:
+    """Long model ids keep their vendor and their end: 'anthropic/c…3-5-sonnet'."""
+    if len(text) <= length:
+        return text
+    head = (length - 1) // 2
+    return text[:head] + "…" + text[-(length - 1 - head):]

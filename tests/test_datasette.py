@@ -1,0 +1,121 @@
+"""Real Datasette, started on 127.0.0.1 as the README says, serves every view of a filled
+database with the titles and descriptions of the shipped metadata file."""
+
+from __future__ import annotations
+
+import html
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from council_db.datasette_metadata import shipped
+from tests.conftest import run_module
+
+VIEWS = ["score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
+         "reviewer_daily", "daily_scores", "model_profiles"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def output(*args: str) -> str:
+    result = run_module(*args)
+    assert result.returncode == 0, result.stderr.decode()
+    return result.stdout.decode().strip()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A simulated, imported council.db served by `datasette serve` with `council-db db metadata`."""
+    folder = tmp_path_factory.mktemp("datasette")
+    db = folder / "council.db"
+    output("simulate", "-o", str(folder / "sim.jsonl"), "--sessions", "40", "--days", "5")
+    output("--db", str(db), "import", str(folder / "sim.jsonl"))
+    path, metadata = output("--db", str(db), "db", "path"), output("--db", str(db), "db", "metadata")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "datasette", "serve", path, "-m", metadata,
+                               "--host", "127.0.0.1", "--port", str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=base, timeout=10) as client:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if client.get("/-/versions.json").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert server.poll() is None, server.stdout.read().decode()
+                assert time.monotonic() < deadline, "datasette did not start within 60 s"
+                time.sleep(0.2)
+            yield client, Path(path), Path(metadata)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_metadata_file_is_the_one_shipped_in_the_package(served):
+    client, _, metadata = served
+
+    assert metadata == shipped()
+    assert client.get("/-/metadata.json").json() == json.loads(shipped().read_text())
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_is_served_as_json_with_the_rows_sqlite_gives(served, view):
+    client, path, _ = served
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    connection.row_factory = sqlite3.Row
+    try:
+        expected = [dict(row) for row in connection.execute(f"SELECT * FROM {view}")]
+    finally:
+        connection.close()
+
+    response = client.get(f"/council/{view}.json", params={"_shape": "array", "_size": "max"})
+
+    assert response.status_code == 200, response.text
+    assert expected, f"{view} is empty: the test database should fill every view"
+    served_rows = response.json()
+    if len(expected) <= 1000:  # Datasette's default page size
+        assert len(served_rows) == len(expected)
+    assert served_rows == expected[:len(served_rows)]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_page_shows_its_title_and_descriptions(served, view):
+    client, _, _ = served
+    table = json.loads(shipped().read_text())["databases"]["council"]["tables"][view]
+
+    page = client.get(f"/council/{view}")
+
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    assert f"<h1>{table['title']} (view)</h1>" in text
+    assert table["description"] in text
+    for column, description in table["columns"].items():
+        assert f"<dt>{column}</dt><dd>{description}</dd>" in text
+
+
+def test_a_database_with_another_name_gets_metadata_keyed_by_that_name(tmp_path, monkeypatch):
+    env_cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(env_cache))
+    from council_db.datasette_metadata import for_database
+
+    metadata = for_database(tmp_path / "team-scores.db")
+
+    assert metadata.is_relative_to(env_cache)
+    content = json.loads(metadata.read_text())
+    assert list(content["databases"]) == ["team-scores"]
+    assert content["databases"]["team-scores"] == json.loads(shipped().read_text())["databases"]["council"]
+    assert for_database(tmp_path / "team-scores.db") == metadata

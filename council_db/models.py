@@ -185,6 +185,7 @@ class SessionStats(Base):
     answer_sxx: Mapped[float] = mapped_column(Float)
     answer_syy: Mapped[float] = mapped_column(Float)
     answer_sxy: Mapped[float] = mapped_column(Float)
+    answer_z: Mapped[float | None] = mapped_column(Float)  # Fisher z of the answer-level r, when usable
 
     __table_args__ = ({"sqlite_with_rowid": False},)
 class OutboxEvent(Base):

@@ -53,8 +53,9 @@ class Window:
             return timestamp_us(self.as_of)
         return timestamp_us(datetime.now(timezone.utc).isoformat())
 
-    def session_query(self) -> tuple[str, dict[str, Any]]:
-        """SQL selecting the window's session ids, and its parameters."""
+    def session_query(self, columns: str = "s.id") -> tuple[str, dict[str, Any]]:
+        """SQL selecting the window's sessions (their ids, or other ``columns`` of sessions AS s),
+        and its parameters."""
         clauses, params = [], {}
         if self.timed:
             clauses.append("s.ts_us IS NOT NULL AND s.ts_us <= :as_of")
@@ -81,7 +82,7 @@ class Window:
         if self.sessions is not None:
             limit = " ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us DESC, s.id DESC LIMIT :limit"
             params["limit"] = self.sessions
-        return f"SELECT s.id FROM sessions AS s{where}{limit}", params
+        return f"SELECT {columns} FROM sessions AS s{where}{limit}", params
 
 
 @dataclass
@@ -112,7 +113,7 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
         ids = np.fromiter((row[0] for row in connection.execute(text(sessions_sql), params)), dtype=np.int64)
     totals = None
     if not (window.reviewers or window.models):
-        totals = load_totals(db, sessions_sql, params)
+        totals = load_totals(db, *window.session_query("s.id, s.ts_us"))
     chosen = np.sort(np.random.default_rng(SAMPLE_SEED).choice(ids, size=sample_sessions, replace=False))
     sample_sql = "SELECT id FROM sessions WHERE id IN (" + ",".join(map(str, chosen.tolist())) + ")"
     data = load_sessions(db, sample_sql, {}, reviewers=window.reviewers, models=window.models,

@@ -7,6 +7,7 @@ with SQL would cost a third of the import's time. A test checks the two agree.
 
 from __future__ import annotations
 
+import math
 from operator import itemgetter
 from typing import Sequence
 
@@ -14,7 +15,8 @@ import numpy as np
 
 UNSCORED, OUT_OF_SCALE = 1, 2  # exclusion_reasons ids (contract.EXCLUSION_REASONS)
 COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_scale", "score_sum", "score_sq_sum",
-           "length_sum", "length_sq_sum", "length_score_sum", "answers", "answer_sxx", "answer_syy", "answer_sxy")
+           "length_sum", "length_sq_sum", "length_score_sum", "answers", "answer_sxx", "answer_syy", "answer_sxy",
+           "answer_z")
 
 
 def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -57,8 +59,18 @@ def stats_rows(values: Sequence[tuple]) -> list[tuple]:
     columns = [session[first], scale[first], total(), total(keep=usable), total(keep=reason == UNSCORED),
                total(keep=reason == OUT_OF_SCALE), total(score, usable), total(score * score, usable),
                total(length, usable), total(length * length, usable), total(length * score, usable), *answers]
+    z = _fisher_z(*answers)
     return [(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]), int(row[5]), *map(float, row[6:11]),
-             int(row[11]), *map(float, row[12:])) for row in zip(*columns)]
+             int(row[11]), *map(float, row[12:15]), None if math.isnan(row[15]) else float(row[15]))
+            for row in zip(*columns, z)]
+
+
+def _fisher_z(n: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray) -> np.ndarray:
+    """atanh of each session's answer-level r where the meta-analysis can use it, else NaN."""
+    scale = np.sqrt(sxx * syy)
+    usable = (n >= 4) & (sxx > 0) & (syy > 0) & (np.abs(sxy) < scale)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(usable, np.arctanh(sxy / np.where(usable, scale, 1.0)), np.nan)
 
 
 def _answer_moments(group: np.ndarray, model: np.ndarray, length: np.ndarray, score: np.ndarray,

@@ -37,20 +37,24 @@ class WindowTotals:
 
 
 def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> WindowTotals | None:
-    """The totals of the sessions ``sessions_sql`` selects (their ids); None when the window
-    has no usable score."""
+    """The totals of the sessions ``sessions_sql`` selects (their id and ts_us); None when
+    the window has no usable score."""
     from sqlalchemy import text
 
     prefix = f"WITH report_window AS ({sessions_sql}) "
+    sums = text(prefix + read_sql("report_session_sums"))
     with db.engine.connect() as connection:
-        rows = [row._mapping for row in connection.execute(text(prefix + read_sql("report_session_sums")), params)]
-    usable = [row for row in rows if row["usable"]]
+        scales = connection.execute(text("SELECT id, name FROM scales ORDER BY id")).fetchall()
+        rows = {name: {**connection.execute(sums, {**params, "scale_id": scale_id}).one()._mapping,
+                       "scale_id": scale_id} for scale_id, name in scales}
+    usable = {name: row for name, row in rows.items() if row["usable"]}
     if not usable:
         return None
-    main = max(usable, key=lambda row: (row["usable"], -row["scale_id"]))
-    excluded = {"unscored": int(sum(row["unscored"] for row in rows)),
-                "out_of_scale": int(sum(row["out_of_scale"] for row in rows))}
-    excluded.update({f"other_scale:{row['scale']}": int(row["usable"]) for row in usable if row is not main})
+    scale = max(usable, key=lambda name: (usable[name]["usable"], -usable[name]["scale_id"]))
+    main = usable[scale]
+    excluded = {"unscored": int(sum(row["unscored"] or 0 for row in rows.values())),
+                "out_of_scale": int(sum(row["out_of_scale"] or 0 for row in rows.values()))}
+    excluded.update({f"other_scale:{name}": int(row["usable"]) for name, row in usable.items() if name != scale})
 
     def random_sums(tau2: float) -> tuple[float, float]:
         query = text(prefix + read_sql("report_session_random_effects"))
@@ -59,15 +63,17 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> Wind
                                                            "scale_id": main["scale_id"]}).one()
         return float(sw_star), float(swz_star)
 
+    def number(column: str) -> float:
+        return float(main[column] or 0.0)
+
     return WindowTotals(  # int() and float(): PostgreSQL sums come back as Decimal
         sessions=int(main["sessions"]), records=int(main["usable"]), answers=int(main["answers"]),
-        undated=int(main["undated"]),
-        start_us=main["start_us"], end_us=main["end_us"], scale=main["scale"],
+        undated=int(main["undated"]), start_us=main["start_us"], end_us=main["end_us"], scale=scale,
         excluded={reason: count for reason, count in excluded.items() if count},
-        pooled=PooledSums.from_raw(int(main["usable"]), *(float(main[c]) for c in ("sx", "sy", "sxx", "syy", "sxy"))),
-        within=WithinSums(int(main["g"]), *(float(main[f"w_{c}"] or 0.0) for c in (
-            "sxy", "sxx", "syy", "sxy_sxy", "sxx_sxx", "syy_syy", "sxx_syy", "sxy_sxx", "sxy_syy"))),
-        fisher=FisherZSums(int(main["k"]), *(float(main[c] or 0.0) for c in ("sw", "sw2", "swz", "swz2")),
+        pooled=PooledSums.from_raw(int(main["usable"]), *map(number, ("sx", "sy", "sxx", "syy", "sxy"))),
+        within=WithinSums(int(main["g"]), *map(number, (
+            "w_sxy", "w_sxx", "w_syy", "w_sxy_sxy", "w_sxx_sxx", "w_syy_syy", "w_sxx_syy", "w_sxy_sxx", "w_sxy_syy"))),
+        fisher=FisherZSums(int(main["k"]), *map(number, ("sw", "sw2", "swz", "swz2")),
                            dropped_reasons={c: int(main[c]) for c in (
                                "too_few_answers", "perfect_correlation", "no_correlation")}),
         random_sums=random_sums,

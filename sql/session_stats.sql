@@ -9,7 +9,9 @@
 -- within-session length analysis: an answer is (model, length) in a session, x its
 -- ln(chars + 1), y the mean of its usable scores from other reviewers (self-reviews are
 -- analysed apart); answer_sxx, answer_syy, answer_sxy are sums of squares and products
--- centred on the session's means (centred first, so no cancellation).
+-- centred on the session's means (centred first, so no cancellation). answer_z is the
+-- Fisher z of the session's answer-level r where the meta-analysis can use it (at least 4
+-- answers, both varying, |r| < 1), else NULL: kept so a report need not evaluate it.
 WITH answers AS (
     SELECT session_id, scale_id, ln(response_length_chars + 1.0) AS x, AVG(score_value) AS y
     FROM scores
@@ -45,10 +47,13 @@ WITH answers AS (
 INSERT INTO session_stats (
     session_id, scale_id, records, usable, unscored, out_of_scale,
     score_sum, score_sq_sum, length_sum, length_sq_sum, length_score_sum,
-    answers, answer_sxx, answer_syy, answer_sxy
+    answers, answer_sxx, answer_syy, answer_sxy, answer_z
 )
 SELECT r.session_id, r.scale_id, r.records, r.usable, r.unscored, r.out_of_scale,
        r.score_sum, r.score_sq_sum, r.length_sum, r.length_sq_sum, r.length_score_sum,
-       COALESCE(a.answers, 0), COALESCE(a.answer_sxx, 0), COALESCE(a.answer_syy, 0), COALESCE(a.answer_sxy, 0)
+       COALESCE(a.answers, 0), COALESCE(a.answer_sxx, 0), COALESCE(a.answer_syy, 0), COALESCE(a.answer_sxy, 0),
+       CASE WHEN a.answers >= 4 AND a.answer_sxx > 0 AND a.answer_syy > 0
+                 AND abs(a.answer_sxy) < sqrt(a.answer_sxx * a.answer_syy)
+            THEN atanh(a.answer_sxy / sqrt(a.answer_sxx * a.answer_syy)) END
 FROM record_sums AS r
 LEFT JOIN answer_moments AS a ON a.session_id = r.session_id AND a.scale_id = r.scale_id

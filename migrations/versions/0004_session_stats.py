@@ -51,11 +51,14 @@ WITH answers AS (
 INSERT INTO session_stats (
     session_id, scale_id, records, usable, unscored, out_of_scale,
     score_sum, score_sq_sum, length_sum, length_sq_sum, length_score_sum,
-    answers, answer_sxx, answer_syy, answer_sxy
+    answers, answer_sxx, answer_syy, answer_sxy, answer_z
 )
 SELECT r.session_id, r.scale_id, r.records, r.usable, r.unscored, r.out_of_scale,
        r.score_sum, r.score_sq_sum, r.length_sum, r.length_sq_sum, r.length_score_sum,
-       COALESCE(a.answers, 0), COALESCE(a.answer_sxx, 0), COALESCE(a.answer_syy, 0), COALESCE(a.answer_sxy, 0)
+       COALESCE(a.answers, 0), COALESCE(a.answer_sxx, 0), COALESCE(a.answer_syy, 0), COALESCE(a.answer_sxy, 0),
+       CASE WHEN a.answers >= 4 AND a.answer_sxx > 0 AND a.answer_syy > 0
+                 AND abs(a.answer_sxy) < sqrt(a.answer_sxx * a.answer_syy)
+            THEN atanh(a.answer_sxy / sqrt(a.answer_sxx * a.answer_syy)) END
 FROM record_sums AS r
 LEFT JOIN answer_moments AS a ON a.session_id = r.session_id AND a.scale_id = r.scale_id
 """
@@ -79,6 +82,7 @@ def upgrade() -> None:
         sa.Column("answer_sxx", sa.Float(), nullable=False),
         sa.Column("answer_syy", sa.Float(), nullable=False),
         sa.Column("answer_sxy", sa.Float(), nullable=False),
+        sa.Column("answer_z", sa.Float(), nullable=True),
         sa.ForeignKeyConstraint(["scale_id"], ["scales.id"], name=op.f("fk_session_stats_scale_id_scales")),
         sa.ForeignKeyConstraint(["session_id"], ["sessions.id"], name=op.f("fk_session_stats_session_id_sessions"),
                                 ondelete="CASCADE"),

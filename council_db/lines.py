@@ -106,6 +106,9 @@ def parse_batch(batch: LineBatch) -> Parsed:
     parsed = Parsed()
     lines = [raw.strip(b" \t\r") for raw in batch.lines]
     whole = b"\n".join(lines)
+    if BOM in whole:  # files joined with cat keep each one's byte order mark
+        lines = [line.removeprefix(BOM).strip(b" \t\r") for line in lines]
+        whole = b"\n".join(lines)
     if b"[" in whole or b"]" in whole or b"\\" in whole:
         flat = [_batchable(line) for line in lines]
     else:  # the common case, checked in one pass per batch instead of one per line

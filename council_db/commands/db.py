@@ -12,6 +12,22 @@ from council_db.output import Format, emit_object, emit_rows
 app = typer.Typer(help="The database file and its schema migrations.", no_args_is_help=True, rich_markup_mode=None)
 
 
+def _migrate(ctx: typer.Context, step: str, revision: str, *, create: bool) -> tuple[str | None, str | None]:
+    """Run migrate.upgrade/downgrade; a revision Alembic cannot reach is a usage error."""
+    from alembic.util import CommandError
+
+    from council_db import migrate
+
+    engine = _engine(ctx, create=create)
+    try:
+        return getattr(migrate, step)(engine, revision)
+    except CommandError as error:
+        known = ", ".join(entry["revision"] for entry in migrate.history())
+        raise typer.BadParameter(f"{error} (known revisions: {known}, head, base)", param_hint="REVISION") from None
+    finally:
+        engine.dispose()
+
+
 def _engine(ctx: typer.Context, *, create: bool = True):
     from council_db.database import create_engine_for
 
@@ -39,12 +55,12 @@ def upgrade(
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
 ) -> None:
     """Upgrade the schema (every command also does this on its own when needed)."""
-    from council_db import migrate
     from council_db.database import use_wal
 
+    before, after = _migrate(ctx, "upgrade", revision, create=True)
     engine = _engine(ctx)
-    before, after = migrate.upgrade(engine, revision)
     use_wal(engine)
+    engine.dispose()
     message(f"schema {before or '(empty)'} -> {after}" if before != after else f"schema already at {after}")
 
 
@@ -54,9 +70,7 @@ def downgrade(
     revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001, or base for an empty schema.")],
 ) -> None:
     """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
-    from council_db import migrate
-
-    before, after = migrate.downgrade(_engine(ctx, create=False), revision)
+    before, after = _migrate(ctx, "downgrade", revision, create=False)
     message(f"schema {before} -> {after or '(empty)'}")
 
 

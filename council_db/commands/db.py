@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -9,7 +10,8 @@ import typer
 from council_db.commands.context import message, state
 from council_db.output import Format, emit_object, emit_rows
 
-app = typer.Typer(help="The database file and its schema migrations.", no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(help="The database file, its schema migrations and backups.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 
 def _migrate(ctx: typer.Context, step: str, revision: str, *, create: bool) -> tuple[str | None, str | None]:
@@ -94,3 +96,50 @@ def history(
     from council_db import migrate
 
     emit_rows(migrate.history(), fmt, title="schema revisions")
+
+
+def _sqlite_file(ctx: typer.Context, command: str) -> Path:
+    from council_db.errors import CouncilDbError
+    from council_db.location import sqlite_path
+
+    found = sqlite_path(state(ctx).url)
+    if found is None:
+        raise CouncilDbError(f"council-db db {command} works on SQLite files; for PostgreSQL use pg_dump / pg_restore")
+    return found
+
+
+def _held(summary) -> str:
+    return f"schema {summary.revision}, {summary.sessions:,} sessions, {summary.records:,} records"
+
+
+@app.command()
+def backup(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="The backup file to write.", dir_okay=False)],
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists.")] = False,
+) -> None:
+    """Copy the database to FILE as of one moment, even while imports run (SQLite only).
+
+    The copy is checked and made private (0600) before it takes FILE's name."""
+    from council_db.backup import backup as make_backup
+
+    database = _sqlite_file(ctx, "backup")
+    summary = make_backup(database, file.expanduser(), force=force)
+    message(f"backed up {database} to {file}: {_held(summary)}")
+
+
+@app.command()
+def restore(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A backup made by council-db db backup.", dir_okay=False)],
+    force: Annotated[bool, typer.Option("--force", help="Replace the content of an existing database.")] = False,
+) -> None:
+    """Replace the database's content with the backup in FILE (checked first), safely even
+    while other council-db processes have it open."""
+    from council_db import migrate
+    from council_db.backup import restore as restore_backup
+
+    database = _sqlite_file(ctx, "restore")
+    known = {entry["revision"] for entry in migrate.history()}
+    summary = restore_backup(file.expanduser(), database, known_revisions=known, force=force)
+    message(f"restored {file} into {database}: {_held(summary)}")

@@ -61,6 +61,8 @@ def test_a_planted_query_never_reaches_the_database_its_wal_a_backup_an_export_o
 
     wal = Path(f"{db_path}-wal")
     assert wal.stat().st_size > 0, "the WAL is there to be scanned"
+    for private in (db_path, wal, Path(f"{db_path}-shm"), tmp_path / "backup.db"):
+        assert private.stat().st_mode & 0o777 == 0o600, private.name
     scanned = {path.name: path.read_bytes() for path in tmp_path.iterdir()
                if path.is_file() and path.name not in ("planted.jsonl", "background.jsonl")}
     holder.close()

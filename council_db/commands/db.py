@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Callable
 
 import typer
 
@@ -14,15 +14,15 @@ app = typer.Typer(help="The database file, its schema migrations and backups.", 
                   rich_markup_mode=None)
 
 
-def _migrate(ctx: typer.Context, step: str, revision: str, *, create: bool) -> tuple[str | None, str | None]:
-    """Run migrate.upgrade/downgrade; a revision Alembic cannot reach is a usage error."""
+def _migrate(ctx: typer.Context, step: Callable, revision: str, *, create: bool) -> tuple[str | None, str | None]:
+    """Run migrate.upgrade or migrate.downgrade; a revision Alembic cannot reach is a usage error."""
     from alembic.util import CommandError
 
     from council_db import migrate
 
     engine = _engine(ctx, create=create)
     try:
-        return getattr(migrate, step)(engine, revision)
+        return step(engine, revision)
     except CommandError as error:
         known = ", ".join(entry["revision"] for entry in migrate.history())
         raise typer.BadParameter(f"{error} (known revisions: {known}, head, base)", param_hint="REVISION") from None
@@ -57,9 +57,10 @@ def upgrade(
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
 ) -> None:
     """Upgrade the schema (every command also does this on its own when needed)."""
+    from council_db import migrate
     from council_db.database import use_wal
 
-    before, after = _migrate(ctx, "upgrade", revision, create=True)
+    before, after = _migrate(ctx, migrate.upgrade, revision, create=True)
     engine = _engine(ctx)
     use_wal(engine)
     engine.dispose()
@@ -72,7 +73,9 @@ def downgrade(
     revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001, or base for an empty schema.")],
 ) -> None:
     """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
-    before, after = _migrate(ctx, "downgrade", revision, create=False)
+    from council_db import migrate
+
+    before, after = _migrate(ctx, migrate.downgrade, revision, create=False)
     message(f"schema {before} -> {after or '(empty)'}")
 
 

@@ -170,6 +170,8 @@ MALFORMED = [
     ("import",), ("import", "--format", "yaml", "f.jsonl"), ("import", "--strict=maybe", "f.jsonl"),
     ("export", "--min-consent", "9"), ("export", "--min-consent", "-1"), ("export", "--since", "yesterday"),
     ("export", "--format", "xml"), ("export", "--until", "2025-02-30"),
+    ("export", "--since", "2025-02-01", "--until", "2025-01-01"),
+    ("bias-report", "--since", "2025-01-01T12:00:00+02:00", "--until", "2025-01-01T10:00:00Z"),
     ("stats", "--format", "yaml"), ("sessions", "--limit", "-1"), ("sessions", "-n", "1.5"),
     ("rejected", "--limit", "0"), ("rejected", "--import", "x"),
     ("simulate",), ("simulate", "-o", "-", "--sessions", "-1"), ("simulate", "-o", "-", "--position-effect", "a,b"),

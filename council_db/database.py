@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 30_000
 
 
-def _create_private_file(path: Path) -> None:
+def create_private_file(path: Path) -> None:
     """A new database is created 0600 in a 0700 directory: scores are evidence, not public."""
     if path.exists():
         return
@@ -83,7 +83,7 @@ def create_engine_for(url: str, *, create: bool = True) -> Engine:
 
     path = sqlite_path(url)
     if path is not None and create:
-        _create_private_file(path)
+        create_private_file(path)
     elif path is not None and not path.exists():
         raise CouncilDbError(f"no database at {path} yet: import something first, or run council-db db upgrade")
     engine = create_engine(url)

@@ -106,6 +106,9 @@ def parse_batch(batch: LineBatch) -> Parsed:
     parsed = Parsed()
     lines = [raw.strip(b" \t\r") for raw in batch.lines]
     whole = b"\n".join(lines)
+    if BOM in whole:  # files joined with cat keep each one's byte order mark
+        lines = [line.removeprefix(BOM).strip(b" \t\r") for line in lines]
+        whole = b"\n".join(lines)
     if b"[" in whole or b"]" in whole or b"\\" in whole:
         flat = [_batchable(line) for line in lines]
     else:  # the common case, checked in one pass per batch instead of one per line
@@ -154,18 +157,31 @@ def reject(number: int, line_error: LineError, raw: bytes) -> Rejected:
     return Rejected(number, line_error.field, str(line_error), redact(raw))
 
 
-_KEEP_KEYS = set(FIELDS) | set(METADATA_KEYS)
-_STRING_MEMBER = re.compile(r'"((?:[^"\\]|\\.)*)"(\s*:\s*)"((?:[^"\\]|\\.)*)"?')
+# String values shown in a rejected line: the record's own fields (query_metadata holds an
+# object, so a string there may be anything) and the known metadata keys.
+_SHOWN_VALUES = (set(FIELDS) - {"query_metadata"}) | set(METADATA_KEYS)
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"?(\s*:)?')
+_REDACTED = '"[redacted]"'
 
 
 def redact(raw: bytes) -> str:
-    """A rejected line as kept for inspection: truncated, and with the string value of
-    every key that is not a record field blanked, so a raw query never reaches the DB."""
+    """A rejected line as kept for inspection: truncated, and with every string blanked
+    unless it is a key or the value of a record field or a known metadata key, so a raw
+    query never reaches the database, wherever in the line it was (an unknown key, a list,
+    a nested object, a line that is not even JSON)."""
     text = raw.decode("utf-8", errors="replace")
-
-    def blank(match: re.Match) -> str:
-        if match[1] in _KEEP_KEYS:
-            return match[0]
-        return f'"{match[1]}"{match[2]}"[redacted]"'
-
-    return _STRING_MEMBER.sub(blank, text)[:RAW_KEEP_CHARS]
+    out: list[str] = []
+    shown_key = None  # the key just read, while its value may follow
+    position = 0
+    for match in _STRING.finditer(text):
+        between = text[position:match.start()]
+        out.append(between)
+        if match[2] is not None:  # a key
+            out.append(match[0])
+            shown_key = match[1] if match[1] in _SHOWN_VALUES else None
+        else:
+            out.append(match[0] if shown_key is not None and not between.strip() else _REDACTED)
+            shown_key = None
+        position = match.end()
+    out.append(text[position:])
+    return "".join(out)[:RAW_KEEP_CHARS]

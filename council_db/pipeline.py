@@ -20,7 +20,7 @@ import pickle
 import queue
 import sys
 import threading
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 
@@ -103,8 +103,14 @@ def chunks(source: Source, offset: int, first_line: int) -> Iterator[Chunk]:
     return _read(source, Segment(offset, None, True), first_line, Normaliser())
 
 
-def _work(sender, source: Source, segments: list[Segment]) -> None:
-    """Worker process: each segment's chunks then a SegmentDone; a failure is sent, not raised."""
+def _work(sender, source: Source, segments: list[Segment], readers: list) -> None:
+    """Worker process: each segment's chunks then a SegmentDone; a failure is sent, not raised.
+
+    A forked worker inherits the read ends of the pipes made so far, its own included; it
+    closes them, so that if the importer dies (SIGKILL, out of memory) the worker's next
+    send fails and it ends, instead of blocking forever on a pipe that only it still holds."""
+    for reader in readers:
+        reader.close()
     gc.disable()  # as in the importer: no cycles are made, and collection costs ~30%
     normaliser = Normaliser()
     try:
@@ -115,7 +121,8 @@ def _work(sender, source: Source, segments: list[Segment]) -> None:
                 sender.send_bytes(pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL))
             sender.send_bytes(pickle.dumps(SegmentDone(lines)))
     except BaseException as error:  # noqa: BLE001 - reported to the parent, which decides
-        sender.send_bytes(pickle.dumps(WorkerFailed(f"{type(error).__name__}: {error}")))
+        with suppress(OSError):  # the parent may be gone: then there is no one to tell
+            sender.send_bytes(pickle.dumps(WorkerFailed(f"{type(error).__name__}: {error}")))
     finally:
         sender.close()
 
@@ -142,7 +149,9 @@ def chunks_in_workers(source: Source, parts: list[Segment], first_line: int, wor
         receivers = []
         for number in range(workers):  # every fork before any thread starts: forking threads risks deadlock
             receiver, sender = context.Pipe(duplex=False)
-            worker = context.Process(target=_work, args=(sender, source, parts[number::workers]), daemon=True)
+            readers = [made for _, made in receivers] + [receiver]
+            worker = context.Process(target=_work, args=(sender, source, parts[number::workers], readers),
+                                     daemon=True)
             worker.start()
             sender.close()
             receivers.append((worker, receiver))

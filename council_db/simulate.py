@@ -195,7 +195,7 @@ def _validate(c: SimulationConfig) -> None:
         "a length-quality correlation needs model quality that differs between models "
         "(set quality too)",
     )
-    check(c.consent_level >= 0, "consent_level", f"consent level must be >= 0, got {c.consent_level}")
+    check(0 <= c.consent_level <= 4, "consent_level", f"consent level must be 0-4, got {c.consent_level}")
     _version_tuple(c.schema_version)
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from council_db.contract import timestamp_us
+from council_db.contract import LineError, timestamp_us
 
 
 def time_range(since: str | None, until: str | None) -> tuple[list[str], dict[str, Any]]:
     """Conditions on sessions (alias ``s``) for [since, until): instants, not strings, are
-    compared, so "12:00+02:00" comes before "11:00Z". Raises LineError for a bad time."""
+    compared, so "12:00+02:00" comes before "11:00Z". Raises LineError for a bad time, and
+    for a range that cannot hold anything (it is a mistake, not a question)."""
     clauses, params = [], {}
     if since:
         clauses.append("s.ts_us >= :since")
@@ -17,4 +18,6 @@ def time_range(since: str | None, until: str | None) -> tuple[list[str], dict[st
     if until:
         clauses.append("s.ts_us < :until")
         params["until"] = timestamp_us(until)
+    if since and until and None not in (params["since"], params["until"]) and params["since"] >= params["until"]:
+        raise LineError(None, f"--since {since} is not before --until {until}, so nothing could match")
     return clauses, params

@@ -64,6 +64,11 @@ def _shown(value: Any) -> str:
     return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__
 
 
+def _kind(value: Any) -> str:
+    return {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
 def explain(error: Any) -> LineError:
     """The first problem of a pydantic ValidationError, as a LineError a person can act on."""
     first = error.errors(include_url=False)[0]
@@ -79,7 +84,9 @@ def explain(error: Any) -> LineError:
     expected = _EXPECTED.get(field or "", "")
     if kind == "missing":
         return LineError(field, f"missing; expected {expected}")
-    got = f"got {_shown(first.get('input'))}"
+    value = first.get("input")
+    # query_metadata holds an object; whatever else is there may be the query itself: not shown
+    got = f"got {_shown(value) if field != 'query_metadata' else _kind(value)}"
     if expected and (kind.endswith("_type") or kind in _TYPE_PROBLEMS):
         return LineError(field, f"{got}; expected {expected}")
     return LineError(field, f"{got}: {first['msg'][0].lower()}{first['msg'][1:]}")

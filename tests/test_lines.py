@@ -41,6 +41,12 @@ def test_a_byte_order_mark_is_skipped_but_counted_in_the_offset():
     assert batch.end_offset == len(data) and batch.lines[0].startswith(b"{")
 
 
+def test_a_byte_order_mark_inside_the_file_is_skipped_too_as_cat_leaves_them():
+    line = json.dumps(record()).encode()
+    parsed = parse_batch(LineBatch(1, [line, BOM + line.replace(b"8.5", b"7.5") + b"\r"], 0))
+    assert parsed.rejected == [] and [r["score_value"] for _, r in parsed.records] == [8.5, 7.5]
+
+
 def test_a_length_limit_reads_one_segment_only():
     one = json.dumps(record()).encode() + b"\n"
     (batch,) = read_batches(io.BytesIO(one * 3), length=len(one) * 2)

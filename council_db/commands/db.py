@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Callable
 
 import typer
 
 from council_db.commands.context import message, state
 from council_db.output import Format, emit_object, emit_rows
 
-app = typer.Typer(help="The database file and its schema migrations.", no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(help="The database file, its schema migrations and backups.", no_args_is_help=True,
+                  rich_markup_mode=None)
+
+
+def _migrate(ctx: typer.Context, step: Callable, revision: str, *, create: bool) -> tuple[str | None, str | None]:
+    """Run migrate.upgrade or migrate.downgrade; a revision Alembic cannot reach is a usage error."""
+    from alembic.util import CommandError
+
+    from council_db import migrate
+
+    engine = _engine(ctx, create=create)
+    try:
+        return step(engine, revision)
+    except CommandError as error:
+        known = ", ".join(entry["revision"] for entry in migrate.history())
+        raise typer.BadParameter(f"{error} (known revisions: {known}, head, base)", param_hint="REVISION") from None
+    finally:
+        engine.dispose()
 
 
 def _engine(ctx: typer.Context, *, create: bool = True):
@@ -52,9 +70,10 @@ def upgrade(
     from council_db import migrate
     from council_db.database import use_wal
 
+    before, after = _migrate(ctx, migrate.upgrade, revision, create=True)
     engine = _engine(ctx)
-    before, after = migrate.upgrade(engine, revision)
     use_wal(engine)
+    engine.dispose()
     message(f"schema {before or '(empty)'} -> {after}" if before != after else f"schema already at {after}")
 
 
@@ -66,7 +85,7 @@ def downgrade(
     """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
     from council_db import migrate
 
-    before, after = migrate.downgrade(_engine(ctx, create=False), revision)
+    before, after = _migrate(ctx, migrate.downgrade, revision, create=False)
     message(f"schema {before} -> {after or '(empty)'}")
 
 
@@ -90,3 +109,50 @@ def history(
     from council_db import migrate
 
     emit_rows(migrate.history(), fmt, title="schema revisions")
+
+
+def _sqlite_file(ctx: typer.Context, command: str) -> Path:
+    from council_db.errors import CouncilDbError
+    from council_db.location import sqlite_path
+
+    found = sqlite_path(state(ctx).url)
+    if found is None:
+        raise CouncilDbError(f"council-db db {command} works on SQLite files; for PostgreSQL use pg_dump / pg_restore")
+    return found
+
+
+def _held(summary) -> str:
+    return f"schema {summary.revision}, {summary.sessions:,} sessions, {summary.records:,} records"
+
+
+@app.command()
+def backup(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="The backup file to write.", dir_okay=False)],
+    force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists.")] = False,
+) -> None:
+    """Copy the database to FILE as of one moment, even while imports run (SQLite only).
+
+    The copy is checked and made private (0600) before it takes FILE's name."""
+    from council_db.backup import backup as make_backup
+
+    database = _sqlite_file(ctx, "backup")
+    summary = make_backup(database, file.expanduser(), force=force)
+    message(f"backed up {database} to {file}: {_held(summary)}")
+
+
+@app.command()
+def restore(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A backup made by council-db db backup.", dir_okay=False)],
+    force: Annotated[bool, typer.Option("--force", help="Replace the content of an existing database.")] = False,
+) -> None:
+    """Replace the database's content with the backup in FILE (checked first), safely even
+    while other council-db processes have it open."""
+    from council_db import migrate
+    from council_db.backup import restore as restore_backup
+
+    database = _sqlite_file(ctx, "restore")
+    known = {entry["revision"] for entry in migrate.history()}
+    summary = restore_backup(file.expanduser(), database, known_revisions=known, force=force)
+    message(f"restored {file} into {database}: {_held(summary)}")

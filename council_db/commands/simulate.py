@@ -109,7 +109,7 @@ def command(
         str,
         typer.Option(metavar="V", help="Record schema version; below 1.2.0 positions are rankings."),
     ] = "1.2.0",
-    consent_level: Annotated[int, typer.Option(min=0, help="consent_level of every record.")] = 1,
+    consent_level: Annotated[int, typer.Option(min=0, max=4, help="consent_level of every record.")] = 1,
     days: Annotated[float, typer.Option(help="Days the sessions span, ending at --end.")] = 90.0,
     end: Annotated[
         str | None,

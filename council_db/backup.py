@@ -1,0 +1,115 @@
+"""Backups of a SQLite database while imports write to it, and restoring one.
+
+A backup is ``VACUUM INTO`` a private temporary file next to the target: one read
+transaction, so the copy is the database as of one moment (in WAL mode writers go on
+meanwhile), compacted. It is checked (``PRAGMA quick_check``) and synced before it takes
+the target's name, so a crash never leaves a half-written backup under that name.
+
+A restore copies the backup into the database through SQLite's online backup API, which
+writes under the database's own lock and WAL, so other connections see either the old or
+the restored database. Copying the file back by hand is only safe with every council-db
+process stopped and the ``-wal`` and ``-shm`` files beside it deleted: a stale WAL would be
+replayed onto the restored file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from council_db.database import BUSY_TIMEOUT_MS, create_private_file
+from council_db.errors import CouncilDbError
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a backup or restored database holds."""
+
+    revision: str | None
+    sessions: int
+    records: int
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+
+
+def summarise(path: Path) -> Summary:
+    """Check a database file and say what it holds; refuse anything that is not sound."""
+    with closing(_connect(path)) as connection:
+        try:
+            check = [row[0] for row in connection.execute("PRAGMA quick_check")]
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as error:
+            raise CouncilDbError(f"{path} is not a readable SQLite database ({error})") from None
+        if check != ["ok"]:
+            raise CouncilDbError(f"{path} failed SQLite's integrity check: {'; '.join(check[:3])}")
+        if "alembic_version" not in tables:
+            raise CouncilDbError(f"{path} is not a council-db database (it has no schema version)")
+        revision = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+        sessions, records = (connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                             if table in tables else 0 for table in ("sessions", "scores"))
+        return Summary(revision[0] if revision else None, sessions, records)
+
+
+def _sync(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def backup(database: Path, target: Path, *, force: bool = False) -> Summary:
+    """Copy ``database`` to ``target`` as of one moment; an existing target only with ``force``."""
+    if not database.is_file():
+        raise CouncilDbError(f"no database at {database} to back up")
+    if target.is_dir():
+        raise CouncilDbError(f"{target} is a directory: give the backup's file name")
+    if target.exists() and not force:
+        raise CouncilDbError(f"{target} already exists: choose another name, or add --force to replace it")
+    if target.exists() and target.resolve() == database.resolve():
+        raise CouncilDbError(f"{target} is the database itself: back it up to another file")
+    if not target.parent.is_dir():
+        raise CouncilDbError(f"{target.parent} is not a directory: create it first")
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    with suppress(FileNotFoundError):
+        temporary.unlink()
+    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # scores are not public
+    try:
+        with closing(_connect(database)) as source:
+            source.execute("VACUUM INTO ?", (str(temporary),))
+        summary = summarise(temporary)
+        _sync(temporary)
+        if force:
+            os.replace(temporary, target)
+        else:
+            try:
+                os.link(temporary, target)  # fails if the name was taken meanwhile: never overwrite
+            except FileExistsError:
+                raise CouncilDbError(f"{target} appeared while backing up: not replaced (add --force)") from None
+        _sync(target.parent)
+        return summary
+    finally:
+        with suppress(FileNotFoundError):
+            temporary.unlink()
+
+
+def restore(backup_file: Path, database: Path, *, known_revisions: set[str], force: bool = False) -> Summary:
+    """Replace the database's content with a backup's, under the database's own lock."""
+    if not backup_file.is_file():
+        raise CouncilDbError(f"{backup_file}: no such backup file")
+    summary = summarise(backup_file)
+    if summary.revision is not None and summary.revision not in known_revisions:
+        raise CouncilDbError(f"{backup_file} has schema revision {summary.revision}, written by a newer "
+                             "council-db: upgrade council-db to restore it")
+    if database.exists() and database.stat().st_size and not force:
+        raise CouncilDbError(f"the database at {database} already exists: add --force to replace its content "
+                             "with the backup's")
+    create_private_file(database)
+    with closing(_connect(backup_file)) as source, closing(_connect(database)) as target:
+        source.backup(target)
+    return summarise(database)

@@ -1,0 +1,158 @@
+"""Data survives migrations: a database filled at every past revision upgrades to head with
+every row of every column intact, a filled database downgrades step by step (keeping what
+the older schema has) down to base, and every command refuses a newer database untouched.
+
+The fixture data is SQL written for the schema of a revision: FIXTURES maps the first
+revision each script fits to the script. A migration that changes tables must add the
+script for its revision here (the test for coverage below says so).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from council_db import migrate
+from council_db.database import open_database
+from council_db.errors import DatabaseTooNew
+from tests.conftest import Cli, session, write_jsonl
+from tests.test_migrations import make_council_db_at, revisions_oldest_first, set_revision
+
+FIXTURE_0001 = """
+INSERT INTO imports (id, source, source_kind, file_identity, file_size, head_sha256, tail_sha256, mode,
+    start_offset, end_offset, start_line, end_line, inserted, duplicates, rejected, skipped, status,
+    started_at, finished_at, council_db_version)
+VALUES (1, '/data/bias_metrics.jsonl', 'file', '2049:1234', 2100, 'aa', 'bb', 'full', 0, 2100, 0, 5, 4, 0, 1, 0,
+        'complete', '2025-12-17 10:31:00.000000', '2025-12-17 10:31:01.000000', '0.1.0');
+INSERT INTO rejected_lines (id, import_id, line_number, field, reason, raw)
+VALUES (1, 1, 3, 'score_value', 'score_value: got "x"; expected a finite number', '{"score_value": "x"}');
+INSERT INTO models (id, name) VALUES (1, 'openai/gpt-4o'), (2, 'anthropic/claude-3-5-sonnet'), (3, 'google/gemini');
+INSERT INTO scales (id, name, low, high) VALUES (1, '1-10', 1, 10), (2, '0-1', 0, 1);
+INSERT INTO record_envelopes (id, digest, ts_us, timestamp, consent_level, schema_version, schema_version_raw,
+    council_config_version, query_hash, query_metadata)
+VALUES (1, 'd1', 1765967400000000, '2025-12-17T10:30:00Z', 4, '1.2.0', NULL, '0.1.0', '0123456789abcdef',
+        '{"category":"coding"}');
+INSERT INTO sessions (id, session_key, ts_us, timestamp, consent_level, schema_version, schema_version_raw,
+    council_config_version, query_hash, query_metadata, category, language, length_bucket, import_id)
+VALUES (1, 'session-a', 1765967400123456, '2025-12-17T10:30:00.123456+00:00', 2, '1.2.0', NULL, '0.1.0', NULL,
+        '{"category":"coding","token_bucket":"short","language":"en"}', 'coding', 'en', 'short', 1),
+       (2, 'session-b', NULL, '', 1, '1.0.0', '1', NULL, NULL, NULL, NULL, NULL, NULL, 1);
+INSERT INTO scores (session_id, reviewer_id, model_id, position, response_length_chars, score_value, scale_id,
+    display_order, self_review, exclusion_id, envelope_id)
+VALUES (1, 1, 2, 0, 1200, 8.5, 1, 1, 0, NULL, NULL),
+       (1, 1, 1, 1, 900, 9.0, 1, 1, 1, NULL, 1),
+       (1, 2, 3, 2, 40, 0.0, 1, 1, 0, 1, NULL),
+       (2, 3, 2, 0, 700, 0.5, 2, 0, 0, NULL, NULL);
+"""
+
+FIXTURE_0006 = FIXTURE_0001 + """
+INSERT INTO outbox_events (id, endpoint, event_id, session_id, payload, created_at, attempts, last_error, sent_at)
+VALUES (1, 'https://team.example/events', 'e1', 1, '{"event_id":"e1"}', '2025-12-17 11:00:00.000000', 2,
+        'HTTP 503', NULL);
+"""
+
+# 0002, 0003 and 0005 add views only; 0004's session_stats is derived from the scores
+# (the migration computes it), so 0001's data is 0004's too.
+FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006}
+DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
+               "exclusion_reasons", "outbox_events")
+
+
+def fixture_for(revision: str) -> str:
+    """The script of the newest fixture at or before ``revision``."""
+    order = revisions_oldest_first()
+    return FIXTURES[max((r for r in FIXTURES if order.index(r) <= order.index(revision)), key=order.index)]
+
+
+def table_rows(path: Path) -> dict[str, set[tuple]]:
+    """Every row of every data table the database has, as {table: {(column, value) pairs...}}."""
+    connection = sqlite3.connect(path)
+    try:
+        found = {}
+        present = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table in (t for t in DATA_TABLES if t in present):
+            cursor = connection.execute(f"SELECT * FROM {table}")
+            columns = [c[0] for c in cursor.description]
+            found[table] = {tuple(zip(columns, row)) for row in cursor}
+        return found
+    finally:
+        connection.close()
+
+
+def only_columns(rows: dict[str, set[tuple]], like: dict[str, set[tuple]]) -> dict[str, set[tuple]]:
+    """``rows`` cut to the columns ``like`` has (an older schema may lack newer columns)."""
+    columns = {table: {name for row in found for name, _ in row} for table, found in like.items()}
+    return {table: {tuple(p for p in row if p[0] in columns[table]) for row in found}
+            for table, found in rows.items() if table in like}
+
+
+def filled_at(tmp_path: Path, revision: str) -> Path:
+    path = tmp_path / f"at-{revision}.db"
+    make_council_db_at(path, revision)
+    connection = sqlite3.connect(path)
+    try:
+        connection.executescript(fixture_for(revision))
+    finally:
+        connection.close()
+    return path
+
+
+def test_every_revision_that_changes_tables_has_its_fixture():
+    for number, revision in enumerate(revisions_oldest_first()):
+        source = Path(migrate.scripts().get_revision(revision).path).read_text()
+        if number == 0 or any(step in source for step in ("create_table", "add_column", "alter_column", "drop_column")):
+            assert revision in FIXTURES, f"revision {revision} changes tables: add its fixture SQL to FIXTURES"
+
+
+@pytest.mark.parametrize("revision", revisions_oldest_first())
+def test_a_database_filled_at_each_revision_upgrades_to_head_with_its_data_intact(tmp_path, revision):
+    path = filled_at(tmp_path, revision)
+    before = table_rows(path)
+    assert all(before.values())
+
+    database = open_database(f"sqlite:///{path}", notify=lambda _: None)
+    try:
+        with database.engine.connect() as connection:
+            readable = connection.exec_driver_sql("SELECT count(*) FROM score_records").scalar()
+    finally:
+        database.engine.dispose()
+
+    assert migrate.current_revision(database.engine) == migrate.HEAD
+    assert only_columns(table_rows(path), before) == before
+    assert readable == len(before["scores"])
+
+
+def test_a_filled_database_downgrades_one_revision_at_a_time_keeping_its_data_then_to_base(tmp_path):
+    path = filled_at(tmp_path, migrate.HEAD)
+    cli = Cli(path)
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("imported")))).exit_code == 0
+    at_head = table_rows(path)
+    for revision in reversed(revisions_oldest_first()[:-1]):
+        assert cli("db", "downgrade", revision).exit_code == 0
+        older = table_rows(path)
+        assert only_columns(at_head, older) == older, f"rows lost downgrading to {revision}"
+    assert cli("db", "downgrade", "base").exit_code == 0
+    up = cli("db", "upgrade")
+    assert up.exit_code == 0 and "(empty) -> " + migrate.HEAD in up.stderr
+
+
+@pytest.mark.parametrize("args", [("import", "IN"), ("export",), ("bias-report",), ("sessions",), ("stats",),
+                                  ("rejected",), ("audit", "session-a"), ("db", "upgrade"),
+                                  ("db", "downgrade", "0001")])
+def test_every_command_refuses_a_database_from_a_newer_council_db_leaving_its_bytes_identical(tmp_path, args):
+    path = filled_at(tmp_path, migrate.HEAD)
+    set_revision(path, "9999")
+    source = write_jsonl(tmp_path / "in.jsonl", session("new"))
+    files = sorted(tmp_path.iterdir())
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+
+    result = Cli(path)(*[str(source) if arg == "IN" else arg for arg in args])
+    gc.collect()  # an engine refused inside the command is closed once collected
+
+    assert isinstance(result.exception, DatabaseTooNew), result.output
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert sorted(tmp_path.iterdir()) == files, "no -wal or -journal file was left"

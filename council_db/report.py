@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from council_db import joint_model, stats
+from council_db import joint_model, report_sections, stats
 from council_db.analysis_data import ScoreData, log_length_sd
 from council_db.contract import format_us
 from council_db.position import first_shown_judgments
@@ -30,7 +30,8 @@ from council_db.report_model import (
 )
 
 FDR = 0.05
-FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference"]
+FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",
+              "affinity", "anchoring"]
 BOOTSTRAP_RESAMPLES = 1000
 
 
@@ -73,6 +74,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
                           sessions=data.n_sessions, records=data.n_records, scale=data.scale, as_of=as_of,
                           filters=filters or {})
     parts: dict = dict(length=None, position=None, reviewers=[], models=[], self_preference=None, agreement=None)
+    sections = report_sections.Sections()
     if tier == "insufficient":
         warnings.append(f"collecting data: {data.n_sessions} sessions, metrics need at least 10")
     else:
@@ -86,10 +88,12 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
             self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
             agreement=context.metric(stats.agreement(data, resamples, context.rng)),
         )
+        sections = report_sections.compute(data, fit, context.metric, context.rng)
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                         window=window, confidence=tier, excluded=dict(data.excluded), flags=[],
                         warnings=warnings, **parts)
-    report.flags = _flags(report)
+    report.flags = _flags(report, sections.candidates)
+    sections.fill(report)
     _classify(report)
     report.warnings.extend(_missing_metric_warnings(report))
     return report
@@ -239,9 +243,10 @@ def _disagreement(length: Length) -> str | None:
             f"says {said[adjusted]}: the raw link is likely carried by which models write longer answers")
 
 
-def _flags(report: BiasReport) -> list[Flag]:
-    """Every test in one family; flagged where the Benjamini-Hochberg q-value is <= 0.05."""
-    candidates: list[tuple[str, str, float, float, str]] = []
+def _flags(report: BiasReport, more: list[tuple[str, str, float, float, str]] = ()) -> list[Flag]:
+    """Every test in one family (``more``: the trend, change, anomaly and pair tests of
+    report_sections); flagged where the Benjamini-Hochberg q-value is <= 0.05."""
+    candidates: list[tuple[str, str, float, float, str]] = list(more)
     for profile in report.reviewers:
         severity = profile.severity
         if severity is not None and severity.p_value is not None:

@@ -339,7 +339,8 @@ def _plant_anomalies(
     constant = rng.random(hit.size) < 0.5
     extreme = np.where(rng.random(hit.size) < 0.5, MIN_TENTHS, MAX_TENTHS)
     erratic_reviewer = rng.integers(r, size=hit.size)
-    erratic_scores = rng.integers(MIN_TENTHS, MAX_TENTHS + 1, size=(hit.size, k))
+    # An erratic reviewer scores each answer at one end of the scale or the other, at random.
+    erratic_scores = np.where(rng.random((hit.size, k)) < 0.5, MIN_TENTHS, MAX_TENTHS)
     reviewers = c.reviewer_ids
     planted: dict[str, dict[str, Any]] = {}
     for i, s in enumerate(hit.tolist()):

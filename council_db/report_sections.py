@@ -1,0 +1,124 @@
+"""The report's sections on time, broken sessions and pairs (trends, change points,
+anomalies, affinity, anchoring, self-consistency), computed from the joint model's
+residuals, and their tests, which join the report's one Benjamini-Hochberg family."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from council_db import affinity, anomalies, changepoints, trends
+from council_db.analysis_data import ScoreData
+from council_db.contract import format_us
+from council_db.report_model import (
+    AffinityCell,
+    AnchoringEffect,
+    Anomaly,
+    BiasReport,
+    ChangePoint,
+    Retest,
+    SelfConsistency,
+    Trend,
+)
+
+# kind, subject, estimate, p-value, message
+Candidate = tuple[str, str, float, float, str]
+
+
+@dataclass
+class Sections:
+    """What the sections found; ``fill`` puts it in the report once the q-values are known."""
+
+    trends: list[Trend] = field(default_factory=list)
+    changes: dict[tuple[str, str], changepoints.ChangeSearch] = field(default_factory=dict)
+    sessions: list[anomalies.SessionAnomaly] = field(default_factory=list)
+    affinity: list[AffinityCell] = field(default_factory=list)
+    anchoring: list[AnchoringEffect] = field(default_factory=list)
+    self_consistency: SelfConsistency | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+
+    def fill(self, report: BiasReport) -> None:
+        """Flagged change points and anomalous sessions, with the family's q-values."""
+        q_of = {(f.kind, f.subject): f.q_value for f in report.flags}
+        for trend in self.trends:
+            found = self.changes.get((trend.kind, trend.subject))
+            q = q_of.get(("change_point", f"{trend.kind} {trend.subject}"))
+            if found is not None and q is not None:
+                trend.change_points.append(ChangePoint(
+                    at=format_us(found.at_us), p_value=found.p_value, q_value=q, shift=found.shift,
+                    sessions_before=found.sessions_before, sessions_after=found.sessions_after))
+        report.trends = self.trends
+        report.anomalies = [Anomaly(session_id=a.session_id, p_value=a.p_value, reason=a.reason,
+                                    q_value=q_of[("anomaly", a.session_id)])
+                            for a in self.sessions if ("anomaly", a.session_id) in q_of]
+        report.affinity, report.anchoring = self.affinity, self.anchoring
+        report.self_consistency = self.self_consistency
+
+
+def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator) -> Sections:
+    """Every section; ``metric`` turns an estimate into the report's Metric (n, CI, tier)."""
+    out = Sections()
+    residuals = fit.residuals
+    for kind in ("reviewer", "model"):
+        _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
+    out.sessions = anomalies.sessions(data, residuals)
+    out.candidates += [("anomaly", a.session_id, a.spread_ratio, a.p_value, f"anomalous session {a.session_id}: "
+                        f"{a.reason}") for a in out.sessions]
+    _pairs(out, data, residuals, metric)
+    return out
+
+
+def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: np.random.Generator) -> None:
+    changes = {c.subject: c for c in changepoints.search(timed, rng)}
+    for slope in trends.slopes(timed):
+        label = f"{timed.kind} {slope.subject}"
+        change = changes.get(slope.subject)
+        out.trends.append(Trend(subject=slope.subject, kind=timed.kind, change_points=[],
+                                slope_per_30d=metric(slope, slope.n_records, slope.n_sessions),
+                                change_search_p_value=None if change is None else change.p_value))
+        out.candidates.append(("trend", label, slope.estimate, slope.p_value,
+                               f"drift of {label}: {slope.estimate:+.2f} points per 30 days vs the other "
+                               f"{timed.kind}s (95% CI {slope.ci_low:+.2f} to {slope.ci_high:+.2f})"))
+    for subject, change in changes.items():
+        out.changes[(timed.kind, subject)] = change
+        out.candidates.append(("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
+                               f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
+                               f"{change.shift:+.2f} points after vs before, relative to the other "
+                               f"{timed.kind}s (permutation p {change.p_value:.2g})"))
+
+
+def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callable) -> None:
+    for cell in affinity.affinity(data, residuals):
+        m = metric(cell.estimate, cell.n_records, cell.estimate.n_sessions)
+        if m is None:
+            continue
+        out.affinity.append(AffinityCell(reviewer_id=cell.reviewer, model_id=cell.model, residual_mean=m))
+        e = cell.estimate
+        out.candidates.append(("affinity", f"{cell.reviewer} -> {cell.model}", e.estimate, e.p_value,
+                               f"affinity of reviewer {cell.reviewer} for {cell.model}: {e.estimate:+.2f} points "
+                               f"beyond severity and quality (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
+    for effect in affinity.anchoring(data, residuals):
+        m = metric(effect.estimate, effect.n_records, effect.estimate.n_sessions)
+        if m is None:
+            continue
+        out.anchoring.append(AnchoringEffect(reviewer_id=effect.reviewer, effect=m))
+        if effect.reviewer is not None:
+            e = effect.estimate
+            out.candidates.append(("anchoring", effect.reviewer, e.estimate, e.p_value,
+                                   f"anchoring of reviewer {effect.reviewer}: its other scores move "
+                                   f"{e.estimate:+.2f} points per point of the first-shown answer's score, beyond "
+                                   f"the last-shown answer's pull (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
+    retests = affinity.self_consistency(data)
+    if not retests:
+        out.self_consistency = SelfConsistency(
+            measurable=False, reviewers=[],
+            note="not measurable: no reviewer scored the same answer (session, candidate, length) twice")
+        return
+    rows = [Retest(reviewer_id=r.reviewer, pairs=r.pairs,
+                   mean_abs_difference=metric(r.mean_abs_difference, 2 * r.pairs, r.mean_abs_difference.n_sessions))
+            for r in retests]
+    out.self_consistency = SelfConsistency(
+        measurable=True, reviewers=[r for r in rows if r.mean_abs_difference is not None],
+        note="test-retest: mean absolute difference between two scores of the same answer by the same reviewer")

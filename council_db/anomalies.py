@@ -26,10 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
+from council_db.analysis_data import ScoreData, keep_sessions
 
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
+FDR = 0.05
 
 
 @dataclass(frozen=True)
@@ -117,3 +118,33 @@ def _flat_reason(data: ScoreData, g: int, sd: float, typical_sd: float) -> str:
         return f"every score is {scores[0]:g} ({len(scores)} scores)"
     return f"scores barely vary: SD {sd:.2f} against a typical {typical_sd:.2f}"
 
+
+
+def flagged(data: ScoreData, residuals: np.ndarray) -> list[tuple[SessionAnomaly, float]]:
+    """The sessions flagged at q <= FDR, Benjamini-Hochberg over the sessions alone, with q."""
+    from council_db.stats import benjamini_hochberg
+
+    found = sessions(data, residuals)
+    q_values = benjamini_hochberg([a.p_value for a in found]) if found else []
+    return [(a, float(q)) for a, q in zip(found, q_values) if q <= FDR]
+
+
+def exclude(data: ScoreData) -> tuple[ScoreData, list[SessionAnomaly]]:
+    """The data without its flagged sessions, and those sessions (for --exclude-anomalies)."""
+    from council_db import joint_model
+
+    dropped = [a for a, _ in flagged(data, joint_model.fit(data).residuals)]
+    if not dropped:
+        return data, []
+    keep = np.ones(data.n_sessions, dtype=bool)
+    keep[[a.session for a in dropped]] = False
+    return keep_sessions(data, keep), dropped
+
+
+def excluded_note(dropped: list[SessionAnomaly]) -> str:
+    """What --exclude-anomalies left out, for the report's warnings."""
+    if not dropped:
+        return "--exclude-anomalies: no session was flagged as anomalous, nothing left out"
+    listed = ", ".join(a.session_id for a in dropped[:5]) + (", ..." if len(dropped) > 5 else "")
+    return (f"--exclude-anomalies: {len(dropped)} anomalous session(s) left out of this report "
+            f"(flagged at q <= {FDR} by council-db anomalies): {listed}")

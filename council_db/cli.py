@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.commands import db, exporting, importing, inspecting, report, simulate
+from council_db.commands import db, exporting, importing, inspecting, report, simulate, trends
 from council_db.commands.context import State
 from council_db.errors import CouncilDbError
 
@@ -45,6 +45,8 @@ def _global(
 
 app.command("bias-report")(report.bias_report)
 app.command("audit")(report.audit)
+app.command("trends")(trends.trends)
+app.command("anomalies")(trends.anomalies)
 app.command("import")(importing.command)
 app.command("export")(exporting.command)
 app.command("stats")(inspecting.stats)

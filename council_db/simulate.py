@@ -12,7 +12,8 @@ Score of one record (before rounding to 0.1 and clipping to [1, 10])::
     + Normal(0, noise_sd)
 
 where z is the answer's log length standardised by the population the lengths
-are drawn from and t in [0, 1] is the session's place in time.
+are drawn from and t in [0, 1] is the session's place in time (with ``drift_at``
+set, t is replaced by a step from 0 to 1 at that share of the span).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class SimulationConfig:
     verbosity: float = 0.0  # score points per SD of log(length)
     length_quality_corr: float = 0.0  # corr(model mean log length, model quality)
     drift: dict[str, float] = field(default_factory=dict)  # reviewer -> change first..last session
+    drift_at: float | None = None  # None: the drift is linear in time; else a step at this share of the span
     anomaly_rate: float = 0.0
     noise_sd: float = 1.0
     base_score: float = 6.5
@@ -168,6 +170,8 @@ def _validate(c: SimulationConfig) -> None:
         f"{len(c.position_effects)} position effects but sessions show only {k} answers: "
         f"expected at most one value per display slot",
     )
+    check(c.drift_at is None or 0.0 < c.drift_at < 1.0, "drift_at",
+          f"drift-at must be a share of the time span strictly between 0 and 1, got {c.drift_at}")
     for name, value in (("anomaly_rate", c.anomaly_rate), ("unscored_rate", c.unscored_rate)):
         check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
     check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
@@ -293,7 +297,7 @@ def _simulate_chunk(
         + plan.position_effects[slot]
         + c.self_preference * (plan.self_model[None, :, None] == candidates[:, None, :])
         + c.verbosity * z[:, None, :]
-        + plan.drift[None, :, None] * t[:, None, None]
+        + plan.drift[None, :, None] * _drift_shape(c, t)[:, None, None]
         + c.noise_sd * rng.standard_normal((n, r, k))
     )
     tenths = np.clip(np.rint(score * 10), MIN_TENTHS, MAX_TENTHS).astype(np.int64)
@@ -309,6 +313,12 @@ def _simulate_chunk(
         tenths[rng.random((n, r, k)) < c.unscored_rate] = 0
     models = np.take_along_axis(np.broadcast_to(candidates[:, None, :], (n, r, k)), columns, axis=-1)
     return _Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies)
+
+
+def _drift_shape(c: SimulationConfig, t: np.ndarray) -> np.ndarray:
+    """How much of the planted drift a session at time share t carries: t itself (linear), or
+    0 before and 1 from ``drift_at`` on (a step: a model updated behind the same name)."""
+    return t if c.drift_at is None else (t >= c.drift_at).astype(np.float64)
 
 
 def _session_ids(rng: np.random.Generator, n: int) -> list[str]:
@@ -461,6 +471,7 @@ def _truth(
         "log_length_sd": plan.log_length_sd,
         "model_log_length_means": dict(zip(c.models, plan.model_log_length.tolist())),
         "drift": dict(zip(reviewers, plan.drift.tolist())),
+        "drift_at": c.drift_at,
         "anomaly_rate": c.anomaly_rate,
         "anomalous_sessions": anomalies,
         "unscored_rate": c.unscored_rate,

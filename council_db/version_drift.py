@@ -1,9 +1,11 @@
 """Drift by version: the same reviewer under another council configuration, or a model id
 that names another snapshot of the same model.
 
-* council_config_version: the joint model is refitted with one severity per (reviewer,
-  config version), so each version's severity is adjusted for everything the report adjusts
-  for, and comparable across versions (all relative to the average reviewer-version).
+* council_config_version: the joint model is fitted on each version's sessions alone, so each
+  severity is adjusted for everything the report adjusts for, relative to the average reviewer
+  *of that version*. Only that is identified: when sessions run under one version each, a
+  change every reviewer shares cannot be told from a change in the questions. A reviewer that
+  alone became 1 point more generous moves by 1 - 1/R against the average of R reviewers.
 * model-id versions: an id whose last part is a snapshot marker (``-2024-08-06``,
   ``-20241022``, ``-002`` or ``@anything``) belongs to the family named by the rest
   (``openai/gpt-4o-2024-08-06`` -> ``openai/gpt-4o``). Different snapshots are already
@@ -15,11 +17,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
+from council_db.analysis_data import ScoreData, keep_sessions
 
 SNAPSHOT = re.compile(r"^(?P<family>.+?)(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|@[^@/]+)$")
 
@@ -54,23 +56,22 @@ def load_config_versions(db, window, data: ScoreData) -> list[str | None]:
 
 
 def config_version_severities(data: ScoreData, versions: list[str | None]) -> list[VersionSeverity]:
-    """Adjusted severity per reviewer per config version; empty when the window has one version."""
+    """Adjusted severity per reviewer within each config version's sessions; empty when the
+    window has one version."""
     from council_db import joint_model
 
     labels = np.array([v or "(none)" for v in versions], dtype=object)
     if len(set(labels.tolist())) < 2:
         return []
-    record_version = labels[data.session]
-    split_names = np.array([f"{data.reviewers[r]}\n{v}" for r, v in zip(data.reviewer.tolist(), record_version)],
-                           dtype=object)
-    names, codes = np.unique(split_names.astype(str), return_inverse=True)
-    fit = joint_model.fit(replace(data, reviewer=codes.astype(np.int64), reviewers=names.tolist()))
     out = []
-    for code, name in enumerate(names.tolist()):
-        reviewer, version = name.split("\n")
-        mine = codes == code
-        out.append(VersionSeverity(reviewer, "council_config_version", version, fit.severity.get(name),
-                                   len(np.unique(data.session[mine])), int(mine.sum())))
+    for version in sorted(set(labels.tolist())):
+        part = keep_sessions(data, labels == version)
+        fit = joint_model.fit(part)
+        for code in np.unique(part.reviewer).tolist():
+            mine = part.reviewer == code
+            name = part.reviewers[code]
+            out.append(VersionSeverity(name, "council_config_version", version, fit.severity.get(name),
+                                       len(np.unique(part.session[mine])), int(mine.sum())))
     return out
 
 

@@ -35,6 +35,8 @@ def bias_report(
     fmt: Annotated[ReportFormat, typer.Option("--format", help="text, json or markdown.")] = ReportFormat.text,
     seed: Annotated[int, typer.Option(help="Seed of the session resampling behind bootstrap CIs.")] = 0,
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
+    exclude_anomalies: Annotated[bool, typer.Option(
+        "--exclude-anomalies", help="Leave out sessions council-db anomalies flags (says how many).")] = False,
 ) -> None:
     """The bias report: reviewer severity, position, length, self-preference, agreement.
 
@@ -45,7 +47,7 @@ def bias_report(
     if schema:
         print(json.dumps(BiasReport.model_json_schema(), indent=2))
         return
-    from council_db import render, report_window
+    from council_db import anomalies, render, report_window, version_drift
     from council_db.contract import LineError
     from council_db.report import build
 
@@ -56,10 +58,19 @@ def bias_report(
         window.session_query()
     except LineError as error:
         raise bad_time(error.problem) from None
-    data = report_window.load(state(ctx).database(), window)
+    db = state(ctx).database()
+    data = report_window.load(db, window)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}
+    versions = version_drift.load_config_versions(db, window, data)
+    dropped = []
+    if exclude_anomalies:
+        data, dropped = anomalies.exclude(data)
+        filters["exclude_anomalies"] = len(dropped)
     result = build(data, as_of=as_of, filters=filters, seed=seed)
+    result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
+    if exclude_anomalies:
+        result.warnings.insert(0, anomalies.excluded_note(dropped))
     if fmt is ReportFormat.json:
         print(result.model_dump_json(indent=2))
     elif fmt is ReportFormat.markdown:

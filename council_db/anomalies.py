@@ -1,19 +1,18 @@
 """Sessions whose scores do not fit: a broken judge call, a parser that wrote the same score
 everywhere, a reviewer answering at random.
 
-Two statistics per session, each calibrated against the other sessions with robust
-estimates (medians), so the anomalies themselves cannot hide by inflating the yardstick:
+Two statistics per session, each a sum of squares judged against a scaled chi-square whose
+scale and effective degrees of freedom are fitted to the median and the 10th / 90th
+percentile of all sessions (``scaled_chi_square_p``): calibrated against the rest, robustly,
+so the few anomalies cannot hide by inflating the yardstick:
 
-* flat: the sum of squares of the session's scores around their mean, which is about
-  c x chi-square(records - 1) (more spread than that where reviewers and candidates differ,
-  which only makes the test conservative); c is estimated from the median over sessions, and
-  the p-value is the chi-square lower tail. Catches "every reviewer gives every answer the
-  same (extreme) score".
-* erratic: per reviewer in the session, the sum of its squared joint-model residuals, which is
-  about sigma_r^2 x chi-square(nu) with nu = its records x (1 - 1/session records) (the session
-  effect takes one degree of freedom); sigma_r^2 is estimated from the median over sessions,
-  and the p-value is the chi-square upper tail, times the number of reviewers in the session
-  (Bonferroni). Catches "one reviewer's residuals are extreme".
+* flat: the sum of squares of the session's scores around their mean (nominal degrees of
+  freedom: records - 1), lower tail. Catches "every reviewer gives every answer the same
+  (extreme) score".
+* erratic: per reviewer in the session, the sum of its squared joint-model residuals (nominal
+  degrees of freedom: its records x (1 - 1/session records), the session effect taking one),
+  fitted per reviewer, upper tail, times the number of reviewers in the session (Bonferroni).
+  Catches "one reviewer's residuals are extreme".
 
 A session's p-value is twice the smaller of the two (Bonferroni over the two statistics).
 Benjamini-Hochberg q-values are the caller's business: over the sessions alone in
@@ -22,6 +21,7 @@ Benjamini-Hochberg q-values are the caller's business: over the sessions alone i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +31,7 @@ from council_db.analysis_data import ScoreData, keep_sessions
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
 FDR = 0.05
+TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
 
 
 @dataclass(frozen=True)
@@ -66,32 +67,26 @@ def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
 
 
 def _flatness(data: ScoreData, records: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Lower-tail p of each session's within-session sum of squares against c x chi-square(n - 1)."""
-    from scipy.special import chdtr, chdtri
-
+    """Lower-tail p of each session's within-session sum of squares of its scores."""
     n = np.maximum(records, 1)
     total = np.bincount(data.session, weights=data.score, minlength=data.n_sessions)
     square = np.bincount(data.session, weights=data.score ** 2, minlength=data.n_sessions)
     ss = np.maximum(square - total ** 2 / n, 0.0)
-    nu = np.maximum(n - 1, 1).astype(float)
-    sd = np.sqrt(ss / nu)
-    typical_nu = float(np.median(nu[tested]))
-    scale = float(np.median(ss[tested] / nu[tested])) / (float(chdtri(typical_nu, 0.5)) / typical_nu)
-    if scale <= 0:
-        return np.ones(data.n_sessions), sd, 1.0
-    return chdtr(nu, ss / scale), sd, float(np.median(sd[tested]))
+    nominal = np.maximum(n - 1, 1).astype(float)
+    sd = np.sqrt(ss / nominal)
+    p = np.ones(data.n_sessions)
+    p[tested] = scaled_chi_square_p(ss[tested], nominal[tested], lower=True)
+    return p, sd, float(np.median(sd[tested]))
 
 
 def _erratic(data: ScoreData, residuals: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per session: Bonferroni p of its worst reviewer, that reviewer, its residual SD ratio."""
-    from scipy.special import chdtrc, chdtri
-
     n_rev, g = len(data.reviewers), data.n_sessions
     ok = np.isfinite(residuals)
     cell = data.session[ok] * n_rev + data.reviewer[ok]
     ss = np.bincount(cell, weights=residuals[ok] ** 2, minlength=g * n_rev).reshape(g, n_rev)
     count = np.bincount(cell, minlength=g * n_rev).reshape(g, n_rev).astype(float)
-    nu = count * (1.0 - 1.0 / np.maximum(records, 1))[:, None]
+    nominal = count * (1.0 - 1.0 / np.maximum(records, 1))[:, None]
     has = count >= 2
     p = np.ones((g, n_rev))
     ratio = np.ones((g, n_rev))
@@ -99,17 +94,53 @@ def _erratic(data: ScoreData, residuals: np.ndarray, records: np.ndarray) -> tup
         rows = has[:, r]
         if rows.sum() < MIN_SESSIONS:
             continue
-        per_df = ss[rows, r] / nu[rows, r]
-        typical_nu = float(np.median(nu[rows, r]))
-        sigma2 = float(np.median(per_df)) / (float(chdtri(typical_nu, 0.5)) / typical_nu)
-        if sigma2 <= 0:
-            continue
-        p[rows, r] = chdtrc(nu[rows, r], ss[rows, r] / sigma2)
-        ratio[rows, r] = np.sqrt(per_df / sigma2)
+        per_df = ss[rows, r] / nominal[rows, r]
+        p[rows, r] = scaled_chi_square_p(ss[rows, r], nominal[rows, r], lower=False)
+        typical = float(np.median(per_df))
+        ratio[rows, r] = np.sqrt(per_df / typical) if typical > 0 else 1.0
     reviewers_in = np.maximum(has.sum(axis=1), 1)
     worst = p.argmin(axis=1)
     best_p = np.minimum(1.0, p[np.arange(g), worst] * reviewers_in)
     return best_p, worst, ratio[np.arange(g), worst]
+
+
+def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool) -> np.ndarray:
+    """Tail p-values of sums of squares against s x chi-square(k) / k per nominal degree of
+    freedom, with s and the effective degrees of freedom k fitted to the median and the
+    10th (lower tail) or 90th (upper tail) percentile of ss / nominal_df over all sessions
+    (k at most the nominal degrees of freedom).
+
+    Fitting k, not assuming it, is what makes the tail honest when scores share more than the
+    model knows (an answer every reviewer likes, a length effect): the sums then spread more
+    than chi-square(nominal) would say. Quantiles, not moments, so the few broken sessions
+    cannot move the yardstick."""
+    from scipy.special import chdtr, chdtrc, chdtri
+
+    per_df = ss / nominal_df
+    median = float(np.median(per_df))
+    if median <= 0:
+        return np.ones(len(ss))
+    q = TAIL_QUANTILE if not lower else 1.0 - TAIL_QUANTILE
+    observed = float(np.quantile(per_df, q)) / median
+
+    def ratio(k: float) -> float:  # chi-square(k) quantile q over its median: -> 1 as k grows
+        return float(chdtri(k, 1.0 - q)) / float(chdtri(k, 0.5))
+
+    low, high = math.log(0.2), math.log(1e5)
+    for _ in range(60):  # bisection on log k: ratio(k) is monotone in k
+        middle = (low + high) / 2.0
+        if (ratio(math.exp(middle)) > observed) == (q > 0.5):
+            low = middle
+        else:
+            high = middle
+    typical_nominal = float(np.median(nominal_df))
+    # Never more degrees of freedom than the nominal ones: a fitted k above them only says the
+    # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.
+    k_typical = min(math.exp((low + high) / 2.0), typical_nominal)
+    scale = median * k_typical / float(chdtri(k_typical, 0.5))  # s: per-df values ~ s chi2(k)/k
+    k = k_typical * nominal_df / typical_nominal
+    x = per_df * k / scale
+    return chdtr(k, x) if lower else chdtrc(k, x)
 
 
 def _flat_reason(data: ScoreData, g: int, sd: float, typical_sd: float) -> str:

@@ -92,7 +92,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                         window=window, confidence=tier, excluded=dict(data.excluded), flags=[],
                         warnings=warnings, **parts)
-    report.flags = _flags(report, sections.candidates)
+    report.flags = _flags(report, sections)
     sections.fill(report)
     _classify(report)
     report.warnings.extend(_missing_metric_warnings(report))
@@ -243,10 +243,11 @@ def _disagreement(length: Length) -> str | None:
             f"says {said[adjusted]}: the raw link is likely carried by which models write longer answers")
 
 
-def _flags(report: BiasReport, more: list[tuple[str, str, float, float, str]] = ()) -> list[Flag]:
-    """Every test in one family (``more``: the trend, change, anomaly and pair tests of
+def _flags(report: BiasReport, sections: report_sections.Sections | None = None) -> list[Flag]:
+    """Every test in one family (with the trend, change, anomaly and pair tests of
     report_sections); flagged where the Benjamini-Hochberg q-value is <= 0.05."""
-    candidates: list[tuple[str, str, float, float, str]] = list(more)
+    sections = sections or report_sections.Sections()
+    candidates: list[tuple[str, str, float, float, str]] = list(sections.candidates)
     for profile in report.reviewers:
         severity = profile.severity
         if severity is not None and severity.p_value is not None:
@@ -270,11 +271,9 @@ def _flags(report: BiasReport, more: list[tuple[str, str, float, float, str]] = 
         candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
                            f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
                            f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"))
-    if not candidates:
-        return []
-    q_values = stats.benjamini_hochberg([c[3] for c in candidates])
+    scored = report_sections.one_family(candidates, sections.session_candidates, FDR)
     flags = [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
-             for (kind, subject, estimate, p, message), q in zip(candidates, q_values) if q <= FDR]
+             for (kind, subject, estimate, p, message), q in scored if q <= FDR]
     return sorted(flags, key=lambda f: (FLAG_ORDER.index(f.kind), f.p_value, f.subject))
 
 

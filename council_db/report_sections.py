@@ -38,6 +38,7 @@ class Sections:
     anchoring: list[AnchoringEffect] = field(default_factory=list)
     self_consistency: SelfConsistency | None = None
     candidates: list[Candidate] = field(default_factory=list)
+    session_candidates: list[Candidate] = field(default_factory=list)  # one per session: the anomaly family
 
     def fill(self, report: BiasReport) -> None:
         """Flagged change points and anomalous sessions, with the family's q-values."""
@@ -64,7 +65,7 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator) ->
     for kind in ("reviewer", "model"):
         _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
     out.sessions = anomalies.sessions(data, residuals)
-    out.candidates += [("anomaly", a.session_id, a.spread_ratio, a.p_value, f"anomalous session {a.session_id}: "
+    out.session_candidates = [("anomaly", a.session_id, a.spread_ratio, a.p_value, f"anomalous session {a.session_id}: "
                         f"{a.reason}") for a in out.sessions]
     _pairs(out, data, residuals, metric)
     return out
@@ -122,3 +123,27 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
     out.self_consistency = SelfConsistency(
         measurable=True, reviewers=[r for r in rows if r.mean_abs_difference is not None],
         note="test-retest: mean absolute difference between two scores of the same answer by the same reviewer")
+
+
+def one_family(candidates: list[Candidate], sessions: list[Candidate], fdr: float) -> list[tuple[Candidate, float]]:
+    """Benjamini-Hochberg q-values for the report's tests as one family, in which the
+    per-session anomaly tests enter as one member: their Simes p-value (the smallest
+    Benjamini-Hochberg q among the sessions). Hundreds of session tests would otherwise swamp
+    the family: every other flag would need a p-value hundreds of times smaller. When that
+    member is selected, sessions are flagged by Benjamini-Hochberg among themselves at level
+    fdr x R / m (R flags among the m members: Benjamini & Bogomolov 2014, which keeps the false
+    discovery rate over both levels); a session's q-value is its q among the sessions x m / R,
+    and never below the member's own q, so no session is flagged unless the member is."""
+    from council_db.stats import benjamini_hochberg
+
+    within = benjamini_hochberg([s[3] for s in sessions]) if sessions else np.zeros(0)
+    members = [c[3] for c in candidates] + ([float(np.nanmin(within))] if sessions else [])
+    if not members:
+        return []
+    q = benjamini_hochberg(members)
+    scored = list(zip(candidates, q[:len(candidates)].tolist()))
+    if sessions:
+        selected = max(int((q <= fdr).sum()), 1)
+        adjusted = np.maximum(np.minimum(within * len(members) / selected, 1.0), q[-1])
+        scored += list(zip(sessions, adjusted.tolist()))
+    return scored

@@ -56,7 +56,9 @@ def test_a_step_change_is_found_near_where_it_was_planted_with_about_its_size():
 
 @pytest.mark.parametrize("seed", [31, 32])
 def test_stationary_data_raises_no_trend_change_or_anomaly_flag(seed):
-    report, _ = simulated_report(sessions=300, seed=seed, reviewer_offsets={"openai/gpt-4o": -0.5})
+    # The complete null, as in benchmarks/bench_alarms.py: with true flags in the family,
+    # Benjamini-Hochberg lets a null test through more easily (it controls the false discovery rate).
+    report, _ = simulated_report(sessions=300, seed=seed)
     assert not [f for f in report.flags if f.kind in TIME_KINDS | {"anomaly"}]
     assert len(report.trends) == 8 and all(not t.change_points for t in report.trends)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis_data import ScoreData
-from council_db.stats import Estimate, clustered_mean, t_interval, t_p_value
+from council_db.stats import Estimate, clustered_mean, clustered_mean_from_totals, t_interval, t_p_value
 
 MIN_PAIR_SESSIONS = 10
 
@@ -37,18 +37,19 @@ class Cell:
 
 def affinity(data: ScoreData, residuals: np.ndarray) -> list[Cell]:
     """Mean residual per reviewer x candidate pair (not self), where the pair met in at least
-    MIN_PAIR_SESSIONS sessions."""
+    MIN_PAIR_SESSIONS sessions. Per-session totals by bincount: no pass over the records per pair."""
     use = np.isfinite(residuals) & ~data.self_review
-    n_models = len(data.models)
+    n_models, g = len(data.models), data.n_sessions
     pair = data.reviewer[use] * n_models + data.model[use]
+    n_pairs = len(data.reviewers) * n_models
+    cell = pair * g + data.session[use]
+    totals = np.bincount(cell, weights=residuals[use], minlength=n_pairs * g).reshape(n_pairs, g)
+    counts = np.bincount(cell, minlength=n_pairs * g).reshape(n_pairs, g)
     cells = []
-    for code in np.unique(pair).tolist():
-        mine = pair == code
-        sessions = data.session[use][mine]
-        if len(np.unique(sessions)) < MIN_PAIR_SESSIONS:
-            continue
-        estimate = clustered_mean(residuals[use][mine], sessions)
-        cells.append(Cell(data.reviewers[code // n_models], data.models[code % n_models], estimate, int(mine.sum())))
+    for code in np.flatnonzero((counts > 0).sum(axis=1) >= MIN_PAIR_SESSIONS).tolist():
+        estimate = clustered_mean_from_totals(totals[code], counts[code])
+        cells.append(Cell(data.reviewers[code // n_models], data.models[code % n_models], estimate,
+                          int(counts[code].sum())))
     return cells
 
 
@@ -135,6 +136,10 @@ class Retest:
 def self_consistency(data: ScoreData) -> list[Retest]:
     """Per reviewer, over every pair of its scores of one answer (same session, candidate,
     length); empty when no answer was scored twice by the same reviewer."""
+    n_rev, n_mod = len(data.reviewers), len(data.models)
+    scored = (data.session * n_rev + data.reviewer) * n_mod + data.model
+    if len(scored) == 0 or np.bincount(scored).max() < 2:  # nobody scored a candidate twice in a session
+        return []
     key = np.stack([data.session, data.reviewer, data.model, np.round(data.log_length * 1e9).astype(np.int64)])
     _, group, counts = np.unique(key, axis=1, return_inverse=True, return_counts=True)
     group = group.ravel()

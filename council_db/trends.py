@@ -79,7 +79,7 @@ def slopes(timed: TimedResiduals) -> list[Slope]:
     dt = t - t_mean[s]
     sxx = np.bincount(s, weights=dt * dt, minlength=n_subjects)
     sxy = np.bincount(s, weights=dt * (timed.residual - r_mean[s]), minlength=n_subjects)
-    sessions_per = np.array([len(np.unique(timed.session[s == j])) for j in range(n_subjects)])
+    sessions_per = np.bincount(np.unique(s * g + timed.session) // g, minlength=n_subjects)
     ok = (sxx > 1e-12 * np.maximum(counts, 1)) & (sessions_per >= 3)
     beta = np.where(ok, sxy / np.where(ok, sxx, 1.0), np.nan)
     fitted_resid = timed.residual - r_mean[s] - np.nan_to_num(beta)[s] * dt

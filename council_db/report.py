@@ -243,10 +243,9 @@ def _disagreement(length: Length) -> str | None:
             f"says {said[adjusted]}: the raw link is likely carried by which models write longer answers")
 
 
-def _flags(report: BiasReport, sections: report_sections.Sections | None = None) -> list[Flag]:
+def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]:
     """Every test in one family (with the trend, change, anomaly and pair tests of
     report_sections); flagged where the Benjamini-Hochberg q-value is <= 0.05."""
-    sections = sections or report_sections.Sections()
     candidates: list[tuple[str, str, float, float, str]] = list(sections.candidates)
     for profile in report.reviewers:
         severity = profile.severity

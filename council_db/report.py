@@ -246,7 +246,7 @@ def _disagreement(length: Length) -> str | None:
 def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]:
     """Every test in one family (with the trend, change, anomaly and pair tests of
     report_sections); flagged where the Benjamini-Hochberg q-value is <= 0.05."""
-    candidates: list[tuple[str, str, float, float, str]] = list(sections.candidates)
+    candidates: list[tuple[str, str, float, float, str]] = []
     for profile in report.reviewers:
         severity = profile.severity
         if severity is not None and severity.p_value is not None:
@@ -270,7 +270,7 @@ def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]
         candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
                            f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
                            f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"))
-    scored = report_sections.one_family(candidates, sections.session_candidates, FDR)
+    scored = report_sections.one_family(candidates, sections.groups, FDR)
     flags = [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
              for (kind, subject, estimate, p, message), q in scored if q <= FDR]
     return sorted(flags, key=lambda f: (FLAG_ORDER.index(f.kind), f.p_value, f.subject))

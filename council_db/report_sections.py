@@ -37,8 +37,10 @@ class Sections:
     affinity: list[AffinityCell] = field(default_factory=list)
     anchoring: list[AnchoringEffect] = field(default_factory=list)
     self_consistency: SelfConsistency | None = None
-    candidates: list[Candidate] = field(default_factory=list)
-    session_candidates: list[Candidate] = field(default_factory=list)  # one per session: the anomaly family
+    groups: dict[str, list[Candidate]] = field(default_factory=dict)  # tests entering the family as one member
+
+    def add(self, group: str, candidate: Candidate) -> None:
+        self.groups.setdefault(group, []).append(candidate)
 
     def fill(self, report: BiasReport) -> None:
         """Flagged change points and anomalous sessions, with the family's q-values."""
@@ -65,8 +67,9 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator) ->
     for kind in ("reviewer", "model"):
         _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
     out.sessions = anomalies.sessions(data, residuals)
-    out.session_candidates = [("anomaly", a.session_id, a.spread_ratio, a.p_value, f"anomalous session {a.session_id}: "
-                        f"{a.reason}") for a in out.sessions]
+    for a in out.sessions:
+        out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,
+                                       f"anomalous session {a.session_id}: {a.reason}"))
     _pairs(out, data, residuals, metric)
     return out
 
@@ -79,12 +82,12 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
         out.trends.append(Trend(subject=slope.subject, kind=timed.kind, change_points=[],
                                 slope_per_30d=metric(slope, slope.n_records, slope.n_sessions),
                                 change_search_p_value=None if change is None else change.p_value))
-        out.candidates.append(("trend", label, slope.estimate, slope.p_value,
+        out.add(f"{timed.kind} trends", ("trend", label, slope.estimate, slope.p_value,
                                f"drift of {label}: {slope.estimate:+.2f} points per 30 days vs the other "
                                f"{timed.kind}s (95% CI {slope.ci_low:+.2f} to {slope.ci_high:+.2f})"))
     for subject, change in changes.items():
         out.changes[(timed.kind, subject)] = change
-        out.candidates.append(("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
+        out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
                                f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
                                f"{change.shift:+.2f} points after vs before, relative to the other "
                                f"{timed.kind}s (permutation p {change.p_value:.2g})"))
@@ -97,7 +100,7 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
             continue
         out.affinity.append(AffinityCell(reviewer_id=cell.reviewer, model_id=cell.model, residual_mean=m))
         e = cell.estimate
-        out.candidates.append(("affinity", f"{cell.reviewer} -> {cell.model}", e.estimate, e.p_value,
+        out.add("affinity", ("affinity", f"{cell.reviewer} -> {cell.model}", e.estimate, e.p_value,
                                f"affinity of reviewer {cell.reviewer} for {cell.model}: {e.estimate:+.2f} points "
                                f"beyond severity and quality (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
     for effect in affinity.anchoring(data, residuals):
@@ -107,7 +110,7 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
         out.anchoring.append(AnchoringEffect(reviewer_id=effect.reviewer, effect=m))
         if effect.reviewer is not None:
             e = effect.estimate
-            out.candidates.append(("anchoring", effect.reviewer, e.estimate, e.p_value,
+            out.add("anchoring", ("anchoring", effect.reviewer, e.estimate, e.p_value,
                                    f"anchoring of reviewer {effect.reviewer}: its other scores move "
                                    f"{e.estimate:+.2f} points per point of the first-shown answer's score, beyond "
                                    f"the last-shown answer's pull (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
@@ -125,25 +128,29 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
         note="test-retest: mean absolute difference between two scores of the same answer by the same reviewer")
 
 
-def one_family(candidates: list[Candidate], sessions: list[Candidate], fdr: float) -> list[tuple[Candidate, float]]:
-    """Benjamini-Hochberg q-values for the report's tests as one family, in which the
-    per-session anomaly tests enter as one member: their Simes p-value (the smallest
-    Benjamini-Hochberg q among the sessions). Hundreds of session tests would otherwise swamp
-    the family: every other flag would need a p-value hundreds of times smaller. When that
-    member is selected, sessions are flagged by Benjamini-Hochberg among themselves at level
-    fdr x R / m (R flags among the m members: Benjamini & Bogomolov 2014, which keeps the false
-    discovery rate over both levels); a session's q-value is its q among the sessions x m / R,
-    and never below the member's own q, so no session is flagged unless the member is."""
+def one_family(singles: list[Candidate], groups: dict[str, list[Candidate]],
+               fdr: float) -> list[tuple[Candidate, float]]:
+    """Benjamini-Hochberg q-values for the report's tests as one family of members: every
+    test of the core report is a member; the trend and change tests of each kind, the session
+    anomaly tests, the affinity pairs and the anchoring tests each enter as ONE member, with
+    their Simes p-value (the smallest Benjamini-Hochberg q within the group). Hundreds of
+    sessions (or dozens of pairs) would otherwise swamp the family, and with real effects in it
+    every extra null test is one more chance of a false flag. Within a flagged member, tests
+    are flagged by Benjamini-Hochberg among themselves at level fdr x R / m (R flagged among m
+    members: Benjamini & Bogomolov 2014, which keeps the false discovery rate over both
+    levels). A grouped test's q-value is its q within the group x m / R, and never below its
+    member's q, so nothing in a group is flagged unless the group is."""
     from council_db.stats import benjamini_hochberg
 
-    within = benjamini_hochberg([s[3] for s in sessions]) if sessions else np.zeros(0)
-    members = [c[3] for c in candidates] + ([float(np.nanmin(within))] if sessions else [])
+    within = {name: benjamini_hochberg([c[3] for c in tests]) for name, tests in groups.items() if tests}
+    members = [c[3] for c in singles] + [float(np.nanmin(q)) if np.isfinite(q).any() else float("nan")
+                                         for q in within.values()]
     if not members:
         return []
     q = benjamini_hochberg(members)
-    scored = list(zip(candidates, q[:len(candidates)].tolist()))
-    if sessions:
-        selected = max(int((q <= fdr).sum()), 1)
-        adjusted = np.maximum(np.minimum(within * len(members) / selected, 1.0), q[-1])
-        scored += list(zip(sessions, adjusted.tolist()))
+    scored = list(zip(singles, q[:len(singles)].tolist()))
+    selected = max(int((q <= fdr).sum()), 1)
+    for (name, group_q), member_q in zip(within.items(), q[len(singles):]):
+        adjusted = np.maximum(np.minimum(group_q * len(members) / selected, 1.0), member_q)
+        scored += list(zip(groups[name], adjusted.tolist()))
     return scored

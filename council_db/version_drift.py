@@ -18,10 +18,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from council_db.analysis_data import ScoreData, keep_sessions
+
+if TYPE_CHECKING:
+    from council_db.joint_model import Effect
 
 SNAPSHOT = re.compile(r"^(?P<family>.+?)(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|@[^@/]+)$")
 
@@ -37,7 +41,7 @@ class VersionSeverity:
     reviewer: str  # the reviewer id, or the family for model-id versions
     version_kind: str  # "council_config_version" or "model_id"
     version: str
-    effect: object  # joint_model.Effect
+    effect: Effect | None
     sessions: int
     records: int
 

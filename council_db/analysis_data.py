@@ -8,7 +8,7 @@ session cheaply (``np.bincount``, ``np.add.reduceat``) and resampled by session.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 import numpy as np
@@ -102,6 +102,18 @@ def from_records(records: Iterable[dict]) -> ScoreData:
                          record["position"] if display else -1, record["response_length_chars"],
                          float(record["score_value"])))
     return from_rows(rows, excluded=excluded)
+
+
+def keep_sessions(data: ScoreData, keep: np.ndarray) -> ScoreData:
+    """Only the sessions where ``keep`` (one bool per session) is true, renumbered in time order."""
+    rows = keep[data.session]
+    number = np.cumsum(keep) - 1
+    return replace(
+        data, session=number[data.session[rows]].astype(np.int64), reviewer=data.reviewer[rows],
+        model=data.model[rows], slot=data.slot[rows], log_length=data.log_length[rows], score=data.score[rows],
+        self_review=data.self_review[rows], session_keys=[k for k, on in zip(data.session_keys, keep) if on],
+        session_ts_us=data.session_ts_us[keep], excluded=dict(data.excluded),
+    )
 
 
 def log_length_sd(data: ScoreData) -> float:

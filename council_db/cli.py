@@ -21,6 +21,7 @@ from council_db.commands import (
     recording,
     report,
     simulate,
+    trends,
 )
 from council_db.commands.context import State
 from council_db.errors import CouncilDbError
@@ -57,6 +58,8 @@ def _global(
 
 app.command("bias-report")(report.bias_report)
 app.command("audit")(report.audit)
+app.command("trends")(trends.trends)
+app.command("anomalies")(trends.anomalies)
 app.command("import")(importing.command)
 app.command("export")(exporting.command)
 app.command("ingest")(recording.ingest)

@@ -27,6 +27,7 @@ from council_db.store import ScoreWriter
 
 COMMIT_EVERY_LINES = 50_000
 FINGERPRINT_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b\x08"  # RFC 1952: magic bytes and deflate, what every gzip tool writes
 SHOWN_REJECTS = 1_000  # kept in memory for the summary; all are stored in rejected_lines
 
 
@@ -93,7 +94,7 @@ def resolve_sources(names: list[str]) -> list[Source]:
         if not path.is_file():
             raise CouncilDbError(f"{name}: no such file (give a path to a bias_metrics.jsonl file, or - for stdin)")
         with path.open("rb") as handle:
-            gzipped = handle.read(2) == b"\x1f\x8b"
+            gzipped = handle.read(3) == GZIP_MAGIC
             size = os.fstat(handle.fileno()).st_size
         sources.append(Source(str(path.resolve()), "gzip" if gzipped else "file", path.resolve(), size))
     return sources

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import zlib
 import multiprocessing
 import os
 import pickle
@@ -88,6 +89,14 @@ def _open(source: Source, offset: int) -> Iterator[tuple[BinaryIO, Callable[[], 
 
 
 def _read(source: Source, segment: Segment, first_line: int, normaliser: Normaliser) -> Iterator[Chunk]:
+    try:
+        yield from _read_stream(source, segment, first_line, normaliser)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:  # only gzip streams raise these
+        raise CouncilDbError(f"{source.name}: the gzip stream is damaged or cut short ({error}). Re-compress "
+                             "the file or import it uncompressed; importing again stores nothing twice") from None
+
+
+def _read_stream(source: Source, segment: Segment, first_line: int, normaliser: Normaliser) -> Iterator[Chunk]:
     with _open(source, segment.start) as (stream, position):
         length = None if segment.end is None else segment.end - segment.start
         # Only a plain file can still be growing: elsewhere a last line is final.

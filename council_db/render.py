@@ -86,6 +86,9 @@ def text(report: BiasReport) -> str:
         "(joint model, pooled over reviewers)")
     add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}")
     _models(report, add)
+    _trends(report, add)
+    _anomalies(report, add)
+    _pairs(report, add)
     _warnings(report, add)
     return "\n".join(lines) + "\n"
 
@@ -168,6 +171,49 @@ def _models(report: BiasReport, add) -> None:
         add(f"  {m.model_id:<{width}}  {m.records:>7,}  {interval(m.quality)}")
 
 
+def _trends(report: BiasReport, add) -> None:
+    if not report.trends:
+        return
+    add("")
+    add("TRENDS  joint-model residuals over time: points per 30 days vs the median other subject")
+    width = max(len(t.subject) for t in report.trends)
+    for t in report.trends:
+        changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {_p(c.q_value)})" for c in t.change_points)
+        add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(t.slope_per_30d):<22}  "
+            f"change search p {_p(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
+
+
+def _anomalies(report: BiasReport, add) -> None:
+    add("")
+    if not report.anomalies:
+        add("ANOMALOUS SESSIONS  none at q <= 0.05")
+        return
+    add(f"ANOMALOUS SESSIONS  {len(report.anomalies)} at q <= 0.05 (bias-report --exclude-anomalies leaves them out)")
+    for a in report.anomalies:
+        add(f"  {a.session_id}  p {_p(a.p_value)}  q {_p(a.q_value)}  {a.reason}")
+
+
+def _pairs(report: BiasReport, add) -> None:
+    flagged = {f.subject for f in report.flags if f.kind == "affinity"}
+    if report.affinity:
+        add("")
+        add(f"AFFINITY  reviewer x candidate mean residual: {len(report.affinity)} pairs, {len(flagged)} flagged"
+            " (council-db bias-report --format json lists every pair)")
+        for cell in report.affinity:
+            if f"{cell.reviewer_id} -> {cell.model_id}" in flagged:
+                add(f"  {cell.reviewer_id} -> {cell.model_id}  {interval(cell.residual_mean)}")
+    if report.anchoring:
+        add("")
+        add("ANCHORING  pull of the first-shown answer's score on the others, beyond the last-shown one's")
+        for a in report.anchoring:
+            add(f"  {a.reviewer_id or 'all reviewers':<28}  {interval(a.effect)}")
+    if report.self_consistency is not None:
+        add("")
+        add(f"SELF-CONSISTENCY  {report.self_consistency.note}")
+        for r in report.self_consistency.reviewers:
+            add(f"  {r.reviewer_id}  {r.pairs:,} pairs  mean |difference| {interval(r.mean_abs_difference, False)}")
+
+
 def _warnings(report: BiasReport, add) -> None:
     if report.warnings:
         add("")
@@ -205,6 +251,12 @@ def markdown(report: BiasReport) -> str:
                     f"| naive pooled r (llm-council) | {interval(length.naive_pooled_r)} |",
                     f"| fixed-effect r | {interval(length.fixed_effect_r)} |",
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
+        out += ["", "## Trends", "", "| subject | points per 30 days | change points |", "|---|---|---|"]
+        out += [f"| {t.kind} {t.subject} | {interval(t.slope_per_30d)} | "
+                f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t in report.trends]
+        out += ["", "## Anomalous sessions", ""]
+        out += [f"- {a.session_id}: {a.reason} (p {_p(a.p_value)}, q {_p(a.q_value)})"
+                for a in report.anomalies] or ["None."]
         out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
     if report.warnings:

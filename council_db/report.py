@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from council_db import joint_model, stats
+from council_db import joint_model, report_sections, stats
 from council_db.analysis_data import ScoreData, log_length_sd
 from council_db.contract import format_us
 from council_db.position import first_shown_judgments
@@ -34,7 +34,8 @@ from council_db.stats.correlation import pooled_r_from_sums, within_session_corr
 from council_db.stats.meta_analysis import meta_analysis_from_sums
 
 FDR = 0.05
-FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference"]
+FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",
+              "affinity", "anchoring"]
 BOOTSTRAP_RESAMPLES = 1000
 
 
@@ -79,6 +80,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
                         f"window's {window.sample.of:,} sessions (their n says so)"
                         + ("; counts and length correlations use every session" if totals else ""))
     parts: dict = dict(length=None, position=None, reviewers=[], models=[], self_preference=None, agreement=None)
+    sections = report_sections.Sections()
     if tier == "insufficient":
         warnings.append(f"collecting data: {window.sessions} sessions, metrics need at least 10")
     else:
@@ -92,10 +94,12 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
             self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
             agreement=context.metric(stats.agreement(data, resamples, context.rng)),
         )
+        sections = report_sections.compute(data, fit, context.metric, context.rng)
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                         window=window, confidence=tier, excluded=dict(totals.excluded if totals else data.excluded),
                         flags=[], warnings=warnings, **parts)
-    report.flags = _flags(report)
+    report.flags = _flags(report, sections)
+    sections.fill(report)
     _classify(report)
     report.warnings.extend(_missing_metric_warnings(report))
     return report
@@ -271,8 +275,9 @@ def _disagreement(length: Length) -> str | None:
             f"says {said[adjusted]}: the raw link is likely carried by which models write longer answers")
 
 
-def _flags(report: BiasReport) -> list[Flag]:
-    """Every test in one family; flagged where the Benjamini-Hochberg q-value is <= 0.05."""
+def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]:
+    """Every test in one family (with the trend, change, anomaly and pair tests of
+    report_sections); flagged where the Benjamini-Hochberg q-value is <= 0.05."""
     candidates: list[tuple[str, str, float, float, str]] = []
     for profile in report.reviewers:
         severity = profile.severity
@@ -297,11 +302,9 @@ def _flags(report: BiasReport) -> list[Flag]:
         candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
                            f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
                            f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"))
-    if not candidates:
-        return []
-    q_values = stats.benjamini_hochberg([c[3] for c in candidates])
+    scored = report_sections.one_family(candidates, sections.groups, FDR)
     flags = [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
-             for (kind, subject, estimate, p, message), q in zip(candidates, q_values) if q <= FDR]
+             for (kind, subject, estimate, p, message), q in scored if q <= FDR]
     return sorted(flags, key=lambda f: (FLAG_ORDER.index(f.kind), f.p_value, f.subject))
 
 

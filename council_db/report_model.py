@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Tier = Literal["insufficient", "preliminary", "moderate", "high"]
-REPORT_SCHEMA_VERSION = "1.0.0"
+REPORT_SCHEMA_VERSION = "1.1.0"
 
 
 class Metric(BaseModel):
@@ -118,8 +118,60 @@ class ModelQuality(BaseModel):
     quality: Metric | None = Field(description="joint model: score points relative to the average candidate")
 
 
+class ChangePoint(BaseModel):
+    at: str = Field(description="when the later segment starts (UTC): the first session after the change")
+    p_value: float = Field(description="permutation p-value of the change-point search")
+    q_value: float
+    shift: float = Field(description="mean residual after minus before, relative to the median of the other "
+                                     "subjects; descriptive (measured where the change looks largest), no CI")
+    sessions_before: int
+    sessions_after: int
+
+
+class Trend(BaseModel):
+    subject: str
+    kind: Literal["reviewer", "model"]
+    slope_per_30d: Metric = Field(description="joint-model residuals on time: score points per 30 days, relative "
+                                              "to the median slope of the other subjects")
+    change_search_p_value: float | None = Field(description="permutation p-value of the change-point search")
+    change_points: list[ChangePoint] = Field(description="changes flagged at q <= 0.05 (at most one per subject)")
+
+
+class Anomaly(BaseModel):
+    session_id: str
+    p_value: float
+    q_value: float
+    reason: str
+
+
+class AffinityCell(BaseModel):
+    reviewer_id: str
+    model_id: str
+    residual_mean: Metric = Field(description="mean joint-model residual of this reviewer's scores of this "
+                                              "candidate: liking beyond its severity and the candidate's quality")
+
+
+class AnchoringEffect(BaseModel):
+    reviewer_id: str | None = Field(description="null: pooled over reviewers")
+    effect: Metric = Field(description="slope of the other answers' residuals on the first-shown answer's, minus "
+                                       "the same for the last-shown answer; + = assimilation, - = contrast")
+
+
+class Retest(BaseModel):
+    reviewer_id: str
+    pairs: int
+    mean_abs_difference: Metric = Field(description="mean |difference| between two scores of the same answer")
+
+
+class SelfConsistency(BaseModel):
+    measurable: bool
+    note: str
+    reviewers: list[Retest]
+
+
 class Flag(BaseModel):
-    kind: Literal["reviewer_severity", "position", "verbosity", "self_preference"]
+    kind: Literal["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point",
+                  "anomaly", "affinity", "anchoring"]
     subject: str
     estimate: float
     p_value: float
@@ -139,5 +191,10 @@ class BiasReport(BaseModel):
     models: list[ModelQuality]
     self_preference: Metric | None = Field(description="joint model, pooled over reviewers with self-reviews")
     agreement: Metric | None = Field(description="Krippendorff's alpha (interval) between reviewers")
+    trends: list[Trend] = Field(default_factory=list)
+    anomalies: list[Anomaly] = Field(default_factory=list, description="sessions flagged at q <= 0.05")
+    affinity: list[AffinityCell] = Field(default_factory=list)
+    anchoring: list[AnchoringEffect] = Field(default_factory=list)
+    self_consistency: SelfConsistency | None = None
     flags: list[Flag]
     warnings: list[str]

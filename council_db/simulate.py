@@ -12,7 +12,8 @@ Score of one record (before rounding to 0.1 and clipping to [1, 10])::
     + Normal(0, noise_sd)
 
 where z is the answer's log length standardised by the population the lengths
-are drawn from and t in [0, 1] is the session's place in time.
+are drawn from and t in [0, 1] is the session's place in time (with ``drift_at``
+set, t is replaced by a step from 0 to 1 at that share of the span).
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class SimulationConfig:
     # Uneven shares make reviewers see different candidate sets, as in judge pipelines that
     # assign reviewers; a record not scored is not written.
     scoring_share: dict[str, dict[str, float]] = field(default_factory=dict)
+    drift_at: float | None = None  # None: the drift is linear in time; else a step at this share of the span
     anomaly_rate: float = 0.0
     noise_sd: float = 1.0
     base_score: float = 6.5
@@ -179,6 +181,8 @@ def _validate(c: SimulationConfig) -> None:
             check(model in c.models, "scoring_share", f"unknown model {model!r}: expected one of {', '.join(c.models)}")
             check(math.isfinite(share) and 0.0 <= share <= 1.0, "scoring_share",
                   f"scoring share of {model!r} by {reviewer!r} must be between 0 and 1, got {share}")
+    check(c.drift_at is None or 0.0 < c.drift_at < 1.0, "drift_at",
+          f"drift-at must be a share of the time span strictly between 0 and 1, got {c.drift_at}")
     for name, value in (("anomaly_rate", c.anomaly_rate), ("unscored_rate", c.unscored_rate)):
         check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
     check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
@@ -308,7 +312,7 @@ def _simulate_chunk(
         + plan.position_effects[slot]
         + c.self_preference * (plan.self_model[None, :, None] == candidates[:, None, :])
         + c.verbosity * z[:, None, :]
-        + plan.drift[None, :, None] * t[:, None, None]
+        + plan.drift[None, :, None] * _drift_shape(c, t)[:, None, None]
         + c.noise_sd * rng.standard_normal((n, r, k))
     )
     tenths = np.clip(np.rint(score * 10), MIN_TENTHS, MAX_TENTHS).astype(np.int64)
@@ -327,6 +331,12 @@ def _simulate_chunk(
     if plan.scoring_share is not None:
         written = rng.random((n, r, k)) < plan.scoring_share[np.arange(r)[None, :, None], models]
     return _Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written)
+
+
+def _drift_shape(c: SimulationConfig, t: np.ndarray) -> np.ndarray:
+    """How much of the planted drift a session at time share t carries: t itself (linear), or
+    0 before and 1 from ``drift_at`` on (a step: a model updated behind the same name)."""
+    return t if c.drift_at is None else (t >= c.drift_at).astype(np.float64)
 
 
 def _session_ids(rng: np.random.Generator, n: int) -> list[str]:
@@ -357,7 +367,8 @@ def _plant_anomalies(
     constant = rng.random(hit.size) < 0.5
     extreme = np.where(rng.random(hit.size) < 0.5, MIN_TENTHS, MAX_TENTHS)
     erratic_reviewer = rng.integers(r, size=hit.size)
-    erratic_scores = rng.integers(MIN_TENTHS, MAX_TENTHS + 1, size=(hit.size, k))
+    # An erratic reviewer scores each answer at one end of the scale or the other, at random.
+    erratic_scores = np.where(rng.random((hit.size, k)) < 0.5, MIN_TENTHS, MAX_TENTHS)
     reviewers = c.reviewer_ids
     planted: dict[str, dict[str, Any]] = {}
     for i, s in enumerate(hit.tolist()):
@@ -484,6 +495,7 @@ def _truth(
         "drift": dict(zip(reviewers, plan.drift.tolist())),
         "scoring_share": {r: dict(zip(c.models, row)) for r, row in zip(reviewers, plan.scoring_share.tolist())}
         if plan.scoring_share is not None else {},
+        "drift_at": c.drift_at,
         "anomaly_rate": c.anomaly_rate,
         "anomalous_sessions": anomalies,
         "unscored_rate": c.unscored_rate,

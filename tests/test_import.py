@@ -167,3 +167,20 @@ def test_sessions_spanning_batches_import_whole_when_the_session_cache_overflows
     path = write_jsonl(tmp_path / "in.jsonl", [line for n in range(6) for line in session(f"s{n}")])
     summary = json.loads(cli("import", str(path), "--format", "json").stdout)
     assert (summary["inserted"], summary["rejected"]) == (96, 0)
+
+
+def test_a_damaged_gzip_file_is_a_clear_error_not_a_traceback(tmp_path):
+    whole = gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in session("gz")))
+    damaged = tmp_path / "cut.jsonl.gz"
+    damaged.write_bytes(whole[: len(whole) // 2])
+    result = run_module("--db", str(tmp_path / "council.db"), "import", str(damaged))
+    assert result.returncode == 1
+    assert b"gzip stream is damaged or cut short" in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_a_file_starting_with_the_gzip_magic_bytes_alone_is_read_as_lines(cli, db, tmp_path):
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\x1f\x8b\n" + json.dumps(record()).encode() + b"\n")
+    result = cli("import", str(path))
+    assert result.exit_code == 3, result.output  # 3: some lines were rejected
+    assert "1 new records" in result.output and "1 rejected" in result.output

@@ -44,6 +44,8 @@ def bias_report(
         help="Above N sessions, record-level analyses use a random sample of N of the window's sessions "
              "(counts and length correlations still use all). 0 = never sample.")] = 5000,
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
+    exclude_anomalies: Annotated[bool, typer.Option(
+        "--exclude-anomalies", help="Leave out sessions council-db anomalies flags (says how many).")] = False,
 ) -> None:
     """The bias report: reviewer severity, position, length, self-preference, agreement.
 
@@ -54,7 +56,7 @@ def bias_report(
     if schema:
         print(json.dumps(BiasReport.model_json_schema(), indent=2))
         return
-    from council_db import render, report_window
+    from council_db import anomalies, render, report_window, version_drift
     from council_db.contract import LineError
     from council_db.report import build
 
@@ -65,11 +67,22 @@ def bias_report(
         window.session_query()
     except LineError as error:
         raise bad_time(error.problem) from None
-    loaded = report_window.load_for_report(state(ctx).database(), window, sample_sessions)
+    db = state(ctx).database()
+    loaded = report_window.load_for_report(db, window, sample_sessions)
+    data, totals = loaded.data, loaded.totals
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}
-    result = build(loaded.data, as_of=as_of, filters=filters, seed=seed, totals=loaded.totals,
+    versions = version_drift.load_config_versions(db, window, data)
+    dropped = []
+    if exclude_anomalies:
+        data, dropped = anomalies.exclude(data)
+        filters["exclude_anomalies"] = len(dropped)
+        totals = None  # whole-window sums would still hold the excluded sessions
+    result = build(data, as_of=as_of, filters=filters, seed=seed, totals=totals,
                    window_sessions=loaded.window_sessions)
+    result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
+    if exclude_anomalies:
+        result.warnings.insert(0, anomalies.excluded_note(dropped))
     if fmt is ReportFormat.json:
         page = result.model_dump_json(indent=2) + "\n"
     elif fmt is ReportFormat.markdown:
@@ -78,7 +91,7 @@ def bias_report(
         from council_db import render_html
         from council_db.session_series import session_series
 
-        page = render_html.html(result, session_series(loaded.data))
+        page = render_html.html(result, session_series(data))
     else:
         page = render.text(result)
     if output is None:

@@ -28,6 +28,7 @@ OPTION_FOR_FIELD = {
     "position_effects": "--position-effect",
     "length_quality_corr": "--length-quality-corr",
     "drift": "--drift",
+    "drift_at": "--drift-at",
     "anomaly_rate": "--anomalies",
     "unscored_rate": "--unscored",
     "noise_sd": "--noise",
@@ -92,6 +93,11 @@ def command(
         str | None,
         typer.Option(metavar="REVIEWER=X,...", help="Score change from first to last session."),
     ] = None,
+    drift_at: Annotated[
+        float | None,
+        typer.Option(metavar="SHARE", show_default="linear drift",
+                     help="Make --drift a step at this share of the time span (0..1)."),
+    ] = None,
     anomalies: Annotated[
         float,
         typer.Option(min=0.0, max=1.0, metavar="RATE", help="Share of sessions made anomalous."),
@@ -150,6 +156,7 @@ def command(
             self_preference=self_preference,
             verbosity=verbosity,
             length_quality_corr=length_quality_corr,
+            drift_at=drift_at,
             anomaly_rate=anomalies,
             unscored_rate=unscored,
             noise_sd=noise,

@@ -1,0 +1,165 @@
+"""ADR-015's other biases, on joint-model residuals so that severity, quality, slot and length
+are already taken out:
+
+* affinity (favouritism, sycophancy): the mean residual of each reviewer x candidate pair. The
+  joint model gives every reviewer one severity and every candidate one quality; a pair whose
+  scores sit above both is a reviewer that likes that candidate in particular. Self pairs are
+  left out: the joint model has a self-preference term for them. CI clustered by session.
+* anchoring: does the first answer a reviewer sees pull its other scores along? Per
+  (session, reviewer) the slope of the other answers' mean residual on the first-shown
+  answer's residual, minus the same slope for the last-shown answer (a placebo: any coupling
+  the session effect or a reviewer's mood that day creates is the same for both, and cancels).
+  Positive = assimilation (a high first score lifts the rest), negative = contrast.
+* self-consistency: where one reviewer scored the same answer more than once (same session,
+  candidate and length), the mean absolute difference between the scores (test-retest).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from council_db.analysis_data import ScoreData
+from council_db.stats import Estimate, clustered_mean, clustered_mean_from_totals, t_interval, t_p_value
+
+MIN_PAIR_SESSIONS = 10
+
+
+@dataclass(frozen=True)
+class Cell:
+    reviewer: str
+    model: str
+    estimate: Estimate
+    n_records: int
+
+
+def affinity(data: ScoreData, residuals: np.ndarray) -> list[Cell]:
+    """Mean residual per reviewer x candidate pair (not self), where the pair met in at least
+    MIN_PAIR_SESSIONS sessions. Per-session totals by bincount: no pass over the records per pair."""
+    use = np.isfinite(residuals) & ~data.self_review
+    n_models, g = len(data.models), data.n_sessions
+    pair = data.reviewer[use] * n_models + data.model[use]
+    n_pairs = len(data.reviewers) * n_models
+    cell = pair * g + data.session[use]
+    totals = np.bincount(cell, weights=residuals[use], minlength=n_pairs * g).reshape(n_pairs, g)
+    counts = np.bincount(cell, minlength=n_pairs * g).reshape(n_pairs, g)
+    cells = []
+    for code in np.flatnonzero((counts > 0).sum(axis=1) >= MIN_PAIR_SESSIONS).tolist():
+        estimate = clustered_mean_from_totals(totals[code], counts[code])
+        cells.append(Cell(data.reviewers[code // n_models], data.models[code % n_models], estimate,
+                          int(counts[code].sum())))
+    return cells
+
+
+@dataclass(frozen=True)
+class Anchoring:
+    reviewer: str | None  # None: pooled over reviewers
+    estimate: Estimate
+    n_records: int
+
+
+def anchoring(data: ScoreData, residuals: np.ndarray) -> list[Anchoring]:
+    """The pooled anchoring effect first, then one per reviewer; empty without display slots
+    or without reviewers that saw at least three answers in a session."""
+    table = _first_last(data, residuals)
+    if table is None:
+        return []
+    session, reviewer, first, first_rest, last, last_rest, records = table
+    out = []
+    pooled = _slope_difference(session, first, first_rest, last, last_rest)
+    if pooled is not None:
+        out.append(Anchoring(None, pooled, int(records.sum())))
+    for r in np.unique(reviewer).tolist():
+        mine = reviewer == r
+        estimate = _slope_difference(session[mine], first[mine], first_rest[mine], last[mine], last_rest[mine])
+        if estimate is not None:
+            out.append(Anchoring(data.reviewers[r], estimate, int(records[mine].sum())))
+    return out
+
+
+def _first_last(data: ScoreData, residuals: np.ndarray):
+    """Per (session, reviewer) with >= 3 shown, fitted answers: the residual of the first- and
+    last-shown answer and the mean residual of the rest in each case, and the record count."""
+    use = np.flatnonzero((data.slot >= 0) & np.isfinite(residuals))
+    if len(use) == 0:
+        return None
+    order = use[np.lexsort((data.slot[use], data.reviewer[use], data.session[use]))]
+    key = data.session[order] * len(data.reviewers) + data.reviewer[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    ends = np.r_[starts[1:], len(order)]
+    size = ends - starts
+    keep = size >= 3
+    if keep.sum() < MIN_PAIR_SESSIONS:
+        return None
+    starts, ends, size = starts[keep], ends[keep], size[keep].astype(float)
+    e = residuals[order]
+    totals = np.add.reduceat(e, np.r_[0, np.flatnonzero(key[1:] != key[:-1]) + 1])[keep]
+    first, last = e[starts], e[ends - 1]
+    return (data.session[order][starts], data.reviewer[order][starts], first, (totals - first) / (size - 1),
+            last, (totals - last) / (size - 1), size)
+
+
+def _slope_difference(session, x1, y1, x2, y2) -> Estimate | None:
+    """Slope of y1 on x1 minus slope of y2 on x2 (least squares with intercepts), with a
+    cluster-robust (by session) SE from the influence functions, t with G-1 df."""
+    _, cluster = np.unique(session, return_inverse=True)
+    g = int(cluster.max()) + 1 if len(cluster) else 0
+    if g < MIN_PAIR_SESSIONS:
+        return None
+    influence = np.zeros(len(x1))
+    slopes = []
+    for x, y, sign in ((x1, y1, 1.0), (x2, y2, -1.0)):
+        dx, dy = x - x.mean(), y - y.mean()
+        sxx = float(dx @ dx)
+        if sxx <= 0:
+            return None
+        b = float(dx @ dy) / sxx
+        slopes.append(b)
+        influence += sign * dx * (dy - b * dx) / sxx
+    u = np.bincount(cluster, weights=influence, minlength=g)
+    se = math.sqrt(g / (g - 1) * float(u @ u))
+    estimate = slopes[0] - slopes[1]
+    low, high = t_interval(estimate, se, g - 1)
+    p = t_p_value(estimate / se, g - 1) if se > 0 else math.nan
+    return Estimate(estimate, low, high, se, float(p), 0.95, g, "slope difference, CR1 by session")
+
+
+@dataclass(frozen=True)
+class Retest:
+    reviewer: str
+    mean_abs_difference: Estimate
+    pairs: int
+
+
+def self_consistency(data: ScoreData) -> list[Retest]:
+    """Per reviewer, over every pair of its scores of one answer (same session, candidate,
+    length); empty when no answer was scored twice by the same reviewer."""
+    n_rev, n_mod = len(data.reviewers), len(data.models)
+    scored = (data.session * n_rev + data.reviewer) * n_mod + data.model
+    if len(scored) == 0 or np.bincount(scored).max() < 2:  # nobody scored a candidate twice in a session
+        return []
+    key = np.stack([data.session, data.reviewer, data.model, np.round(data.log_length * 1e9).astype(np.int64)])
+    _, group, counts = np.unique(key, axis=1, return_inverse=True, return_counts=True)
+    group = group.ravel()
+    repeated = np.flatnonzero(counts[group] >= 2)
+    if len(repeated) == 0:
+        return []
+    order = repeated[np.argsort(group[repeated], kind="stable")]
+    differences, sessions, reviewers = [], [], []
+    starts = np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1]])
+    for start, end in zip(starts, np.r_[starts[1:], len(order)]):
+        members = order[start:end]
+        scores = data.score[members]
+        for i in range(len(members)):
+            for j in range(i + 1, len(members)):
+                differences.append(abs(scores[i] - scores[j]))
+                sessions.append(data.session[members[0]])
+                reviewers.append(data.reviewer[members[0]])
+    differences, sessions, reviewers = np.array(differences), np.array(sessions), np.array(reviewers)
+    out = []
+    for r in np.unique(reviewers).tolist():
+        mine = reviewers == r
+        out.append(Retest(data.reviewers[r], clustered_mean(differences[mine], sessions[mine]), int(mine.sum())))
+    return out

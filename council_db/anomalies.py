@@ -1,0 +1,181 @@
+"""Sessions whose scores do not fit: a broken judge call, a parser that wrote the same score
+everywhere, a reviewer answering at random.
+
+Two statistics per session, each a sum of squares judged against a scaled chi-square whose
+scale and effective degrees of freedom are fitted to the median and the 10th / 90th
+percentile of all sessions (``scaled_chi_square_p``): calibrated against the rest, robustly,
+so the few anomalies cannot hide by inflating the yardstick:
+
+* flat: the sum of squares of the session's scores around their mean (nominal degrees of
+  freedom: records - 1), lower tail. Catches "every reviewer gives every answer the same
+  (extreme) score".
+* erratic: per reviewer in the session, the sum of its squared joint-model residuals (nominal
+  degrees of freedom: its records x (1 - 1/session records), the session effect taking one),
+  fitted per reviewer, upper tail, times the number of reviewers in the session (Bonferroni).
+  Catches "one reviewer's residuals are extreme".
+
+A session's p-value is twice the smaller of the two (Bonferroni over the two statistics).
+Benjamini-Hochberg q-values are the caller's business: over the sessions alone in
+`council-db anomalies`, over every test of the report in `bias-report`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from council_db.analysis_data import ScoreData, keep_sessions
+
+MIN_SESSIONS = 20
+MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
+FDR = 0.05
+TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
+
+
+@dataclass(frozen=True)
+class SessionAnomaly:
+    """One session's test; ``reason`` says what stands out (for every session, flagged or not)."""
+
+    session: int
+    session_id: str
+    p_value: float
+    reason: str
+    spread_ratio: float  # the telling SD over its typical value: << 1 flat, >> 1 erratic
+
+
+def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
+    """A p-value per session with at least MIN_RECORDS scores; empty below MIN_SESSIONS sessions."""
+    records = np.bincount(data.session, minlength=data.n_sessions)
+    tested = records >= MIN_RECORDS
+    if tested.sum() < MIN_SESSIONS:
+        return []
+    flat_p, sd, typical_sd = _flatness(data, records, tested)
+    erratic_p, worst, ratio = _erratic(data, residuals, records)
+    out = []
+    for g in np.flatnonzero(tested).tolist():
+        p = min(1.0, 2.0 * min(flat_p[g], erratic_p[g]))
+        if flat_p[g] <= erratic_p[g]:
+            reason, spread = _flat_reason(data, g, sd[g], typical_sd), sd[g] / typical_sd
+        else:
+            reason = (f"reviewer {data.reviewers[worst[g]]}'s scores do not fit: residual SD {ratio[g]:.1f}x "
+                      "its usual")
+            spread = ratio[g]
+        out.append(SessionAnomaly(g, data.session_keys[g], float(p), reason, float(spread)))
+    return out
+
+
+def _flatness(data: ScoreData, records: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Lower-tail p of each session's within-session sum of squares of its scores."""
+    n = np.maximum(records, 1)
+    total = np.bincount(data.session, weights=data.score, minlength=data.n_sessions)
+    square = np.bincount(data.session, weights=data.score ** 2, minlength=data.n_sessions)
+    ss = np.maximum(square - total ** 2 / n, 0.0)
+    nominal = np.maximum(n - 1, 1).astype(float)
+    sd = np.sqrt(ss / nominal)
+    p = np.ones(data.n_sessions)
+    p[tested] = scaled_chi_square_p(ss[tested], nominal[tested], lower=True)
+    return p, sd, float(np.median(sd[tested]))
+
+
+def _erratic(data: ScoreData, residuals: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per session: Bonferroni p of its worst reviewer, that reviewer, its residual SD ratio."""
+    n_rev, g = len(data.reviewers), data.n_sessions
+    ok = np.isfinite(residuals)
+    cell = data.session[ok] * n_rev + data.reviewer[ok]
+    ss = np.bincount(cell, weights=residuals[ok] ** 2, minlength=g * n_rev).reshape(g, n_rev)
+    count = np.bincount(cell, minlength=g * n_rev).reshape(g, n_rev).astype(float)
+    nominal = count * (1.0 - 1.0 / np.maximum(records, 1))[:, None]
+    has = count >= 2
+    p = np.ones((g, n_rev))
+    ratio = np.ones((g, n_rev))
+    for r in range(n_rev):
+        rows = has[:, r]
+        if rows.sum() < MIN_SESSIONS:
+            continue
+        per_df = ss[rows, r] / nominal[rows, r]
+        p[rows, r] = scaled_chi_square_p(ss[rows, r], nominal[rows, r], lower=False)
+        typical = float(np.median(per_df))
+        ratio[rows, r] = np.sqrt(per_df / typical) if typical > 0 else 1.0
+    reviewers_in = np.maximum(has.sum(axis=1), 1)
+    worst = p.argmin(axis=1)
+    best_p = np.minimum(1.0, p[np.arange(g), worst] * reviewers_in)
+    return best_p, worst, ratio[np.arange(g), worst]
+
+
+def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool) -> np.ndarray:
+    """Tail p-values of sums of squares against s x chi-square(k) / k per nominal degree of
+    freedom, with s and the effective degrees of freedom k fitted to the median and the
+    10th (lower tail) or 90th (upper tail) percentile of ss / nominal_df over all sessions
+    (k at most the nominal degrees of freedom).
+
+    Fitting k, not assuming it, is what makes the tail honest when scores share more than the
+    model knows (an answer every reviewer likes, a length effect): the sums then spread more
+    than chi-square(nominal) would say. Quantiles, not moments, so the few broken sessions
+    cannot move the yardstick."""
+    from scipy.special import chdtr, chdtrc, chdtri
+
+    per_df = ss / nominal_df
+    median = float(np.median(per_df))
+    if median <= 0:
+        return np.ones(len(ss))
+    q = TAIL_QUANTILE if not lower else 1.0 - TAIL_QUANTILE
+    observed = float(np.quantile(per_df, q)) / median
+
+    def ratio(k: float) -> float:  # chi-square(k) quantile q over its median: -> 1 as k grows
+        return float(chdtri(k, 1.0 - q)) / float(chdtri(k, 0.5))
+
+    low, high = math.log(0.2), math.log(1e5)
+    for _ in range(60):  # bisection on log k: ratio(k) is monotone in k
+        middle = (low + high) / 2.0
+        if (ratio(math.exp(middle)) > observed) == (q > 0.5):
+            low = middle
+        else:
+            high = middle
+    typical_nominal = float(np.median(nominal_df))
+    # Never more degrees of freedom than the nominal ones: a fitted k above them only says the
+    # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.
+    k_typical = min(math.exp((low + high) / 2.0), typical_nominal)
+    scale = median * k_typical / float(chdtri(k_typical, 0.5))  # s: per-df values ~ s chi2(k)/k
+    k = k_typical * nominal_df / typical_nominal
+    x = per_df * k / scale
+    return chdtr(k, x) if lower else chdtrc(k, x)
+
+
+def _flat_reason(data: ScoreData, g: int, sd: float, typical_sd: float) -> str:
+    scores = data.score[data.session == g]
+    if np.all(scores == scores[0]):
+        return f"every score is {scores[0]:g} ({len(scores)} scores)"
+    return f"scores barely vary: SD {sd:.2f} against a typical {typical_sd:.2f}"
+
+
+
+def flagged(data: ScoreData, residuals: np.ndarray) -> list[tuple[SessionAnomaly, float]]:
+    """The sessions flagged at q <= FDR, Benjamini-Hochberg over the sessions alone, with q."""
+    from council_db.stats import benjamini_hochberg
+
+    found = sessions(data, residuals)
+    q_values = benjamini_hochberg([a.p_value for a in found]) if found else []
+    return [(a, float(q)) for a, q in zip(found, q_values) if q <= FDR]
+
+
+def exclude(data: ScoreData) -> tuple[ScoreData, list[SessionAnomaly]]:
+    """The data without its flagged sessions, and those sessions (for --exclude-anomalies)."""
+    from council_db import joint_model
+
+    dropped = [a for a, _ in flagged(data, joint_model.fit(data).residuals)]
+    if not dropped:
+        return data, []
+    keep = np.ones(data.n_sessions, dtype=bool)
+    keep[[a.session for a in dropped]] = False
+    return keep_sessions(data, keep), dropped
+
+
+def excluded_note(dropped: list[SessionAnomaly]) -> str:
+    """What --exclude-anomalies left out, for the report's warnings."""
+    if not dropped:
+        return "--exclude-anomalies: no session was flagged as anomalous, nothing left out"
+    listed = ", ".join(a.session_id for a in dropped[:5]) + (", ..." if len(dropped) > 5 else "")
+    return (f"--exclude-anomalies: {len(dropped)} anomalous session(s) left out of this report "
+            f"(flagged at q <= {FDR} by council-db anomalies): {listed}")

@@ -1,0 +1,192 @@
+"""council-db trends and council-db anomalies: drift over time and sessions that do not fit."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from council_db.commands.context import bad_time, message, state
+from council_db.output import Format
+
+Many = Optional[list[str]]
+Sessions = Annotated[Optional[int], typer.Option("--sessions", min=1, help="Only the latest N sessions.")]
+Days = Annotated[Optional[float], typer.Option(min=0, help="Only sessions in the D days up to --as-of.")]
+Since = Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")]
+Until = Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")]
+AsOf = Annotated[Optional[str], typer.Option(help="Ignore sessions and imports after this time.")]
+Reviewers = Annotated[Many, typer.Option("--reviewer", help="Only scores by this reviewer (repeatable).")]
+Models = Annotated[Many, typer.Option("--model", help="Only scores of this candidate model (repeatable).")]
+Configs = Annotated[Many, typer.Option("--config-version", help="Only sessions with this council_config_version.")]
+Categories = Annotated[Many, typer.Option("--category", help="Only sessions of this query category (repeatable).")]
+Fmt = Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")]
+
+MIN_SESSIONS = 10
+EVERY_US = {"1d": 86_400_000_000, "7d": 7 * 86_400_000_000, "30d": 30 * 86_400_000_000}
+MONDAY_US = 4 * 86_400_000_000  # 1970-01-01 was a Thursday: weeks start on Mondays
+
+
+class By(str, Enum):
+    reviewer = "reviewer"
+    model = "model"
+
+
+class Every(str, Enum):
+    day = "1d"
+    week = "7d"
+    month = "30d"
+
+
+def _load(ctx: typer.Context, **window: Any):
+    """The window's scores and the joint model's fit, or a usage error for a bad time."""
+    from council_db import joint_model, report_window
+    from council_db.contract import LineError
+    from council_db.errors import CouncilDbError
+
+    spec = report_window.Window(**window)
+    try:
+        spec.session_query()
+    except LineError as error:
+        raise bad_time(error.problem) from None
+    db = state(ctx).database()
+    data = report_window.load(db, spec)
+    if data.n_sessions < MIN_SESSIONS:
+        raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "
+                             f"{MIN_SESSIONS}; import more or widen the window")
+    return db, spec, data, joint_model.fit(data)
+
+
+def trends(
+    ctx: typer.Context,
+    by: Annotated[By, typer.Option("--by", help="Trends per reviewer or per candidate model.")] = By.reviewer,
+    every: Annotated[Every, typer.Option("--every", help="Period of the rolling series: 1d, 7d or 30d.")] = Every.week,
+    sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
+    reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
+    fmt: Fmt = Format.table,
+) -> None:
+    """Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.
+
+    Slopes are relative to the median other subject, with 95% CIs clustered by session;
+    change points are calibrated by permutation; q-values are Benjamini-Hochberg over the
+    slopes and change searches shown. Also: severity per council_config_version and per
+    model-id version."""
+    import numpy as np
+
+    from council_db import changepoints, stats, version_drift
+    from council_db import trends as trend_analysis
+    from council_db.output import emit_object, emit_rows
+
+    db, spec, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                                reviewers=reviewer or [], models=model or [],
+                                config_versions=config_version or [], categories=category or [])
+    timed = trend_analysis.timed_residuals(data, fit.residuals, by.value)
+    slopes = trend_analysis.slopes(timed)
+    changes = {c.subject: c for c in changepoints.search(timed, np.random.default_rng(0))}
+    q = stats.benjamini_hochberg([s.p_value for s in slopes] + [c.p_value for c in changes.values()])
+    slope_q = dict(zip((s.subject for s in slopes), q[:len(slopes)]))
+    change_q = dict(zip(changes, q[len(slopes):]))
+    rows = [_trend_row(s, slope_q[s.subject], changes.get(s.subject), change_q.get(s.subject)) for s in slopes]
+    series = _series(timed, EVERY_US[every.value], {s: c for s, c in changes.items() if change_q[s] <= 0.05})
+    versions = version_drift.load_config_versions(db, spec, data)
+    drift = []
+    if by is By.reviewer:
+        drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)
+                 + version_drift.model_id_severities(data, fit.severity)]
+    warnings = version_drift.mixed_version_warnings(data, versions)
+    if not slopes:
+        warnings.append(f"no trend: it needs at least two {by.value}s with scores in at least 3 dated sessions "
+                        "(a drift shared by all cannot be told from a change in the questions)")
+    if fmt in (Format.json, Format.jsonl):
+        emit_object({"by": by.value, "every": every.value, "sessions": data.n_sessions, "records": data.n_records,
+                     "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}, fmt)
+    elif fmt is Format.csv:
+        emit_rows(series, fmt)
+    else:
+        emit_rows(rows, fmt, title=f"trends per {by.value} (points per 30 days vs the median other {by.value})")
+        if drift:
+            emit_rows(drift, fmt, title="adjusted severity by version")
+        emit_rows(series, fmt, title=f"rolling series of mean residuals, every {every.value}")
+    for warning in warnings:
+        message(f"warning: {warning}")
+
+
+def _trend_row(slope, q_value: float, change, change_q: float | None) -> dict[str, Any]:
+    from council_db.contract import format_us
+
+    flagged = change is not None and change_q is not None and change_q <= 0.05
+    return {
+        "subject": slope.subject, "slope_per_30d": slope.estimate, "ci_low": slope.ci_low, "ci_high": slope.ci_high,
+        "p_value": slope.p_value, "q_value": float(q_value), "n_sessions": slope.n_sessions,
+        "n_records": slope.n_records,
+        "change_p_value": None if change is None else change.p_value,
+        "change_q_value": None if change_q is None else float(change_q),
+        "change_at": format_us(change.at_us) if flagged else None,
+        "change_shift": change.shift if flagged else None,
+    }
+
+
+def _version_row(v) -> dict[str, Any]:
+    effect = v.effect
+    known = effect is not None and effect.identified
+    return {"reviewer": v.reviewer, "version_kind": v.version_kind, "version": v.version,
+            "severity": effect.estimate if known else None, "ci_low": effect.ci_low if known else None,
+            "ci_high": effect.ci_high if known else None, "n_sessions": v.sessions, "n_records": v.records}
+
+
+def _series(timed, every_us: int, changes: dict) -> list[dict[str, Any]]:
+    """Per subject and period, via sql/trend_series.sql (window functions) on an in-memory
+    SQLite table of the residuals: works the same whichever database holds the scores."""
+    import sqlite3
+
+    from council_db.contract import format_us
+    from council_db.resources import read_sql
+
+    offset = MONDAY_US if every_us == EVERY_US["7d"] else 0
+    period = (timed.ts_us - offset) // every_us * every_us + offset
+    names = [timed.names[s] for s in timed.subject.tolist()]
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.execute("CREATE TABLE residuals (subject TEXT, period_us INTEGER, session INTEGER, residual REAL)")
+        connection.executemany("INSERT INTO residuals VALUES (?, ?, ?, ?)",
+                               zip(names, period.tolist(), timed.session.tolist(), timed.residual.tolist()))
+        rows = connection.execute(read_sql("trend_series")).fetchall()
+    finally:
+        connection.close()
+    change_period = {s: (c.at_us - offset) // every_us * every_us + offset for s, c in changes.items()}
+    return [{"subject": subject, "period_start": format_us(start), "sessions": n_sessions, "records": records,
+             "mean_residual": mean, "rolling_mean": rolling, "cusum": cusum,
+             "change_point": change_period.get(subject) == start}
+            for subject, start, n_sessions, records, mean, rolling, cusum in rows]
+
+
+def anomalies(
+    ctx: typer.Context,
+    sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
+    reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
+    show_all: Annotated[bool, typer.Option("--all", help="List every session tested, not only the flagged.")] = False,
+    fmt: Fmt = Format.table,
+) -> None:
+    """Sessions whose scores do not fit: all the same (extreme) score, or one reviewer far off.
+
+    A p-value per session, calibrated against the other sessions; flagged at
+    Benjamini-Hochberg q <= 0.05 over the sessions in the window."""
+    from council_db import anomalies as detect
+    from council_db import stats
+    from council_db.contract import format_us
+    from council_db.output import emit_rows
+
+    _, _, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                            reviewers=reviewer or [], models=model or [], config_versions=config_version or [],
+                            categories=category or [])
+    found = detect.sessions(data, fit.residuals)
+    if not found:
+        message(f"warning: anomalies need at least {detect.MIN_SESSIONS} sessions with {detect.MIN_RECORDS} or more "
+                "scores")
+    q_values = stats.benjamini_hochberg([a.p_value for a in found]) if found else []
+    rows = [{"session_id": a.session_id, "timestamp": format_us(int(data.session_ts_us[a.session]))
+             if data.session_ts_us[a.session] >= 0 else None,
+             "p_value": a.p_value, "q_value": float(q), "flagged": bool(q <= detect.FDR), "reason": a.reason}
+            for a, q in zip(found, q_values) if show_all or q <= detect.FDR]
+    rows.sort(key=lambda r: r["p_value"])
+    emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested")

@@ -1,0 +1,156 @@
+"""The report's sections on time, broken sessions and pairs (trends, change points,
+anomalies, affinity, anchoring, self-consistency), computed from the joint model's
+residuals, and their tests, which join the report's one Benjamini-Hochberg family."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from council_db import affinity, anomalies, changepoints, trends
+from council_db.analysis_data import ScoreData
+from council_db.contract import format_us
+from council_db.report_model import (
+    AffinityCell,
+    AnchoringEffect,
+    Anomaly,
+    BiasReport,
+    ChangePoint,
+    Retest,
+    SelfConsistency,
+    Trend,
+)
+
+# kind, subject, estimate, p-value, message
+Candidate = tuple[str, str, float, float, str]
+
+
+@dataclass
+class Sections:
+    """What the sections found; ``fill`` puts it in the report once the q-values are known."""
+
+    trends: list[Trend] = field(default_factory=list)
+    changes: dict[tuple[str, str], changepoints.ChangeSearch] = field(default_factory=dict)
+    sessions: list[anomalies.SessionAnomaly] = field(default_factory=list)
+    affinity: list[AffinityCell] = field(default_factory=list)
+    anchoring: list[AnchoringEffect] = field(default_factory=list)
+    self_consistency: SelfConsistency | None = None
+    groups: dict[str, list[Candidate]] = field(default_factory=dict)  # tests entering the family as one member
+
+    def add(self, group: str, candidate: Candidate) -> None:
+        self.groups.setdefault(group, []).append(candidate)
+
+    def fill(self, report: BiasReport) -> None:
+        """Flagged change points and anomalous sessions, with the family's q-values."""
+        q_of = {(f.kind, f.subject): f.q_value for f in report.flags}
+        for trend in self.trends:
+            found = self.changes.get((trend.kind, trend.subject))
+            q = q_of.get(("change_point", f"{trend.kind} {trend.subject}"))
+            if found is not None and q is not None:
+                trend.change_points.append(ChangePoint(
+                    at=format_us(found.at_us), p_value=found.p_value, q_value=q, shift=found.shift,
+                    sessions_before=found.sessions_before, sessions_after=found.sessions_after))
+        report.trends = self.trends
+        report.anomalies = [Anomaly(session_id=a.session_id, p_value=a.p_value, reason=a.reason,
+                                    q_value=q_of[("anomaly", a.session_id)])
+                            for a in self.sessions if ("anomaly", a.session_id) in q_of]
+        report.affinity, report.anchoring = self.affinity, self.anchoring
+        report.self_consistency = self.self_consistency
+
+
+def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator) -> Sections:
+    """Every section; ``metric`` turns an estimate into the report's Metric (n, CI, tier)."""
+    out = Sections()
+    residuals = fit.residuals
+    for kind in ("reviewer", "model"):
+        _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
+    out.sessions = anomalies.sessions(data, residuals)
+    for a in out.sessions:
+        out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,
+                                       f"anomalous session {a.session_id}: {a.reason}"))
+    _pairs(out, data, residuals, metric)
+    return out
+
+
+def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: np.random.Generator) -> None:
+    changes = {c.subject: c for c in changepoints.search(timed, rng)}
+    for slope in trends.slopes(timed):
+        label = f"{timed.kind} {slope.subject}"
+        change = changes.get(slope.subject)
+        out.trends.append(Trend(subject=slope.subject, kind=timed.kind, change_points=[],
+                                slope_per_30d=metric(slope, slope.n_records, slope.n_sessions),
+                                change_search_p_value=None if change is None else change.p_value))
+        out.add(f"{timed.kind} trends", ("trend", label, slope.estimate, slope.p_value,
+                               f"drift of {label}: {slope.estimate:+.2f} points per 30 days vs the other "
+                               f"{timed.kind}s (95% CI {slope.ci_low:+.2f} to {slope.ci_high:+.2f})"))
+    for subject, change in changes.items():
+        out.changes[(timed.kind, subject)] = change
+        out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
+                               f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
+                               f"{change.shift:+.2f} points after vs before, relative to the other "
+                               f"{timed.kind}s (permutation p {change.p_value:.2g})"))
+
+
+def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callable) -> None:
+    for cell in affinity.affinity(data, residuals):
+        m = metric(cell.estimate, cell.n_records, cell.estimate.n_sessions)
+        if m is None:
+            continue
+        out.affinity.append(AffinityCell(reviewer_id=cell.reviewer, model_id=cell.model, residual_mean=m))
+        e = cell.estimate
+        out.add("affinity", ("affinity", f"{cell.reviewer} -> {cell.model}", e.estimate, e.p_value,
+                               f"affinity of reviewer {cell.reviewer} for {cell.model}: {e.estimate:+.2f} points "
+                               f"beyond severity and quality (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
+    for effect in affinity.anchoring(data, residuals):
+        m = metric(effect.estimate, effect.n_records, effect.estimate.n_sessions)
+        if m is None:
+            continue
+        out.anchoring.append(AnchoringEffect(reviewer_id=effect.reviewer, effect=m))
+        if effect.reviewer is not None:
+            e = effect.estimate
+            out.add("anchoring", ("anchoring", effect.reviewer, e.estimate, e.p_value,
+                                   f"anchoring of reviewer {effect.reviewer}: its other scores move "
+                                   f"{e.estimate:+.2f} points per point of the first-shown answer's score, beyond "
+                                   f"the last-shown answer's pull (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
+    retests = affinity.self_consistency(data)
+    if not retests:
+        out.self_consistency = SelfConsistency(
+            measurable=False, reviewers=[],
+            note="not measurable: no reviewer scored the same answer (session, candidate, length) twice")
+        return
+    rows = [Retest(reviewer_id=r.reviewer, pairs=r.pairs,
+                   mean_abs_difference=metric(r.mean_abs_difference, 2 * r.pairs, r.mean_abs_difference.n_sessions))
+            for r in retests]
+    out.self_consistency = SelfConsistency(
+        measurable=True, reviewers=[r for r in rows if r.mean_abs_difference is not None],
+        note="test-retest: mean absolute difference between two scores of the same answer by the same reviewer")
+
+
+def one_family(singles: list[Candidate], groups: dict[str, list[Candidate]],
+               fdr: float) -> list[tuple[Candidate, float]]:
+    """Benjamini-Hochberg q-values for the report's tests as one family of members: every
+    test of the core report is a member; the trend and change tests of each kind, the session
+    anomaly tests, the affinity pairs and the anchoring tests each enter as ONE member, with
+    their Simes p-value (the smallest Benjamini-Hochberg q within the group). Hundreds of
+    sessions (or dozens of pairs) would otherwise swamp the family, and with real effects in it
+    every extra null test is one more chance of a false flag. Within a flagged member, tests
+    are flagged by Benjamini-Hochberg among themselves at level fdr x R / m (R flagged among m
+    members: Benjamini & Bogomolov 2014, which keeps the false discovery rate over both
+    levels). A grouped test's q-value is its q within the group x m / R, and never below its
+    member's q, so nothing in a group is flagged unless the group is."""
+    from council_db.stats import benjamini_hochberg
+
+    within = {name: benjamini_hochberg([c[3] for c in tests]) for name, tests in groups.items() if tests}
+    members = [c[3] for c in singles] + [float(np.nanmin(q)) if np.isfinite(q).any() else float("nan")
+                                         for q in within.values()]
+    if not members:
+        return []
+    q = benjamini_hochberg(members)
+    scored = list(zip(singles, q[:len(singles)].tolist()))
+    selected = max(int((q <= fdr).sum()), 1)
+    for (name, group_q), member_q in zip(within.items(), q[len(singles):]):
+        adjusted = np.maximum(np.minimum(group_q * len(members) / selected, 1.0), member_q)
+        scored += list(zip(groups[name], adjusted.tolist()))
+    return scored

@@ -1,0 +1,104 @@
+"""Drift over time, on residuals of the joint model: raw scores drift whenever the mix of
+candidates or questions changes; residuals have the session, the candidate, the slot and the
+length taken out, so what is left of a time trend belongs to the reviewer (or candidate).
+
+Slope: per subject, least squares of its residuals on the session time (in units of 30 days),
+then the contrast "this subject's slope minus the median slope of the other subjects" (see
+``subjects``). The standard error is cluster-robust by session, computed jointly for all
+subjects so the contrast's variance includes the covariance the shared sessions induce; the
+median's choice of subject is treated as fixed, which overstates its variance (the median of
+others varies less than one subject), so the interval errs on the wide side. t with G-1 df.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from council_db.analysis_data import ScoreData
+from council_db.subjects import Kind, codes_and_names, median_weights
+
+DAY_US = 86_400 * 1_000_000
+PER_30_DAYS_US = 30 * DAY_US
+
+
+@dataclass(frozen=True)
+class Slope:
+    """Score points per 30 days relative to the median of the other subjects."""
+
+    subject: str
+    kind: Kind
+    estimate: float
+    se: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n_sessions: int
+    n_records: int
+
+
+@dataclass
+class TimedResiduals:
+    """The residuals a time analysis uses: finite, in dated sessions, in time order."""
+
+    subject: np.ndarray  # subject code per record
+    names: list[str]
+    session: np.ndarray  # 0..G-1 over the dated sessions used, time order
+    ts_us: np.ndarray  # per record: its session's time
+    residual: np.ndarray
+    kind: Kind
+
+    @property
+    def n_sessions(self) -> int:
+        return int(self.session.max()) + 1 if len(self.session) else 0
+
+
+def timed_residuals(data: ScoreData, residuals: np.ndarray, kind: Kind) -> TimedResiduals:
+    codes, names = codes_and_names(data, kind)
+    ts = data.session_ts_us[data.session] if data.n_records else np.zeros(0, dtype=np.int64)
+    use = np.isfinite(residuals) & (ts >= 0)
+    _, session = np.unique(data.session[use], return_inverse=True)
+    return TimedResiduals(codes[use], names, session.astype(np.int64), ts[use], residuals[use], kind)
+
+
+def slopes(timed: TimedResiduals) -> list[Slope]:
+    """Every subject's slope contrast; empty when fewer than two subjects have a slope."""
+    from council_db.stats import t_interval, t_p_value
+
+    n_subjects, g = len(timed.names), timed.n_sessions
+    if g < 3:
+        return []
+    t = timed.ts_us / PER_30_DAYS_US
+    s = timed.subject
+    counts = np.bincount(s, minlength=n_subjects).astype(float)
+    safe = np.maximum(counts, 1.0)
+    t_mean = np.bincount(s, weights=t, minlength=n_subjects) / safe
+    r_mean = np.bincount(s, weights=timed.residual, minlength=n_subjects) / safe
+    dt = t - t_mean[s]
+    sxx = np.bincount(s, weights=dt * dt, minlength=n_subjects)
+    sxy = np.bincount(s, weights=dt * (timed.residual - r_mean[s]), minlength=n_subjects)
+    sessions_per = np.bincount(np.unique(s * g + timed.session) // g, minlength=n_subjects)
+    ok = (sxx > 1e-12 * np.maximum(counts, 1)) & (sessions_per >= 3)
+    beta = np.where(ok, sxy / np.where(ok, sxx, 1.0), np.nan)
+    fitted_resid = timed.residual - r_mean[s] - np.nan_to_num(beta)[s] * dt
+    influence = np.where(ok[s], dt * fitted_resid / np.where(ok, sxx, 1.0)[s], 0.0)
+    u = np.bincount(timed.session * n_subjects + s, weights=influence,
+                    minlength=g * n_subjects).reshape(g, n_subjects)
+    cov = g / (g - 1) * (u.T @ u)
+    identified = np.flatnonzero(ok)
+    if len(identified) < 2:
+        return []
+    out = []
+    for j in identified.tolist():
+        contrast = np.zeros(n_subjects)
+        contrast[identified] = -median_weights(beta[identified], int(np.flatnonzero(identified == j)[0]))
+        contrast[j] += 1.0
+        estimate = float(contrast @ np.nan_to_num(beta))
+        se = math.sqrt(max(float(contrast @ cov @ contrast), 0.0))
+        low, high = t_interval(estimate, se, g - 1)
+        p = t_p_value(estimate / se, g - 1) if se > 0 else math.nan
+        out.append(Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
+                         int(sessions_per[j]), int(counts[j])))
+    return out

@@ -1,6 +1,8 @@
 -- The scores of the sessions in report_window (a CTE the caller puts in front), oldest
 -- session first, with what the analyses need. Excluded scores come too, so they can be
 -- counted by reason; position is -1 where it is not a display slot (schema < 1.2.0).
+-- The order is total (down to the score's key) so sums add up in the same order on every
+-- backend and every run: PostgreSQL, unlike SQLite, returns a session's rows in any order.
 SELECT
     s.session_key,
     s.ts_us,
@@ -18,4 +20,4 @@ JOIN models AS reviewer ON reviewer.id = sc.reviewer_id
 JOIN models AS candidate ON candidate.id = sc.model_id
 JOIN scales AS scale ON scale.id = sc.scale_id
 LEFT JOIN exclusion_reasons AS reason ON reason.id = sc.exclusion_id
-ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id
+ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id, sc.reviewer_id, sc.model_id, sc.position

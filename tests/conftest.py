@@ -136,3 +136,18 @@ def scalar(db: Database, sql: str) -> Any:
 
     with db.engine.connect() as connection:
         return connection.execute(text(sql)).scalar()
+
+
+def same_numbers(a, b, where: str = "report") -> bool:
+    """Equal structure and strings; floats equal to 1e-9 relative (the backends may sum in another order)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        return all(same_numbers(a[k], b[k], f"{where}.{k}") for k in a)
+    if isinstance(a, list):
+        assert len(a) == len(b), where
+        return all(same_numbers(x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
+    if isinstance(a, float) and isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12), where
+        return True
+    assert a == b, where
+    return True

@@ -11,7 +11,7 @@ import pytest
 from council_db.analysis_data import from_records
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
-from tests.conftest import BACKENDS, both_backends, session
+from tests.conftest import BACKENDS, both_backends, same_numbers, session
 from tests.conftest import write_jsonl as write_lines
 
 PLANTED = dict(reviewer_offsets={"openai/gpt-4o": -0.8, "anthropic/claude-3-5-sonnet": 0.6},
@@ -172,22 +172,7 @@ def test_the_same_data_gives_the_same_report_numbers_on_sqlite_and_postgresql(si
     assert reports[0]["window"]["sessions"] == 120 and reports[0]["flags"]
     for report in reports:
         report.pop("generated_at")
-    assert _same(reports[0], reports[2]) and _same(reports[1], reports[3])
-
-
-def _same(a, b, where: str = "report") -> bool:
-    """Equal structure and strings; floats equal to 1e-9 relative (the backends may sum in another order)."""
-    if isinstance(a, dict):
-        assert a.keys() == b.keys(), where
-        return all(_same(a[k], b[k], f"{where}.{k}") for k in a)
-    if isinstance(a, list):
-        assert len(a) == len(b), where
-        return all(_same(x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
-    if isinstance(a, float) and isinstance(b, float):
-        assert a == pytest.approx(b, rel=1e-9, abs=1e-12), where
-        return True
-    assert a == b, where
-    return True
+    assert same_numbers(reports[0], reports[2]) and same_numbers(reports[1], reports[3])
 
 
 def test_the_json_report_holds_the_documented_contract(simulated_db):

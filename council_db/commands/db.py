@@ -111,8 +111,7 @@ def copy(
         result = copy_records(source, target, min_consent=min_consent)
     finally:
         target.engine.dispose()
-    message(f"copied {result.copied:,} records to {result.target}: {result.inserted:,} new, "
-            f"{result.duplicates:,} already there, {result.left_out:,} left here (consent level below "
-            f"{min_consent})")
+    message(f"{result.target}: {result.inserted:,} new records, {result.duplicates:,} already there, "
+            f"{result.left_out:,} kept here (consent level below {min_consent})")
     if fmt is SummaryFormat.json:
         print(json.dumps(result.as_json(), indent=2))

@@ -59,7 +59,7 @@ def _check(connection: Connection, engine: Engine) -> str | None:
     if revision is None and set(inspect(connection).get_table_names()) - {"alembic_version"}:
         raise CouncilDbError(
             f"{_where(engine)} holds tables but no council-db schema version: it is not a "
-            "council-db database, and it was left untouched. Point --db at another file."
+            "council-db database, and it was left untouched. Point --db at another file or database."
         )
     if revision is not None and revision not in {s.revision for s in scripts().walk_revisions()}:
         raise DatabaseTooNew(

@@ -128,3 +128,23 @@ def test_an_unreachable_server_is_a_one_line_error_not_a_traceback(pg_cluster):
     result = run_module("--db", url, "stats")
     assert result.returncode == 1
     assert result.stderr.decode().startswith("error: database error:") and b"Traceback" not in result.stderr
+
+
+def test_without_the_postgres_extra_a_postgresql_url_names_the_package_to_install():
+    script = ("import sys; sys.modules['psycopg'] = None; sys.argv = ['council-db', '--db', "
+              "'postgresql://me@127.0.0.1:1/council', 'stats']; from council_db.cli import main; main()")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == "error: PostgreSQL needs the psycopg driver: pip install 'council-db[postgres]'\n"
+
+
+def test_a_postgresql_database_holding_other_tables_is_refused_and_left_untouched(pg_url):
+    engine = create_engine_for(pg_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE recipes (id integer PRIMARY KEY, name text)"))
+        result = run_module("--db", pg_url, "stats")
+        assert result.returncode == 1 and b"not a council-db database" in result.stderr
+        assert set(inspect(engine).get_table_names()) == {"recipes"}
+    finally:
+        engine.dispose()

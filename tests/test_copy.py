@@ -87,3 +87,11 @@ def test_copying_a_database_into_itself_is_refused(tmp_path):
     local = laptop(tmp_path, "alice", shareable("a"))
     result = local("db", "copy", "--to", local.db)
     assert result.exit_code == 1 and "names the database being copied" in str(result.exception)
+
+
+def test_the_servers_records_copy_back_into_a_laptop_file(tmp_path, pg_url):
+    team = Cli(pg_url)
+    team("import", "-q", str(write_jsonl(tmp_path / "team.jsonl", shareable("a") + shareable("b"))))
+    summary = copy_json(team, str(tmp_path / "mine.db"))
+    assert (summary["inserted"], summary["left_out"]) == (32, 0)
+    assert exported(Cli(tmp_path / "mine.db")) == exported(team)

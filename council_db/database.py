@@ -1,4 +1,10 @@
-"""Engines with the connection settings council-db relies on, and the schema check on open."""
+"""Engines with the connection settings council-db relies on, and the schema check on open.
+
+SQLite gets its pragmas, WAL and private file; PostgreSQL (psycopg) gets none of that. On
+both, a connection opened for writing (``write_lock`` execution option) takes the one write
+lock when its transaction begins: BEGIN IMMEDIATE on SQLite, a transaction-level advisory
+lock on PostgreSQL. Writers take turns, so concurrent importers, copies and first opens
+never deadlock, and a migration never runs under a half-written import."""
 
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 BUSY_TIMEOUT_MS = 30_000
+WRITE_LOCK_KEY = 0x636F756E63696C  # "council": the PostgreSQL advisory lock writers share
+POSTGRES_DRIVERS = {"postgres", "postgresql", "postgresql+psycopg"}
 
 
 def create_private_file(path: Path) -> None:
@@ -72,8 +80,29 @@ def use_wal(engine: Engine) -> None:
 def _on_sqlite_begin(connection: Connection) -> None:
     # Writers ask for IMMEDIATE so two importers queue on the busy timeout instead of
     # deadlocking when both try to upgrade a read lock.
-    mode = connection.get_execution_options().get("sqlite_begin", "")
+    mode = "IMMEDIATE" if connection.get_execution_options().get("write_lock") else ""
     connection.exec_driver_sql(f"BEGIN {mode}".strip())
+
+
+def _on_postgres_begin(connection: Connection) -> None:
+    # Released at commit or rollback. Without it two importers inserting overlapping
+    # sessions in different orders would each wait for a row the other holds (a deadlock).
+    if connection.get_execution_options().get("write_lock"):
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+
+
+def _with_driver(url: str) -> str:
+    """postgres:// and postgresql:// mean psycopg 3, the driver of the ``postgres`` extra."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.drivername not in POSTGRES_DRIVERS:
+        return url
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise CouncilDbError("PostgreSQL needs the psycopg driver: pip install 'council-db[postgres]'") from None
+    return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
 
 
 def create_engine_for(url: str, *, create: bool = True) -> Engine:
@@ -86,10 +115,12 @@ def create_engine_for(url: str, *, create: bool = True) -> Engine:
         create_private_file(path)
     elif path is not None and not path.exists():
         raise CouncilDbError(f"no database at {path} yet: import something first, or run council-db db upgrade")
-    engine = create_engine(url)
+    engine = create_engine(_with_driver(url))
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _on_sqlite_connect)
         event.listen(engine, "begin", _on_sqlite_begin)
+    elif engine.dialect.name == "postgresql":
+        event.listen(engine, "begin", _on_postgres_begin)
     return engine
 
 
@@ -104,7 +135,7 @@ class Database:
 
     def writer(self) -> Connection:
         """A connection whose transactions take the write lock up front."""
-        return self.engine.connect().execution_options(sqlite_begin="IMMEDIATE")
+        return self.engine.connect().execution_options(write_lock=True)
 
 
 def say(message: str) -> None:

@@ -124,9 +124,37 @@ def parse_batch(batch: LineBatch) -> Parsed:
     if joinable and not _parse_joined(numbers, joinable, parsed):
         for number, line in zip(numbers, joinable):
             _parse_one(number, line, parsed)
+    if b"\\u0000" in whole:
+        _reject_nul(parsed, batch.first_line, lines)
     if parsed.rejected or len(numbers) != len(parsed.records):
         parsed.records.sort(key=lambda item: item[0])
     return parsed
+
+
+def _nul_field(record: dict) -> str | None:
+    """The first stored field holding a NUL character, if any."""
+    for key, value in record.items():
+        if key == "query_metadata" and isinstance(value, dict):
+            if any(isinstance(v, str) and "\x00" in v for k, v in value.items() if k in METADATA_KEYS):
+                return key
+        elif isinstance(value, str) and "\x00" in value:
+            return key
+    return None
+
+
+def _reject_nul(parsed: Parsed, first_line: int, lines: list[bytes]) -> None:
+    """PostgreSQL cannot store a NUL character in text, so no backend takes one: the same
+    file must import the same way into SQLite and PostgreSQL."""
+    kept = []
+    for number, record in parsed.records:
+        field_name = _nul_field(record)
+        if field_name is None:
+            kept.append((number, record))
+            continue
+        problem = LineError(field_name, "contains a NUL character (\\u0000), which databases cannot store "
+                                        "as text; remove it from the value")
+        parsed.rejected.append(reject(number, problem, lines[number - first_line]))
+    parsed.records[:] = kept
 
 
 def _parse_joined(numbers: list[int], joinable: list[bytes], parsed: Parsed) -> bool:
@@ -169,7 +197,7 @@ def redact(raw: bytes) -> str:
     unless it is a key or the value of a record field or a known metadata key, so a raw
     query never reaches the database, wherever in the line it was (an unknown key, a list,
     a nested object, a line that is not even JSON)."""
-    text = raw.decode("utf-8", errors="replace")
+    text = raw.decode("utf-8", errors="replace").replace("\x00", "\ufffd")  # PostgreSQL text holds no NUL
     out: list[str] = []
     shown_key = None  # the key just read, while its value may follow
     position = 0

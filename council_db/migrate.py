@@ -59,7 +59,7 @@ def _check(connection: Connection, engine: Engine) -> str | None:
     if revision is None and set(inspect(connection).get_table_names()) - {"alembic_version"}:
         raise CouncilDbError(
             f"{_where(engine)} holds tables but no council-db schema version: it is not a "
-            "council-db database, and it was left untouched. Point --db at another file."
+            "council-db database, and it was left untouched. Point --db at another file or database."
         )
     if revision is not None and revision not in {s.revision for s in scripts().walk_revisions()}:
         raise DatabaseTooNew(
@@ -71,9 +71,10 @@ def _check(connection: Connection, engine: Engine) -> str | None:
 
 
 def _migrate(engine: Engine, target: str, step: Callable) -> tuple[str | None, str | None]:
-    """Run an Alembic command under the write lock, re-checking the revision inside it so
-    two processes opening a new database at once do the work once. Returns (before, after)."""
-    with engine.connect().execution_options(sqlite_begin="IMMEDIATE") as connection:
+    """Run an Alembic command under the write lock (see database.py), re-checking the revision
+    inside it so two processes opening a new database at once do the work once. Returns
+    (before, after)."""
+    with engine.connect().execution_options(write_lock=True) as connection:
         with connection.begin():
             before = _check(connection, engine)
             if not (target == "head" and before == HEAD):

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import gc
 import gzip
-import zlib
 import multiprocessing
 import os
 import pickle
 import queue
 import sys
 import threading
+import zlib
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator

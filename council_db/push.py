@@ -20,13 +20,13 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Callable
 from urllib.parse import urlparse
 
 from council_db import __version__
 from council_db.database import Database
 from council_db.errors import CouncilDbError, UsageError
+from council_db.importer import now_utc
 from council_db.session_events import Built, build_events
 
 RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
@@ -58,10 +58,6 @@ def check_endpoint(endpoint: str) -> str:
     return endpoint
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
 def enqueue(db: Database, endpoint: str, built: Built) -> int:
     """Write the events the endpoint does not have yet; returns how many were new."""
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -72,7 +68,7 @@ def enqueue(db: Database, endpoint: str, built: Built) -> int:
         return 0
     table = OutboxEvent.__table__
     rows = [dict(endpoint=endpoint, event_id=e.event_id, session_id=e.session_row, payload=e.payload,
-                 created_at=_now(), attempts=0) for e in built.events]
+                 created_at=now_utc(), attempts=0) for e in built.events]
     if db.dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as postgres_insert
 
@@ -151,7 +147,7 @@ def send_pending(db: Database, endpoint: str, settings: PushSettings,
                     _record_failure(db, ids, str(refused))
                     raise
                 if accepted:
-                    _update(db, ids, sent_at=_now(), last_error=None)
+                    _update(db, ids, sent_at=now_utc(), last_error=None)
                     sent += len(batch)
                     break
                 _record_failure(db, ids, error)

@@ -131,10 +131,10 @@ def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
                   reviewers: list[str] = (), models: list[str] = (), scale: str | None = None) -> ScoreData:
     """The scores of the sessions ``sessions_sql`` selects (their ids), on ``scale`` (default:
     the scale most of them are on)."""
-    from sqlalchemy import bindparam, text
+    from sqlalchemy import String, bindparam, text
 
     query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")).bindparams(
-        bindparam("reviewers", expanding=True), bindparam("models", expanding=True))
+        bindparam("reviewers", expanding=True, type_=String), bindparam("models", expanding=True, type_=String))
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models))
     with db.engine.connect() as connection:
         rows = connection.execute(query, {**params, **filters}).fetchall()

@@ -3,6 +3,8 @@
 -- counted by reason; position is -1 where it is not a display slot (schema < 1.2.0).
 -- The reviewers and models parameters (expanding lists) keep only those scores, unless
 -- all_reviewers / all_models is true.
+-- The order is total (down to the score's key) so sums add up in the same order on every
+-- backend and every run: PostgreSQL, unlike SQLite, returns a session's rows in any order.
 SELECT
     s.session_key,
     s.ts_us,
@@ -21,4 +23,4 @@ JOIN models AS candidate ON candidate.id = sc.model_id
 JOIN scales AS scale ON scale.id = sc.scale_id
 LEFT JOIN exclusion_reasons AS reason ON reason.id = sc.exclusion_id
 WHERE (:all_reviewers OR reviewer.name IN :reviewers) AND (:all_models OR candidate.name IN :models)
-ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id
+ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id, sc.reviewer_id, sc.model_id, sc.position

@@ -1,4 +1,5 @@
-"""Shared test helpers: real SQLite files in tmp_path, the real CLI, llm-council-shaped lines."""
+"""Shared test helpers: real SQLite files in tmp_path (and a real PostgreSQL server for tests
+that run on both backends), the real CLI, llm-council-shaped lines."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from typer.testing import CliRunner
 
 from council_db.cli import app
 from council_db.database import Database, open_database
+from tests import postgres
 
 SESSION = "3f2b6c1e-6d1a-4c3e-9a51-0c7f0d2b9e10"
 
@@ -58,30 +60,69 @@ def write_jsonl(path: Path, lines: list[Any]) -> Path:
     return path
 
 
+BACKENDS = ["sqlite", "postgresql"]
+both_backends = pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+"""Runs a test using ``db``, ``db_url`` or ``cli`` once on SQLite and once on PostgreSQL."""
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[postgres.Cluster]:
+    """One PostgreSQL server for the whole run, started on first use."""
+    reason = postgres.why_unavailable()
+    if reason:
+        pytest.skip(reason)
+    cluster = postgres.Cluster().start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: postgres.Cluster) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped after the test."""
+    url = pg_cluster.database()
+    yield url
+    pg_cluster.drop(url)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    """SQLite unless a test is marked ``both_backends``."""
+    return getattr(request, "param", "sqlite")
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "council.db"
 
 
 @pytest.fixture
-def db(db_path: Path) -> Database:
-    return open_database(f"sqlite:///{db_path}", notify=lambda _: None)
-
-
-class Cli:
-    """Runs council-db in-process against one database file."""
-
-    def __init__(self, db_path: Path):
-        self.db_path = db_path
-        self.runner = CliRunner()
-
-    def __call__(self, *args: str, input: str | bytes | None = None):
-        return self.runner.invoke(app, ["--db", str(self.db_path), *args], input=input)
+def db_url(backend: str, request: pytest.FixtureRequest, db_path: Path) -> str:
+    if backend == "postgresql":
+        return request.getfixturevalue("pg_url")
+    return f"sqlite:///{db_path}"
 
 
 @pytest.fixture
-def cli(db_path: Path) -> Cli:
-    return Cli(db_path)
+def db(db_url: str) -> Iterator[Database]:
+    database = open_database(db_url, notify=lambda _: None)
+    yield database
+    database.engine.dispose()
+
+
+class Cli:
+    """Runs council-db in-process against one database (a file path or URL)."""
+
+    def __init__(self, db: Path | str):
+        self.db = str(db)
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | bytes | None = None):
+        return self.runner.invoke(app, ["--db", self.db, *args], input=input)
+
+
+@pytest.fixture
+def cli(db_url: str) -> Cli:
+    return Cli(db_url)
 
 
 def run_module(*args: str, cwd: Path | None = None, input: bytes | None = None) -> subprocess.CompletedProcess:
@@ -95,3 +136,18 @@ def scalar(db: Database, sql: str) -> Any:
 
     with db.engine.connect() as connection:
         return connection.execute(text(sql)).scalar()
+
+
+def same_numbers(a, b, where: str = "report") -> bool:
+    """Equal structure and strings; floats equal to 1e-9 relative (the backends may sum in another order)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        return all(same_numbers(a[k], b[k], f"{where}.{k}") for k in a)
+    if isinstance(a, list):
+        assert len(a) == len(b), where
+        return all(same_numbers(x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b)))
+    if isinstance(a, float) and isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12), where
+        return True
+    assert a == b, where
+    return True

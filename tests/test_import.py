@@ -5,9 +5,10 @@ from __future__ import annotations
 import gzip
 import json
 
-from tests.conftest import record, run_module, session, write_jsonl
+from tests.conftest import both_backends, record, run_module, session, write_jsonl
 
 
+@both_backends
 def test_a_clean_file_imports_and_exits_0_with_a_json_summary(cli, tmp_path):
     path = write_jsonl(tmp_path / "bias_metrics.jsonl", session())
     result = cli("import", str(path), "--format", "json")
@@ -19,6 +20,7 @@ def test_a_clean_file_imports_and_exits_0_with_a_json_summary(cli, tmp_path):
     assert "16 new records" in result.stderr
 
 
+@both_backends
 def test_bad_lines_are_reported_by_line_number_and_the_good_ones_kept_exit_3(cli, tmp_path):
     lines = session()[:3] + ["{not json", record(position=7, score_value="high")] + session()[3:5]
     result = cli("import", str(write_jsonl(tmp_path / "broken.jsonl", lines)), "--format", "json")
@@ -31,6 +33,7 @@ def test_bad_lines_are_reported_by_line_number_and_the_good_ones_kept_exit_3(cli
     assert shown[0]["raw"] == "{not json"
 
 
+@both_backends
 def test_strict_imports_nothing_from_a_file_with_a_bad_line(cli, tmp_path):
     good = write_jsonl(tmp_path / "good.jsonl", session("good"))
     bad = write_jsonl(tmp_path / "bad.jsonl", session("bad") + ["oops"])
@@ -42,6 +45,7 @@ def test_strict_imports_nothing_from_a_file_with_a_bad_line(cli, tmp_path):
     assert json.loads(cli("rejected", "--format", "json").stdout)[0]["line_number"] == 17
 
 
+@both_backends
 def test_reimporting_the_same_file_adds_nothing(cli, tmp_path):
     path = write_jsonl(tmp_path / "a.jsonl", session())
     cli("import", str(path))
@@ -50,6 +54,7 @@ def test_reimporting_the_same_file_adds_nothing(cli, tmp_path):
     assert (json.loads(result.stdout)["inserted"], json.loads(result.stdout)["duplicates"]) == (0, 16)
 
 
+@both_backends
 def test_a_grown_file_is_read_from_where_the_last_import_stopped(cli, tmp_path):
     path = write_jsonl(tmp_path / "growing.jsonl", session("one"))
     cli("import", str(path))
@@ -61,6 +66,7 @@ def test_a_grown_file_is_read_from_where_the_last_import_stopped(cli, tmp_path):
     assert (third["lines"], third["inserted"]) == (0, 0)
 
 
+@both_backends
 def test_bad_lines_in_a_grown_file_are_numbered_from_the_start_of_the_file(cli, tmp_path):
     path = write_jsonl(tmp_path / "growing.jsonl", session("one"))
     cli("import", str(path))
@@ -70,6 +76,7 @@ def test_bad_lines_in_a_grown_file_are_numbered_from_the_start_of_the_file(cli, 
     assert result.exit_code == 3 and "line 17:" in result.stderr
 
 
+@both_backends
 def test_a_truncated_file_is_read_whole_again_without_doubling(cli, tmp_path):
     path = write_jsonl(tmp_path / "f.jsonl", session("one") + session("two"))
     cli("import", str(path))
@@ -80,6 +87,7 @@ def test_a_truncated_file_is_read_whole_again_without_doubling(cli, tmp_path):
     assert "truncated" in result.stderr
 
 
+@both_backends
 def test_a_replaced_file_of_the_same_size_is_read_whole_again(cli, tmp_path):
     path = write_jsonl(tmp_path / "f.jsonl", session("aaaa"))
     cli("import", str(path))
@@ -88,6 +96,7 @@ def test_a_replaced_file_of_the_same_size_is_read_whole_again(cli, tmp_path):
     assert (first["mode"], first["inserted"]) == ("full", 16)
 
 
+@both_backends
 def test_a_half_written_last_line_waits_for_the_next_import(cli, tmp_path):
     path = write_jsonl(tmp_path / "live.jsonl", session("one"))
     whole = json.dumps(record(session_id="two"))
@@ -101,18 +110,33 @@ def test_a_half_written_last_line_waits_for_the_next_import(cli, tmp_path):
     assert (second["mode"], second["inserted"], second["rejected"]) == ("incremental", 1, 0)
 
 
+@both_backends
 def test_a_complete_last_line_without_newline_is_imported(cli, tmp_path):
     path = tmp_path / "no-newline.jsonl"
     path.write_text(json.dumps(record()))
     assert json.loads(cli("import", str(path), "--format", "json").stdout)["inserted"] == 1
 
 
+@both_backends
+def test_a_nul_character_in_a_stored_field_is_rejected_naming_the_field_on_every_backend(cli, tmp_path):
+    lines = [record(position=0), record(position=1, session_id="a\u0000b"),
+             record(position=2, query_metadata={"category": "x\u0000", "raw_query": "dropped \u0000"}),
+             record(position=3, raw_query="never stored \u0000")]
+    result = cli("import", str(write_jsonl(tmp_path / "nul.jsonl", lines)), "--format", "json")
+    assert result.exit_code == 3 and json.loads(result.stdout)["inserted"] == 2
+    shown = json.loads(cli("rejected", "--format", "json").stdout)
+    assert [(r["line_number"], r["field"]) for r in shown] == [(2, "session_id"), (3, "query_metadata")]
+    assert "NUL character" in shown[0]["reason"]
+
+
+@both_backends
 def test_stdin_is_read_with_a_dash(cli):
     text = "".join(json.dumps(line) + "\n" for line in session())
     result = cli("import", "-", "--format", "json", input=text)
     assert json.loads(result.stdout)["inserted"] == 16
 
 
+@both_backends
 def test_gzip_files_are_read(cli, tmp_path):
     path = tmp_path / "bias_metrics.jsonl.gz"
     with gzip.open(path, "wt") as out:
@@ -120,12 +144,14 @@ def test_gzip_files_are_read(cli, tmp_path):
     assert json.loads(cli("import", str(path), "--format", "json").stdout)["inserted"] == 16
 
 
+@both_backends
 def test_a_byte_order_mark_and_crlf_line_ends_are_accepted(cli, tmp_path):
     path = tmp_path / "windows.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + b"".join(json.dumps(line).encode() + b"\r\n" for line in session()))
     assert json.loads(cli("import", str(path), "--format", "json").stdout)["inserted"] == 16
 
 
+@both_backends
 def test_invalid_utf8_is_rejected_with_a_fix(cli, tmp_path):
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(json.dumps(record()).encode() + b"\n" + b'{"session_id": "caf\xe9"}\n')
@@ -133,6 +159,7 @@ def test_invalid_utf8_is_rejected_with_a_fix(cli, tmp_path):
     assert result.exit_code == 3 and "not UTF-8" in result.stderr and "save the file as UTF-8" in result.stderr
 
 
+@both_backends
 def test_several_files_are_imported_in_one_run(cli, tmp_path):
     paths = [str(write_jsonl(tmp_path / f"{name}.jsonl", session(name))) for name in ("a", "b", "c")]
     summary = json.loads(cli("import", *paths, "--format", "json").stdout)
@@ -153,12 +180,14 @@ def test_a_malformed_option_is_a_usage_error_exit_2(tmp_path):
     assert result.returncode == 2 and b"Traceback" not in result.stderr
 
 
+@both_backends
 def test_quiet_prints_nothing_on_stderr_once_the_database_exists(cli, tmp_path):
     cli("db", "upgrade")
     result = cli("import", "--quiet", str(write_jsonl(tmp_path / "a.jsonl", session())))
     assert result.exit_code == 0 and result.stderr == ""
 
 
+@both_backends
 def test_sessions_spanning_batches_import_whole_when_the_session_cache_overflows(cli, tmp_path, monkeypatch):
     from council_db import lines, store
 

@@ -13,7 +13,7 @@ import pytest
 from council_db import pipeline
 from council_db.exporter import ExportFilter, records
 from council_db.importer import import_files, resolve_sources
-from tests.conftest import record, session, write_jsonl
+from tests.conftest import both_backends, record, session, write_jsonl
 
 
 @pytest.fixture
@@ -36,6 +36,7 @@ def test_segments_are_cut_after_newlines_and_cover_the_file(tmp_path, parallel):
     assert all(a.end == b.start and data[a.end - 1:a.end] == b"\n" for a, b in zip(parts, parts[1:]))
 
 
+@both_backends
 def test_parallel_import_stores_the_same_records_as_serial(tmp_path, db, parallel):
     lines = many_sessions(30)
     summary = import_files(db, [str(write_jsonl(tmp_path / "in.jsonl", lines))])
@@ -43,6 +44,7 @@ def test_parallel_import_stores_the_same_records_as_serial(tmp_path, db, paralle
     assert sorted(records(db, ExportFilter()), key=json.dumps) == sorted(lines, key=json.dumps)
 
 
+@both_backends
 def test_bad_lines_in_later_segments_keep_their_absolute_line_numbers(tmp_path, db, parallel):
     lines = many_sessions(20)
     bad = {37: "{broken", 150: record(score_value="x"), 301: "also broken"}
@@ -53,6 +55,7 @@ def test_bad_lines_in_later_segments_keep_their_absolute_line_numbers(tmp_path, 
     assert summary.total("inserted") == 320
 
 
+@both_backends
 def test_a_grown_file_resumes_from_the_right_byte_and_line(tmp_path, db, parallel):
     path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
     import_files(db, [str(path)])
@@ -64,6 +67,7 @@ def test_a_grown_file_resumes_from_the_right_byte_and_line(tmp_path, db, paralle
     assert result.rejected_lines[0].line_number == 177
 
 
+@both_backends
 def test_a_half_written_last_line_is_left_for_later_on_the_parallel_path(tmp_path, db, parallel):
     path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
     with path.open("a") as out:
@@ -72,6 +76,7 @@ def test_a_half_written_last_line_is_left_for_later_on_the_parallel_path(tmp_pat
     assert (result.inserted, result.rejected) == (160, 0)
 
 
+@both_backends
 def test_gzip_is_read_by_one_worker(tmp_path, db, parallel):
     path = tmp_path / "in.jsonl.gz"
     with gzip.open(path, "wt") as out:
@@ -79,6 +84,7 @@ def test_gzip_is_read_by_one_worker(tmp_path, db, parallel):
     assert import_files(db, [str(path)]).total("inserted") == 160
 
 
+@both_backends
 def test_a_failing_worker_is_reported_as_an_error_not_a_hang(tmp_path, db, parallel, monkeypatch):
     from council_db.errors import CouncilDbError
 

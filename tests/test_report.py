@@ -11,7 +11,7 @@ import pytest
 from council_db.analysis_data import from_records
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
-from tests.conftest import session
+from tests.conftest import BACKENDS, both_backends, same_numbers, session
 from tests.conftest import write_jsonl as write_lines
 
 PLANTED = dict(reviewer_offsets={"openai/gpt-4o": -0.8, "anthropic/claude-3-5-sonnet": 0.6},
@@ -134,20 +134,45 @@ def run(*args: str, input: str | None = None):
 
 
 @pytest.fixture(scope="module")
-def simulated_db(tmp_path_factory):
+def simulated_file(tmp_path_factory):
     """120 sessions over the last 100 days, gpt-4o planted harsh."""
-    folder = tmp_path_factory.mktemp("report")
-    db = folder / "council.db"
-    run("--db", str(db), "simulate", "-o", str(folder / "in.jsonl"), "--sessions", "120", "--seed", "9",
-        "--days", "100", "--reviewer-offset", "openai/gpt-4o=-1.0")
-    run("--db", str(db), "import", str(folder / "in.jsonl"))
-    return db
+    path = tmp_path_factory.mktemp("report") / "in.jsonl"
+    run("simulate", "-o", str(path), "--sessions", "120", "--seed", "9", "--days", "100",
+        "--reviewer-offset", "openai/gpt-4o=-1.0")
+    return path
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def simulated_db(request, simulated_file, tmp_path_factory):
+    """The simulated file imported into SQLite, then into PostgreSQL: a database URL."""
+    if request.param == "postgresql":
+        cluster = request.getfixturevalue("pg_cluster")
+        url = cluster.database()
+        request.addfinalizer(lambda: cluster.drop(url))
+    else:
+        url = f"sqlite:///{tmp_path_factory.mktemp('report') / 'council.db'}"
+    run("--db", url, "import", str(simulated_file))
+    return url
 
 
 def report_json(cli_db, *args):
     result = run("--db", str(cli_db), "bias-report", "--format", "json", *args)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
+
+
+def test_the_same_data_gives_the_same_report_numbers_on_sqlite_and_postgresql(simulated_file, tmp_path, pg_url):
+    sqlite_url = f"sqlite:///{tmp_path / 'council.db'}"
+    reports = []
+    for url in (sqlite_url, pg_url):
+        run("--db", url, "import", str(simulated_file))
+        reports.append(report_json(url))
+        reports.append(report_json(url, "--sessions", "50", "--seed", "3", "--reviewer", "openai/gpt-4o",
+                                   "--reviewer", "google/gemini-1.5-pro"))
+    assert reports[0]["window"]["sessions"] == 120 and reports[0]["flags"]
+    for report in reports:
+        report.pop("generated_at")
+    assert same_numbers(reports[0], reports[2]) and same_numbers(reports[1], reports[3])
 
 
 def test_the_json_report_holds_the_documented_contract(simulated_db):
@@ -177,10 +202,11 @@ def test_windows_select_the_latest_sessions_days_and_time_ranges(simulated_db):
     assert ranged["start"] == everything["start"] and ranged["end"] < everything["end"]
 
 
-def test_as_of_reproduces_a_report_after_more_data_arrived(tmp_path):
+@both_backends
+def test_as_of_reproduces_a_report_after_more_data_arrived(tmp_path, db_url):
     from datetime import datetime, timezone
 
-    db = str(tmp_path / "council.db")
+    db = db_url
     run("--db", db, "simulate", "-o", str(tmp_path / "a.jsonl"), "--sessions", "40", "--seed", "1")
     run("--db", db, "import", str(tmp_path / "a.jsonl"))
     before = report_json(db)
@@ -216,6 +242,7 @@ def test_a_bad_time_is_a_usage_error(simulated_db):
     assert result.exit_code == 2
 
 
+@both_backends
 def test_the_audit_shows_indicators_with_t_distribution_p_values(cli, tmp_path):
     from scipy.stats import pearsonr
 
@@ -232,6 +259,7 @@ def test_the_audit_shows_indicators_with_t_distribution_p_values(cli, tmp_path):
     assert "INDICATORS ONLY" in cli("audit", "one").stdout
 
 
+@both_backends
 def test_auditing_an_unknown_session_names_it(cli):
     cli("db", "upgrade")
     result = cli("audit", "nope")

@@ -12,11 +12,11 @@ from sqlalchemy import text
 from council_db import migrate, report_window
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
-from tests.conftest import session
+from tests.conftest import both_backends, session
 from tests.conftest import write_jsonl as write_lines
 
 STATS_COLUMNS = ("records, usable, unscored, out_of_scale, score_sum, score_sq_sum, length_sum, length_sq_sum, "
-                 "length_score_sum, answers, answer_sxx, answer_syy, answer_sxy")
+                 "length_score_sum, answers, answer_sxx, answer_syy, answer_sxy, answer_z")
 
 
 def stats_rows(db) -> dict[tuple[int, int], tuple]:
@@ -47,6 +47,7 @@ def simulated(path, sessions: int = 120, **options):
     return path
 
 
+@both_backends
 def test_a_session_imported_in_two_parts_has_the_statistics_of_the_whole(cli, db, tmp_path):
     lines = session("s-1") + session("s-2")
     first, second = lines[:10], lines[10:]
@@ -60,6 +61,7 @@ def test_a_session_imported_in_two_parts_has_the_statistics_of_the_whole(cli, db
     assert_same(found, recomputed(db))
 
 
+@both_backends
 def test_reimporting_a_file_leaves_the_statistics_unchanged(cli, db, tmp_path):
     path = simulated(tmp_path / "in.jsonl", sessions=30)
     cli("import", str(path))
@@ -68,6 +70,7 @@ def test_reimporting_a_file_leaves_the_statistics_unchanged(cli, db, tmp_path):
     assert stats_rows(db) == before
 
 
+@both_backends
 def test_the_migration_builds_the_same_statistics_for_an_older_database(cli, db, tmp_path):
     cli("import", str(simulated(tmp_path / "in.jsonl", sessions=40, unscored_rate=0.05)))
     at_import = stats_rows(db)

@@ -8,7 +8,7 @@ import json
 import random
 import uuid
 
-from tests.conftest import session, write_jsonl
+from tests.conftest import both_backends, session, write_jsonl
 
 REALISTIC_MODELS = ["openai/gpt-4o-2024-08-06", "anthropic/claude-3-5-sonnet-20241022",
                     "google/gemini-1.5-pro-002", "meta-llama/llama-3.1-405b-instruct"]
@@ -50,6 +50,7 @@ def test_a_4x4_session_takes_at_most_1kb_including_indexes(cli, tmp_path, db_pat
     assert (pages - freelist) * page_size / sessions <= 1024
 
 
+@both_backends
 def test_stats_counts_what_is_stored(cli, tmp_path):
     lines = session("a") + session("b", schema_version="1.1.0") + session("c", score_value=0.0)
     cli("import", str(write_jsonl(tmp_path / "in.jsonl", lines)))
@@ -62,6 +63,7 @@ def test_stats_counts_what_is_stored(cli, tmp_path):
     assert stats["window"] == {"start": "2025-12-17T10:30:00.123456Z", "end": "2025-12-17T10:30:00.123456Z"}
 
 
+@both_backends
 def test_stats_and_sessions_print_as_table_json_and_csv(cli, tmp_path):
     cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("a") + session("b"))))
     assert "records" in cli("stats").stdout
@@ -73,6 +75,7 @@ def test_stats_and_sessions_print_as_table_json_and_csv(cli, tmp_path):
     assert len(parsed) == 1 and parsed[0]["records"] == "16"
 
 
+@both_backends
 def test_sessions_lists_the_latest_first(cli, tmp_path):
     lines = session("old", timestamp="2024-01-01T00:00:00Z") + session("new", timestamp="2025-01-01T00:00:00Z")
     cli("import", str(write_jsonl(tmp_path / "in.jsonl", lines)))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Callable
 
 import typer
 
 from council_db.commands.context import message, state
+from council_db.commands.importing import SummaryFormat
 from council_db.output import Format, emit_object, emit_rows
 
 app = typer.Typer(help="The database file, its schema migrations and backups.", no_args_is_help=True,
@@ -156,3 +158,36 @@ def restore(
     known = {entry["revision"] for entry in migrate.history()}
     summary = restore_backup(file.expanduser(), database, known_revisions=known, force=force)
     message(f"restored {file} into {database}: {_held(summary)}")
+
+
+@app.command()
+def copy(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option("--to", metavar="PATH|URL", help=(
+        "The database to copy into, e.g. postgresql+psycopg://user@host/council (created or upgraded "
+        "as needed)."))],
+    min_consent: Annotated[int, typer.Option(min=1, max=4, help=(
+        "Only records with at least this consent level; 1 (local only) is for a server on your own "
+        "machine."))] = 2,
+    fmt: Annotated[SummaryFormat, typer.Option(
+        "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+) -> None:
+    """Copy this database's records into another (e.g. the team's PostgreSQL server).
+
+    Idempotent: records are matched on their natural key, so copying again, or from several
+    laptops whose data overlap, stores each record once. Import history and rejected lines
+    stay here; the target records the copy as one import."""
+    from council_db.copier import copy as copy_records
+    from council_db.database import open_database
+    from council_db.location import resolve_url
+
+    source = state(ctx).database()
+    target = open_database(resolve_url(to), notify=message)
+    try:
+        result = copy_records(source, target, min_consent=min_consent)
+    finally:
+        target.engine.dispose()
+    message(f"{result.target}: {result.inserted:,} new records, {result.duplicates:,} already there, "
+            f"{result.left_out:,} kept here (consent level below {min_consent})")
+    if fmt is SummaryFormat.json:
+        print(json.dumps(result.as_json(), indent=2))

@@ -12,8 +12,9 @@ Score of one record (before rounding to 0.1 and clipping to [1, 10])::
     + Normal(0, noise_sd)
 
 where z is the answer's log length standardised by the population the lengths
-are drawn from and t in [0, 1] is the session's place in time (with ``drift_at``
-set, t is replaced by a step from 0 to 1 at that share of the span).
+are drawn from and t in [0, 1] is the session's place in time less its mean over the span,
+1/2 (with ``drift_at`` set, a step from 0 to 1 at that share of the span, likewise centred). Centring keeps each planted effect to one estimand: a drift changes a
+reviewer's scores over time but not its average level, which ``offset`` sets.
 """
 
 from __future__ import annotations
@@ -335,8 +336,12 @@ def _simulate_chunk(
 
 def _drift_shape(c: SimulationConfig, t: np.ndarray) -> np.ndarray:
     """How much of the planted drift a session at time share t carries: t itself (linear), or
-    0 before and 1 from ``drift_at`` on (a step: a model updated behind the same name)."""
-    return t if c.drift_at is None else (t >= c.drift_at).astype(np.float64)
+    0 before and 1 from ``drift_at`` on (a step: a model updated behind the same name), less
+    its mean over the span (sessions are spread evenly), so the drift leaves the reviewer's
+    average level alone. Computed per chunk of sessions, hence the mean of the shape, not of t."""
+    if c.drift_at is None:
+        return t - 0.5
+    return (t >= c.drift_at).astype(np.float64) - (1.0 - c.drift_at)
 
 
 def _session_ids(rng: np.random.Generator, n: int) -> list[str]:

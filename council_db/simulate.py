@@ -12,9 +12,10 @@ Score of one record (before rounding to 0.1 and clipping to [1, 10])::
     + Normal(0, noise_sd)
 
 where z is the answer's log length standardised by the population the lengths
-are drawn from and t in [0, 1] is the session's place in time less its mean over the span,
-1/2 (with ``drift_at`` set, a step from 0 to 1 at that share of the span, likewise centred). Centring keeps each planted effect to one estimand: a drift changes a
-reviewer's scores over time but not its average level, which ``offset`` sets.
+are drawn from and t in [0, 1] is the session's place in time less its mean over
+the span, 1/2 (with ``drift_at`` set, a step from 0 to 1 at that share of the span,
+likewise centred). Centring keeps each planted effect to one estimand: a drift
+changes a reviewer's scores over time but not its average level, which ``offset`` sets.
 """
 
 from __future__ import annotations

@@ -91,7 +91,8 @@ def command(
     ] = 0.0,
     drift: Annotated[
         str | None,
-        typer.Option(metavar="REVIEWER=X,...", help="Score change from first to last session (centred: the average level stays)."),
+        typer.Option(metavar="REVIEWER=X,...",
+                     help="Score change from first to last session (centred: the average level stays)."),
     ] = None,
     drift_at: Annotated[
         float | None,

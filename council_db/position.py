@@ -31,6 +31,38 @@ def _one_order_per_session(data: ScoreData, shown: np.ndarray) -> bool:
     return answer_slots.shape[1] == answers.shape[1]
 
 
+DESIGNS = ("one_shuffle", "per_reviewer", "balanced")
+
+
+def presentation_designs(data: ScoreData) -> dict[str, int]:
+    """How many sessions used each presentation design (display-order records only), as
+    ``council-db orders`` names them: ``one_shuffle`` (every reviewer saw one order: ADR-017's
+    default, where slot and answer cannot be told apart within a session), ``per_reviewer``
+    (orders differ between reviewers) and ``balanced`` (orders differ and every answer was
+    shown in every slot equally often: a Latin square)."""
+    shown = data.slot >= 0
+    if not shown.any():
+        return {}
+    session, model, slot = data.session[shown], data.model[shown], data.slot[shown]
+    triples, counts = np.unique(np.stack([session, model, slot]), axis=1, return_counts=True)
+    answers, answer_of = np.unique(triples[:2], axis=1, return_inverse=True)
+    slots_per_answer = np.bincount(answer_of.ravel(), minlength=answers.shape[1])
+    varied = np.bincount(answers[0], weights=slots_per_answer > 1, minlength=data.n_sessions) > 0
+    n_slots = np.bincount(np.unique(np.stack([session, slot]), axis=1)[0], minlength=data.n_sessions)
+    n_answers = np.bincount(answers[0], minlength=data.n_sessions)
+    low = np.full(data.n_sessions, np.iinfo(np.int64).max)
+    high = np.zeros(data.n_sessions, dtype=np.int64)
+    np.minimum.at(low, triples[0], counts)
+    np.maximum.at(high, triples[0], counts)
+    # balanced: each answer in each slot (answers x slots cells, all present), equally often
+    cells = np.bincount(triples[0], minlength=data.n_sessions)
+    balanced = varied & (low == high) & (cells == n_answers * n_slots) & (n_slots == n_answers)
+    present = np.bincount(session, minlength=data.n_sessions) > 0
+    found = {"one_shuffle": int((present & ~varied).sum()), "per_reviewer": int((varied & ~balanced).sum()),
+             "balanced": int(balanced.sum())}
+    return {design: count for design, count in found.items() if count}
+
+
 def first_shown_judgments(data: ScoreData) -> Judgments:
     """Judgments of pairs seen in both orders; ties carry no preference and are left out."""
     shown = np.flatnonzero(data.slot >= 0)

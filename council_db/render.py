@@ -57,6 +57,10 @@ def _axis(metrics: Iterable[Metric | None]) -> tuple[float, float]:
     return -top, top
 
 
+DESIGN_WORDS = {"one_shuffle": "one shuffle per session", "per_reviewer": "orders per reviewer",
+                "balanced": "balanced Latin square"}
+
+
 def text(report: BiasReport) -> str:
     lines: list[str] = []
     add = lines.append
@@ -125,6 +129,8 @@ def _position(report: BiasReport, add) -> None:
     add("")
     add(f"POSITION  display slots, 0 = shown first; {position.records_used:,} records used, "
         f"{position.records_left_out:,} left out (position not a display slot)")
+    if position.designs:
+        add("  design: " + ", ".join(f"{DESIGN_WORDS[d]} ({n:,} sessions)" for d, n in position.designs.items()))
     effects = {s.position: s for s in position.slot_effects}
     low, high = _axis(position.slot_effects)
     for mean in position.slot_means:

@@ -13,7 +13,7 @@ import numpy as np
 from council_db import joint_model, report_sections, stats
 from council_db.analysis_data import ScoreData, log_length_sd
 from council_db.contract import format_us
-from council_db.position import first_shown_judgments
+from council_db.position import first_shown_judgments, presentation_designs
 from council_db.report_model import (
     BiasReport,
     Consistency,
@@ -205,7 +205,7 @@ def _position(context: _Context, fit, warnings: list[str]) -> Position | None:
     return Position(records_used=int(shown.sum()), records_left_out=left_out,
                     slot_means=[m for m in slot_means if m is not None],
                     slot_effects=[m for m in slot_effects if m is not None],
-                    test=test, consistency=_consistency(context, warnings))
+                    test=test, consistency=_consistency(context, warnings), designs=presentation_designs(data))
 
 
 def _consistency(context: _Context, warnings: list[str]) -> Consistency | None:

@@ -96,6 +96,9 @@ class Position(BaseModel):
     slot_effects: list[SlotMetric] = Field(description="joint model, relative to the average slot")
     test: PositionTest | None
     consistency: Consistency | None
+    designs: dict[str, int] = Field(default_factory=dict, description=(
+        "sessions by presentation design: one_shuffle (every reviewer saw one order), per_reviewer (orders "
+        "differ between reviewers), balanced (orders differ and every answer was in every slot equally often)"))
 
 
 class ReviewerProfile(BaseModel):

@@ -273,3 +273,28 @@ def test_a_metric_that_cannot_be_computed_is_null_with_a_warning_saying_why():
     assert report.agreement is None and any("at least two reviewers" in w for w in report.warnings)
     assert report.self_preference is None and any("self-preference" in w for w in report.warnings)
     assert any("always shown in display slot" in w for w in report.warnings)
+
+
+@pytest.mark.parametrize("design, shuffle", [("one_shuffle", False), ("per_reviewer", True)])
+def test_the_report_says_which_presentation_design_the_data_came_from(design, shuffle):
+    config = SimulationConfig(sessions=30, seed=2, per_reviewer_shuffle=shuffle)
+    buffer = io.StringIO()
+    write_jsonl(config, buffer)
+    data = from_records(json.loads(line) for line in buffer.getvalue().splitlines())
+    assert build(data, resamples=50).position.designs == {design: 30}
+
+
+def test_a_latin_square_is_recognised_as_a_balanced_design():
+    from council_db.orders import presentation_orders
+
+    models = [f"m{i}" for i in range(4)]
+    orders = presentation_orders(models, models, seed=1, design="latin")
+    records = []
+    for s in range(12):
+        for reviewer in models:
+            for label, entry in orders.label_to_model(reviewer).items():
+                records.append({"session_id": f"s{s}", "timestamp": f"2025-12-{s + 1:02d}T10:00:00+00:00",
+                                "reviewer_id": reviewer, "model_id": entry["model"],
+                                "position": entry["display_index"], "response_length_chars": 500 + 10 * s,
+                                "score_value": 7.0, "schema_version": "1.2.0"})
+    assert build(from_records(records), resamples=20).position.designs == {"balanced": 12}

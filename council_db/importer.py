@@ -10,13 +10,15 @@ idempotently.
 from __future__ import annotations
 
 import gc
+import gzip
 import hashlib
 import os
+import zlib
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from council_db import __version__
 from council_db.database import Database
@@ -94,7 +96,7 @@ def resolve_sources(names: list[str]) -> list[Source]:
         if not path.is_file():
             raise CouncilDbError(f"{name}: no such file (give a path to a bias_metrics.jsonl file, or - for stdin)")
         with path.open("rb") as handle:
-            gzipped = handle.read(3) == GZIP_MAGIC
+            gzipped = _is_gzip(handle)
             size = os.fstat(handle.fileno()).st_size
         sources.append(Source(str(path.resolve()), "gzip" if gzipped else "file", path.resolve(), size))
     return sources
@@ -268,6 +270,20 @@ def _identity(path: Path | None) -> str | None:
         return None
     info = os.stat(path)
     return f"{info.st_dev}:{info.st_ino}"
+
+
+def _is_gzip(handle: BinaryIO) -> bool:
+    """The gzip magic bytes, and a stream that really decompresses: a JSONL file whose first
+    line happens to start with those bytes is read as lines (its first line is rejected)."""
+    if handle.read(3) != GZIP_MAGIC:
+        return False
+    handle.seek(0)
+    try:
+        with gzip.GzipFile(fileobj=handle) as stream:
+            stream.read(1)
+    except (OSError, EOFError, zlib.error):  # BadGzipFile is an OSError
+        return False
+    return True
 
 
 def now_utc() -> datetime:

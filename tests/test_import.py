@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
+
 from tests.conftest import both_backends, record, run_module, session, write_jsonl
 
 
@@ -207,9 +209,10 @@ def test_a_damaged_gzip_file_is_a_clear_error_not_a_traceback(tmp_path):
     assert b"gzip stream is damaged or cut short" in result.stderr and b"Traceback" not in result.stderr
 
 
-def test_a_file_starting_with_the_gzip_magic_bytes_alone_is_read_as_lines(cli, db, tmp_path):
+@pytest.mark.parametrize("first_line", [b"\x1f\x8b", b"\x1f\x8b\x08", b"\x1f\x8b\x08\x00garbage"])
+def test_a_file_starting_with_the_gzip_magic_bytes_but_not_gzip_is_read_as_lines(cli, db, tmp_path, first_line):
     path = tmp_path / "odd.jsonl"
-    path.write_bytes(b"\x1f\x8b\n" + json.dumps(record()).encode() + b"\n")
+    path.write_bytes(first_line + b"\n" + json.dumps(record()).encode() + b"\n")
     result = cli("import", str(path))
     assert result.exit_code == 3, result.output  # 3: some lines were rejected
     assert "1 new records" in result.output and "1 rejected" in result.output

@@ -70,7 +70,7 @@ def text(report: BiasReport) -> str:
         + (f" · as of {w.as_of}" if w.as_of else ""))
     if w.sample:
         add(f"sample: record-level analyses use {w.sample.sessions:,} of the {w.sample.of:,} sessions "
-            "(a random sample); counts and length correlations use all")
+            "(a fixed quasi-random sample); counts and length correlations use all")
     if report.excluded:
         add("excluded: " + ", ".join(f"{count:,} {reason}" for reason, count in sorted(report.excluded.items())))
     if report.confidence == "insufficient":

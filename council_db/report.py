@@ -76,7 +76,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     warnings = _data_warnings(data, totals)
     window = _window(data, totals, window_sessions, as_of, filters)
     if window.sample is not None:
-        warnings.append(f"record-level analyses use a random sample of {window.sample.sessions:,} of the "
+        warnings.append(f"record-level analyses use a sample of {window.sample.sessions:,} of the "
                         f"window's {window.sample.of:,} sessions (their n says so)"
                         + ("; counts and length correlations use every session" if totals else ""))
     parts: dict = dict(length=None, position=None, reviewers=[], models=[], self_preference=None, agreement=None)
@@ -110,7 +110,7 @@ def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int |
     sample = None
     if window_sessions is not None and data.n_sessions < window_sessions:
         sample = Sample(sessions=data.n_sessions, of=window_sessions,
-                        method="random sample of the window's sessions (fixed seed)")
+                        method="sessions whose id times the golden ratio has a fractional part below the share sampled")
     if totals is not None:
         start, end, sessions, records = totals.start_us, totals.end_us, totals.sessions, totals.records
     else:

@@ -46,7 +46,7 @@ class ReportWindow(BaseModel):
     filters: dict[str, list[str] | int | float | str] = Field(default_factory=dict)
     sample: Sample | None = Field(default=None, description=(
         "set when the window is larger than the sample size: the joint model, reviewers, slots, agreement and "
-        "position consistency use a random sample of sessions (each metric's n says so); counts and the "
+        "position consistency use a sample of sessions (each metric's n says so); counts and the "
         "naive, meta-analytic and within-session length correlations use every session"))
 
 

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-import numpy as np
-
 from council_db.analysis_data import ScoreData, from_rows
 from council_db.contract import DEFAULT_SCALE, timestamp_us
 from council_db.database import Database
@@ -22,12 +20,11 @@ from council_db.sql_filters import time_range
 
 DAY_US = 86_400 * 1_000_000
 # Above this many sessions, record-level analyses (the joint model, reviewers, slots,
-# agreement) run on a random sample of the window's sessions: their intervals are already
-# narrow at this size, and it keeps a report over a million sessions within seconds. The
-# sample is random, not every k-th session, so a pattern that repeats in the data (a
-# rotation of configs, say) cannot alias with it; the fixed seed makes it reproducible.
+# agreement) run on a sample of about this many of the window's sessions (``sample_query``):
+# their intervals are already narrow at this size, and it keeps a report over a million
+# sessions within seconds.
 SAMPLE_SESSIONS = 5_000
-SAMPLE_SEED = 20261122
+GOLDEN = 0.6180339887498949  # (sqrt(5) - 1) / 2
 
 
 @dataclass
@@ -80,7 +77,7 @@ class Window:
         where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
         limit = ""
         if self.sessions is not None:
-            limit = " ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us DESC, s.id DESC LIMIT :limit"
+            limit = " ORDER BY s.ts_us DESC NULLS LAST, s.id DESC LIMIT :limit"  # the ts_us index gives this order
             params["limit"] = self.sessions
         return f"SELECT {columns} FROM sessions AS s{where}{limit}", params
 
@@ -88,7 +85,7 @@ class Window:
 @dataclass
 class WindowData:
     """What a report analyses: the window's scores, or, for a window of more than the sample
-    size, the scores of a random sample of its sessions plus whole-window totals."""
+    size, the scores of a sample of its sessions plus whole-window totals."""
 
     data: ScoreData
     window_sessions: int  # sessions the window selects (before any sample)
@@ -101,8 +98,8 @@ class WindowData:
 
 def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS) -> WindowData:
     """The window's scores; above ``sample_sessions`` sessions (0 = never), the record-level
-    analyses get a seeded random sample of that many of the window's sessions, and counts
-    and length correlations come from per-session totals over all of it."""
+    analyses get a sample of about that many of the window's sessions (see ``sample_query``),
+    and counts and length correlations come from per-session totals over all of it."""
     from sqlalchemy import text
 
     sessions_sql, params = window.session_query()
@@ -110,15 +107,28 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
         in_window = connection.execute(text(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w"), params).scalar_one()
         if not sample_sessions or in_window <= sample_sessions:
             return WindowData(load(db, window), in_window)
-        ids = np.fromiter((row[0] for row in connection.execute(text(sessions_sql), params)), dtype=np.int64)
+        share = {**params, "sample_share": sample_sessions / in_window}
+        chosen = [row[0] for row in connection.execute(text(sample_query(sessions_sql)), share)]
     totals = None
     if not (window.reviewers or window.models):
         totals = load_totals(db, *window.session_query("s.id, s.ts_us"))
-    chosen = np.sort(np.random.default_rng(SAMPLE_SEED).choice(ids, size=sample_sessions, replace=False))
-    sample_sql = "SELECT id FROM sessions WHERE id IN (" + ",".join(map(str, chosen.tolist())) + ")"
+    # The ids are written into the SQL (integers from the database): as a subquery the
+    # planner may scan every score instead of looking up the sample's.
+    sample_sql = f"SELECT id FROM sessions WHERE id IN ({', '.join(map(str, chosen)) or 'NULL'})"
     data = load_sessions(db, sample_sql, {}, reviewers=window.reviewers, models=window.models,
                          scale=totals.scale if totals else None)
     return WindowData(data, in_window, totals)
+
+
+def sample_query(sessions_sql: str) -> str:
+    """SQL keeping a share (parameter sample_share) of the sessions ``sessions_sql`` selects:
+    those whose id times the golden ratio has a fractional part below the share. In SQL, so
+    a million ids never travel to Python; deterministic, so a window always gets the same
+    sample; and unlike every k-th session, it takes the same share of every residue class
+    of ids (an irrational rotation is equidistributed), so a pattern that repeats in the
+    data, a rotation of configs say, cannot alias with it."""
+    return (f"SELECT w.id FROM ({sessions_sql}) AS w "
+            f"WHERE w.id * {GOLDEN} - floor(w.id * {GOLDEN}) < :sample_share")
 
 
 def load(db: Database, window: Window) -> ScoreData:

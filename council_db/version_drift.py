@@ -27,6 +27,7 @@ from council_db.analysis_data import ScoreData, keep_sessions
 if TYPE_CHECKING:
     from council_db.joint_model import Effect
 
+VERSION_LOOKUP_CHUNK = 10_000  # session keys per query (SQLite allows 32,766 parameters)
 SNAPSHOT = re.compile(r"^(?P<family>.+?)(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|@[^@/]+)$")
 
 
@@ -46,17 +47,20 @@ class VersionSeverity:
     records: int
 
 
-def load_config_versions(db, window, data: ScoreData) -> list[str | None]:
-    """Each session's council_config_version, aligned with ``data.session_keys``."""
-    from sqlalchemy import text
+def load_config_versions(db, data: ScoreData) -> list[str | None]:
+    """Each session's council_config_version, aligned with ``data.session_keys``: looked up for
+    the sessions analysed (a sample of a large window), never for the whole window."""
+    from sqlalchemy import String, bindparam, text
 
     from council_db.resources import read_sql
 
-    sessions_sql, params = window.session_query()
-    query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("session_versions"))
+    query = text(read_sql("session_versions")).bindparams(bindparam("keys", expanding=True, type_=String))
+    versions: dict[str, str | None] = {}
+    keys = data.session_keys
     with db.engine.connect() as connection:
-        versions = dict(connection.execute(query, params).fetchall())
-    return [versions.get(key) for key in data.session_keys]
+        for start in range(0, len(keys), VERSION_LOOKUP_CHUNK):
+            versions.update(connection.execute(query, {"keys": keys[start:start + VERSION_LOOKUP_CHUNK]}).fetchall())
+    return [versions.get(key) for key in keys]
 
 
 def config_version_severities(data: ScoreData, versions: list[str | None]) -> list[VersionSeverity]:

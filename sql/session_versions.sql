@@ -1,5 +1,5 @@
--- The council_config_version of every session in report_window (a CTE the caller puts in
--- front), for comparing reviewers across council configurations.
+-- The council_config_version of the sessions whose keys are given (an expanding list
+-- parameter), for comparing reviewers across council configurations.
 SELECT s.session_key, s.council_config_version
-FROM report_window AS w
-JOIN sessions AS s ON s.id = w.id
+FROM sessions AS s
+WHERE s.session_key IN :keys

@@ -133,9 +133,9 @@ def test_a_sampled_report_says_so_and_its_record_level_numbers_carry_the_sample_
     loaded = report_window.load_for_report(mixed_db, report_window.Window(), sample_sessions=50)
     report = build(loaded.data, totals=loaded.totals, window_sessions=loaded.window_sessions)
 
-    used = loaded.data.n_sessions  # 50 drawn; the one on another scale has no score on the report's
-    assert used in (49, 50) and report.window.sample.sessions == used and report.window.sample.of == 121
-    assert any(f"random sample of {used} of the window's 121 sessions" in w for w in report.warnings)
+    used = loaded.data.n_sessions  # about 50 (a share of 50/121 of the ids)
+    assert 45 <= used <= 55 and report.window.sample.sessions == used and report.window.sample.of == 121
+    assert any(f"sample of {used} of the window's 121 sessions" in w for w in report.warnings)
     assert all(p.severity.n_sessions == used for p in report.reviewers)
     assert report.length.naive_pooled_r.n_sessions == 120
     assert "bootstrap" not in report.length.headline_method
@@ -143,7 +143,7 @@ def test_a_sampled_report_says_so_and_its_record_level_numbers_carry_the_sample_
 
 def test_the_sample_is_the_same_every_time(mixed_db):
     keys = [report_window.load_for_report(mixed_db, report_window.Window(), 30).data.session_keys for _ in range(2)]
-    assert keys[0] == keys[1] and len(keys[0]) in (29, 30)
+    assert keys[0] == keys[1] and 25 <= len(keys[0]) <= 35
 
 
 def test_a_filtered_sampled_window_reads_records_only_of_the_sample(mixed_db):
@@ -151,7 +151,7 @@ def test_a_filtered_sampled_window_reads_records_only_of_the_sample(mixed_db):
     loaded = report_window.load_for_report(mixed_db, window, sample_sessions=30)
     assert loaded.totals is None
     assert set(loaded.data.reviewers) == {"openai/gpt-4o"}
-    assert loaded.data.n_sessions in (29, 30)
+    assert 25 <= loaded.data.n_sessions <= 35
 
 
 def test_the_cli_default_sample_size_is_the_library_default():

@@ -41,7 +41,7 @@ def bias_report(
     seed: Annotated[int, typer.Option(help="Seed of the session resampling behind bootstrap CIs.")] = 0,
     sample_sessions: Annotated[int, typer.Option(
         "--sample-sessions", min=0, metavar="N",
-        help="Above N sessions, record-level analyses use a random sample of N of the window's sessions "
+        help="Above N sessions, record-level analyses use a sample of N of the window's sessions "
              "(counts and length correlations still use all). 0 = never sample.")] = 5000,
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
     exclude_anomalies: Annotated[bool, typer.Option(
@@ -72,7 +72,7 @@ def bias_report(
     data, totals = loaded.data, loaded.totals
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}
-    versions = version_drift.load_config_versions(db, window, data)
+    versions = version_drift.load_config_versions(db, data)
     dropped = []
     if exclude_anomalies:
         data, dropped = anomalies.exclude(data)

@@ -88,7 +88,7 @@ def trends(
     change_q = dict(zip(changes, q[len(slopes):]))
     rows = [_trend_row(s, slope_q[s.subject], changes.get(s.subject), change_q.get(s.subject)) for s in slopes]
     series = _series(timed, EVERY_US[every.value], {s: c for s, c in changes.items() if change_q[s] <= 0.05})
-    versions = version_drift.load_config_versions(db, spec, data)
+    versions = version_drift.load_config_versions(db, data)
     drift = []
     if by is By.reviewer:
         drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)

@@ -148,10 +148,11 @@ def run_postgresql(url: str, sql: str) -> Answer:
     """The statement inside a READ ONLY transaction, always rolled back: PostgreSQL itself
     refuses any write, a writable CTE included. sql_guard has already refused several
     statements, so no COMMIT can end the transaction early."""
-    from sqlalchemy import create_engine
     from sqlalchemy.exc import DBAPIError
 
-    engine = create_engine(url)
+    from council_db.database import create_engine_for
+
+    engine = create_engine_for(url)  # psycopg for postgres:// and postgresql:// URLs too
     try:
         with engine.connect() as connection:
             transaction = connection.begin()

@@ -228,3 +228,33 @@ def test_an_in_memory_database_is_refused_by_name():
 
     with pytest.raises(CouncilDbError, match="reads an SQLite file or a PostgreSQL database"):
         run("sqlite://", "SELECT 1")
+
+
+@pytest.mark.parametrize("query", [
+    "WITH gone AS (DELETE FROM scores RETURNING 1) SELECT count(*) FROM gone",
+    "WITH moved AS (UPDATE sessions SET consent_level = 4 RETURNING 1) SELECT count(*) FROM moved",
+    "SELECT 1; COMMIT",
+    "CREATE TABLE stolen AS SELECT * FROM scores",
+])
+def test_on_postgresql_a_writable_cte_or_any_write_is_refused_and_nothing_changes(pg_url, tmp_path, query):
+    from tests.conftest import Cli
+
+    cli = Cli(pg_url)
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("pg-a") + session("pg-b")))).exit_code == 0
+    counts = "SELECT (SELECT count(*) FROM scores), (SELECT sum(consent_level) FROM sessions)"
+    before = cli("sql", counts, "--format", "json").stdout
+    result = cli("sql", query)
+    assert result.exit_code != 0  # refused by the statement check (usage error) or by PostgreSQL itself
+    assert result.exception is None or isinstance(result.exception, (CouncilDbError, SystemExit)), result.exception
+    assert cli("sql", counts, "--format", "json").stdout == before
+    assert "stolen" not in cli("sql", "SELECT tablename FROM pg_tables", "--format", "json").stdout
+
+
+def test_on_postgresql_a_select_answers(pg_url, tmp_path):
+    from tests.conftest import Cli
+
+    cli = Cli(pg_url)
+    cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("pg-a"))))
+    result = cli("sql", "SELECT count(*) AS n FROM score_records", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"n": 16}]

@@ -10,6 +10,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from council_db.commands.context import bad_time, message, state
+from council_db.commands.window_options import (
+    AsOf,
+    Categories,
+    Configs,
+    Days,
+    Models,
+    Reviewers,
+    Sessions,
+    Since,
+    Until,
+)
 
 if TYPE_CHECKING:
     from council_db.aggregation.view import Settings
@@ -29,7 +40,6 @@ class ViewFormat(str, Enum):
     csv = "csv"
 
 
-Many = Optional[list[str]]
 MethodOption = Annotated[MethodName, typer.Option(
     "--method", help="mean, weighted, median, bias-adjusted (minus each reviewer's offset) or normalized "
                      "(per-reviewer z-scores).")]
@@ -93,16 +103,15 @@ def leaderboard(
     offsets: OffsetsOption = None,
     config: ConfigOption = None,
     include_self: IncludeSelfOption = False,
-    sessions: Annotated[Optional[int], typer.Option("--sessions", min=1, help="Only the latest N sessions.")] = None,
-    days: Annotated[Optional[float], typer.Option(min=0, help="Only sessions in the D days up to --as-of.")] = None,
-    since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
-    until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
-    as_of: Annotated[Optional[str], typer.Option(
-        help="As of this time: later sessions and later imports are ignored.")] = None,
-    reviewer: Annotated[Many, typer.Option(help="Only scores by this reviewer (repeatable).")] = None,
-    model: Annotated[Many, typer.Option(help="Only this candidate model (repeatable).")] = None,
-    config_version: Annotated[Many, typer.Option(help="Only sessions with this council_config_version.")] = None,
-    category: Annotated[Many, typer.Option(help="Only sessions of this query category (repeatable).")] = None,
+    sessions: Sessions = None,
+    days: Days = None,
+    since: Since = None,
+    until: Until = None,
+    as_of: AsOf = None,
+    reviewer: Reviewers = None,
+    model: Models = None,
+    config_version: Configs = None,
+    category: Categories = None,
     seed: Annotated[int, typer.Option(help="Seed of the session resampling behind the CIs.")] = 0,
     fmt: FormatOption = ViewFormat.table,
 ) -> None:

@@ -10,6 +10,17 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.commands.context import bad_time, state
+from council_db.commands.window_options import (
+    AsOf,
+    Categories,
+    Configs,
+    Days,
+    Models,
+    Reviewers,
+    Sessions,
+    Since,
+    Until,
+)
 from council_db.errors import CouncilDbError
 
 
@@ -20,21 +31,17 @@ class ReportFormat(str, Enum):
     html = "html"
 
 
-Many = Optional[list[str]]
-
-
 def bias_report(
     ctx: typer.Context,
-    sessions: Annotated[Optional[int], typer.Option("--sessions", min=1, help="Only the latest N sessions.")] = None,
-    days: Annotated[Optional[float], typer.Option(min=0, help="Only sessions in the D days up to --as-of.")] = None,
-    since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
-    until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
-    as_of: Annotated[Optional[str], typer.Option(
-        help="Report as of this time: later sessions and later imports are ignored, so it can be reproduced.")] = None,
-    reviewer: Annotated[Many, typer.Option(help="Only scores by this reviewer (repeatable).")] = None,
-    model: Annotated[Many, typer.Option(help="Only scores of this candidate model (repeatable).")] = None,
-    config_version: Annotated[Many, typer.Option(help="Only sessions with this council_config_version.")] = None,
-    category: Annotated[Many, typer.Option(help="Only sessions of this query category (repeatable).")] = None,
+    sessions: Sessions = None,
+    days: Days = None,
+    since: Since = None,
+    until: Until = None,
+    as_of: AsOf = None,
+    reviewer: Reviewers = None,
+    model: Models = None,
+    config_version: Configs = None,
+    category: Categories = None,
     fmt: Annotated[ReportFormat, typer.Option("--format", help="text, json, markdown or html.")] = ReportFormat.text,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", dir_okay=False,
                                                    help="Write the report to this file instead of stdout.")] = None,

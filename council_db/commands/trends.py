@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from council_db.commands.context import bad_time, message, state
+from council_db.commands.window_options import (
+    AsOf,
+    Categories,
+    Configs,
+    Days,
+    Models,
+    Reviewers,
+    Sessions,
+    Since,
+    Until,
+)
 from council_db.output import Format
 
-Many = Optional[list[str]]
-Sessions = Annotated[Optional[int], typer.Option("--sessions", min=1, help="Only the latest N sessions.")]
-Days = Annotated[Optional[float], typer.Option(min=0, help="Only sessions in the D days up to --as-of.")]
-Since = Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")]
-Until = Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")]
-AsOf = Annotated[Optional[str], typer.Option(help="Ignore sessions and imports after this time.")]
-Reviewers = Annotated[Many, typer.Option("--reviewer", help="Only scores by this reviewer (repeatable).")]
-Models = Annotated[Many, typer.Option("--model", help="Only scores of this candidate model (repeatable).")]
-Configs = Annotated[Many, typer.Option("--config-version", help="Only sessions with this council_config_version.")]
-Categories = Annotated[Many, typer.Option("--category", help="Only sessions of this query category (repeatable).")]
 Fmt = Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")]
 
 MIN_SESSIONS = 10

@@ -140,3 +140,12 @@ def test_a_record_with_defaults_comes_back_with_the_values_they_stand_for(db, tm
     assert back == {**minimal, "schema_version": "1.0.0", "timestamp": "", "consent_level": 1,
                     "score_scale": "1-10", "council_config_version": None, "query_hash": None,
                     "query_metadata": None}
+
+
+def test_an_export_file_is_created_private(cli, tmp_path):
+    import stat
+
+    cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("private"))))
+    target = tmp_path / "out.jsonl"
+    assert cli("export", "-o", str(target)).exit_code == 0
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600

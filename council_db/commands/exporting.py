@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from typing import Annotated, Optional
@@ -44,6 +45,8 @@ def command(
     if output == "-":
         count = write(db, filters, sys.stdout, fmt.value)
     else:
-        with open(output, "w", encoding="utf-8", newline="") as out:
+        # A new file is private (0600), like the database: exported records are evidence too.
+        descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(descriptor, "w", encoding="utf-8", newline="") as out:
             count = write(db, filters, out, fmt.value)
     message(f"exported {count:,} records" + ("" if output == "-" else f" to {output}"))

@@ -91,10 +91,6 @@ class WindowData:
     window_sessions: int  # sessions the window selects (before any sample)
     totals: WindowTotals | None = None  # whole-window sums, when ``data`` is a sample and unfiltered
 
-    @property
-    def sampled(self) -> bool:
-        return self.data.n_sessions < self.window_sessions and self.window_sessions > 0
-
 
 def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS) -> WindowData:
     """The window's scores; above ``sample_sessions`` sessions (0 = never), the record-level

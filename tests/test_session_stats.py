@@ -161,3 +161,22 @@ def test_the_cli_default_sample_size_is_the_library_default():
 
     default = inspect.signature(bias_report).parameters["sample_sessions"].default
     assert default == report_window.SAMPLE_SESSIONS and not math.isnan(default)
+
+
+def test_on_postgresql_window_totals_give_the_numbers_that_reading_every_record_gives(pg_url, tmp_path):
+    from council_db.database import open_database
+    from tests.conftest import Cli
+
+    assert Cli(pg_url)("import", str(simulated(tmp_path / "in.jsonl", sessions=60, unscored_rate=0.02))).exit_code == 0
+    db = open_database(pg_url, notify=lambda _: None)
+    try:
+        whole = report_window.load_for_report(db, report_window.Window(), sample_sessions=0)
+        sampled = report_window.load_for_report(db, report_window.Window(), sample_sessions=20)
+        exact = build(whole.data)
+        from_sums = build(sampled.data, totals=sampled.totals, window_sessions=sampled.window_sessions)
+    finally:
+        db.engine.dispose()
+    assert sampled.totals is not None and from_sums.excluded == exact.excluded
+    for name in ("naive_pooled_r", "fixed_effect_r", "random_effects_r", "headline"):
+        assert metric(from_sums, f"length.{name}.estimate") == pytest.approx(
+            metric(exact, f"length.{name}.estimate"), rel=1e-9), name

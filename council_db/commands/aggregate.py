@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from council_db.commands.context import bad_time, message, state
+from council_db.commands.context import message, state
 from council_db.commands.window_options import (
     AsOf,
     Categories,
@@ -20,6 +20,7 @@ from council_db.commands.window_options import (
     Sessions,
     Since,
     Until,
+    checked_window,
 )
 
 if TYPE_CHECKING:
@@ -120,17 +121,9 @@ def leaderboard(
     Offsets and per-reviewer scales are estimated over the same window. Stored scores are
     never changed."""
     from council_db.aggregation.view import check_names, model_leaderboard
-    from council_db.contract import LineError
-    from council_db.report_window import Window
-
     settings = _settings(method, weights, offsets, config, include_self)
-    window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
-                    reviewers=reviewer or [], models=model or [],
-                    config_versions=config_version or [], categories=category or [])
-    try:
-        window.session_query()
-    except LineError as error:
-        raise bad_time(error.problem) from None
+    window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
+                            model=model, config_version=config_version, category=category)
     db = state(ctx).database()
     check_names(db, settings)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import bad_time, state
+from council_db.commands.context import state
 from council_db.commands.window_options import (
     AsOf,
     Categories,
@@ -20,6 +20,7 @@ from council_db.commands.window_options import (
     Sessions,
     Since,
     Until,
+    checked_window,
 )
 from council_db.errors import CouncilDbError
 
@@ -64,16 +65,10 @@ def bias_report(
         print(json.dumps(BiasReport.model_json_schema(), indent=2))
         return
     from council_db import anomalies, render, report_window, version_drift
-    from council_db.contract import LineError
     from council_db.report import build
 
-    window = report_window.Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
-                                  reviewers=reviewer or [], models=model or [],
-                                  config_versions=config_version or [], categories=category or [])
-    try:
-        window.session_query()
-    except LineError as error:
-        raise bad_time(error.problem) from None
+    window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
+                            model=model, config_version=config_version, category=category)
     db = state(ctx).database()
     loaded = report_window.load_for_report(db, window, sample_sessions)
     data, totals = loaded.data, loaded.totals

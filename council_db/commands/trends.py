@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from council_db.commands.context import bad_time, message, state
+from council_db.commands.context import message, state
 from council_db.commands.window_options import (
     AsOf,
     Categories,
@@ -18,6 +18,7 @@ from council_db.commands.window_options import (
     Sessions,
     Since,
     Until,
+    checked_window,
 )
 from council_db.output import Format
 
@@ -39,17 +40,12 @@ class Every(str, Enum):
     month = "30d"
 
 
-def _load(ctx: typer.Context, **window: Any):
+def _load(ctx: typer.Context, **options: Any):
     """The window's scores and the joint model's fit, or a usage error for a bad time."""
     from council_db import joint_model, report_window
-    from council_db.contract import LineError
     from council_db.errors import CouncilDbError
 
-    spec = report_window.Window(**window)
-    try:
-        spec.session_query()
-    except LineError as error:
-        raise bad_time(error.problem) from None
+    spec = checked_window(**options)
     db = state(ctx).database()
     data = report_window.load(db, spec)
     if data.n_sessions < MIN_SESSIONS:
@@ -79,8 +75,8 @@ def trends(
     from council_db.output import emit_object, emit_rows
 
     db, spec, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
-                                reviewers=reviewer or [], models=model or [],
-                                config_versions=config_version or [], categories=category or [])
+                                reviewer=reviewer, model=model,
+                                config_version=config_version, category=category)
     timed = trend_analysis.timed_residuals(data, fit.residuals, by.value)
     slopes = trend_analysis.slopes(timed)
     changes = {c.subject: c for c in changepoints.search(timed, np.random.default_rng(0))}
@@ -178,8 +174,7 @@ def anomalies(
     from council_db.output import emit_rows
 
     _, _, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
-                            reviewers=reviewer or [], models=model or [], config_versions=config_version or [],
-                            categories=category or [])
+                            reviewer=reviewer, model=model, config_version=config_version, category=category)
     found = detect.sessions(data, fit.residuals)
     if not found:
         message(f"warning: anomalies need at least {detect.MIN_SESSIONS} sessions with {detect.MIN_RECORDS} or more "

@@ -18,3 +18,22 @@ Reviewers = Annotated[Many, typer.Option("--reviewer", help="Only scores by this
 Models = Annotated[Many, typer.Option("--model", help="Only scores of this candidate model (repeatable).")]
 Configs = Annotated[Many, typer.Option("--config-version", help="Only sessions with this council_config_version.")]
 Categories = Annotated[Many, typer.Option("--category", help="Only sessions of this query category (repeatable).")]
+
+
+def checked_window(*, sessions: int | None, days: float | None, since: str | None, until: str | None,
+                   as_of: str | None, reviewer: list[str] | None, model: list[str] | None,
+                   config_version: list[str] | None, category: list[str] | None):
+    """The report_window.Window these options give; a time that cannot be read is a usage
+    error (exit 2) naming it, before any database is opened."""
+    from council_db.commands.context import bad_time
+    from council_db.contract import LineError
+    from council_db.report_window import Window
+
+    window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                    reviewers=reviewer or [], models=model or [],
+                    config_versions=config_version or [], categories=category or [])
+    try:
+        window.session_query()
+    except LineError as error:
+        raise bad_time(error.problem) from None
+    return window

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_store import bytes_per_session, help_times  # benchmarks/ is on the path when run as a script
+
 from council_db.simulate import SimulationConfig, write_jsonl
 
 COMMAND = [sys.executable, "-m", "council_db"]
@@ -46,15 +48,6 @@ def best_of(runs: int, *args: str) -> tuple[float, float]:
     return min(r[0] for r in results), max(r[1] for r in results)
 
 
-def bytes_per_session(db_file: Path, sessions: int) -> float:
-    with sqlite3.connect(db_file) as connection:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        pages = connection.execute("PRAGMA page_count").fetchone()[0]
-        used = pages - connection.execute("PRAGMA freelist_count").fetchone()[0]
-        page = connection.execute("PRAGMA page_size").fetchone()[0]
-    return used * page / sessions
-
-
 def database_bytes_per_session(url: str, sessions: int) -> float:
     """PostgreSQL: the whole database (tables, indexes, TOAST) per session."""
     from sqlalchemy import create_engine, text
@@ -64,15 +57,6 @@ def database_bytes_per_session(url: str, sessions: int) -> float:
         size = connection.execute(text("SELECT pg_database_size(current_database())")).scalar_one()
     engine.dispose()
     return size / sessions
-
-
-def help_ms(runs: int = 15) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([*COMMAND, "--help"], stdout=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 def measure(size: int, work: Path, db_url: str | None) -> dict[str, str]:
@@ -121,7 +105,7 @@ def main() -> None:
         rows = [measure(size, work, args.db_url) for size in sizes]
     backend = args.db_url.split(":", 1)[0] if args.db_url else f"SQLite {sqlite3.sqlite_version}"
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {backend}")
-    print(f"council-db --help: {help_ms():.0f} ms median of 15")
+    print(f"council-db --help: {statistics.median(help_times()) * 1e3:.0f} ms median of 15")
     columns = list(rows[0])
     widths = [max(len(c), *(len(r[c]) for r in rows)) for c in columns]
     print("| " + " | ".join(c.rjust(w) for c, w in zip(columns, widths)) + " |")

@@ -162,16 +162,10 @@ def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str
             kept.get("language"), bucket)
 
 
-def envelope_fields(line: dict) -> tuple:
-    """The envelope fields of a validated line as they came (comparable, not hashable)."""
-    return (
-        line.get("timestamp"),
-        line.get("consent_level", DEFAULT_CONSENT),
-        line.get("schema_version"),
-        line.get("council_config_version"),
-        line.get("query_hash"),
-        line.get("query_metadata"),
-    )
+# The envelope fields of a validated line, as they came: a tuple of them is comparable,
+# not hashable (envelope_key makes a key of it). A missing consent level reads as None.
+ENVELOPE_KEYS = ("timestamp", "consent_level", "schema_version", "council_config_version", "query_hash",
+                 "query_metadata")
 
 
 def envelope_key(fields: tuple) -> tuple:

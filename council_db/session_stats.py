@@ -8,10 +8,10 @@ with SQL would cost a third of the import's time. A test checks the two agree.
 from __future__ import annotations
 
 import math
-from operator import itemgetter
-from typing import Sequence
 
 import numpy as np
+
+from council_db.score_batch import ScoreColumns
 
 UNSCORED, OUT_OF_SCALE = 1, 2  # exclusion_reasons ids (contract.EXCLUSION_REASONS)
 COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_scale", "score_sum", "score_sq_sum",
@@ -33,17 +33,10 @@ def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return group, order[new]
 
 
-def stats_rows(values: Sequence[tuple]) -> list[tuple]:
-    """session_stats rows for score rows (store.SCORE_COLUMNS order: session_id, reviewer_id,
-    model_id, position, length, score, scale_id, display_order, self_review, exclusion_id, ...)."""
-    count = len(values)
-
-    def column(index: int, dtype: type) -> np.ndarray:
-        return np.fromiter(map(itemgetter(index), values), dtype=dtype, count=count)
-
-    session, model, scale = column(0, np.int64), column(2, np.int64), column(6, np.int64)
-    length, score, own = column(4, np.float64), column(5, np.float64), column(8, bool)
-    reason = np.fromiter((e or 0 for e in map(itemgetter(9), values)), dtype=np.int64, count=count)
+def stats_rows(columns: ScoreColumns) -> list[tuple]:
+    """session_stats rows (COLUMNS order) for a batch's score rows."""
+    session, model, scale, score = columns.session_id, columns.model_id, columns.scale_id, columns.score
+    length, own, reason = columns.length.astype(np.float64), columns.self_review, columns.exclusion
     usable = reason == 0
 
     group, first = _groups(session, scale)
@@ -54,15 +47,16 @@ def stats_rows(values: Sequence[tuple]) -> list[tuple]:
         w = None if weights is None else (weights if keep is None else weights[keep])
         return np.bincount(g, weights=w, minlength=n)
 
-    answers = _answer_moments(group[usable & ~own], model[usable & ~own], length[usable & ~own],
-                              score[usable & ~own], n)
-    columns = [session[first], scale[first], total(), total(keep=usable), total(keep=reason == UNSCORED),
-               total(keep=reason == OUT_OF_SCALE), total(score, usable), total(score * score, usable),
-               total(length, usable), total(length * length, usable), total(length * score, usable), *answers]
-    z = _fisher_z(*answers)
-    return [(int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]), int(row[5]), *map(float, row[6:11]),
-             int(row[11]), *map(float, row[12:15]), None if math.isnan(row[15]) else float(row[15]))
-            for row in zip(*columns, z)]
+    rated = usable & ~own
+    answers, sxx, syy, sxy = _answer_moments(group[rated], model[rated], length[rated], score[rated], n)
+    counts = [session[first], scale[first], total(), total(keep=usable), total(keep=reason == UNSCORED),
+              total(keep=reason == OUT_OF_SCALE)]
+    sums = [total(score, usable), total(score * score, usable), total(length, usable),
+            total(length * length, usable), total(length * score, usable)]
+    z = _fisher_z(answers, sxx, syy, sxy)
+    return list(zip(*(column.astype(np.int64).tolist() for column in counts), *(column.tolist() for column in sums),
+                    answers.tolist(), sxx.tolist(), syy.tolist(), sxy.tolist(),
+                    [None if math.isnan(value) else value for value in z.tolist()]))
 
 
 def _fisher_z(n: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray) -> np.ndarray:

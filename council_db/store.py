@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
-from itertools import chain
 from typing import TYPE_CHECKING, Iterable, Sequence
+
+import numpy as np
 
 from council_db.contract import Envelope, ScoreScale
 from council_db.resources import read_sql
+from council_db.score_batch import ScoreBatch, ScoreColumns
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -28,15 +30,10 @@ ROWS_PER_STATEMENT = 500  # one multi-row INSERT: ~50% faster than a per-row exe
 SESSION_CACHE_LIMIT = 200_000
 
 
-# A validated record waiting for ids, as a plain tuple (it crosses a process boundary, and a
-# plain tuple pickles four times faster than a NamedTuple):
-# (session_key, envelope, reviewer, model, position, length, score, scale, exclusion_id)
-Row = tuple[str, Envelope, str, str, int, int, float, ScoreScale, "int | None"]
-
-
 ENVELOPE_COLUMNS = ("timestamp", "ts_us", "consent_level", "schema_version", "schema_version_raw",
                     "council_config_version", "query_hash", "query_metadata")
 SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id")
+_ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
                  "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id")
 
@@ -82,14 +79,24 @@ class ScoreWriter:
 
     def _insert(self, table: str, columns: tuple[str, ...], conflict: str, values: list[tuple]) -> int:
         """Insert rows, skipping those whose key is already stored; returns how many were new."""
+        return self._insert_columns(table, columns, conflict, [list(column) for column in zip(*values)])
+
+    def _insert_columns(self, table: str, columns: tuple[str, ...], conflict: str, data: list[list]) -> int:
+        """``_insert`` for rows given column by column (one list per column)."""
+        count, width = len(data[0]), len(columns)
+        if not self.arrays:  # one flat parameter list, filled a column at a time (C speed)
+            flat: list = [None] * (count * width)
+            for number, column in enumerate(data):
+                flat[number::width] = column
         inserted = 0
-        for start in range(0, len(values), ROWS_PER_STATEMENT):
-            part = values[start:start + ROWS_PER_STATEMENT]
+        for start in range(0, count, ROWS_PER_STATEMENT):
+            end = min(start + ROWS_PER_STATEMENT, count)
             if self.arrays:
-                statement, parameters = _unnest_statement(table, columns, conflict), tuple(map(list, zip(*part)))
+                statement = _unnest_statement(table, columns, conflict)
+                parameters = tuple(column[start:end] for column in data)
             else:
-                statement = _insert_statement(self.mark, table, columns, conflict, len(part))
-                parameters = tuple(chain.from_iterable(part))
+                statement = _insert_statement(self.mark, table, columns, conflict, end - start)
+                parameters = tuple(flat[start * width:end * width])
             inserted += self.connection.exec_driver_sql(statement, parameters).rowcount
         return inserted
 
@@ -119,38 +126,47 @@ class ScoreWriter:
         self._insert("scales", ("name", "low", "high"), "name", [(s.name, s.low, s.high) for s in missing])
         self.scales.update(self._select_ids("scales", "name", [s.name for s in missing]))
 
-    def _session_ids(self, rows: list[Row], import_id: int) -> None:
-        if len(self.sessions) > SESSION_CACHE_LIMIT:  # before looking: every row must find its id
+    def _session_ids(self, batch: ScoreBatch, import_id: int | None) -> tuple[np.ndarray, list[tuple]]:
+        """Each of the batch's sessions' id and stored envelope, inserting the new ones."""
+        if len(self.sessions) > SESSION_CACHE_LIMIT:
             self.sessions.clear()
-        first_seen: dict[str, Envelope] = {}
-        for session_key, envelope, *_ in rows:
-            if session_key not in self.sessions:
-                first_seen.setdefault(session_key, envelope)
-        if not first_seen:
-            return
-        envelope_sql = ", " + ", ".join(ENVELOPE_COLUMNS)
-        keys = list(first_seen)
-        existing = self._select_ids("sessions", "session_key", keys, envelope_sql)
-        self._remember_sessions(existing)
-        new = [key for key in keys if key not in self.sessions]
-        if not new:
-            return
-        inserted = self._insert("sessions", SESSION_COLUMNS, "session_key", [
-            (key, *_envelope_values(first_seen[key]), first_seen[key].category, first_seen[key].language,
-             first_seen[key].length_bucket, import_id) for key in new
-        ])
-        found = self._select_ids("sessions", "session_key", new, envelope_sql)
-        if inserted == len(new):  # all ours (another importer may have raced us to some)
-            self.created.update(session_id for _, session_id, *_ in found)
-        for key, session_id, *envelope in found:
-            # Usually ours: keep our envelope object so records compare by identity.
-            ours = first_seen[key].stored
-            stored = _stored(envelope)
-            self.sessions[key] = (session_id, ours if stored == ours else stored)
+        known = [self.sessions.get(key) for key in batch.session_keys]
+        unknown = [number for number, hit in enumerate(known) if hit is None]
+        if unknown:
+            firsts = batch.first_envelopes()
+            self._add_sessions({batch.session_keys[n]: firsts[n] for n in unknown}, import_id)
+            known = [self.sessions[key] for key in batch.session_keys]
+        ids, stored = zip(*known)
+        return np.array(ids, dtype=np.int64), list(stored)
 
-    def _remember_sessions(self, found: list[tuple]) -> None:
-        for key, session_id, *envelope in found:
+    def _add_sessions(self, first_seen: dict[str, Envelope], import_id: int | None) -> None:
+        """Insert sessions not yet stored, under ids reserved up front: when every one is new
+        (the usual case) no query is needed to learn them. Writers take turns
+        (database.write_lock), so the reserved ids are free."""
+        keys = list(first_seen)
+        reserved = self._reserve_session_ids(len(keys))
+        inserted = self._insert("sessions", ("id", *SESSION_COLUMNS), "session_key", [
+            (session_id, key, *_envelope_values(envelope), envelope.category, envelope.language,
+             envelope.length_bucket, import_id)
+            for session_id, (key, envelope) in zip(reserved, first_seen.items())
+        ])
+        if inserted == len(keys):
+            self.created.update(reserved)
+            self.sessions.update((key, (session_id, envelope.stored))
+                                 for session_id, (key, envelope) in zip(reserved, first_seen.items()))
+            return
+        ours = set(reserved)
+        for key, session_id, *envelope in self._select_ids("sessions", "session_key", keys, _ENVELOPE_SQL):
+            if session_id in ours:
+                self.created.add(session_id)
             self.sessions[key] = (session_id, _stored(envelope))
+
+    def _reserve_session_ids(self, count: int) -> list[int]:
+        if self.arrays:
+            return [value for value, in self.connection.exec_driver_sql(
+                "SELECT nextval(pg_get_serial_sequence('sessions', 'id')) FROM generate_series(1, %s)", (count,))]
+        last = self.connection.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM sessions").scalar_one()
+        return list(range(last + 1, last + 1 + count))
 
     def _envelope_id(self, envelope: Envelope) -> int:
         """The id of an envelope that differs from its session's (rare: stored once)."""
@@ -164,38 +180,48 @@ class ScoreWriter:
         self.envelopes[envelope.stored] = envelope_id
         return envelope_id
 
-    def write(self, rows: list[Row], import_id: int) -> int:
-        """Insert the rows; returns how many were new (the rest were already stored)."""
-        if not rows:
+    def _envelope_ids(self, batch: ScoreBatch, stored: list[tuple]) -> list[int | None]:
+        """Per row: None when the row's envelope is its session's, else its own envelope's id."""
+        _, first_rows, inverse = np.unique(batch.session * len(batch.envelopes) + batch.envelope,
+                                           return_index=True, return_inverse=True)
+        per_pair = [None if batch.envelopes[envelope].stored == stored[session] else
+                    self._envelope_id(batch.envelopes[envelope])
+                    for session, envelope in zip(batch.session[first_rows].tolist(),
+                                                 batch.envelope[first_rows].tolist())]
+        if not any(per_pair):
+            return [None] * len(batch)
+        return [per_pair[pair] for pair in inverse.tolist()]
+
+    def write(self, batch: ScoreBatch, import_id: int | None) -> int:
+        """Insert the batch's records; returns how many were new (the rest were already stored)."""
+        if not len(batch):
             return 0
-        self._model_ids({row[2] for row in rows} | {row[3] for row in rows})
-        self._scale_ids({row[7].name: row[7] for row in rows})
-        self._session_ids(rows, import_id)
-        models, scales, sessions = self.models, self.scales, self.sessions
-        values = []
-        append = values.append
-        for session_key, envelope, reviewer, model, position, length, score, scale, exclusion in rows:
-            session_id, session_stored = sessions[session_key]
-            stored = envelope.stored
-            envelope_id = None if stored is session_stored or stored == session_stored else self._envelope_id(envelope)
-            append((session_id, models[reviewer], models[model], position, length, score, scales[scale.name],
-                    envelope.display_order, reviewer == model, exclusion, envelope_id))
-        inserted = self._insert("scores", SCORE_COLUMNS, "session_id, reviewer_id, model_id, position", values)
+        self._model_ids(set(batch.names))
+        self._scale_ids({scale.name: scale for scale in batch.scales})
+        session_ids, stored = self._session_ids(batch, import_id)
+        model_ids = np.array([self.models[name] for name in batch.names], dtype=np.int64)
+        scale_ids = np.array([self.scales[scale.name] for scale in batch.scales], dtype=np.int64)
+        display_order = np.array([envelope.display_order for envelope in batch.envelopes], dtype=bool)
+        columns = ScoreColumns(session_ids[batch.session], model_ids[batch.reviewer], model_ids[batch.model],
+                               batch.position, batch.length, batch.score, scale_ids[batch.scale],
+                               display_order[batch.envelope], batch.reviewer == batch.model, batch.exclusion)
+        inserted = self._insert_columns("scores", SCORE_COLUMNS, "session_id, reviewer_id, model_id, position",
+                                        [*columns.as_lists(), self._envelope_ids(batch, stored)])
         if inserted:
-            self._session_stats(values, all_new=inserted == len(values))
+            self._session_stats(columns, all_new=inserted == len(batch))
         return inserted
 
-    def _session_stats(self, values: list[tuple], all_new: bool) -> None:
+    def _session_stats(self, columns: ScoreColumns, all_new: bool) -> None:
         """Statistics of the sessions this batch touched, in its transaction. Sessions it
         created hold only its rows, so numpy computes theirs from memory; any other session
         (or every one, when some rows were already stored) is recomputed from the database."""
-        touched = {value[0] for value in values}
+        touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched if all_new else set()
         if created:
             from council_db.session_stats import COLUMNS, stats_rows
 
-            rows = stats_rows([value for value in values if value[0] in created])
-            self._insert("session_stats", COLUMNS, "session_id, scale_id", rows)
+            keep = np.isin(columns.session_id, np.fromiter(created, dtype=np.int64, count=len(created)))
+            self._insert("session_stats", COLUMNS, "session_id, scale_id", stats_rows(columns.select(keep)))
         self.refresh_session_stats(touched - created)
         self.created -= touched
 

@@ -79,6 +79,24 @@ def test_the_migration_builds_the_same_statistics_for_an_older_database(cli, db,
     assert_same(stats_rows(db), at_import)
 
 
+@both_backends
+def test_a_file_mixing_stored_and_new_sessions_adds_only_the_new_with_the_statistics_of_the_whole(cli, db, tmp_path):
+    cli("import", str(write_lines(tmp_path / "a.jsonl", session("s-1") + session("s-2"))))
+    extra = dict(session("s-2")[0], reviewer_id="vendor/extra")
+    later = dict(session("s-1")[0], position=3, model_id="vendor/late", timestamp="2025-12-18T09:00:00Z")
+    mixed = session("s-2")[:4] + [extra] + session("s-3") + [later]
+    result = cli("import", "--format", "json", str(write_lines(tmp_path / "b.jsonl", mixed)))
+
+    summary = json.loads(result.stdout)
+    assert (summary["inserted"], summary["duplicates"]) == (1 + 16 + 1, 4)
+    with db.engine.connect() as connection:
+        keys = [row[0] for row in connection.execute(text("SELECT session_key FROM sessions ORDER BY id"))]
+        own_envelopes = connection.execute(text("SELECT COUNT(*) FROM scores WHERE envelope_id IS NOT NULL")).scalar()
+    assert keys == ["s-1", "s-2", "s-3"]
+    assert own_envelopes == 1  # the later record keeps its own timestamp
+    assert_same(stats_rows(db), recomputed(db))
+
+
 @pytest.fixture(scope="module")
 def mixed_db(tmp_path_factory):
     """120 sessions with planted effects, some unscored records and a few sessions on another scale."""

@@ -1,0 +1,118 @@
+"""A batch of validated records, held column by column.
+
+The importer's writer is a single process and its per-record Python work bounds the
+import rate. Turning the records into numpy columns (with repeated values such as session
+keys, envelopes and model names stored once, each row pointing at them) happens in the
+reading processes, so the writer only maps a batch's few distinct keys to ids and hands
+whole columns to the database. It also pickles several times smaller between processes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from council_db.contract import EXCLUSION_REASONS, Envelope, ScoreScale
+
+_RECORD_FIELDS = itemgetter("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
+                            "score_value")
+UNSCORED, OUT_OF_SCALE = EXCLUSION_REASONS["unscored"][0], EXCLUSION_REASONS["out_of_scale"][0]
+
+
+@dataclass
+class ScoreBatch:
+    session_keys: list[str]  # distinct, in order of first appearance
+    envelopes: list[Envelope]  # distinct (by identity), in order of first appearance
+    names: list[str]  # distinct reviewer and model names
+    scales: list[ScoreScale]  # distinct score scales
+    session: np.ndarray  # per row: index into session_keys
+    envelope: np.ndarray  # per row: index into envelopes
+    reviewer: np.ndarray  # per row: index into names
+    model: np.ndarray  # per row: index into names
+    position: np.ndarray
+    length: np.ndarray
+    score: np.ndarray
+    scale: np.ndarray  # per row: index into scales
+    exclusion: np.ndarray  # per row: exclusion reason id, 0 when the score is usable
+
+    def __len__(self) -> int:
+        return len(self.session)
+
+    @classmethod
+    def empty(cls) -> ScoreBatch:
+        none = np.zeros(0, dtype=np.int64)
+        return cls([], [], [], [], none, none, none, none, none, none, np.zeros(0), none, none)
+
+    @classmethod
+    def from_records(cls, records: list[dict], envelopes: list[Envelope], scales: list[ScoreScale]) -> ScoreBatch:
+        """Columns of validated records, given each record's envelope and scale."""
+        if not records:
+            return cls.empty()
+        keys, reviewers, models, positions, lengths, scores = zip(*map(_RECORD_FIELDS, records))
+        session_keys, session = _codes(keys)
+        envelope_list, envelope = _codes_by_identity(envelopes)
+        names, named = _codes(reviewers + models)
+        scale_list, scale = _codes_by_identity(scales)
+        score = np.array(scores, dtype=np.float64)
+        return cls(session_keys, envelope_list, names, scale_list, session, envelope, named[:len(records)],
+                   named[len(records):], np.array(positions, dtype=np.int64), np.array(lengths, dtype=np.int64),
+                   score, scale, _exclusions(score, scale_list, scale))
+
+    def first_envelopes(self) -> list[Envelope]:
+        """Each session's envelope as its first row has it."""
+        _, first_rows = np.unique(self.session, return_index=True)
+        return [self.envelopes[code] for code in self.envelope[first_rows].tolist()]
+
+
+def _exclusions(score: np.ndarray, scales: list[ScoreScale], scale: np.ndarray) -> np.ndarray:
+    """ScoreScale.exclusion for every row at once."""
+    low = np.array([s.low for s in scales])[scale]
+    high = np.array([s.high for s in scales])[scale]
+    reason = np.where((score == 0) & (low > 0), UNSCORED, OUT_OF_SCALE)
+    reason[(low <= score) & (score <= high)] = 0
+    return reason
+
+
+def _codes(values: Sequence[Hashable]) -> tuple[list, np.ndarray]:
+    """The distinct values in order of first appearance, and each value's index among them."""
+    index: dict[Hashable, int] = {}
+    codes = [index.setdefault(value, len(index)) for value in values]
+    return list(index), np.array(codes, dtype=np.int64)
+
+
+def _codes_by_identity(values: Sequence) -> tuple[list, np.ndarray]:
+    """As ``_codes``, comparing objects by identity: the normaliser reuses one object per
+    distinct envelope and scale, and hashing a dataclass per row would cost more than the rest."""
+    identities = list(map(id, values))
+    objects = dict(zip(identities, values))
+    distinct, codes = _codes(identities)
+    return [objects[identity] for identity in distinct], codes
+
+
+@dataclass
+class ScoreColumns:
+    """A batch's score rows with database ids, column by column (store.SCORE_COLUMNS order,
+    without envelope_id)."""
+
+    session_id: np.ndarray
+    reviewer_id: np.ndarray
+    model_id: np.ndarray
+    position: np.ndarray
+    length: np.ndarray
+    score: np.ndarray
+    scale_id: np.ndarray
+    display_order: np.ndarray
+    self_review: np.ndarray
+    exclusion: np.ndarray  # 0 when the score is usable
+
+    def select(self, keep: np.ndarray) -> ScoreColumns:
+        return ScoreColumns(*(column[keep] for column in vars(self).values()))
+
+    def as_lists(self) -> list[list]:
+        """Python values for the database driver (which takes no numpy scalars); NULL for no exclusion."""
+        exclusion = ([value or None for value in self.exclusion.tolist()] if self.exclusion.any()
+                     else [None] * len(self.exclusion))
+        return [column.tolist() for column in list(vars(self).values())[:-1]] + [exclusion]

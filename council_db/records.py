@@ -56,10 +56,11 @@ class Normaliser:
         record; ScoreBatch turns the kept records into columns in bulk."""
         out = Normalised(rejected=list(parsed.rejected))
         kept: list[dict] = []
-        envelopes: list[Envelope] = []
-        scales: list[ScoreScale] = []
+        envelopes, scales = Distinct(), Distinct()
+        envelope_codes: list[int] = []
+        scale_codes: list[int] = []
         last_fields: tuple = ()
-        env, scale = None, None
+        env, scale_name, envelope_code, scale_code = None, None, 0, 0
         for number, line in parsed.records:
             # A session's records arrive together and share an envelope: comparing with the
             # previous line's fields is much cheaper than hashing a key for every record.
@@ -67,9 +68,10 @@ class Normaliser:
             try:
                 if fields != last_fields or type(fields[2]) is not type(last_fields[2]):
                     env, last_fields = self._envelope(line, fields), fields
+                    envelope_code = envelopes.code(env)
                 name = line.get("score_scale", DEFAULT_SCALE)
-                if scale is None or name != scale.name:
-                    scale = self._scale(name)
+                if name != scale_name:
+                    scale_code, scale_name = scales.code(self._scale(name)), name
             except LineError as error:
                 out.rejected.append(reject(number, error, batch.lines[number - batch.first_line]))
                 continue
@@ -77,9 +79,25 @@ class Normaliser:
                 out.skipped += 1
                 continue
             kept.append(line)
-            envelopes.append(env)
-            scales.append(scale)
+            envelope_codes.append(envelope_code)
+            scale_codes.append(scale_code)
         out.rejected.sort(key=lambda r: r.line_number)
-        out.rows = ScoreBatch.from_records(kept, envelopes, scales)
+        out.rows = ScoreBatch.from_records(kept, envelopes.objects, envelope_codes, scales.objects, scale_codes)
         out.excluded = int(np.count_nonzero(out.rows.exclusion))
         return out
+
+
+class Distinct:
+    """Objects numbered in order of first appearance, by identity: the normaliser reuses
+    one object per distinct envelope and scale, and hashing a dataclass costs more."""
+
+    def __init__(self) -> None:
+        self.objects: list = []
+        self._codes: dict[int, int] = {}
+
+    def code(self, value: object) -> int:
+        found = self._codes.get(id(value))
+        if found is None:
+            found = self._codes[id(value)] = len(self.objects)
+            self.objects.append(value)
+        return found

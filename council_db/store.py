@@ -182,7 +182,7 @@ class ScoreWriter:
 
     def _envelope_ids(self, batch: ScoreBatch, stored: list[tuple]) -> list[int | None]:
         """Per row: None when the row's envelope is its session's, else its own envelope's id."""
-        _, first_rows, inverse = np.unique(batch.session * len(batch.envelopes) + batch.envelope,
+        _, first_rows, inverse = np.unique(batch.session.astype(np.int64) * len(batch.envelopes) + batch.envelope,
                                            return_index=True, return_inverse=True)
         per_pair = [None if batch.envelopes[envelope].stored == stored[session] else
                     self._envelope_id(batch.envelopes[envelope])

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+from unittest.mock import patch
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from council_db import lines as lines_module
 from council_db.lines import BOM, LineBatch, parse_batch, read_batches
 from tests.conftest import record
 
@@ -59,3 +64,19 @@ def test_an_incomplete_last_line_is_left_unless_the_stream_is_final():
     assert len(kept.lines) == 1 and kept.end_offset == data.index(b"\n") + 1
     (final,) = read_batches(io.BytesIO(data), keep_partial_tail=False)
     assert len(final.lines) == 2 and final.end_offset == len(data)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30),
+       st.integers(1, 64), st.integers(1, 5))
+def test_every_batch_ends_at_the_byte_after_its_last_line_whatever_the_read_and_batch_sizes(lines, chunk, batch):
+    data = b"".join(line + b"\n" for line in lines)
+    with patch.object(lines_module, "CHUNK_BYTES", chunk), patch.object(lines_module, "BATCH_LINES", batch):
+        batches = list(read_batches(io.BytesIO(data), first_line=1, keep_partial_tail=False))
+    assert [line for b in batches for line in b.lines] == [line for line in lines]
+    ends = 0
+    for number, found in enumerate(batches):
+        ends += sum(len(line) + 1 for line in found.lines)
+        assert found.end_offset == ends
+        assert len(found.lines) <= batch
+        assert found.first_line == 1 + sum(len(b.lines) for b in batches[:number])

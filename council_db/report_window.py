@@ -7,6 +7,7 @@ The window is chosen in SQL (an index on sessions.ts_us makes `--sessions N` and
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -105,15 +106,19 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
             return WindowData(load(db, window), in_window)
         share = {**params, "sample_share": sample_sessions / in_window}
         chosen = [row[0] for row in connection.execute(text(sample_query(sessions_sql)), share)]
-    totals = None
-    if not (window.reviewers or window.models):
-        totals = load_totals(db, *window.session_query("s.id, s.ts_us"))
     # The ids are written into the SQL (integers from the database): as a subquery the
     # planner may scan every score instead of looking up the sample's.
     sample_sql = f"SELECT id FROM sessions WHERE id IN ({', '.join(map(str, chosen)) or 'NULL'})"
-    data = load_sessions(db, sample_sql, {}, reviewers=window.reviewers, models=window.models,
-                         scale=totals.scale if totals else None)
-    return WindowData(data, in_window, totals)
+    if window.reviewers or window.models:
+        return WindowData(load_sessions(db, sample_sql, {}, reviewers=window.reviewers, models=window.models),
+                          in_window)
+    # The totals' pass over the whole window and the sample's records are independent
+    # queries: each runs on its own connection while the database releases the GIL.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"))
+        rows = fetch_records(db, sample_sql, {})
+        totals = pending.result()
+    return WindowData(score_data(rows, scale=totals.scale if totals else None), in_window, totals)
 
 
 def sample_query(sessions_sql: str) -> str:
@@ -134,16 +139,27 @@ def load(db: Database, window: Window) -> ScoreData:
 
 
 def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = (), scale: str | None = None) -> ScoreData:
-    """The scores of the sessions ``sessions_sql`` selects (their ids), on ``scale`` (default:
-    the scale most of them are on)."""
+                  reviewers: list[str] = (), models: list[str] = ()) -> ScoreData:
+    """The scores of the sessions ``sessions_sql`` selects (their ids), on the scale most of
+    them are on."""
+    return score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models))
+
+
+def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
+                  reviewers: list[str] = (), models: list[str] = ()) -> list:
+    """The rows of sql/report_records.sql for the sessions ``sessions_sql`` selects."""
     from sqlalchemy import String, bindparam, text
 
     query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")).bindparams(
         bindparam("reviewers", expanding=True, type_=String), bindparam("models", expanding=True, type_=String))
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models))
     with db.engine.connect() as connection:
-        rows = connection.execute(query, {**params, **filters}).fetchall()
+        return connection.execute(query, {**params, **filters}).fetchall()
+
+
+def score_data(rows: list, scale: str | None = None) -> ScoreData:
+    """Usable scores on ``scale`` (default: the scale most of them are on); the rest counted
+    by reason."""
     # Columns by position (sql/report_records.sql): 7 scale, 8 exclusion.
     usable = [r for r in rows if r[8] is None]
     scales = Counter(r[7] for r in usable)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -64,13 +65,18 @@ def bias_report(
     if schema:
         print(json.dumps(BiasReport.model_json_schema(), indent=2))
         return
-    from council_db import anomalies, render, report_window, version_drift
-    from council_db.report import build
+    from council_db import report_window
 
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)
     db = state(ctx).database()
-    loaded = report_window.load_for_report(db, window, sample_sessions)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The window's queries run (the database releases the GIL) while the analyses load:
+        # over a million sessions each takes about a second.
+        loading = pool.submit(report_window.load_for_report, db, window, sample_sessions)
+        from council_db import anomalies, render, version_drift
+        from council_db.report import build
+        loaded = loading.result()
     data, totals = loaded.data, loaded.totals
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}

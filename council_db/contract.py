@@ -169,8 +169,9 @@ def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str
 
 @lru_cache(maxsize=4096)
 def _stored_metadata(kept: tuple[tuple[str, str | None], ...]) -> tuple[str, str | None, str | None, str | None]:
-    """Cached: every session has its own envelope, but few distinct metadata (a category,
-    a length bucket, a language), and making the JSON was a tenth of the import's time."""
+    """Cached: every session has its own envelope, but there are few distinct metadata (a
+    category, a length bucket, a language), and making the JSON for each session showed in
+    the import's profile."""
     found = dict(kept)
     bucket = found.get("token_bucket", found.get("token_count_bucket"))
     return (json.dumps(found, ensure_ascii=False, separators=(",", ":")), found.get("category"),

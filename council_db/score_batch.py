@@ -25,6 +25,9 @@ UNSCORED, OUT_OF_SCALE = EXCLUSION_REASONS["unscored"][0], EXCLUSION_REASONS["ou
 
 @dataclass
 class ScoreBatch:
+    """Validated records as columns: each distinct key, envelope, name and scale once, and
+    per row the index of its own."""
+
     session_keys: list[str]  # distinct, in order of first appearance
     envelopes: list[Envelope]  # distinct (by identity), in order of first appearance
     names: list[str]  # distinct reviewer and model names

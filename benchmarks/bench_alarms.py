@@ -32,19 +32,12 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
+from bench_report import PLANTED  # benchmarks/ is on the path when run as a script
+
 from council_db.analysis_data import from_records
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
 
-MODELS = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]
-STATIC = dict(
-    reviewer_offsets=dict(zip(MODELS, [-0.8, 0.6, 0.0, 0.2])),
-    position_effects=[0.3, 0.0, 0.0, -0.2],
-    self_preference=0.5,
-    verbosity=0.3,
-    length_quality_corr=0.5,
-    model_quality=dict(zip(MODELS, [0.4, 0.2, -0.1, -0.5])),
-)
 DRIFTER, DRIFT, DAYS = "google/gemini-1.5-pro", 1.0, 90.0
 TIME_KINDS = ("trend", "change_point", "anomaly")
 RESAMPLES = 200  # bootstrap CIs of the length and agreement metrics; no part of the time checks
@@ -54,7 +47,7 @@ TARGET = 0.05
 def run(seed: int, sessions: int, arm: str) -> dict:
     config = dict(sessions=sessions, seed=seed, days=DAYS)
     if arm == "static":
-        config.update(STATIC)
+        config.update(PLANTED)  # the report benchmark's static effects
     if arm == "detection":
         config.update(drift={DRIFTER: DRIFT}, anomaly_rate=0.01)
     out = io.StringIO()

@@ -83,9 +83,13 @@ def fresh_database(size: int, work: Path, db_url: str | None) -> str:
     if db_url is not None:
         run("--db", db_url, "db", "downgrade", "base")
         return db_url
-    for leftover in work.glob(f"council-{size}.db*"):
+    for leftover in work.glob(f"{sqlite_file(size, work).name}*"):
         leftover.unlink()
-    return str(work / f"council-{size}.db")
+    return str(sqlite_file(size, work))
+
+
+def sqlite_file(size: int, work: Path) -> Path:
+    return work / f"council-{size}.db"
 
 
 def measure(size: int, work: Path, db_url: str | None, import_runs: int) -> dict[str, str]:
@@ -93,7 +97,6 @@ def measure(size: int, work: Path, db_url: str | None, import_runs: int) -> dict
     if not source.exists():
         with source.open("wb") as out:  # a year of sessions, so --days windows have something to cut
             write_jsonl(SimulationConfig(sessions=size, seed=size, days=365), out)
-    db_file = work / f"council-{size}.db"
     records = size * 16
     imports = []
     for _ in range(import_runs):  # the median of several: one slow or lucky run must not decide
@@ -101,7 +104,10 @@ def measure(size: int, work: Path, db_url: str | None, import_runs: int) -> dict
         imports.append(run("--db", db, "import", str(source)))
     import_s = statistics.median(seconds for seconds, _ in imports)
     import_mb = max(mb for _, mb in imports)
-    per_session = bytes_per_session(db_file, size) if db_url is None else database_bytes_per_session(db_url, size)
+    if db_url is None:
+        per_session = bytes_per_session(sqlite_file(size, work), size)
+    else:
+        per_session = database_bytes_per_session(db_url, size)
     report_s, report_mb = best_of(3, "--db", db, "bias-report", "--format", "json")
     window_s, _ = best_of(3, "--db", db, "bias-report", "--format", "json", "--sessions", "1000")
     days_s, _ = best_of(3, "--db", db, "bias-report", "--format", "json", "--days", "7")

@@ -2,7 +2,7 @@
 (schema versions, timestamps, scales, query metadata). Validation of whole lines with
 pydantic is in validation.py; this module stays light so analyses can import it fast.
 
-Validated lines become plain dicts; everything shared by a session (the "envelope") is
+Validated lines become Records (batch_decoder.py); everything shared by a session (the "envelope") is
 normalised once per distinct value and cached, because a 4x4 session repeats it 16 times.
 """
 
@@ -13,7 +13,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from council_db.batch_decoder import Record
 
 FIELDS = (
     "schema_version",
@@ -179,7 +182,7 @@ def _stored_metadata(kept: tuple[tuple[str, str | None], ...]) -> tuple[str, str
 
 
 # The envelope fields of a validated line, as they came: a tuple of them is comparable,
-# not hashable (envelope_key makes a key of it). A missing consent level reads as None.
+# not hashable (envelope_key makes a key of it).
 ENVELOPE_KEYS = ("timestamp", "consent_level", "schema_version", "council_config_version", "query_hash",
                  "query_metadata")
 
@@ -191,18 +194,18 @@ def envelope_key(fields: tuple) -> tuple:
     return (*fields[:5], type(fields[2]), frozen)
 
 
-def envelope(line: dict) -> Envelope:
-    version = schema_version(line.get("schema_version"))
-    text = line.get("timestamp") or ""
-    metadata, category, language, bucket = _metadata(line.get("query_metadata"))
+def envelope(record: Record) -> Envelope:
+    version = schema_version(record.schema_version)
+    text = record.timestamp or ""
+    metadata, category, language, bucket = _metadata(record.query_metadata)
     return Envelope(
         timestamp=text,
         ts_us=timestamp_us(text),
-        consent_level=line.get("consent_level", DEFAULT_CONSENT),
+        consent_level=record.consent_level,
         schema_version=version.normalised,
         schema_version_raw=version.raw_literal,
-        council_config_version=line.get("council_config_version"),
-        query_hash=line.get("query_hash"),
+        council_config_version=record.council_config_version,
+        query_hash=record.query_hash,
         query_metadata=metadata,
         category=category,
         language=language,

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterator, Sequence
 
 from council_db import __version__
+from council_db.batch_decoder import as_record
 from council_db.database import Database
 from council_db.errors import CouncilDbError
 from council_db.exporter import ExportFilter, records
@@ -103,7 +104,8 @@ def copy(source: Database, target: Database, *, min_consent: int = MAY_LEAVE_THE
         writer = ScoreWriter(connection)
         since_commit = 0
         for batch in _batches(source, min_consent):
-            normalised = normaliser.rows(Parsed(records=list(enumerate(batch, 1))), LineBatch(1, _RawLines(batch), 0))
+            parsed = Parsed(records=[(number, as_record(record)) for number, record in enumerate(batch, 1)])
+            normalised = normaliser.rows(parsed, LineBatch(1, _RawLines(batch), 0))
             if normalised.rejected:
                 first = normalised.rejected[0]
                 raise CouncilDbError(f"{result.source}: a stored record no longer passes validation "

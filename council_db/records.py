@@ -4,11 +4,13 @@ distinct envelope and scale so a session's 16 records cost one normalisation."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter, ne
 
 import numpy as np
 
+from council_db.batch_decoder import Record
 from council_db.contract import (
-    DEFAULT_SCALE,
     ENVELOPE_KEYS,
     Envelope,
     LineError,
@@ -36,13 +38,13 @@ class Normaliser:
         self._envelopes: dict[tuple, Envelope] = {}
         self._scales: dict[str, ScoreScale] = {}
 
-    def _envelope(self, line: dict, fields: tuple) -> Envelope:
+    def _envelope(self, record: Record, fields: tuple) -> Envelope:
         key = envelope_key(fields)
         found = self._envelopes.get(key)
         if found is None:
             if len(self._envelopes) > CACHE_LIMIT:
                 self._envelopes.clear()
-            found = self._envelopes[key] = envelope(line)
+            found = self._envelopes[key] = envelope(record)
         return found
 
     def _scale(self, name: str) -> ScoreScale:
@@ -52,39 +54,48 @@ class Normaliser:
         return found
 
     def rows(self, parsed: Parsed, batch: LineBatch) -> Normalised:
-        """This is the importer's per-record loop, so it does only what must be done per
-        record; ScoreBatch turns the kept records into columns in bulk."""
+        """The importer's per-record step, done per run instead: a session's records arrive
+        together and share an envelope and a scale, so consecutive records with the same
+        ones are normalised once, and finding the runs takes C-speed passes only."""
         out = Normalised(rejected=list(parsed.rejected))
-        kept: list[dict] = []
+        numbers, records = zip(*parsed.records) if parsed.records else ((), ())
+        keys = list(map(_RUN_KEY, records))
+        starts = run_starts(keys)
         envelopes, scales = Distinct(), Distinct()
-        envelope_codes: list[int] = []
-        scale_codes: list[int] = []
-        last_fields: tuple = ()
-        env, scale_name, envelope_code, scale_code = None, None, 0, 0
-        for number, line in parsed.records:
-            # A session's records arrive together and share an envelope: comparing with the
-            # previous line's fields is much cheaper than hashing a key for every record.
-            fields = tuple(map(line.get, ENVELOPE_KEYS))
+        codes: list[tuple[int, int] | None] = []  # per run: its envelope and scale, None when left out
+        for start, end in zip(starts, starts[1:]):
             try:
-                if fields != last_fields or type(fields[2]) is not type(last_fields[2]):
-                    env, last_fields = self._envelope(line, fields), fields
-                    envelope_code = envelopes.code(env)
-                name = line.get("score_scale", DEFAULT_SCALE)
-                if name != scale_name:
-                    scale_code, scale_name = scales.code(self._scale(name)), name
+                env = self._envelope(records[start], keys[start][:-1])
+                scale = self._scale(keys[start][-1])
             except LineError as error:
-                out.rejected.append(reject(number, error, batch.lines[number - batch.first_line]))
+                out.rejected += [reject(number, error, batch.lines[number - batch.first_line])
+                                 for number in numbers[start:end]]
+                codes.append(None)
                 continue
             if env.consent_level == 0:
-                out.skipped += 1
+                out.skipped += end - start
+                codes.append(None)
                 continue
-            kept.append(line)
-            envelope_codes.append(envelope_code)
-            scale_codes.append(scale_code)
+            codes.append((envelopes.code(env), scales.code(scale)))
         out.rejected.sort(key=lambda r: r.line_number)
-        out.rows = ScoreBatch.from_records(kept, envelopes.objects, envelope_codes, scales.objects, scale_codes)
+        lengths = np.diff(starts)
+        keep = np.repeat(np.array([code is not None for code in codes], dtype=bool), lengths)
+        run_codes = np.array([code or (-1, -1) for code in codes], dtype=np.int32).reshape(-1, 2)
+        per_record = np.repeat(run_codes, lengths, axis=0)[keep]
+        kept = list(records) if keep.all() else list(compress(records, keep.tolist()))
+        out.rows = ScoreBatch.from_records(kept, envelopes.objects, per_record[:, 0], scales.objects, per_record[:, 1])
         out.excluded = int(np.count_nonzero(out.rows.exclusion))
         return out
+
+
+# What a run of records shares: the envelope's fields (contract.ENVELOPE_KEYS), then the scale.
+_RUN_KEY = attrgetter(*ENVELOPE_KEYS, "score_scale")
+
+
+def run_starts(keys: list[tuple]) -> list[int]:
+    """Where each run of equal consecutive keys starts, and finally len(keys)."""
+    changed = map(ne, keys[1:], keys[:-1])
+    return [0, *compress(range(1, len(keys)), changed), len(keys)] if keys else [0]
 
 
 class Distinct:

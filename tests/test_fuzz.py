@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from council_db.batch_decoder import as_record, decode_joined
 from council_db.cli import app
 from council_db.contract import FIELDS
 from council_db.database import open_database
@@ -25,6 +26,7 @@ from council_db.exporter import ExportFilter, records
 from council_db.importer import import_files
 from council_db.lines import BOM, RAW_KEEP_CHARS, LineBatch, parse_batch
 from council_db.records import Normaliser
+from council_db.validation import LINE
 from tests.conftest import record
 from tests.test_export import bias_records
 
@@ -43,11 +45,18 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-awkward_literals = st.sampled_from([
+AWKWARD_LITERALS = [
     b"NaN", b"Infinity", b"-Infinity", b"1e400", b"-1e400", b"1" + b"0" * 400, b"-0", b"1.0", b"true",
     b'"' + b"x" * 100_000 + b'"', b"[" * 3_000 + b"]" * 3_000, b'{"a":' * 3_000 + b"1" + b"}" * 3_000,
     b'"\xff\xfe"', b'"\xed\xa0\x80"', b'"\\ud800"', b"\"\\u0000\"", b"{}", b"[]", b'""',
-])
+    # where msgspec (the fast path) and pydantic could part: regex anchors, nesting depth,
+    # integer and float bounds, string lengths counted in characters, raw control characters
+    b'"0123456789abcdef\\n"', b'"0123456789ABCDEF"', b'{"a":' * 300 + b"1" + b"}" * 300, b'{"a":{"b":{"c":1}}}',
+    b'{"category":{"x":null}}', b"2147483647", b"2147483648", b"9223372036854775808", b"18446744073709551616",
+    b"1e12", b"1.0000000000000002e12", b"-1e12", b"5e-324", b"1E2", b'"' + "\U0001F600".encode() * 500 + b'"',
+    b'"' + "\U0001F600".encode() * 501 + b'"', b'"a\tb"', b'"\x7f"', b'"\\ud83d\\ude00"', b"-0.0",
+]
+awkward_literals = st.sampled_from(AWKWARD_LITERALS)
 
 
 @st.composite
@@ -98,7 +107,7 @@ def test_garbage_lines_are_rejected_by_number_and_the_good_lines_kept(lines):
     good = {number for number, (kind, _) in enumerate(lines, 1) if kind == "good"}
     assert {number for number, _ in parsed.records} == good
     assert {bad.line_number for bad in normalised.rejected} == set(range(1, len(lines) + 1)) - good
-    assert [line for _, line in parsed.records] == [json.loads(lines[n - 1][1]) for n in sorted(good)]
+    assert [line for _, line in parsed.records] == [as_record(json.loads(lines[n - 1][1])) for n in sorted(good)]
 
 
 @SHORT
@@ -116,6 +125,34 @@ def test_a_wrong_value_in_any_field_is_rejected_naming_that_field_or_accepted(mu
 
 
 # --- whole imports --------------------------------------------------------------------------
+
+
+def assert_fast_path_agrees(line: bytes) -> None:
+    """The fast decoder takes the line only if pydantic does, and reads the same values."""
+    fast = decode_joined(b"[" + line + b"]")
+    if fast is not None:
+        assert repr(fast) == repr([as_record(LINE.validate_json(line))])  # repr: 4 and 4.0 differ
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_the_fast_decoder_agrees_with_pydantic_on_every_awkward_value_in_every_field(field):
+    for value in AWKWARD_LITERALS:
+        assert_fast_path_agrees(json.dumps(record(**{field: "__MARK__"})).encode().replace(b'"__MARK__"', value, 1))
+        assert_fast_path_agrees(json.dumps(record()).encode()[:-1] + b', "' + field.encode() + b'": ' + value + b"}")
+
+
+@SHORT
+@given(mutated_lines())
+def test_the_fast_decoder_accepts_only_what_pydantic_accepts_with_the_same_values(mutated):
+    assert_fast_path_agrees(mutated[0])
+
+
+@SHORT
+@given(st.lists(bias_records(), min_size=1, max_size=12))
+def test_every_valid_llm_council_record_takes_the_fast_path(lines):
+    data = [good_line(line) for line in lines]
+    fast = decode_joined(b"[" + b",\n".join(data) + b"]")
+    assert repr(fast) == repr([as_record(LINE.validate_json(line)) for line in data])
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ def test_lines_crafted_to_merge_in_a_joined_array_are_each_judged_alone():
 def test_strings_with_escaped_quotes_and_brackets_are_still_read():
     lines = [json.dumps(record(model_id='tricky "model" [v2] \\ end')), json.dumps(record(position=1))]
     parsed = parse_batch(LineBatch(1, [line.encode() for line in lines], 0))
-    assert [r["model_id"] for _, r in parsed.records][0] == 'tricky "model" [v2] \\ end'
+    assert [r.model_id for _, r in parsed.records][0] == 'tricky "model" [v2] \\ end'
     assert not parsed.rejected
 
 
@@ -49,7 +49,7 @@ def test_a_byte_order_mark_is_skipped_but_counted_in_the_offset():
 def test_a_byte_order_mark_inside_the_file_is_skipped_too_as_cat_leaves_them():
     line = json.dumps(record()).encode()
     parsed = parse_batch(LineBatch(1, [line, BOM + line.replace(b"8.5", b"7.5") + b"\r"], 0))
-    assert parsed.rejected == [] and [r["score_value"] for _, r in parsed.records] == [8.5, 7.5]
+    assert parsed.rejected == [] and [r.score_value for _, r in parsed.records] == [8.5, 7.5]
 
 
 def test_a_length_limit_reads_one_segment_only():

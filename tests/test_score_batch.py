@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from council_db.batch_decoder import as_record
 from council_db.contract import envelope, score_scale
 from council_db.score_batch import ScoreBatch
 from tests.conftest import record, session
@@ -17,7 +18,7 @@ SCALES = ["1-10", "0-1", "1-5", "-3-3"]
                 min_size=1, max_size=40))
 def test_exclusions_for_a_whole_batch_are_the_scales_own_verdicts(scored):
     scales = [score_scale(name) for name in SCALES]
-    lines = [record(score_scale=SCALES[code], score_value=float(value)) for code, value in scored]
+    lines = [as_record(record(score_scale=SCALES[code], score_value=float(value))) for code, value in scored]
     batch = ScoreBatch.from_records(lines, [envelope(lines[0])], [0] * len(lines), scales,
                                     [code for code, _ in scored])
 
@@ -26,15 +27,16 @@ def test_exclusions_for_a_whole_batch_are_the_scales_own_verdicts(scored):
 
 
 def test_each_row_points_at_its_session_and_names():
-    lines = session("s-1") + session("s-2", models=3, reviewers=2)
+    lines = [as_record(line) for line in session("s-1") + session("s-2", models=3, reviewers=2)]
     envelopes = [envelope(lines[0]), envelope(lines[16])]
     codes = [0] * 16 + [1] * 6
     batch = ScoreBatch.from_records(lines, envelopes, codes, [score_scale("1-10")], [0] * len(lines))
 
     assert batch.session_keys == ["s-1", "s-2"]
-    assert [batch.session_keys[code] for code in batch.session] == [line["session_id"] for line in lines]
-    assert [batch.names[code] for code in batch.reviewer] == [line["reviewer_id"] for line in lines]
-    assert [batch.names[code] for code in batch.model] == [line["model_id"] for line in lines]
-    assert batch.position.tolist() == [line["position"] for line in lines]
-    assert batch.score.tolist() == [line["score_value"] for line in lines]
+    assert [batch.session_keys[code] for code in batch.session] == [line.session_id for line in lines]
+    assert [batch.names[code] for code in batch.reviewer] == [line.reviewer_id for line in lines]
+    assert [batch.names[code] for code in batch.model] == [line.model_id for line in lines]
+    assert batch.position.tolist() == [line.position for line in lines]
+    assert batch.score.tolist() == [line.score_value for line in lines]
     assert batch.first_envelopes() == envelopes
+

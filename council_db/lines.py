@@ -34,6 +34,10 @@ class LineBatch:
     lines: list[bytes]
     end_offset: int  # bytes consumed up to and including this batch
 
+    def slices(self, size: int) -> list[LineBatch]:
+        """The batch in consecutive parts of at most ``size`` lines (each keeps the batch's end)."""
+        return [LineBatch(self.first_line + start, self.lines[start:start + size], self.end_offset)
+                for start in range(0, len(self.lines), size)] or [self]
 
 
 @dataclass

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 
 from council_db.errors import CouncilDbError
-from council_db.lines import parse_batch, read_batches
+from council_db.lines import read_batches
 from council_db.records import Normalised, Normaliser
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def _read_stream(source: Source, segment: Segment, first_line: int, normaliser: 
         for batch in read_batches(stream, offset=segment.start, first_line=first_line,
                                   keep_partial_tail=keep_tail, length=length):
             yield Chunk(batch.end_offset, batch.first_line + len(batch.lines) - 1, len(batch.lines),
-                        position(), normaliser.rows(parse_batch(batch), batch))
+                        position(), normaliser.normalise(batch))
 
 
 def chunks(source: Source, offset: int, first_line: int) -> Iterator[Chunk]:

@@ -143,11 +143,11 @@ def record(db: Database, session: Any, *, source: str, secret_loader=None) -> Re
 
 def _normalise(records: list[dict[str, Any]]):
     """The import's own path: JSON lines -> batch validation -> normalisation."""
-    from council_db.lines import LineBatch, parse_batch
+    from council_db.lines import LineBatch
     from council_db.records import Normaliser
 
     batch = LineBatch(1, [json.dumps(r, ensure_ascii=False).encode() for r in records], 0)
-    normalised = Normaliser().rows(parse_batch(batch), batch)
+    normalised = Normaliser().normalise(batch)
     if normalised.rejected:
         bad = normalised.rejected[0]
         rec = records[bad.line_number - 1]

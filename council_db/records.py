@@ -19,10 +19,11 @@ from council_db.contract import (
     envelope_key,
     score_scale,
 )
-from council_db.lines import LineBatch, Parsed, Rejected, reject
+from council_db.lines import LineBatch, Parsed, Rejected, parse_batch, reject
 from council_db.score_batch import ScoreBatch
 
 CACHE_LIMIT = 100_000
+PARSE_LINES = 500
 
 
 @dataclass
@@ -52,6 +53,20 @@ class Normaliser:
         if found is None:
             found = self._scales[name] = score_scale(name)
         return found
+
+    def normalise(self, batch: LineBatch) -> Normalised:
+        """A batch of lines validated and normalised in slices of PARSE_LINES, as one.
+
+        Each pass over a slice's records then finds them in the processor's cache: measured
+        on a streamed file, 2.6 us a record in slices of 500 against 5.1 us in one slice of
+        2,000. The writer wants the opposite (each batch has a fixed cost), so the slices
+        are joined again."""
+        parts = [self.rows(parse_batch(part), part) for part in batch.slices(PARSE_LINES)]
+        if len(parts) == 1:
+            return parts[0]
+        return Normalised(ScoreBatch.concat([part.rows for part in parts]),
+                          [rejected for part in parts for rejected in part.rejected],
+                          sum(part.skipped for part in parts), sum(part.excluded for part in parts))
 
     def rows(self, parsed: Parsed, batch: LineBatch) -> Normalised:
         """The importer's per-record step, done per run instead: a session's records arrive

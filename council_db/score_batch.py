@@ -68,6 +68,21 @@ class ScoreBatch:
                    named[:len(records)], named[len(records):], np.array(positions, dtype=np.int32),
                    np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes))
 
+    @classmethod
+    def concat(cls, parts: list[ScoreBatch]) -> ScoreBatch:
+        """One batch of the parts' rows, in order, each distinct key, envelope, name and
+        scale still once (envelopes and scales by identity, as the normaliser shares them)."""
+        if len(parts) == 1:
+            return parts[0]
+        session_keys, session = _merged([p.session_keys for p in parts], [[p.session] for p in parts], lambda v: v)
+        envelopes, envelope = _merged([p.envelopes for p in parts], [[p.envelope] for p in parts], id)
+        names, named = _merged([p.names for p in parts], [[p.reviewer, p.model] for p in parts], lambda v: v)
+        scales, scale = _merged([p.scales for p in parts], [[p.scale] for p in parts], id)
+        joined = [np.concatenate([getattr(p, name) for p in parts]) for name in ("position", "length", "score",
+                                                                                  "exclusion")]
+        return cls(session_keys, envelopes, names, scales, session[0], envelope[0], named[0], named[1],
+                   *joined[:3], scale[0], joined[3])
+
     def first_envelopes(self) -> list[Envelope]:
         """Each session's envelope as its first row has it."""
         _, first_rows = np.unique(self.session, return_index=True)
@@ -90,6 +105,25 @@ def _codes(values: Sequence[Hashable]) -> tuple[list, np.ndarray]:
     for number, value in enumerate(index):
         index[value] = number
     return list(index), np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
+
+
+def _merged(values: list[list], codes: list[list[np.ndarray]], key) -> tuple[list, list[np.ndarray]]:
+    """Several parts' distinct values as one list, and each code column (the same number
+    per part) rewritten to index it and joined across the parts."""
+    index: dict = {}
+    merged: list = []
+    columns: list[list[np.ndarray]] = [[] for _ in codes[0]]
+    for part_values, part_codes in zip(values, codes):
+        mapping = []
+        for value in part_values:
+            number = index.setdefault(key(value), len(merged))
+            if number == len(merged):
+                merged.append(value)
+            mapping.append(number)
+        remap = np.array(mapping or [0], dtype=np.int32)
+        for column, part_column in zip(columns, part_codes):
+            column.append(remap[part_column])
+    return merged, [np.concatenate(column) for column in columns]
 
 
 @dataclass

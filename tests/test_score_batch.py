@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from council_db import records
 from council_db.batch_decoder import as_record
 from council_db.contract import envelope, score_scale
+from council_db.lines import LineBatch
+from council_db.records import Normaliser
 from council_db.score_batch import ScoreBatch
 from tests.conftest import record, session
 
@@ -40,3 +46,31 @@ def test_each_row_points_at_its_session_and_names():
     assert batch.score.tolist() == [line.score_value for line in lines]
     assert batch.first_envelopes() == envelopes
 
+
+def _rows(batch: ScoreBatch) -> list[tuple]:
+    """Each row with its codes resolved: what a batch means, whatever its numbering."""
+    return list(zip([batch.session_keys[c] for c in batch.session], [batch.envelopes[c] for c in batch.envelope],
+                    [batch.names[c] for c in batch.reviewer], [batch.names[c] for c in batch.model],
+                    batch.position.tolist(), batch.length.tolist(), batch.score.tolist(),
+                    [batch.scales[c] for c in batch.scale], batch.exclusion.tolist()))
+
+
+@settings(max_examples=50, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["s-1", "s-2", "s-3"]), st.integers(2, 4), st.sampled_from(SCALES),
+                          st.sampled_from(["", "2025-01-01T00:00:00Z"]), st.sampled_from([0, 1, 2])),
+                min_size=1, max_size=8),
+       st.integers(1, 20))
+def test_a_batch_normalised_in_slices_is_the_batch_normalised_whole(sessions, slice_lines):
+    lines = [line for key, size, scale, timestamp, consent in sessions
+             for line in session(key, models=size, reviewers=2, score_scale=scale, timestamp=timestamp,
+                                 consent_level=consent)]
+    batch = LineBatch(1, [json.dumps(line).encode() for line in lines], 0)
+    whole = Normaliser().normalise(batch)
+    with patch.object(records, "PARSE_LINES", slice_lines):
+        sliced = Normaliser().normalise(batch)
+
+    assert _rows(sliced.rows) == _rows(whole.rows)
+    assert (sliced.skipped, sliced.excluded) == (whole.skipped, whole.excluded)
+    for distinct in ("session_keys", "names"):
+        assert len(set(getattr(sliced.rows, distinct))) == len(getattr(sliced.rows, distinct))
+    assert len({id(e) for e in sliced.rows.envelopes}) == len(sliced.rows.envelopes)

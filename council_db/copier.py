@@ -95,7 +95,7 @@ def copy(source: Database, target: Database, *, min_consent: int = MAY_LEAVE_THE
     result = CopyResult(_where(source), _where(target), left_out=_below(source, min_consent))
     imports = Import.__table__
     normaliser = Normaliser()
-    with target.writer() as connection:
+    with target.bulk_writer() as connection:
         result.import_id = connection.execute(insert(imports).values(
             source=result.source, source_kind="copy", mode="full", start_offset=0, end_offset=0, start_line=0,
             end_line=0, inserted=0, duplicates=0, rejected=0, skipped=0, status="running", started_at=now_utc(),

@@ -12,9 +12,10 @@ import os
 import sqlite3
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from council_db.errors import CouncilDbError
 from council_db.location import sqlite_path
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 BUSY_TIMEOUT_MS = 30_000
+BULK_PRAGMAS = {"temp_store": 2, "cache_size": -64 * 1024, "foreign_keys": 0}  # 2: MEMORY; negative: KiB
 WRITE_LOCK_KEY = 0x636F756E63696C  # "council": the PostgreSQL advisory lock writers share
 POSTGRES_DRIVERS = {"postgres", "postgresql", "postgresql+psycopg"}
 
@@ -136,6 +138,34 @@ class Database:
     def writer(self) -> Connection:
         """A connection whose transactions take the write lock up front."""
         return self.engine.connect().execution_options(write_lock=True)
+
+    @contextmanager
+    def bulk_writer(self) -> Iterator[Connection]:
+        """``writer`` for an import or a copy: on SQLite, with BULK_PRAGMAS while it lasts.
+
+        Each multi-row INSERT has a statement journal (so a failing row undoes only its
+        statement), which SQLite spills to a temporary file past 64 KiB: that was 60% of
+        the pages an import wrote. In memory it is a copy instead of a write. The larger
+        page cache holds the session-key index's pages, which random keys dirty all over,
+        between commits. Foreign keys are not checked (four lookups a score row, ~10% of
+        the writer's time): ScoreWriter only uses ids it read or inserted in the same
+        transaction, under the write lock, so they exist. All three are put back before the
+        connection returns to the pool, so readers keep their bounded memory."""
+        with self.writer() as connection:
+            if self.dialect != "sqlite":
+                yield connection
+                return
+            driver = connection.connection.driver_connection
+            before = {name: driver.execute(f"PRAGMA {name}").fetchone()[0] for name in BULK_PRAGMAS}
+            for name, value in BULK_PRAGMAS.items():
+                driver.execute(f"PRAGMA {name}={value}")
+            try:
+                yield connection
+            finally:
+                if connection.in_transaction():
+                    connection.rollback()
+                for name, value in before.items():
+                    driver.execute(f"PRAGMA {name}={value}")
 
 
 def say(message: str) -> None:

@@ -27,7 +27,11 @@ from council_db.lines import Rejected
 from council_db.pipeline import Chunk, source_chunks
 from council_db.store import ScoreWriter
 
-COMMIT_EVERY_LINES = 50_000
+# A commit every ~3 s of importing: the resume point after a crash, and the moment other
+# writers get their turn. Each commit writes every page the transaction dirtied, and random
+# session keys dirty the key index all over, so fewer commits write far less (measured at
+# 300k sessions: 0.9 GB written with 500,000 lines a commit against 2.4 GB with 50,000).
+COMMIT_EVERY_LINES = 500_000
 FINGERPRINT_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b\x08"  # RFC 1952: magic bytes and deflate, what every gzip tool writes
 SHOWN_REJECTS = 1_000  # kept in memory for the summary; all are stored in rejected_lines
@@ -165,7 +169,7 @@ class FileImport:
         offset, lines_before, note = _resume_point(self.db, self.source)
         self.result.note = note
         self.result.mode = "incremental" if offset else "full"
-        with self.db.writer() as connection, _paused_gc():
+        with self.db.bulk_writer() as connection, _paused_gc():
             try:
                 self._read(connection, offset, lines_before)
             except BaseException:

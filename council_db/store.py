@@ -65,7 +65,11 @@ def _chunks(items: Sequence, size: int = IN_CHUNK) -> Iterable[Sequence]:
 
 
 class ScoreWriter:
-    """Resolves names and session keys to ids (cached) and inserts score rows."""
+    """Resolves names and session keys to ids (cached) and inserts score rows.
+
+    The cached ids last one transaction: within it the write lock keeps every other writer
+    out, so an id read or inserted is still there at the commit (which lets the bulk
+    writer skip foreign-key checks); after it, another connection may have changed rows."""
 
     def __init__(self, connection: Connection):
         self.connection = connection
@@ -76,6 +80,13 @@ class ScoreWriter:
         self.sessions: dict[str, tuple[int, tuple]] = {}
         self.envelopes: dict[tuple, int] = {}
         self.created: set[int] = set()  # sessions this writer inserted whose statistics are not yet written
+        self._transaction: object = None  # the one the caches belong to
+
+    def _caches_for_this_transaction(self) -> None:
+        transaction = self.connection.get_transaction()
+        if transaction is None or transaction is not self._transaction:
+            for cache in (self.models, self.scales, self.sessions, self.envelopes):
+                cache.clear()
 
     def _insert(self, table: str, columns: tuple[str, ...], conflict: str, values: list[tuple]) -> int:
         """Insert rows, skipping those whose key is already stored; returns how many were new."""
@@ -196,6 +207,7 @@ class ScoreWriter:
         """Insert the batch's records; returns how many were new (the rest were already stored)."""
         if not len(batch):
             return 0
+        self._caches_for_this_transaction()
         self._model_ids(set(batch.names))
         self._scale_ids({scale.name: scale for scale in batch.scales})
         session_ids, stored = self._session_ids(batch, import_id)
@@ -209,6 +221,7 @@ class ScoreWriter:
                                         [*columns.as_lists(), self._envelope_ids(batch, stored)])
         if inserted:
             self._session_stats(columns, all_new=inserted == len(batch))
+        self._transaction = self.connection.get_transaction()
         return inserted
 
     def _session_stats(self, columns: ScoreColumns, all_new: bool) -> None:

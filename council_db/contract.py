@@ -2,8 +2,9 @@
 (schema versions, timestamps, scales, query metadata). Validation of whole lines with
 pydantic is in validation.py; this module stays light so analyses can import it fast.
 
-Validated lines become Records (batch_decoder.py); everything shared by a session (the "envelope") is
-normalised once per distinct value and cached, because a 4x4 session repeats it 16 times.
+Validated lines become Records (batch_decoder.py); everything shared by a session (the
+"envelope") is normalised once per distinct value and cached, because a 4x4 session repeats
+it 16 times.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reading JSONL in byte-accurate batches and validating them fast.
 
-Validating 2,000 lines in one call is several times faster than one call per line. Lines
+Validating a batch of lines in one call is several times faster than one call per line. Lines
 are joined into one JSON array with ",\n" between them. A raw line break cannot stand
 inside a JSON string, so no string can run from one line into the next; and a line joins
 only if it starts with "{", ends with "}" and holds no bracket, so an object cannot run on

@@ -97,28 +97,42 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
     """The window's scores; above ``sample_sessions`` sessions (0 = never), the record-level
     analyses get a sample of about that many of the window's sessions (see ``sample_query``),
     and counts and length correlations come from per-session totals over all of it."""
+    sessions_sql, params = window.session_query()
+    if window.reviewers or window.models:  # whole-window sums do not apply to a filtered window
+        in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
+        if chosen is None:
+            return WindowData(load(db, window), in_window)
+        return WindowData(load_sessions(db, _ids_sql(chosen), {}, reviewers=window.reviewers, models=window.models),
+                          in_window)
+    # The totals' pass over the whole window is the longest query, so it starts first; the
+    # count, the choice of the sample and the sample's records run meanwhile, each on its own
+    # connection (the database releases the GIL while a query runs).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"))
+        in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
+        if chosen is None:
+            return WindowData(load(db, window), in_window)
+        rows = fetch_records(db, _ids_sql(chosen), {})
+        totals = pending.result()
+    return WindowData(score_data(rows, scale=totals.scale if totals else None), in_window, totals)
+
+
+def _sample(db: Database, sessions_sql: str, params: dict[str, Any], sample_sessions: int) -> tuple[int, list | None]:
+    """How many sessions the window holds, and the ids of its sample (None: no sample needed)."""
     from sqlalchemy import text
 
-    sessions_sql, params = window.session_query()
     with db.engine.connect() as connection:
         in_window = connection.execute(text(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w"), params).scalar_one()
         if not sample_sessions or in_window <= sample_sessions:
-            return WindowData(load(db, window), in_window)
+            return in_window, None
         share = {**params, "sample_share": sample_sessions / in_window}
-        chosen = [row[0] for row in connection.execute(text(sample_query(sessions_sql)), share)]
-    # The ids are written into the SQL (integers from the database): as a subquery the
-    # planner may scan every score instead of looking up the sample's.
-    sample_sql = f"SELECT id FROM sessions WHERE id IN ({', '.join(map(str, chosen)) or 'NULL'})"
-    if window.reviewers or window.models:
-        return WindowData(load_sessions(db, sample_sql, {}, reviewers=window.reviewers, models=window.models),
-                          in_window)
-    # The totals' pass over the whole window and the sample's records are independent
-    # queries: each runs on its own connection while the database releases the GIL.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"))
-        rows = fetch_records(db, sample_sql, {})
-        totals = pending.result()
-    return WindowData(score_data(rows, scale=totals.scale if totals else None), in_window, totals)
+        return in_window, [row[0] for row in connection.execute(text(sample_query(sessions_sql)), share)]
+
+
+def _ids_sql(ids: list[int]) -> str:
+    """The sample as SQL. The ids are written into it (integers from the database): as a
+    subquery the planner may scan every score instead of looking up the sample's."""
+    return f"SELECT id FROM sessions WHERE id IN ({', '.join(map(str, ids)) or 'NULL'})"
 
 
 def sample_query(sessions_sql: str) -> str:

@@ -59,8 +59,8 @@ class Normaliser:
 
         Each pass over a slice's records then finds them in the processor's cache: measured
         on lines streamed from a large file, 2.6-2.9 us a record in slices of 500 against
-        5.8-6.4 us in one slice of 2,000. The writer wants the opposite (each batch has a fixed cost), so the slices
-        are joined again."""
+        5.8-6.4 us in one slice of 2,000. The writer wants the opposite (each batch has a
+        fixed cost), so the slices are joined again."""
         parts = [self.rows(parse_batch(part), part) for part in batch.slices(PARSE_LINES)]
         if len(parts) == 1:
             return parts[0]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+
 from sqlalchemy import text
 
 from council_db.database import BULK_PRAGMAS
@@ -16,8 +19,6 @@ def _settings(driver) -> dict:
 
 
 def _batch(lines: list[dict]):
-    import json
-
     batch = LineBatch(1, [json.dumps(line).encode() for line in lines], 0)
     return Normaliser().normalise(batch).rows
 
@@ -36,8 +37,6 @@ def test_an_import_leaves_every_reference_pointing_at_a_stored_row(cli, db, db_p
     lines = (session("a") + session("b", schema_version="1.1.0") + [record(session_id="a", position=9,
              timestamp="2025-12-18T00:00:00Z")] + ["not json"] + session("c", score_value=0.0))
     cli("import", str(write_jsonl(tmp_path / "in.jsonl", lines)))
-    import sqlite3
-
     with sqlite3.connect(db_path) as connection:
         assert connection.execute("SELECT COUNT(*) FROM scores").fetchone()[0] == 49
         assert connection.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -98,7 +98,7 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
     analyses get a sample of about that many of the window's sessions (see ``sample_query``),
     and counts and length correlations come from per-session totals over all of it."""
     sessions_sql, params = window.session_query()
-    if window.reviewers or window.models:  # whole-window sums do not apply to a filtered window
+    if window.reviewers or window.models or not sample_sessions:  # no whole-window sums: filtered, or never sampled
         in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
         if chosen is None:
             return WindowData(load(db, window), in_window)

@@ -162,7 +162,7 @@ class Database:
             try:
                 yield connection
             finally:
-                if connection.in_transaction():
+                if connection.in_transaction():  # foreign_keys cannot change inside a transaction
                     connection.rollback()
                 for name, value in before.items():
                     driver.execute(f"PRAGMA {name}={value}")

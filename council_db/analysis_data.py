@@ -13,7 +13,7 @@ from typing import Iterable
 
 import numpy as np
 
-from council_db.contract import DEFAULT_SCALE
+from council_db.contract.fields import DEFAULT_SCALE
 
 
 @dataclass
@@ -80,7 +80,10 @@ def from_records(records: Iterable[dict]) -> ScoreData:
     and benchmarks that skip the database. Applies the same rules as the database path:
     records whose position is not a display slot get slot -1; unscored/out-of-scale records
     are left out and counted."""
-    from council_db.contract import EXCLUSION_REASONS, schema_version, score_scale, timestamp_us
+    from council_db.contract.fields import EXCLUSION_REASONS
+    from council_db.contract.scales import score_scale
+    from council_db.contract.schema_versions import schema_version
+    from council_db.contract.timestamps import timestamp_us
 
     reason_codes = {number: code for code, (number, _) in EXCLUSION_REASONS.items()}
 

@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from council_db.analysis_data import ScoreData
-from council_db.contract import format_us
+from council_db.contract.timestamps import format_us
 from council_db.database import Database
 from council_db.errors import CouncilDbError
 from council_db.report_window import load_sessions

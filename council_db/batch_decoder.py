@@ -1,4 +1,4 @@
-"""Validated records, and the import's fast path: a whole batch of lines decoded at once.
+"""The import's fast path: a whole batch of lines decoded at once into ``Record`` structs.
 
 pydantic (validation.py) is the authority on what a line must be, and it words the errors.
 But its validation was a quarter of the import's CPU. msgspec decodes and checks the same
@@ -10,40 +10,9 @@ and a batch it refuses goes to pydantic, which then finds and explains the bad l
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping, Union
-
 import msgspec
 
-from council_db.contract import DEFAULT_CONSENT, DEFAULT_SCALE, FIELDS
-
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
-Text = Annotated[str, msgspec.Meta(max_length=500)]
-# Python's "$" also matches before a final newline; pydantic's (Rust) regex does not.
-QueryHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-fA-F]{16}\Z")]
-# pydantic refuses objects nested deeper than its recursion limit and msgspec takes ~1,000
-# levels, so the fast path takes metadata two levels deep (deeper goes to pydantic). No
-# lists: a line holding a bracket is never in a joined batch (lines.py).
-Scalar = Union[str, int, float, bool, None]
-Metadata = dict[str, Union[Scalar, dict[str, Scalar]]]
-
-
-class Record(msgspec.Struct, kw_only=True, gc=False):
-    """One validated line: llm-council's fields, with the defaults of a missing field."""
-
-    schema_version: Union[int, Text, None] = None
-    session_id: Name
-    timestamp: Union[Text, None] = None
-    consent_level: Annotated[int, msgspec.Meta(ge=0, le=4)] = DEFAULT_CONSENT
-    reviewer_id: Name
-    model_id: Name
-    position: Annotated[int, msgspec.Meta(ge=0, le=1_000)]
-    response_length_chars: Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
-    score_value: Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]
-    score_scale: Text = DEFAULT_SCALE
-    council_config_version: Union[Text, None] = None
-    query_hash: Union[QueryHash, None] = None
-    query_metadata: Union[Metadata, None] = None
-
+from council_db.contract.record import Record
 
 _DECODER = msgspec.json.Decoder(list[Record])
 
@@ -54,9 +23,3 @@ def decode_joined(data: bytes) -> list[Record] | None:
         return _DECODER.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
-
-
-def as_record(values: Mapping[str, Any]) -> Record:
-    """A record from an already validated mapping (pydantic's dict, or an exported record);
-    keys it lacks take the defaults a missing field has."""
-    return Record(**{key: values[key] for key in FIELDS if key in values})

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterator, Sequence
 
 from council_db import __version__
-from council_db.batch_decoder import as_record
+from council_db.contract.record import as_record
 from council_db.database import Database
 from council_db.errors import CouncilDbError
 from council_db.exporter import ExportFilter, records

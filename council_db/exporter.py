@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
 
-from council_db.contract import FIELDS, export_schema_version
+from council_db.contract.fields import FIELDS
+from council_db.contract.schema_versions import export_schema_version
 from council_db.database import Database
 from council_db.resources import read_sql
 from council_db.sql_filters import time_range

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from council_db.contract import format_us
+from council_db.contract.timestamps import format_us
 from council_db.database import Database
 from council_db.resources import read_sql
 

@@ -18,8 +18,9 @@ from typing import BinaryIO, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from council_db.batch_decoder import Record, as_record, decode_joined
-from council_db.contract import FIELDS, METADATA_KEYS, LineError
+from council_db.batch_decoder import decode_joined
+from council_db.contract.fields import FIELDS, METADATA_KEYS, LineError
+from council_db.contract.record import Record, as_record
 from council_db.validation import LINE, LINES, explain
 
 CHUNK_BYTES = 1 << 20

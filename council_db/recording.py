@@ -127,7 +127,7 @@ def _check_label(label: str, value: Any) -> None:
 def record(db: Database, session: Any, *, source: str, secret_loader=None) -> Recorded:
     """Check, build and store one session. ``secret_loader`` gives the query-hash key; it is
     asked only when a query must be hashed (consent level 4)."""
-    from council_db.query_hash import load_secret, query_hash
+    from council_db.contract.query_hash import load_secret, query_hash
 
     checked = check_session(session)
     loader = secret_loader or load_secret

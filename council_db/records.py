@@ -9,18 +9,12 @@ from operator import attrgetter, ne
 
 import numpy as np
 
-from council_db.batch_decoder import Record
-from council_db.contract import (
-    ENVELOPE_KEYS,
-    Envelope,
-    LineError,
-    ScoreScale,
-    envelope,
-    envelope_key,
-    score_scale,
-)
+from council_db.contract.envelope import ENVELOPE_KEYS, Envelope, envelope, envelope_key
+from council_db.contract.fields import LineError
+from council_db.contract.record import Record
+from council_db.contract.scales import ScoreScale, score_scale
+from council_db.contract.score_batch import ScoreBatch
 from council_db.lines import LineBatch, Parsed, Rejected, parse_batch, reject
-from council_db.score_batch import ScoreBatch
 
 CACHE_LIMIT = 100_000
 PARSE_LINES = 500

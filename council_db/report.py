@@ -12,7 +12,7 @@ import numpy as np
 
 from council_db import joint_model, report_sections, stats
 from council_db.analysis_data import ScoreData, log_length_sd
-from council_db.contract import format_us
+from council_db.contract.timestamps import format_us
 from council_db.position import first_shown_judgments, presentation_designs
 from council_db.report_model import (
     BiasReport,

@@ -11,7 +11,7 @@ import numpy as np
 
 from council_db import affinity, anomalies, changepoints, trends
 from council_db.analysis_data import ScoreData
-from council_db.contract import format_us
+from council_db.contract.timestamps import format_us
 from council_db.report_model import (
     AffinityCell,
     AnchoringEffect,

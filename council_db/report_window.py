@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from council_db.analysis_data import ScoreData, from_rows
-from council_db.contract import DEFAULT_SCALE, timestamp_us
+from council_db.contract.fields import DEFAULT_SCALE
+from council_db.contract.timestamps import timestamp_us
 from council_db.database import Database
 from council_db.resources import read_sql
 from council_db.session_sums import WindowTotals, load_totals

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from council_db.score_batch import OUT_OF_SCALE, UNSCORED, ScoreColumns
+from council_db.contract.score_batch import OUT_OF_SCALE, UNSCORED, ScoreColumns
 
 COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_scale", "score_sum", "score_sq_sum",
            "length_sum", "length_sq_sum", "length_score_sum", "answers", "answer_sxx", "answer_syy", "answer_sxy",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from council_db.contract import LineError, timestamp_us
+from council_db.contract.fields import LineError
+from council_db.contract.timestamps import timestamp_us
 
 
 def time_range(since: str | None, until: str | None) -> tuple[list[str], dict[str, Any]]:

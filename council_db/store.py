@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from council_db.contract import Envelope, ScoreScale
+from council_db.contract.envelope import Envelope
+from council_db.contract.scales import ScoreScale
+from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.resources import read_sql
-from council_db.score_batch import ScoreBatch, ScoreColumns
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection

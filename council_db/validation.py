@@ -9,7 +9,7 @@ from typing import Annotated, Any, Union
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
 from typing_extensions import Required, TypedDict
 
-from council_db.contract import LineError
+from council_db.contract.fields import LineError
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 Text = Annotated[str, StringConstraints(max_length=500)]

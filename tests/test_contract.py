@@ -113,7 +113,7 @@ def test_an_unknown_scale_is_rejected_with_the_expected_form(db, tmp_path):
 )
 @both_backends
 def test_timestamps_in_every_form_are_stored_as_the_same_instant(db, tmp_path, written, utc):
-    from council_db.contract import format_us
+    from council_db.contract.timestamps import format_us
 
     imported(db, tmp_path, [record(timestamp=written)])
     assert format_us(scalar(db, "SELECT ts_us FROM sessions")) == utc

@@ -10,7 +10,7 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from council_db.contract import FIELDS
+from council_db.contract.fields import FIELDS
 from council_db.database import open_database
 from council_db.exporter import ExportFilter, records
 from council_db.importer import import_files

@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from council_db.batch_decoder import as_record, decode_joined
+from council_db.batch_decoder import decode_joined
 from council_db.cli import app
-from council_db.contract import FIELDS
+from council_db.contract.fields import FIELDS
+from council_db.contract.record import as_record
 from council_db.database import open_database
 from council_db.exporter import ExportFilter, records
 from council_db.importer import import_files

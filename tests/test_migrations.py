@@ -21,7 +21,7 @@ from sqlalchemy import Column, Float, MetaData, text
 from sqlalchemy.exc import IntegrityError
 
 from council_db import migrate
-from council_db.contract import EXCLUSION_REASONS
+from council_db.contract.fields import EXCLUSION_REASONS
 from council_db.database import BUSY_TIMEOUT_MS, create_engine_for, open_database
 from council_db.errors import CouncilDbError, DatabaseTooNew
 from council_db.models import NAMING_CONVENTION, Base

@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from council_db import migrate
-from council_db.contract import EXCLUSION_REASONS
+from council_db.contract.fields import EXCLUSION_REASONS
 from council_db.database import create_engine_for
 from council_db.models import Base
 from tests.conftest import run_module, scalar, session, write_jsonl

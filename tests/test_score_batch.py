@@ -9,11 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from council_db import records
-from council_db.batch_decoder import as_record
-from council_db.contract import envelope, score_scale
+from council_db.contract.envelope import envelope
+from council_db.contract.record import as_record
+from council_db.contract.scales import score_scale
+from council_db.contract.score_batch import ScoreBatch
 from council_db.lines import LineBatch
 from council_db.records import Normaliser
-from council_db.score_batch import ScoreBatch
 from tests.conftest import record, session
 
 SCALES = ["1-10", "0-1", "1-5", "-3-3"]

@@ -11,7 +11,7 @@ from council_db.aggregation.calibration import calibrate, check_reviewers
 from council_db.aggregation.leaderboard import N_BOOT, leaderboard
 from council_db.aggregation.strategies import Calibration, Method, consensus
 from council_db.analysis_data import ScoreData
-from council_db.contract import format_us
+from council_db.contract.timestamps import format_us
 from council_db.database import Database
 from council_db.errors import CouncilDbError
 from council_db.report_window import Window, load, load_sessions

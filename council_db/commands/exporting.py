@@ -33,7 +33,7 @@ def command(
     """Export stored records as llm-council JSONL or CSV.
 
     import -> export -> import gives the same rows, field for field."""
-    from council_db.contract import LineError
+    from council_db.contract.fields import LineError
     from council_db.exporter import ExportFilter, write
 
     filters = ExportFilter(since, until, reviewer, model, session, min_consent)

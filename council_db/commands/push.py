@@ -26,7 +26,7 @@ def command(
     metadata and bias indicators (3), query hash (4); never raw text. Events wait in an
     outbox until the endpoint accepts them, so a failed or interrupted push resumes, and
     every event has an id derived from its content, so the service can drop a resend."""
-    from council_db.contract import LineError
+    from council_db.contract.fields import LineError
     from council_db.push import PushSettings, check_endpoint, push, would_send
 
     check_endpoint(endpoint)

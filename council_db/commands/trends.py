@@ -109,7 +109,7 @@ def trends(
 
 
 def _trend_row(slope, q_value: float, change, change_q: float | None) -> dict[str, Any]:
-    from council_db.contract import format_us
+    from council_db.contract.timestamps import format_us
 
     flagged = change is not None and change_q is not None and change_q <= 0.05
     return {
@@ -136,7 +136,7 @@ def _series(timed, every_us: int, changes: dict) -> list[dict[str, Any]]:
     SQLite table of the residuals: works the same whichever database holds the scores."""
     import sqlite3
 
-    from council_db.contract import format_us
+    from council_db.contract.timestamps import format_us
     from council_db.resources import read_sql
 
     offset = MONDAY_US if every_us == EVERY_US["7d"] else 0
@@ -170,7 +170,7 @@ def anomalies(
     Benjamini-Hochberg q <= 0.05 over the sessions in the window."""
     from council_db import anomalies as detect
     from council_db import stats
-    from council_db.contract import format_us
+    from council_db.contract.timestamps import format_us
     from council_db.output import emit_rows
 
     _, _, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,

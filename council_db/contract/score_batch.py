@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 
 import numpy as np
 
-from council_db.contract import EXCLUSION_REASONS, Envelope, ScoreScale
+from council_db.contract.envelope import Envelope
+from council_db.contract.fields import EXCLUSION_REASONS
+from council_db.contract.scales import ScoreScale
 
 if TYPE_CHECKING:
-    from council_db.batch_decoder import Record
+    from council_db.contract.record import Record
 
 _RECORD_FIELDS = attrgetter("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
                             "score_value")

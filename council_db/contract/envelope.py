@@ -1,0 +1,96 @@
+"""The session envelope: what every record of a session shares (time, consent, schema version,
+config version, query hash and metadata), normalised once per distinct value and cached,
+because a 4x4 session repeats it 16 times."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from council_db.contract.fields import METADATA_KEYS, LineError
+from council_db.contract.schema_versions import schema_version
+from council_db.contract.timestamps import timestamp_us
+
+if TYPE_CHECKING:
+    from council_db.contract.record import Record
+
+@dataclass(frozen=True)
+class Envelope:
+    """What a record shares with its session, in stored form (the columns of ``sessions``)."""
+
+    timestamp: str
+    ts_us: int | None
+    consent_level: int
+    schema_version: str
+    schema_version_raw: str | None
+    council_config_version: str | None
+    query_hash: str | None
+    query_metadata: str | None  # JSON, known keys only
+    category: str | None
+    language: str | None
+    length_bucket: str | None
+    display_order: bool
+    stored: tuple = ()  # the columns that must match for two records to share an envelope
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stored", (
+            self.timestamp, self.consent_level, self.schema_version, self.schema_version_raw,
+            self.council_config_version, self.query_hash, self.query_metadata))
+
+
+def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str | None, str | None]:
+    """Known keys only: raw query text must never be stored, whatever a line carries."""
+    if value is None:
+        return None, None, None, None
+    kept = tuple((k, v) for k, v in value.items() if k in METADATA_KEYS)
+    for key, item in kept:
+        if item is not None and not isinstance(item, str):
+            raise LineError("query_metadata", f"{key} must be a string or null (got {type(item).__name__})")
+    return _stored_metadata(kept)
+
+
+@lru_cache(maxsize=4096)
+def _stored_metadata(kept: tuple[tuple[str, str | None], ...]) -> tuple[str, str | None, str | None, str | None]:
+    """Cached: every session has its own envelope, but there are few distinct metadata (a
+    category, a length bucket, a language), and making the JSON for each session showed in
+    the import's profile."""
+    found = dict(kept)
+    bucket = found.get("token_bucket", found.get("token_count_bucket"))
+    return (json.dumps(found, ensure_ascii=False, separators=(",", ":")), found.get("category"),
+            found.get("language"), bucket)
+
+
+# The envelope fields of a validated line, as they came: a tuple of them is comparable,
+# not hashable (envelope_key makes a key of it).
+ENVELOPE_KEYS = ("timestamp", "consent_level", "schema_version", "council_config_version", "query_hash",
+                 "query_metadata")
+
+
+def envelope_key(fields: tuple) -> tuple:
+    """A hashable key for envelope fields; the type keeps integer 1 apart from "1"."""
+    metadata = fields[5]
+    frozen = None if metadata is None else tuple((k, repr(v)) for k, v in metadata.items())
+    return (*fields[:5], type(fields[2]), frozen)
+
+
+def envelope(record: Record) -> Envelope:
+    version = schema_version(record.schema_version)
+    text = record.timestamp or ""
+    metadata, category, language, bucket = _metadata(record.query_metadata)
+    return Envelope(
+        timestamp=text,
+        ts_us=timestamp_us(text),
+        consent_level=record.consent_level,
+        schema_version=version.normalised,
+        schema_version_raw=version.raw_literal,
+        council_config_version=record.council_config_version,
+        query_hash=record.query_hash,
+        query_metadata=metadata,
+        category=category,
+        language=language,
+        length_bucket=bucket,
+        display_order=version.display_order,
+    )
+

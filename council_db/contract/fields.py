@@ -1,0 +1,41 @@
+"""The llm-council bias record's fields, its defaults, and why a stored score can be excluded.
+
+The rest of the contract sits beside this module: schema versions, timestamps, scales, the
+session envelope, the validated ``Record`` and a batch of them as columns (``ScoreBatch``).
+Whole lines are validated in ingest/ (pydantic in validation.py, msgspec in fast_decode.py).
+The contract imports nothing else of council_db's, so every layer can stand on it.
+"""
+
+from __future__ import annotations
+
+FIELDS = (
+    "schema_version",
+    "session_id",
+    "timestamp",
+    "consent_level",
+    "reviewer_id",
+    "model_id",
+    "position",
+    "response_length_chars",
+    "score_value",
+    "score_scale",
+    "council_config_version",
+    "query_hash",
+    "query_metadata",
+)
+METADATA_KEYS = ("category", "token_bucket", "token_count_bucket", "language")
+DEFAULT_SCALE = "1-10"
+DEFAULT_CONSENT = 1  # llm-council's LOCAL_ONLY default
+EXCLUSION_REASONS: dict[str, tuple[int, str]] = {
+    "unscored": (1, "0 on a scale starting above 0: llm-council's marker for ranked but never scored"),
+    "out_of_scale": (2, "score outside the range of its scale"),
+}
+
+
+class LineError(ValueError):
+    """A bad line: which field, what was wrong, what was expected."""
+
+    def __init__(self, field: str | None, problem: str):
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}" if field else problem)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from council_db.database import Database, open_database
-from council_db.location import resolve_url
+from council_db.store.database import Database, open_database
+from council_db.store.location import resolve_url
 
 if TYPE_CHECKING:
     from council_db.recording import Recorded

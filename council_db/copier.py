@@ -19,13 +19,13 @@ from typing import Iterator, Sequence
 
 from council_db import __version__
 from council_db.contract.record import as_record
-from council_db.database import Database
 from council_db.errors import CouncilDbError
 from council_db.exporter import ExportFilter, records
 from council_db.importer import COMMIT_EVERY_LINES, now_utc
 from council_db.lines import LineBatch, Parsed
 from council_db.records import Normaliser
-from council_db.store import ScoreWriter
+from council_db.store.database import Database
+from council_db.store.writer import ScoreWriter
 
 BATCH_RECORDS = 2_000
 MAY_LEAVE_THE_MACHINE = 2  # consent levels below this are local only
@@ -88,7 +88,7 @@ def copy(source: Database, target: Database, *, min_consent: int = MAY_LEAVE_THE
     """Add the source's records (at or above ``min_consent``) that the target lacks."""
     from sqlalchemy import insert
 
-    from council_db.models import Import
+    from council_db.store.models import Import
 
     if source.engine.url == target.engine.url:
         raise CouncilDbError(f"--to names the database being copied ({_where(source)}): give another one")

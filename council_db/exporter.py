@@ -9,9 +9,9 @@ from typing import Any, Iterator, TextIO
 
 from council_db.contract.fields import FIELDS
 from council_db.contract.schema_versions import export_schema_version
-from council_db.database import Database
 from council_db.resources import read_sql
-from council_db.sql_filters import time_range
+from council_db.store.database import Database
+from council_db.store.sql_filters import time_range
 
 ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from council_db import __version__
-from council_db.database import Database
 from council_db.errors import CouncilDbError
 from council_db.lines import Rejected
 from council_db.pipeline import Chunk, source_chunks
-from council_db.store import ScoreWriter
+from council_db.store.database import Database
+from council_db.store.writer import ScoreWriter
 
 # A commit every ~3 s of importing: the resume point after a crash, and the moment other
 # writers get their turn. Each commit writes every page the transaction dirtied, and random
@@ -121,7 +121,7 @@ def _resume_point(db: Database, source: Source) -> tuple[int, int, str | None]:
     """(offset, lines already read, note) for a file imported before, else (0, 0, note)."""
     from sqlalchemy import select
 
-    from council_db.models import Import
+    from council_db.store.models import Import
 
     if source.kind != "file":
         return 0, 0, None
@@ -180,7 +180,7 @@ class FileImport:
     def _read(self, connection, offset: int, lines_before: int) -> None:
         from sqlalchemy import insert
 
-        from council_db.models import Import
+        from council_db.store.models import Import
 
         imports = Import.__table__
         self.result.import_id = connection.execute(insert(imports).values(
@@ -261,7 +261,7 @@ class FileImport:
 def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:
     from sqlalchemy import insert
 
-    from council_db.models import RejectedLine
+    from council_db.store.models import RejectedLine
 
     connection.execute(insert(RejectedLine.__table__), [
         dict(import_id=import_id, line_number=r.line_number, field=r.field, reason=r.reason, raw=r.raw)

@@ -24,10 +24,10 @@ from typing import Callable
 from urllib.parse import urlparse
 
 from council_db import __version__
-from council_db.database import Database
 from council_db.errors import CouncilDbError, UsageError
 from council_db.importer import now_utc
 from council_db.session_events import Built, build_events
+from council_db.store.database import Database
 
 RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
 MAX_BACKOFF_SECONDS = 30.0
@@ -62,7 +62,7 @@ def enqueue(db: Database, endpoint: str, built: Built) -> int:
     """Write the events the endpoint does not have yet; returns how many were new."""
     from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-    from council_db.models import OutboxEvent
+    from council_db.store.models import OutboxEvent
 
     if not built.events:
         return 0
@@ -85,7 +85,7 @@ def pending(db: Database, endpoint: str) -> list[tuple[int, str]]:
     """(outbox id, payload) of the events not yet accepted by the endpoint, oldest first."""
     from sqlalchemy import select
 
-    from council_db.models import OutboxEvent
+    from council_db.store.models import OutboxEvent
 
     with db.engine.connect() as connection:
         return [tuple(row) for row in connection.execute(
@@ -96,7 +96,7 @@ def pending(db: Database, endpoint: str) -> list[tuple[int, str]]:
 def _update(db: Database, ids: list[int], **values) -> None:
     from sqlalchemy import update
 
-    from council_db.models import OutboxEvent
+    from council_db.store.models import OutboxEvent
 
     with db.writer() as connection:
         connection.execute(update(OutboxEvent).where(OutboxEvent.id.in_(ids)).values(**values))
@@ -104,7 +104,7 @@ def _update(db: Database, ids: list[int], **values) -> None:
 
 
 def _record_failure(db: Database, ids: list[int], error: str) -> None:
-    from council_db.models import OutboxEvent
+    from council_db.store.models import OutboxEvent
 
     _update(db, ids, attempts=OutboxEvent.attempts + 1, last_error=error[:500])
 
@@ -177,7 +177,7 @@ def would_send(db: Database, endpoint: str, *, since: str | None = None, until: 
     """The payloads a push would send now, without writing anything: queued ones, then new ones."""
     from sqlalchemy import select
 
-    from council_db.models import OutboxEvent
+    from council_db.store.models import OutboxEvent
 
     check_endpoint(endpoint)
     built = build_events(db, since=since, until=until)

@@ -70,7 +70,7 @@ def run(url: str, sql: str) -> Answer:
     """Run one read-only statement against the database at ``url``."""
     from sqlalchemy.engine import make_url
 
-    from council_db.location import sqlite_path
+    from council_db.store.location import sqlite_path
 
     path = sqlite_path(url)
     dialect = make_url(url).get_backend_name()
@@ -150,7 +150,7 @@ def run_postgresql(url: str, sql: str) -> Answer:
     statements, so no COMMIT can end the transaction early."""
     from sqlalchemy.exc import DBAPIError
 
-    from council_db.database import create_engine_for
+    from council_db.store.database import create_engine_for
 
     engine = create_engine_for(url)  # psycopg for postgres:// and postgresql:// URLs too
     try:

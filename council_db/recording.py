@@ -17,8 +17,8 @@ from typing_extensions import Required, TypedDict
 
 from council_db import __version__
 from council_db.council_records import build_records
-from council_db.database import Database
 from council_db.errors import CouncilDbError
+from council_db.store.database import Database
 
 SESSION_KIND = "session"
 
@@ -160,8 +160,8 @@ def _store(db: Database, result: Recorded, source: str) -> None:
     from sqlalchemy import insert, update
 
     from council_db.importer import now_utc
-    from council_db.models import Import
-    from council_db.store import ScoreWriter
+    from council_db.store.models import Import
+    from council_db.store.writer import ScoreWriter
 
     normalised = _normalise(result.records)
     imports = Import.__table__

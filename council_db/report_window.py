@@ -15,10 +15,10 @@ from typing import Any
 from council_db.analysis_data import ScoreData, from_rows
 from council_db.contract.fields import DEFAULT_SCALE
 from council_db.contract.timestamps import timestamp_us
-from council_db.database import Database
 from council_db.resources import read_sql
 from council_db.session_sums import WindowTotals, load_totals
-from council_db.sql_filters import time_range
+from council_db.store.database import Database
+from council_db.store.sql_filters import time_range
 
 DAY_US = 86_400 * 1_000_000
 # Above this many sessions, record-level analyses (the joint model, reviewers, slots,

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from council_db.database import Database
 from council_db.resources import read_sql
 from council_db.stats.correlation import PooledSums, WithinSums
 from council_db.stats.meta_analysis import FisherZSums, RandomSums
+from council_db.store.database import Database
 
 
 @dataclass

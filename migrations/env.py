@@ -5,7 +5,7 @@ import os
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from council_db.models import Base
+from council_db.store.models import Base
 
 config = context.config
 target_metadata = Base.metadata

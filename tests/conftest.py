@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from council_db.cli import app
-from council_db.database import Database, open_database
+from council_db.store.database import Database, open_database
 from tests import postgres
 
 SESSION = "3f2b6c1e-6d1a-4c3e-9a51-0c7f0d2b9e10"

@@ -19,9 +19,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from council_db.database import open_database
 from council_db.exporter import ExportFilter, records
 from council_db.simulate import SimulationConfig, write_jsonl
+from council_db.store.database import open_database
 
 # council-db's own entry point, with the importer's commit interval set from argv[1]: a
 # smaller interval gives a kill more committed states to land between (the logic is the same).

@@ -7,9 +7,9 @@ import json
 import pytest
 from sqlalchemy import text
 
-from council_db.database import open_database
 from council_db.exporter import ExportFilter, records
 from council_db.importer import import_files
+from council_db.store.database import open_database
 from tests.conftest import SESSION, both_backends, record, scalar, session, write_jsonl
 
 

@@ -191,10 +191,11 @@ def test_quiet_prints_nothing_on_stderr_once_the_database_exists(cli, tmp_path):
 
 @both_backends
 def test_sessions_spanning_batches_import_whole_when_the_session_cache_overflows(cli, tmp_path, monkeypatch):
-    from council_db import lines, store
+    from council_db import lines
+    from council_db.store import writer
 
     monkeypatch.setattr(lines, "BATCH_LINES", 5)
-    monkeypatch.setattr(store, "SESSION_CACHE_LIMIT", 1)
+    monkeypatch.setattr(writer, "SESSION_CACHE_LIMIT", 1)
     path = write_jsonl(tmp_path / "in.jsonl", [line for n in range(6) for line in session(f"s{n}")])
     summary = json.loads(cli("import", str(path), "--format", "json").stdout)
     assert (summary["inserted"], summary["rejected"]) == (96, 0)

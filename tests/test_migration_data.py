@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from council_db import migrate
-from council_db.database import open_database
 from council_db.errors import DatabaseTooNew
+from council_db.store import migrate
+from council_db.store.database import open_database
 from tests.conftest import Cli, session, write_jsonl
 from tests.test_migrations import make_council_db_at, revisions_oldest_first, set_revision
 

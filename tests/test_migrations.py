@@ -20,11 +20,11 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Column, Float, MetaData, text
 from sqlalchemy.exc import IntegrityError
 
-from council_db import migrate
 from council_db.contract.fields import EXCLUSION_REASONS
-from council_db.database import BUSY_TIMEOUT_MS, create_engine_for, open_database
 from council_db.errors import CouncilDbError, DatabaseTooNew
-from council_db.models import NAMING_CONVENTION, Base
+from council_db.store import migrate
+from council_db.store.database import BUSY_TIMEOUT_MS, create_engine_for, open_database
+from council_db.store.models import NAMING_CONVENTION, Base
 
 EXPECTED_TABLES = {
     "models",
@@ -565,7 +565,7 @@ def test_processes_opening_a_new_database_at_once_all_succeed_and_one_creates_it
     import subprocess
     import sys
 
-    script = ("import sys; from council_db.database import open_database; "
+    script = ("import sys; from council_db.store.database import open_database; "
               "open_database('sqlite:///' + sys.argv[1], notify=lambda m: print(m))")
     for round_number in range(3):
         path = tmp_path / f"race{round_number}.db"

@@ -14,10 +14,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from council_db import migrate
 from council_db.contract.fields import EXCLUSION_REASONS
-from council_db.database import create_engine_for
-from council_db.models import Base
+from council_db.store import migrate
+from council_db.store.database import create_engine_for
+from council_db.store.models import Base
 from tests.conftest import run_module, scalar, session, write_jsonl
 from tests.test_migrations import EXPECTED_TABLES, EXPECTED_VIEWS, revisions_oldest_first
 
@@ -74,7 +74,7 @@ def test_downgrading_to_each_revision_and_base_on_postgresql_then_upgrading_give
 
 
 def test_processes_opening_a_new_postgresql_database_at_once_create_the_schema_once(pg_cluster):
-    script = ("import sys; from council_db.database import open_database; "
+    script = ("import sys; from council_db.store.database import open_database; "
               "open_database(sys.argv[1], notify=lambda m: print(m))")
     url = pg_cluster.database()
     processes = [subprocess.Popen([sys.executable, "-c", script, url], stdout=subprocess.PIPE,
@@ -103,7 +103,7 @@ def test_importers_running_at_once_against_one_server_lose_and_double_nothing(pg
     summaries = [json.loads(out) for out, _ in outputs]
     engine = create_engine_for(pg_url)
     try:
-        from council_db.database import Database
+        from council_db.store.database import Database
 
         db = Database(pg_url, engine)
         assert scalar(db, "SELECT count(*) FROM sessions") == expected_sessions

@@ -375,6 +375,6 @@ def test_ingest_hashes_at_level_4_with_the_secret_from_the_environment(db_path, 
                           capture_output=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     digest = hmac.new(SECRET.encode(), QUERY[:100].encode(), hashlib.sha256).hexdigest()[:16]
-    from council_db.database import open_database
+    from council_db.store.database import open_database
 
     assert scalar(open_database(f"sqlite:///{db_path}"), "SELECT query_hash FROM sessions") == digest

@@ -9,9 +9,10 @@ import math
 import pytest
 from sqlalchemy import text
 
-from council_db import migrate, report_window
+from council_db import report_window
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
+from council_db.store import migrate
 from tests.conftest import both_backends, session
 from tests.conftest import write_jsonl as write_lines
 
@@ -27,7 +28,7 @@ def stats_rows(db) -> dict[tuple[int, int], tuple]:
 
 def recomputed(db) -> dict[tuple[int, int], tuple]:
     """What sql/session_stats.sql gives when run afresh over every session."""
-    from council_db.store import ScoreWriter
+    from council_db.store.writer import ScoreWriter
 
     with db.engine.begin() as connection:
         ids = {row[0] for row in connection.execute(text("SELECT id FROM sessions"))}
@@ -108,7 +109,7 @@ def mixed_db(tmp_path_factory):
     assert cli("import", str(path)).exit_code == 0
     other = [dict(r, score_scale="1-5", score_value=3.0) for r in session("other-scale", models=4, reviewers=2)]
     assert cli("import", str(write_lines(folder / "other.jsonl", other))).exit_code == 0
-    from council_db.database import open_database
+    from council_db.store.database import open_database
 
     return open_database(f"sqlite:///{folder / 'council.db'}", notify=lambda _: None)
 
@@ -182,7 +183,7 @@ def test_the_cli_default_sample_size_is_the_library_default():
 
 
 def test_on_postgresql_window_totals_give_the_numbers_that_reading_every_record_gives(pg_url, tmp_path):
-    from council_db.database import open_database
+    from council_db.store.database import open_database
     from tests.conftest import Cli
 
     assert Cli(pg_url)("import", str(simulated(tmp_path / "in.jsonl", sessions=60, unscored_rate=0.02))).exit_code == 0

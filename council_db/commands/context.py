@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from council_db.database import Database
+    from council_db.store.database import Database
 
 
 @dataclass
@@ -19,14 +19,14 @@ class State:
 
     @property
     def url(self) -> str:
-        from council_db.location import resolve_url
+        from council_db.store.location import resolve_url
 
         return resolve_url(self.db_option)
 
     def database(self) -> Database:
         """The database, created or upgraded on first use (a newer one is refused)."""
         if self._database is None:
-            from council_db.database import open_database
+            from council_db.store.database import open_database
 
             self._database = open_database(self.url)
         return self._database

@@ -20,7 +20,7 @@ def _migrate(ctx: typer.Context, step: Callable, revision: str, *, create: bool)
     """Run migrate.upgrade or migrate.downgrade; a revision Alembic cannot reach is a usage error."""
     from alembic.util import CommandError
 
-    from council_db import migrate
+    from council_db.store import migrate
 
     engine = _engine(ctx, create=create)
     try:
@@ -33,7 +33,7 @@ def _migrate(ctx: typer.Context, step: Callable, revision: str, *, create: bool)
 
 
 def _engine(ctx: typer.Context, *, create: bool = True):
-    from council_db.database import create_engine_for
+    from council_db.store.database import create_engine_for
 
     return create_engine_for(state(ctx).url, create=create)
 
@@ -41,7 +41,7 @@ def _engine(ctx: typer.Context, *, create: bool = True):
 @app.command()
 def path(ctx: typer.Context) -> None:
     """Print the database file (or URL), e.g. for: datasette "$(council-db db path)"."""
-    from council_db.location import sqlite_path
+    from council_db.store.location import sqlite_path
 
     url = state(ctx).url
     found = sqlite_path(url)
@@ -58,7 +58,7 @@ def metadata(ctx: typer.Context) -> None:
     """Print the Datasette metadata file (view titles and descriptions), for:
     datasette "$(council-db db path)" -m "$(council-db db metadata)"."""
     from council_db.datasette_metadata import for_database
-    from council_db.location import sqlite_path
+    from council_db.store.location import sqlite_path
 
     print(for_database(sqlite_path(state(ctx).url)))
 
@@ -69,8 +69,8 @@ def upgrade(
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
 ) -> None:
     """Upgrade the schema (every command also does this on its own when needed)."""
-    from council_db import migrate
-    from council_db.database import use_wal
+    from council_db.store import migrate
+    from council_db.store.database import use_wal
 
     before, after = _migrate(ctx, migrate.upgrade, revision, create=True)
     engine = _engine(ctx)
@@ -85,7 +85,7 @@ def downgrade(
     revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001, or base for an empty schema.")],
 ) -> None:
     """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
-    from council_db import migrate
+    from council_db.store import migrate
 
     before, after = _migrate(ctx, migrate.downgrade, revision, create=False)
     message(f"schema {before} -> {after or '(empty)'}")
@@ -97,7 +97,7 @@ def current(
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
 ) -> None:
     """The database's schema revision and the newest this council-db knows."""
-    from council_db import migrate
+    from council_db.store import migrate
 
     revision = migrate.current_revision(_engine(ctx, create=False))
     emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
@@ -108,14 +108,14 @@ def history(
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
 ) -> None:
     """Every schema revision, newest first."""
-    from council_db import migrate
+    from council_db.store import migrate
 
     emit_rows(migrate.history(), fmt, title="schema revisions")
 
 
 def _sqlite_file(ctx: typer.Context, command: str) -> Path:
     from council_db.errors import CouncilDbError
-    from council_db.location import sqlite_path
+    from council_db.store.location import sqlite_path
 
     found = sqlite_path(state(ctx).url)
     if found is None:
@@ -136,7 +136,7 @@ def backup(
     """Copy the database to FILE as of one moment, even while imports run (SQLite only).
 
     The copy is checked and made private (0600) before it takes FILE's name."""
-    from council_db.backup import backup as make_backup
+    from council_db.store.backup import backup as make_backup
 
     database = _sqlite_file(ctx, "backup")
     summary = make_backup(database, file.expanduser(), force=force)
@@ -151,8 +151,8 @@ def restore(
 ) -> None:
     """Replace the database's content with the backup in FILE (checked first), safely even
     while other council-db processes have it open."""
-    from council_db import migrate
-    from council_db.backup import restore as restore_backup
+    from council_db.store import migrate
+    from council_db.store.backup import restore as restore_backup
 
     database = _sqlite_file(ctx, "restore")
     known = {entry["revision"] for entry in migrate.history()}
@@ -178,8 +178,8 @@ def copy(
     laptops whose data overlap, stores each record once. Import history and rejected lines
     stay here; the target records the copy as one import."""
     from council_db.copier import copy as copy_records
-    from council_db.database import open_database
-    from council_db.location import resolve_url
+    from council_db.store.database import open_database
+    from council_db.store.location import resolve_url
 
     source = state(ctx).database()
     target = open_database(resolve_url(to), notify=message)

@@ -16,7 +16,7 @@ def stats(ctx: typer.Context, fmt: FormatOption = Format.table) -> None:
     """Totals of what is stored.
 
     Records, sessions, reviewers, models, schema versions, time window, exclusions."""
-    from council_db.inspect import stats as collect
+    from council_db.store.contents import stats as collect
 
     emit_object(collect(state(ctx).database()), fmt, title="council-db stats")
 
@@ -27,7 +27,7 @@ def sessions(
     fmt: FormatOption = Format.table,
 ) -> None:
     """The latest sessions, one summary row each."""
-    from council_db.inspect import latest_sessions
+    from council_db.store.contents import latest_sessions
 
     emit_rows(latest_sessions(state(ctx).database(), limit), fmt, title="latest sessions")
 
@@ -42,6 +42,6 @@ def rejected(
 
     Each with its import, line number, field, reason and the line as it was
     (values of unknown keys, such as a raw query, redacted)."""
-    from council_db.inspect import rejected_lines
+    from council_db.store.contents import rejected_lines
 
     emit_rows(rejected_lines(state(ctx).database(), import_id, limit), fmt, title="rejected lines")

@@ -20,8 +20,8 @@ from contextlib import closing, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from council_db.database import BUSY_TIMEOUT_MS, create_private_file
 from council_db.errors import CouncilDbError
+from council_db.store.database import BUSY_TIMEOUT_MS, create_private_file
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def _unnest_statement(table: str, columns: tuple[str, ...], conflict: str) -> st
     """PostgreSQL: rows from one array parameter per column, typed as the column is."""
     from sqlalchemy.dialects import postgresql
 
-    from council_db.models import Base
+    from council_db.store.models import Base
 
     dialect = postgresql.dialect()
     types = [Base.metadata.tables[table].c[name].type.compile(dialect=dialect) for name in columns]
@@ -232,7 +232,7 @@ class ScoreWriter:
         touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched if all_new else set()
         if created:
-            from council_db.session_stats import COLUMNS, stats_rows
+            from council_db.store.session_stats import COLUMNS, stats_rows
 
             keep = np.isin(columns.session_id, np.fromiter(created, dtype=np.int64, count=len(created)))
             self._insert("session_stats", COLUMNS, "session_id, scale_id", stats_rows(columns.select(keep)))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from council_db.contract.timestamps import format_us
-from council_db.database import Database
 from council_db.resources import read_sql
+from council_db.store.database import Database
 
 
 def _rows(db: Database, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -39,7 +39,7 @@ def latest_sessions(db: Database, limit: int) -> list[dict[str, Any]]:
 def rejected_lines(db: Database, import_id: int | None, limit: int) -> list[dict[str, Any]]:
     from sqlalchemy import select
 
-    from council_db.models import Import, RejectedLine
+    from council_db.store.models import Import, RejectedLine
 
     query = (
         select(RejectedLine.import_id, Import.source, RejectedLine.line_number, RejectedLine.field,

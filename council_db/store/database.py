@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from council_db.errors import CouncilDbError
-from council_db.location import sqlite_path
+from council_db.store.location import sqlite_path
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -174,7 +174,7 @@ def say(message: str) -> None:
 
 def open_database(url: str, *, notify: Callable[[str], None] = say) -> Database:
     """Open (creating or upgrading as needed) a database; refuse one newer than this code."""
-    from council_db import migrate
+    from council_db.store import migrate
 
     engine = create_engine_for(url)
     try:

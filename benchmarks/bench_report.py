@@ -141,8 +141,8 @@ def run_seconds(command: list[str]) -> float:
 def timing(sessions: int, runs: int) -> list[str]:
     """Simulate, import through the real importer, time the CLI and the in-process report."""
     from council_db import report_window
-    from council_db.database import open_database
-    from council_db.importer import import_files
+    from council_db.ingest.importer import import_files
+    from council_db.store.database import open_database
 
     lines = []
     with tempfile.TemporaryDirectory() as folder:
@@ -175,7 +175,7 @@ def timing(sessions: int, runs: int) -> list[str]:
         parsed = json.loads(done.stdout)
         help_s = min(run_seconds([*council_db_command(), "--help"]) for _ in range(3))
         imports = ("import council_db.cli, council_db.report, council_db.report_window, "
-                   "council_db.database, council_db.render")
+                   "council_db.store.database, council_db.render")
         import_s = min(run_seconds([sys.executable, "-c", imports]) for _ in range(3))
 
     assert parsed["window"]["sessions"] == sessions, parsed["window"]

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from council_db.database import open_database
-from council_db.importer import import_files
+from council_db.ingest.importer import import_files
 from council_db.simulate import SimulationConfig, write_jsonl
+from council_db.store.database import open_database
 
 
 def simulate(path: Path, sessions: int, seed: int) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' helpers
 
-from council_db import pipeline  # noqa: E402
+from council_db.ingest import pipeline  # noqa: E402
 from tests.reliability import (  # noqa: E402
     council_db_argv,
     file_records,

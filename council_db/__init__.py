@@ -14,7 +14,7 @@ __all__ = ["connect", "presentation_orders", "Council", "BiasReport", "__version
 
 if TYPE_CHECKING:
     from council_db.api import Council
-    from council_db.orders import Orders
+    from council_db.ingest.orders import Orders
     from council_db.report_model import BiasReport
 
 
@@ -29,7 +29,7 @@ def connect(url: str | None = None) -> Council:
 def presentation_orders(models: list[str], reviewers: list[str], *, seed: int | None = None,
                         design: str = "latin") -> Orders:
     """The display order each reviewer should see, in llm-council's label_to_model form."""
-    from council_db.orders import presentation_orders as _orders
+    from council_db.ingest.orders import presentation_orders as _orders
 
     return _orders(models, reviewers, seed=seed, design=design)
 

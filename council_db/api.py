@@ -15,7 +15,7 @@ from council_db.store.database import Database, open_database
 from council_db.store.location import resolve_url
 
 if TYPE_CHECKING:
-    from council_db.recording import Recorded
+    from council_db.ingest.recording import Recorded
     from council_db.report_model import BiasReport
 
 logger = logging.getLogger("council_db")
@@ -45,7 +45,7 @@ class Council:
         never stored: llm-council's coarse metadata always, its HMAC prefix at consent level 4
         (needs $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE). Recording a session
         again adds nothing."""
-        from council_db.recording import record
+        from council_db.ingest.recording import record
 
         session = dict(session_id=session_id, stage1_results=stage1_results, stage2_results=stage2_results,
                        label_to_model=label_to_model, query=query, consent_level=consent_level, timestamp=timestamp)

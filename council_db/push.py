@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 from council_db import __version__
 from council_db.errors import CouncilDbError, UsageError
-from council_db.importer import now_utc
+from council_db.ingest.importer import now_utc
 from council_db.session_events import Built, build_events
 from council_db.store.database import Database
 

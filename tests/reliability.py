@@ -26,7 +26,7 @@ from council_db.store.database import open_database
 # council-db's own entry point, with the importer's commit interval set from argv[1]: a
 # smaller interval gives a kill more committed states to land between (the logic is the same).
 IMPORT_WITH_COMMIT_EVERY = (
-    "import sys; import council_db.importer as importer; "
+    "import sys; import council_db.ingest.importer as importer; "
     "importer.COMMIT_EVERY_LINES = int(sys.argv.pop(1)); "
     "from council_db.cli import main; sys.argv[0] = 'council-db'; main()"
 )

@@ -7,8 +7,8 @@ import sqlite3
 
 from sqlalchemy import text
 
-from council_db.lines import LineBatch
-from council_db.records import Normaliser
+from council_db.ingest.lines import LineBatch
+from council_db.ingest.normalise import Normaliser
 from council_db.store.database import BULK_PRAGMAS
 from council_db.store.writer import ScoreWriter
 from tests.conftest import record, session, write_jsonl

@@ -12,7 +12,7 @@ import json
 import subprocess
 from collections import Counter
 
-from council_db import pipeline
+from council_db.ingest import pipeline
 from tests.reliability import council_db_argv, file_records, integrity, simulated_file, stored_records
 
 

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from council_db import pipeline
+from council_db.ingest import pipeline
 from tests.reliability import (
     council_db_argv,
     file_records,

@@ -191,7 +191,7 @@ def test_quiet_prints_nothing_on_stderr_once_the_database_exists(cli, tmp_path):
 
 @both_backends
 def test_sessions_spanning_batches_import_whole_when_the_session_cache_overflows(cli, tmp_path, monkeypatch):
-    from council_db import lines
+    from council_db.ingest import lines
     from council_db.store import writer
 
     monkeypatch.setattr(lines, "BATCH_LINES", 5)

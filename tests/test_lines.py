@@ -9,8 +9,8 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from council_db import lines as lines_module
-from council_db.lines import BOM, LineBatch, parse_batch, read_batches
+from council_db.ingest import lines as lines_module
+from council_db.ingest.lines import BOM, LineBatch, parse_batch, read_batches
 from tests.conftest import record
 
 

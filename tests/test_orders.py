@@ -9,7 +9,7 @@ import pytest
 
 import council_db
 from council_db.errors import UsageError
-from council_db.orders import presentation_orders, williams_rows
+from council_db.ingest.orders import presentation_orders, williams_rows
 
 
 def names(prefix: str, n: int) -> list[str]:

@@ -27,7 +27,7 @@ import pytest
 
 import council_db
 from council_db.errors import CouncilDbError
-from council_db.importer import import_files
+from council_db.ingest.importer import import_files
 from council_db.report_model import BiasReport
 from tests.conftest import Cli, run_module, scalar, write_jsonl
 
@@ -99,7 +99,7 @@ def test_enhanced_labels_give_display_index_positions_in_ranking_order_with_char
 
 
 def test_display_index_wins_over_the_labels_letter():
-    from council_db.council_records import label_positions
+    from council_db.ingest.council_records import label_positions
 
     mapping = {"Response A": {"model": "m1", "display_index": 3}, "Response B": {"model": "m2"}}
     assert label_positions(mapping) == {"Response A": 3, "Response B": 1}
@@ -161,7 +161,7 @@ def test_a_ranked_label_without_a_score_is_recorded_as_zero(council):
 
 
 def test_query_metadata_is_llm_councils_heuristic_and_absent_without_a_query(council):
-    from council_db.council_records import query_metadata
+    from council_db.ingest.council_records import query_metadata
 
     assert query_metadata("Write a poem about the sea") == {
         "category": "creative_writing", "token_bucket": "short", "language": "en"}

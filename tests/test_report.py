@@ -285,7 +285,7 @@ def test_the_report_says_which_presentation_design_the_data_came_from(design, sh
 
 
 def test_a_latin_square_is_recognised_as_a_balanced_design():
-    from council_db.orders import presentation_orders
+    from council_db.ingest.orders import presentation_orders
 
     models = [f"m{i}" for i in range(4)]
     orders = presentation_orders(models, models, seed=1, design="latin")

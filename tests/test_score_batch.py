@@ -8,13 +8,13 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from council_db import records
 from council_db.contract.envelope import envelope
 from council_db.contract.record import as_record
 from council_db.contract.scales import score_scale
 from council_db.contract.score_batch import ScoreBatch
-from council_db.lines import LineBatch
-from council_db.records import Normaliser
+from council_db.ingest import normalise
+from council_db.ingest.lines import LineBatch
+from council_db.ingest.normalise import Normaliser
 from tests.conftest import record, session
 
 SCALES = ["1-10", "0-1", "1-5", "-3-3"]
@@ -67,7 +67,7 @@ def test_a_batch_normalised_in_slices_is_the_batch_normalised_whole(sessions, sl
                                  consent_level=consent)]
     batch = LineBatch(1, [json.dumps(line).encode() for line in lines], 0)
     whole = Normaliser().normalise(batch)
-    with patch.object(records, "PARSE_LINES", slice_lines):
+    with patch.object(normalise, "PARSE_LINES", slice_lines):
         sliced = Normaliser().normalise(batch)
 
     assert _rows(sliced.rows) == _rows(whole.rows)

@@ -13,7 +13,7 @@ import typer
 from council_db.commands.context import message, state
 
 if TYPE_CHECKING:
-    from council_db.importer import FileResult, ImportSummary
+    from council_db.ingest.importer import FileResult, ImportSummary
 
 EXIT_REJECTED = 3
 SHOWN_PER_FILE = 20
@@ -28,7 +28,7 @@ def _progress():
     """A byte progress bar on a terminal; nothing otherwise (rich is imported only here)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-    from council_db.importer import Progress as Callbacks
+    from council_db.ingest.importer import Progress as Callbacks
 
     class Bar(Callbacks):
         def __init__(self) -> None:
@@ -85,7 +85,7 @@ def command(
 
     Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
     ones are imported), 1 fatal error, 2 usage error."""
-    from council_db.importer import import_files
+    from council_db.ingest.importer import import_files
 
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None

@@ -35,7 +35,7 @@ def command(
     """The order each reviewer should see the answers in, seeded and reproducible, in the
     label_to_model form a council uses ("Response A" = shown first). Per-reviewer orders are
     what lets the bias report tell position effects from answer quality."""
-    from council_db.orders import presentation_orders
+    from council_db.ingest.orders import presentation_orders
     from council_db.output import Format, emit_rows
 
     orders = presentation_orders(models.split(","), reviewers.split(","), seed=seed, design=design.value)

@@ -43,7 +43,7 @@ def ingest(
     """Record one council session: session_id, stage1_results, stage2_results, label_to_model,
     and optionally query, consent_level, timestamp. Stores exactly the records llm-council
     would write for it (the query itself never); recording it again adds nothing."""
-    from council_db.recording import check_session, record
+    from council_db.ingest.recording import check_session, record
 
     data = _read(file)
     try:

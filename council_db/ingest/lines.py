@@ -18,10 +18,10 @@ from typing import BinaryIO, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from council_db.batch_decoder import decode_joined
 from council_db.contract.fields import FIELDS, METADATA_KEYS, LineError
 from council_db.contract.record import Record, as_record
-from council_db.validation import LINE, LINES, explain
+from council_db.ingest.fast_decode import decode_joined
+from council_db.ingest.validation import LINE, LINES, explain
 
 CHUNK_BYTES = 1 << 20
 BATCH_LINES = 4_000  # the writer has a fixed cost per batch; readers validate in slices (records.PARSE_LINES)

@@ -14,7 +14,7 @@ from council_db.contract.fields import LineError
 from council_db.contract.record import Record
 from council_db.contract.scales import ScoreScale, score_scale
 from council_db.contract.score_batch import ScoreBatch
-from council_db.lines import LineBatch, Parsed, Rejected, parse_batch, reject
+from council_db.ingest.lines import LineBatch, Parsed, Rejected, parse_batch, reject
 
 CACHE_LIMIT = 100_000
 PARSE_LINES = 500

@@ -10,20 +10,18 @@ idempotently.
 from __future__ import annotations
 
 import gc
-import gzip
 import hashlib
 import os
-import zlib
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Iterator
 
 from council_db import __version__
-from council_db.errors import CouncilDbError
-from council_db.lines import Rejected
-from council_db.pipeline import Chunk, source_chunks
+from council_db.ingest.lines import Rejected
+from council_db.ingest.pipeline import Chunk, source_chunks
+from council_db.ingest.sources import Source, resolve_sources
 from council_db.store.database import Database
 from council_db.store.writer import ScoreWriter
 
@@ -33,7 +31,6 @@ from council_db.store.writer import ScoreWriter
 # 300k sessions: 0.9 GB written with 500,000 lines a commit against 2.4 GB with 50,000).
 COMMIT_EVERY_LINES = 500_000
 FINGERPRINT_BYTES = 64 * 1024
-GZIP_MAGIC = b"\x1f\x8b\x08"  # RFC 1952: magic bytes and deflate, what every gzip tool writes
 SHOWN_REJECTS = 1_000  # kept in memory for the summary; all are stored in rejected_lines
 
 
@@ -71,14 +68,6 @@ class ImportSummary:
         return {**totals, "files": [f.as_json() for f in self.files]}
 
 
-@dataclass(frozen=True)
-class Source:
-    name: str
-    kind: str
-    path: Path | None
-    size: int | None  # bytes when the import began: one figure for resuming, segments and provenance
-
-
 class Progress:
     """Callbacks for a progress display; the default shows nothing."""
 
@@ -87,23 +76,6 @@ class Progress:
     def advance(self, done_bytes: int) -> None: ...
 
     def finish(self) -> None: ...
-
-
-def resolve_sources(names: list[str]) -> list[Source]:
-    """Check every file up front: a typo should stop the import before anything is written."""
-    sources = []
-    for name in names:
-        if name == "-":
-            sources.append(Source("-", "stdin", None, None))
-            continue
-        path = Path(name).expanduser()
-        if not path.is_file():
-            raise CouncilDbError(f"{name}: no such file (give a path to a bias_metrics.jsonl file, or - for stdin)")
-        with path.open("rb") as handle:
-            gzipped = _is_gzip(handle)
-            size = os.fstat(handle.fileno()).st_size
-        sources.append(Source(str(path.resolve()), "gzip" if gzipped else "file", path.resolve(), size))
-    return sources
 
 
 def _fingerprint(path: Path, end: int) -> tuple[str, str]:
@@ -274,20 +246,6 @@ def _identity(path: Path | None) -> str | None:
         return None
     info = os.stat(path)
     return f"{info.st_dev}:{info.st_ino}"
-
-
-def _is_gzip(handle: BinaryIO) -> bool:
-    """The gzip magic bytes, and a stream that really decompresses: a JSONL file whose first
-    line happens to start with those bytes is read as lines (its first line is rejected)."""
-    if handle.read(3) != GZIP_MAGIC:
-        return False
-    handle.seek(0)
-    try:
-        with gzip.GzipFile(fileobj=handle) as stream:
-            stream.read(1)
-    except (OSError, EOFError, zlib.error):  # BadGzipFile is an OSError
-        return False
-    return True
 
 
 def now_utc() -> datetime:

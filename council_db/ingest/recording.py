@@ -16,8 +16,8 @@ from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, Validati
 from typing_extensions import Required, TypedDict
 
 from council_db import __version__
-from council_db.council_records import build_records
 from council_db.errors import CouncilDbError
+from council_db.ingest.council_records import build_records
 from council_db.store.database import Database
 
 SESSION_KIND = "session"
@@ -143,8 +143,8 @@ def record(db: Database, session: Any, *, source: str, secret_loader=None) -> Re
 
 def _normalise(records: list[dict[str, Any]]):
     """The import's own path: JSON lines -> batch validation -> normalisation."""
-    from council_db.lines import LineBatch
-    from council_db.records import Normaliser
+    from council_db.ingest.lines import LineBatch
+    from council_db.ingest.normalise import Normaliser
 
     batch = LineBatch(1, [json.dumps(r, ensure_ascii=False).encode() for r in records], 0)
     normalised = Normaliser().normalise(batch)
@@ -159,7 +159,7 @@ def _normalise(records: list[dict[str, Any]]):
 def _store(db: Database, result: Recorded, source: str) -> None:
     from sqlalchemy import insert, update
 
-    from council_db.importer import now_utc
+    from council_db.ingest.importer import now_utc
     from council_db.store.models import Import
     from council_db.store.writer import ScoreWriter
 

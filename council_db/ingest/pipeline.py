@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 
 from council_db.errors import CouncilDbError
-from council_db.lines import read_batches
-from council_db.records import Normalised, Normaliser
+from council_db.ingest.lines import read_batches
+from council_db.ingest.normalise import Normalised, Normaliser
 
 if TYPE_CHECKING:
-    from council_db.importer import Source
+    from council_db.ingest.sources import Source
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 SEGMENT_BYTES = 8 * 1024 * 1024

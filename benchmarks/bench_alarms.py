@@ -34,7 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from bench_report import PLANTED  # benchmarks/ is on the path when run as a script
 
-from council_db.analysis_data import from_records
+from council_db.analysis.score_data import from_records
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
 

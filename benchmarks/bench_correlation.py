@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from council_db.stats import (
+from council_db.analysis.stats import (
     Estimate,
     mean_fisher_z_r,
     meta_analysis,

@@ -21,8 +21,8 @@ import json
 import numpy as np
 from scipy.stats import kendalltau
 
-from council_db.aggregation import Method, calibrate, consensus, leaderboard
-from council_db.analysis_data import from_records
+from council_db.analysis.aggregation import Method, calibrate, consensus, leaderboard
+from council_db.analysis.score_data import from_records
 from council_db.simulate import SimulationConfig, write_jsonl
 
 MODELS = ["m/a", "m/b", "m/c", "m/d", "m/e", "m/f"]  # best first

@@ -12,7 +12,7 @@ length estimate must see through the confound): per estimator with a known truth
 sizes, every effect zero): the share of reports with ANY flag (target <= 5%: the flags are one
 Benjamini-Hochberg family at q <= 0.05), per-kind flag rates, and the null coverage of each CI.
 Timing: simulate, import into a temporary SQLite database, then `council-db --db FILE bias-report
---format json` as a subprocess (start-up included) and `report_window.load` + `build` in process
+--format json` as a subprocess (start-up included) and `window.load` + `build` in process
 (target: well under a second).
 """
 
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from council_db.analysis_data import from_records
+from council_db.analysis.score_data import from_records
 from council_db.report import BOOTSTRAP_RESAMPLES, build
 from council_db.simulate import SimulationConfig, write_jsonl
 
@@ -140,7 +140,7 @@ def run_seconds(command: list[str]) -> float:
 
 def timing(sessions: int, runs: int) -> list[str]:
     """Simulate, import through the real importer, time the CLI and the in-process report."""
-    from council_db import report_window
+    from council_db.analysis import window
     from council_db.ingest.importer import import_files
     from council_db.store.database import open_database
 
@@ -158,7 +158,7 @@ def timing(sessions: int, runs: int) -> list[str]:
         loads, builds = [], []
         for _ in range(runs):
             t0 = time.perf_counter()
-            data = report_window.load(db, report_window.Window())
+            data = window.load(db, window.Window())
             t1 = time.perf_counter()
             report = build(data, seed=0)  # the CLI's defaults: seed 0, BOOTSTRAP_RESAMPLES
             t2 = time.perf_counter()
@@ -174,7 +174,7 @@ def timing(sessions: int, runs: int) -> list[str]:
             cli.append(time.perf_counter() - t0)
         parsed = json.loads(done.stdout)
         help_s = min(run_seconds([*council_db_command(), "--help"]) for _ in range(3))
-        imports = ("import council_db.cli, council_db.report, council_db.report_window, "
+        imports = ("import council_db.cli, council_db.report, council_db.analysis.window, "
                    "council_db.store.database, council_db.render")
         import_s = min(run_seconds([sys.executable, "-c", imports]) for _ in range(3))
 
@@ -187,7 +187,7 @@ def timing(sessions: int, runs: int) -> list[str]:
                  f"median {statistics.median(cli):6.3f} s  (min {min(cli):.3f}, {runs} runs)")
     lines.append(f"{'  start-up alone: council-db --help (min of 3)':62} {help_s:13.3f} s")
     lines.append(f"{'  python + importing the report stack (min of 3)':62} {import_s:13.3f} s")
-    lines.append(f"{'in process: report_window.load + build':62} "
+    lines.append(f"{'in process: window.load + build':62} "
                  f"median {statistics.median(in_process):6.3f} s  (load {statistics.median(loads):.3f} + "
                  f"build {statistics.median(builds):.3f})")
     for label, seconds in (("CLI end to end", statistics.median(cli)),

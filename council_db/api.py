@@ -52,10 +52,10 @@ class Council:
         return record(self.database, session, source="python:record_session")
 
     def report(self, *, seed: int = 0, **window: Any) -> BiasReport:
-        """The bias report for a window: the keyword arguments of ``report_window.Window``
+        """The bias report for a window: the keyword arguments of ``analysis.window.Window``
         (sessions, days, since, until, as_of, reviewers, models, config_versions, categories)."""
+        from council_db.analysis.window import Window, load
         from council_db.report import build
-        from council_db.report_window import Window, load
 
         chosen = Window(**window)
         filters = {k: v for k, v in window.items() if v and k != "as_of"}

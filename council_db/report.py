@@ -10,10 +10,14 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from council_db import joint_model, report_sections, stats
-from council_db.analysis_data import ScoreData, log_length_sd
+from council_db import report_sections
+from council_db.analysis import joint_model, stats
+from council_db.analysis.position import first_shown_judgments, presentation_designs
+from council_db.analysis.score_data import ScoreData, log_length_sd
+from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
+from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
+from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
-from council_db.position import first_shown_judgments, presentation_designs
 from council_db.report_model import (
     BiasReport,
     Consistency,
@@ -29,9 +33,6 @@ from council_db.report_model import (
     Sample,
     SlotMetric,
 )
-from council_db.session_sums import WindowTotals
-from council_db.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
-from council_db.stats.meta_analysis import meta_analysis_from_sums
 
 FDR = 0.05
 FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",

@@ -9,8 +9,8 @@ from typing import Callable
 
 import numpy as np
 
-from council_db import affinity, anomalies, changepoints, trends
-from council_db.analysis_data import ScoreData
+from council_db.analysis import affinity, anomalies, changepoints, trends
+from council_db.analysis.score_data import ScoreData
 from council_db.contract.timestamps import format_us
 from council_db.report_model import (
     AffinityCell,
@@ -140,7 +140,7 @@ def one_family(singles: list[Candidate], groups: dict[str, list[Candidate]],
     members: Benjamini & Bogomolov 2014, which keeps the false discovery rate over both
     levels). A grouped test's q-value is its q within the group x m / R, and never below its
     member's q, so nothing in a group is flagged unless the group is."""
-    from council_db.stats import benjamini_hochberg
+    from council_db.analysis.stats import benjamini_hochberg
 
     within = {name: benjamini_hochberg([c[3] for c in tests]) for name, tests in groups.items() if tests}
     members = [c[3] for c in singles] + [float(np.nanmin(q)) if np.isfinite(q).any() else float("nan")

@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
-from council_db.audit import audit_data
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.session_audit import audit_data
+from council_db.analysis.stats import answer_index, krippendorff_alpha_interval
+from council_db.analysis.window import Window, load_sessions
 from council_db.contract.timestamps import format_us
-from council_db.report_window import Window, load_sessions
-from council_db.stats import answer_index, krippendorff_alpha_interval
 from council_db.store.database import Database
 
 EVENT_TYPE = "council_session_summary"

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from council_db import anomalies, joint_model
-from council_db.analysis_data import from_records
+from council_db.analysis import anomalies, joint_model
+from council_db.analysis.score_data import from_records
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import write_jsonl as write_lines
 

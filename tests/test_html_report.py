@@ -14,9 +14,9 @@ import pytest
 from PIL import Image
 
 from council_db import svg
-from council_db.analysis_data import from_rows
+from council_db.analysis.score_data import from_rows
+from council_db.analysis.session_means import session_series
 from council_db.render_html import COLOURS
-from council_db.session_series import session_series
 from tests.conftest import run_module
 
 SVG_XMLNS = "http://www.w3.org/2000/svg"

@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 
-from council_db.analysis_data import from_records
+from council_db.analysis.score_data import from_records
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
 

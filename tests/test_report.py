@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from council_db.analysis_data import from_records
+from council_db.analysis.score_data import from_records
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import BACKENDS, both_backends, same_numbers, session

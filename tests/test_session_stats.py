@@ -9,7 +9,7 @@ import math
 import pytest
 from sqlalchemy import text
 
-from council_db import report_window
+from council_db.analysis.window import SAMPLE_SESSIONS, Window, load_for_report
 from council_db.report import build
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.store import migrate
@@ -122,9 +122,9 @@ def metric(report, path: str) -> dict:
 
 
 def test_window_totals_give_the_numbers_that_reading_every_record_gives(mixed_db):
-    window = report_window.Window()
-    whole = report_window.load_for_report(mixed_db, window, sample_sessions=0)
-    sampled = report_window.load_for_report(mixed_db, window, sample_sessions=40)
+    window = Window()
+    whole = load_for_report(mixed_db, window, sample_sessions=0)
+    sampled = load_for_report(mixed_db, window, sample_sessions=40)
     assert whole.totals is None and sampled.totals is not None
     exact = build(whole.data)
     from_sums = build(sampled.data, totals=sampled.totals, window_sessions=sampled.window_sessions)
@@ -149,7 +149,7 @@ def test_window_totals_give_the_numbers_that_reading_every_record_gives(mixed_db
 
 
 def test_a_sampled_report_says_so_and_its_record_level_numbers_carry_the_sample_size(mixed_db):
-    loaded = report_window.load_for_report(mixed_db, report_window.Window(), sample_sessions=50)
+    loaded = load_for_report(mixed_db, Window(), sample_sessions=50)
     report = build(loaded.data, totals=loaded.totals, window_sessions=loaded.window_sessions)
 
     used = loaded.data.n_sessions  # about 50 (a share of 50/121 of the ids)
@@ -161,13 +161,13 @@ def test_a_sampled_report_says_so_and_its_record_level_numbers_carry_the_sample_
 
 
 def test_the_sample_is_the_same_every_time(mixed_db):
-    keys = [report_window.load_for_report(mixed_db, report_window.Window(), 30).data.session_keys for _ in range(2)]
+    keys = [load_for_report(mixed_db, Window(), 30).data.session_keys for _ in range(2)]
     assert keys[0] == keys[1] and 25 <= len(keys[0]) <= 35
 
 
 def test_a_filtered_sampled_window_reads_records_only_of_the_sample(mixed_db):
-    window = report_window.Window(reviewers=["openai/gpt-4o"])
-    loaded = report_window.load_for_report(mixed_db, window, sample_sessions=30)
+    window = Window(reviewers=["openai/gpt-4o"])
+    loaded = load_for_report(mixed_db, window, sample_sessions=30)
     assert loaded.totals is None
     assert set(loaded.data.reviewers) == {"openai/gpt-4o"}
     assert 25 <= loaded.data.n_sessions <= 35
@@ -179,7 +179,7 @@ def test_the_cli_default_sample_size_is_the_library_default():
     from council_db.commands.report import bias_report
 
     default = inspect.signature(bias_report).parameters["sample_sessions"].default
-    assert default == report_window.SAMPLE_SESSIONS and not math.isnan(default)
+    assert default == SAMPLE_SESSIONS and not math.isnan(default)
 
 
 def test_on_postgresql_window_totals_give_the_numbers_that_reading_every_record_gives(pg_url, tmp_path):
@@ -189,8 +189,8 @@ def test_on_postgresql_window_totals_give_the_numbers_that_reading_every_record_
     assert Cli(pg_url)("import", str(simulated(tmp_path / "in.jsonl", sessions=60, unscored_rate=0.02))).exit_code == 0
     db = open_database(pg_url, notify=lambda _: None)
     try:
-        whole = report_window.load_for_report(db, report_window.Window(), sample_sessions=0)
-        sampled = report_window.load_for_report(db, report_window.Window(), sample_sessions=20)
+        whole = load_for_report(db, Window(), sample_sessions=0)
+        sampled = load_for_report(db, Window(), sample_sessions=20)
         exact = build(whole.data)
         from_sums = build(sampled.data, totals=sampled.totals, window_sessions=sampled.window_sessions)
     finally:

@@ -1,4 +1,4 @@
-"""council_db.stats against independent references: published examples, brute-force
+"""council_db.analysis.stats against independent references: published examples, brute-force
 implementations of the definitions, hand-computed values and coverage simulations."""
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from council_db.analysis_data import from_records, from_rows
-from council_db.simulate import SimulationConfig, write_jsonl
-from council_db.stats import (
+from council_db.analysis.score_data import from_records, from_rows
+from council_db.analysis.stats import (
     Estimate,
     agreement,
     answer_table,
@@ -40,6 +39,7 @@ from council_db.stats import (
     t_p_value,
     within_session_correlation,
 )
+from council_db.simulate import SimulationConfig, write_jsonl
 
 nan = np.nan
 
@@ -459,7 +459,7 @@ def test_estimate_missing_values_follow_one_rule():
 
 
 def test_the_within_session_se_from_sums_equals_the_one_from_per_session_influences():
-    from council_db.stats.correlation import WithinSums, session_moments, within_session_correlation_from_sums
+    from council_db.analysis.stats.correlation import WithinSums, session_moments, within_session_correlation_from_sums
 
     rng = np.random.default_rng(3)
     session = np.repeat(np.arange(60), 4)

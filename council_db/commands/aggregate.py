@@ -24,7 +24,7 @@ from council_db.commands.window_options import (
 )
 
 if TYPE_CHECKING:
-    from council_db.aggregation.view import Settings
+    from council_db.analysis.aggregation.view import Settings
 
 
 class MethodName(str, Enum):
@@ -58,8 +58,8 @@ FormatOption = Annotated[ViewFormat, typer.Option("--format", help="table, json 
 
 def _settings(method: MethodName, weights: str | None, offsets: str | None, config: Path | None,
               include_self: bool) -> Settings:
-    from council_db.aggregation import Method, parse_pairs, read_config
-    from council_db.aggregation.view import Settings
+    from council_db.analysis.aggregation import Method, parse_pairs, read_config
+    from council_db.analysis.aggregation.view import Settings
 
     tables = read_config(config) if config is not None else {"weights": {}, "offsets": {}}
     chosen = Method(method.value)
@@ -86,7 +86,7 @@ def scores(
 
     Offsets and per-reviewer scales are estimated over every stored session. Stored scores
     are never changed."""
-    from council_db.aggregation.view import check_names, session_scores
+    from council_db.analysis.aggregation.view import check_names, session_scores
 
     settings = _settings(method, weights, offsets, config, include_self)
     db = state(ctx).database()
@@ -120,7 +120,7 @@ def leaderboard(
 
     Offsets and per-reviewer scales are estimated over the same window. Stored scores are
     never changed."""
-    from council_db.aggregation.view import check_names, model_leaderboard
+    from council_db.analysis.aggregation.view import check_names, model_leaderboard
     settings = _settings(method, weights, offsets, config, include_self)
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)

@@ -65,7 +65,7 @@ def bias_report(
     if schema:
         print(json.dumps(BiasReport.model_json_schema(), indent=2))
         return
-    from council_db import report_window
+    from council_db.analysis.window import load_for_report
 
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)
@@ -73,8 +73,9 @@ def bias_report(
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The window's queries run (the database releases the GIL) while the analyses load:
         # over a million sessions each takes about a second.
-        loading = pool.submit(report_window.load_for_report, db, window, sample_sessions)
-        from council_db import anomalies, render, version_drift
+        loading = pool.submit(load_for_report, db, window, sample_sessions)
+        from council_db import render
+        from council_db.analysis import anomalies, version_drift
         from council_db.report import build
         loaded = loading.result()
     data, totals = loaded.data, loaded.totals
@@ -97,7 +98,7 @@ def bias_report(
         page = render.markdown(result)
     elif fmt is ReportFormat.html:
         from council_db import render_html
-        from council_db.session_series import session_series
+        from council_db.analysis.session_means import session_series
 
         page = render_html.html(result, session_series(data))
     else:
@@ -124,7 +125,7 @@ def audit(
     """ADR-015's indicators for one session: length correlation, slot means, reviewer calibration.
 
     Indicators only: 4-5 answers cannot show a bias (use bias-report for that)."""
-    from council_db import audit as session_audit
+    from council_db.analysis import session_audit as session_audit
 
     result = session_audit.audit(state(ctx).database(), session_id)
     print(result.model_dump_json(indent=2) if fmt is AuditFormat.json else session_audit.text(result), end="")

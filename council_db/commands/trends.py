@@ -42,12 +42,13 @@ class Every(str, Enum):
 
 def _load(ctx: typer.Context, **options: Any):
     """The window's scores and the joint model's fit, or a usage error for a bad time."""
-    from council_db import joint_model, report_window
+    from council_db.analysis import joint_model
+    from council_db.analysis.window import load
     from council_db.errors import CouncilDbError
 
     spec = checked_window(**options)
     db = state(ctx).database()
-    data = report_window.load(db, spec)
+    data = load(db, spec)
     if data.n_sessions < MIN_SESSIONS:
         raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "
                              f"{MIN_SESSIONS}; import more or widen the window")
@@ -70,8 +71,8 @@ def trends(
     model-id version."""
     import numpy as np
 
-    from council_db import changepoints, stats, version_drift
-    from council_db import trends as trend_analysis
+    from council_db.analysis import changepoints, stats, version_drift
+    from council_db.analysis import trends as trend_analysis
     from council_db.output import emit_object, emit_rows
 
     db, spec, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
@@ -168,8 +169,8 @@ def anomalies(
 
     A p-value per session, calibrated against the other sessions; flagged at
     Benjamini-Hochberg q <= 0.05 over the sessions in the window."""
-    from council_db import anomalies as detect
-    from council_db import stats
+    from council_db.analysis import anomalies as detect
+    from council_db.analysis import stats
     from council_db.contract.timestamps import format_us
     from council_db.output import emit_rows
 

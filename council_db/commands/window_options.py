@@ -23,11 +23,11 @@ Categories = Annotated[Many, typer.Option("--category", help="Only sessions of t
 def checked_window(*, sessions: int | None, days: float | None, since: str | None, until: str | None,
                    as_of: str | None, reviewer: list[str] | None, model: list[str] | None,
                    config_version: list[str] | None, category: list[str] | None):
-    """The report_window.Window these options give; a time that cannot be read is a usage
+    """The analysis.window.Window these options give; a time that cannot be read is a usage
     error (exit 2) naming it, before any database is opened."""
+    from council_db.analysis.window import Window
     from council_db.commands.context import bad_time
     from council_db.contract.fields import LineError
-    from council_db.report_window import Window
 
     window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                     reviewers=reviewer or [], models=model or [],

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
+from council_db.analysis.score_data import ScoreData
 
 
 @dataclass(frozen=True)

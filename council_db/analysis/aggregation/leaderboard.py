@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.aggregation.strategies import Consensus
-from council_db.stats import Estimate, percentile_interval, resampled_sums
+from council_db.analysis.aggregation.strategies import Consensus
+from council_db.analysis.stats import Estimate, percentile_interval, resampled_sums
 
 N_BOOT = 2000
 METHOD = "session bootstrap, expanded percentile"

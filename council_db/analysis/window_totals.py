@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from council_db.analysis.stats.correlation import PooledSums, WithinSums
+from council_db.analysis.stats.meta_analysis import FisherZSums, RandomSums
 from council_db.resources import read_sql
-from council_db.stats.correlation import PooledSums, WithinSums
-from council_db.stats.meta_analysis import FisherZSums, RandomSums
 from council_db.store.database import Database
 
 

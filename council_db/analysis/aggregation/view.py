@@ -7,14 +7,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from council_db.aggregation.calibration import calibrate, check_reviewers
-from council_db.aggregation.leaderboard import N_BOOT, leaderboard
-from council_db.aggregation.strategies import Calibration, Method, consensus
-from council_db.analysis_data import ScoreData
+from council_db.analysis.aggregation.calibration import calibrate, check_reviewers
+from council_db.analysis.aggregation.leaderboard import N_BOOT, leaderboard
+from council_db.analysis.aggregation.strategies import Calibration, Method, consensus
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats import confidence_tier
+from council_db.analysis.window import Window, load, load_sessions
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
-from council_db.report_window import Window, load, load_sessions
-from council_db.stats import confidence_tier
 from council_db.store.database import Database
 
 NEEDS_WINDOW = (Method.bias_adjusted, Method.normalized)

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from council_db.analysis_data import ScoreData, from_rows
+from council_db.analysis.score_data import ScoreData, from_rows
+from council_db.analysis.window_totals import WindowTotals, load_totals
 from council_db.contract.fields import DEFAULT_SCALE
 from council_db.contract.timestamps import timestamp_us
 from council_db.resources import read_sql
-from council_db.session_sums import WindowTotals, load_totals
 from council_db.store.database import Database
 from council_db.store.sql_filters import time_range
 

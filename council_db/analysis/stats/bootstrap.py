@@ -70,7 +70,7 @@ def expanded_tail(level: float, n_sessions: int) -> float:
     bootstrap"), and tends to (1-level)/2 as G grows (0.0246 at G = 500, 0.016 at G = 20)."""
     from scipy.special import ndtr
 
-    from council_db.stats.inference import t_quantile
+    from council_db.analysis.stats.inference import t_quantile
 
     if n_sessions < 2:
         return math.nan

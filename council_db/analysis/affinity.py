@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
-from council_db.stats import Estimate, clustered_mean, clustered_mean_from_totals, t_interval, t_p_value
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats import Estimate, clustered_mean, clustered_mean_from_totals, t_interval, t_p_value
 
 MIN_PAIR_SESSIONS = 10
 

@@ -20,11 +20,11 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from council_db.analysis_data import ScoreData
-from council_db.stats.answers import AnswerTable
-from council_db.stats.bootstrap import RngLike, percentile_interval, resampled_sums
-from council_db.stats.estimate import Estimate
-from council_db.stats.inference import normal_p_value, normal_quantile, t_p_value, t_quantile
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats.answers import AnswerTable
+from council_db.analysis.stats.bootstrap import RngLike, percentile_interval, resampled_sums
+from council_db.analysis.stats.estimate import Estimate
+from council_db.analysis.stats.inference import normal_p_value, normal_quantile, t_p_value, t_quantile
 
 LLM_COUNCIL_MIN_RECORDS = 10  # pooled_correlation_with_ci returns None below this
 WRITEUP_MIN_SESSIONS = 10  # run_aggregated_bias_audit's min_sessions in the write-up

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData, keep_sessions
+from council_db.analysis.score_data import ScoreData, keep_sessions
 
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
@@ -153,7 +153,7 @@ def _flat_reason(data: ScoreData, g: int, sd: float, typical_sd: float) -> str:
 
 def flagged(data: ScoreData, residuals: np.ndarray) -> list[tuple[SessionAnomaly, float]]:
     """The sessions flagged at q <= FDR, Benjamini-Hochberg over the sessions alone, with q."""
-    from council_db.stats import benjamini_hochberg
+    from council_db.analysis.stats import benjamini_hochberg
 
     found = sessions(data, residuals)
     q_values = benjamini_hochberg([a.p_value for a in found]) if found else []
@@ -162,7 +162,7 @@ def flagged(data: ScoreData, residuals: np.ndarray) -> list[tuple[SessionAnomaly
 
 def exclude(data: ScoreData) -> tuple[ScoreData, list[SessionAnomaly]]:
     """The data without its flagged sessions, and those sessions (for --exclude-anomalies)."""
-    from council_db import joint_model
+    from council_db.analysis import joint_model
 
     dropped = [a for a, _ in flagged(data, joint_model.fit(data).residuals)]
     if not dropped:

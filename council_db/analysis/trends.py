@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
-from council_db.subjects import Kind, codes_and_names, median_weights
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.subjects import Kind, codes_and_names, median_weights
 
 DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US
@@ -65,7 +65,7 @@ def timed_residuals(data: ScoreData, residuals: np.ndarray, kind: Kind) -> Timed
 
 def slopes(timed: TimedResiduals) -> list[Slope]:
     """Every subject's slope contrast; empty when fewer than two subjects have a slope."""
-    from council_db.stats import t_interval, t_p_value
+    from council_db.analysis.stats import t_interval, t_p_value
 
     n_subjects, g = len(timed.names), timed.n_sessions
     if g < 3:

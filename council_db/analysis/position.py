@@ -13,7 +13,7 @@ from itertools import combinations
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
+from council_db.analysis.score_data import ScoreData
 
 
 @dataclass

@@ -4,9 +4,9 @@ read, never changed. Modules: ``strategies`` (the five methods), ``calibration``
 offsets and per-reviewer scales: given or estimated), ``leaderboard`` (ranking with
 session-bootstrap CIs)."""
 
-from council_db.aggregation.calibration import calibrate, check_reviewers, parse_pairs, read_config
-from council_db.aggregation.leaderboard import Standing, leaderboard
-from council_db.aggregation.strategies import Calibration, Consensus, Method, consensus
+from council_db.analysis.aggregation.calibration import calibrate, check_reviewers, parse_pairs, read_config
+from council_db.analysis.aggregation.leaderboard import Standing, leaderboard
+from council_db.analysis.aggregation.strategies import Calibration, Consensus, Method, consensus
 
 __all__ = [
     "Calibration",

@@ -17,8 +17,8 @@ from typing import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from council_db.stats.estimate import Estimate
-from council_db.stats.inference import chi2_sf, normal_p_value, normal_quantile
+from council_db.analysis.stats.estimate import Estimate
+from council_db.analysis.stats.inference import chi2_sf, normal_p_value, normal_quantile
 
 FIXED = "fixed effect (inverse variance) on Fisher z, variance 1/(n-3), normal CI"
 RANDOM = "random effects (DerSimonian-Laird) on Fisher z, normal CI"

@@ -14,11 +14,11 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from council_db.analysis_data import ScoreData
-from council_db.stats.answers import answer_index
-from council_db.stats.bootstrap import RngLike, percentile_interval, resampled_sums
-from council_db.stats.clustered import cluster_codes
-from council_db.stats.estimate import Estimate
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats.answers import answer_index
+from council_db.analysis.stats.bootstrap import RngLike, percentile_interval, resampled_sums
+from council_db.analysis.stats.clustered import cluster_codes
+from council_db.analysis.stats.estimate import Estimate
 
 
 def _unit_sums(codes: np.ndarray, values: np.ndarray, n_units: int) -> tuple[np.ndarray, ...]:

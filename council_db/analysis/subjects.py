@@ -12,7 +12,7 @@ from typing import Literal
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
+from council_db.analysis.score_data import ScoreData
 
 Kind = Literal["reviewer", "model"]
 

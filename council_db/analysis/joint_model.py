@@ -67,7 +67,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from council_db.analysis_data import ScoreData, log_length_sd
+from council_db.analysis.score_data import ScoreData, log_length_sd
 
 _RANK_TOL = 1e-10  # squared relative residual norm at or below which a column counts as dependent
 _ZERO_TOL = 1e-10  # a demeaned column this small relative to the raw one is absorbed (all zero)

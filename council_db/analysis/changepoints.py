@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.subjects import median_of_others
-from council_db.trends import TimedResiduals
+from council_db.analysis.subjects import median_of_others
+from council_db.analysis.trends import TimedResiduals
 
 MAX_BLOCKS = 100
 PERMUTATIONS = 4999

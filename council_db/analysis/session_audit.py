@@ -12,11 +12,11 @@ import math
 import numpy as np
 from pydantic import BaseModel, Field
 
-from council_db.analysis_data import ScoreData
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats import AnswerTable, answer_table, correlation_p_value
+from council_db.analysis.window import load_sessions
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
-from council_db.report_window import load_sessions
-from council_db.stats import AnswerTable, answer_table, correlation_p_value
 from council_db.store.database import Database
 
 

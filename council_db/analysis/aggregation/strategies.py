@@ -24,9 +24,9 @@ from enum import Enum
 
 import numpy as np
 
-from council_db.analysis_data import ScoreData
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats import answer_index
 from council_db.errors import CouncilDbError
-from council_db.stats import answer_index
 
 
 class Method(str, Enum):

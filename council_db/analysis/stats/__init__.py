@@ -9,17 +9,17 @@ sessions. Modules: ``estimate`` (the result shape), ``tiers`` (ADR-018 confidenc
 ``agreement`` (Krippendorff's alpha).
 """
 
-from council_db.stats.agreement import agreement, krippendorff_alpha_interval
-from council_db.stats.answers import AnswerTable, answer_index, answer_table
-from council_db.stats.bootstrap import (
+from council_db.analysis.stats.agreement import agreement, krippendorff_alpha_interval
+from council_db.analysis.stats.answers import AnswerTable, answer_index, answer_table
+from council_db.analysis.stats.bootstrap import (
     as_generator,
     expanded_tail,
     percentile_interval,
     resampled_sums,
     session_weights,
 )
-from council_db.stats.clustered import clustered_mean, clustered_mean_from_totals
-from council_db.stats.correlation import (
+from council_db.analysis.stats.clustered import clustered_mean, clustered_mean_from_totals
+from council_db.analysis.stats.correlation import (
     SessionMoments,
     correlation_p_value,
     mean_fisher_z_r,
@@ -31,8 +31,8 @@ from council_db.stats.correlation import (
     within_session_correlation,
     within_session_correlation_from_moments,
 )
-from council_db.stats.estimate import Estimate
-from council_db.stats.inference import (
+from council_db.analysis.stats.estimate import Estimate
+from council_db.analysis.stats.inference import (
     benjamini_hochberg,
     chi2_sf,
     normal_p_value,
@@ -41,8 +41,8 @@ from council_db.stats.inference import (
     t_p_value,
     t_quantile,
 )
-from council_db.stats.meta_analysis import MetaAnalysis, meta_analysis
-from council_db.stats.tiers import TIERS, confidence_tier
+from council_db.analysis.stats.meta_analysis import MetaAnalysis, meta_analysis
+from council_db.analysis.stats.tiers import TIERS, confidence_tier
 
 __all__ = [
     "AnswerTable",

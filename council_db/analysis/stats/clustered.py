@@ -14,8 +14,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from council_db.stats.estimate import Estimate
-from council_db.stats.inference import t_interval, t_p_value
+from council_db.analysis.stats.estimate import Estimate
+from council_db.analysis.stats.inference import t_interval, t_p_value
 
 CR1 = "cluster-robust (CR1, by session) SE, t with G-1 df"
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from council_db import report_sections
 from council_db.analysis import joint_model, stats
+from council_db.analysis.answers import agreement, answer_table, naive_pooled_r
 from council_db.analysis.position import first_shown_judgments, presentation_designs
 from council_db.analysis.score_data import ScoreData, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
@@ -93,7 +94,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
             reviewers=_reviewers(context, fit), models=_models(context, fit),
             position=_position(context, fit, warnings), length=_length(context, fit, resamples, totals),
             self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
-            agreement=context.metric(stats.agreement(data, resamples, context.rng)),
+            agreement=context.metric(agreement(data, resamples, context.rng)),
         )
         sections = report_sections.compute(data, fit, context.metric, context.rng)
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
@@ -228,12 +229,12 @@ def _consistency(context: _Context, warnings: list[str]) -> Consistency | None:
 def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None) -> Length:
     data = context.data
     if totals is None:
-        answers = stats.answer_table(data)
+        answers = answer_table(data)
         r_s, n_s = stats.per_session_correlations(answers)
         meta = stats.meta_analysis(r_s, n_s)
         headline = stats.within_session_correlation(answers.session, answers.log_length, answers.mean_score,
                                                     resamples, context.rng)
-        naive = stats.naive_pooled_r(data)
+        naive = naive_pooled_r(data)
         n_answers, n_sessions, n_records = len(answers.session), data.n_sessions, data.n_records
     else:  # a window too large to read record by record: per-session sums over all of it
         meta = meta_analysis_from_sums(totals.fisher, totals.random_sums)

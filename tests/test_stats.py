@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from council_db.analysis.answers import agreement, answer_table, naive_pooled_r
 from council_db.analysis.score_data import from_records, from_rows
 from council_db.analysis.stats import (
     Estimate,
-    agreement,
-    answer_table,
     benjamini_hochberg,
     clustered_mean,
     clustered_mean_from_totals,
@@ -27,7 +26,6 @@ from council_db.analysis.stats import (
     krippendorff_alpha_interval,
     mean_fisher_z_r,
     meta_analysis,
-    naive_pooled_r,
     per_session_correlations,
     per_session_r,
     percentile_interval,

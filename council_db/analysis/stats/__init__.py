@@ -9,8 +9,8 @@ sessions. Modules: ``estimate`` (the result shape), ``tiers`` (ADR-018 confidenc
 ``agreement`` (Krippendorff's alpha).
 """
 
-from council_db.analysis.stats.agreement import agreement, krippendorff_alpha_interval
-from council_db.analysis.stats.answers import AnswerTable, answer_index, answer_table
+from council_db.analysis.stats.agreement import answer_agreement, krippendorff_alpha_interval
+from council_db.analysis.stats.answers import AnswerTable, answer_index, tabulate_answers
 from council_db.analysis.stats.bootstrap import (
     as_generator,
     expanded_tail,
@@ -23,7 +23,6 @@ from council_db.analysis.stats.correlation import (
     SessionMoments,
     correlation_p_value,
     mean_fisher_z_r,
-    naive_pooled_r,
     per_session_correlations,
     per_session_r,
     pooled_r_over_records,
@@ -50,9 +49,8 @@ __all__ = [
     "MetaAnalysis",
     "SessionMoments",
     "TIERS",
-    "agreement",
+    "answer_agreement",
     "answer_index",
-    "answer_table",
     "as_generator",
     "benjamini_hochberg",
     "chi2_sf",
@@ -64,7 +62,6 @@ __all__ = [
     "krippendorff_alpha_interval",
     "mean_fisher_z_r",
     "meta_analysis",
-    "naive_pooled_r",
     "normal_p_value",
     "normal_quantile",
     "per_session_correlations",
@@ -77,6 +74,7 @@ __all__ = [
     "t_interval",
     "t_p_value",
     "t_quantile",
+    "tabulate_answers",
     "within_session_correlation",
     "within_session_correlation_from_moments",
 ]

@@ -14,7 +14,6 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats.answers import answer_index
 from council_db.analysis.stats.bootstrap import RngLike, percentile_interval, resampled_sums
 from council_db.analysis.stats.clustered import cluster_codes
@@ -62,23 +61,20 @@ def krippendorff_alpha_interval(unit: ArrayLike, value: ArrayLike) -> float:
     return float(_alpha_from_sums(_alpha_parts(m, s1, s2).sum(axis=0))[0])
 
 
-def agreement(data: ScoreData, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95,
-              include_self: bool = False) -> Estimate:
-    """Inter-reviewer agreement over the window: Krippendorff's alpha (interval), units =
-    candidate answers (session, model, length), values = the reviewers' scores. Self-reviews
-    are left out by default (self-preference is a bias, not a view on the answer). The CI
-    resamples whole sessions (expanded percentile); ``se`` is the bootstrap SD; no p-value (alpha > 0
-    is not a question worth testing)."""
-    keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
-    session, score = data.session[keep], data.score[keep]
+def answer_agreement(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, score: np.ndarray,
+                     n_sessions: int, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Estimate:
+    """Inter-reviewer agreement: Krippendorff's alpha (interval), units = candidate answers
+    (session, model, length), values = the scores given. The CI resamples whole sessions
+    (expanded percentile); ``se`` is the bootstrap SD; no p-value (alpha > 0 is not a question
+    worth testing)."""
     method = f"Krippendorff alpha (interval), session bootstrap expanded-percentile CI, {n_boot} resamples"
     if len(score) == 0:
         return Estimate.missing(method, 0, level, se=None, p_value=None)
-    unit, first = answer_index(session, data.model[keep], data.log_length[keep])
+    unit, first = answer_index(session, model, log_length)
     m, s1, s2 = _unit_sums(unit, score - float(score.mean()), len(first))
     parts = _alpha_parts(m, s1, s2)
     unit_session = session[first]
-    per_session = np.stack([np.bincount(unit_session, weights=parts[:, j], minlength=data.n_sessions)
+    per_session = np.stack([np.bincount(unit_session, weights=parts[:, j], minlength=n_sessions)
                             for j in range(4)], axis=1)
     per_session = per_session[per_session[:, 0] > 0]  # sessions with a pairable answer
     g = len(per_session)

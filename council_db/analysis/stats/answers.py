@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
-
 
 @dataclass(frozen=True)
 class AnswerTable:
@@ -19,7 +17,7 @@ class AnswerTable:
     """
 
     session: np.ndarray  # int64
-    model: np.ndarray  # int64 index into ScoreData.models
+    model: np.ndarray  # int64 index into the window's model names
     log_length: np.ndarray  # float64 log(chars + 1)
     length: np.ndarray  # float64 chars, exp(log_length) - 1
     mean_score: np.ndarray  # float64 mean over the answer's reviewers
@@ -33,7 +31,7 @@ class AnswerTable:
 def answer_index(session: np.ndarray, model: np.ndarray, log_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Number the distinct answers and say which answer each record is about.
 
-    ScoreData has no answer label, and one model can answer twice in a session under two
+    Records carry no answer label, and one model can answer twice in a session under two
     labels, so the key is (session, model, log_length): two labels of one model are told
     apart by their lengths (identical lengths merge, which cannot be helped). Returns
     (answer number per record, first record of each answer); answers are numbered in
@@ -51,16 +49,9 @@ def answer_index(session: np.ndarray, model: np.ndarray, log_length: np.ndarray)
     return answer, order[new]
 
 
-def answer_table(data: ScoreData, include_self: bool = False) -> AnswerTable:
-    """Each answer's length and mean score over its reviewers.
-
-    Self-reviews are left out of the mean by default: a reviewer scoring its own answer is
-    data about self-preference (analysed apart), and it would add that bias to the length
-    analysis. Answers with no score left drop out.
-    """
-    keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
-    session, model = data.session[keep], data.model[keep]
-    log_length, score = data.log_length[keep], data.score[keep]
+def tabulate_answers(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, score: np.ndarray,
+                     n_sessions: int) -> AnswerTable:
+    """Each answer's length and mean score over the records given (one record per score)."""
     answer, first = answer_index(session, model, log_length)
     n_scores = np.bincount(answer, minlength=len(first))
     totals = np.bincount(answer, weights=score, minlength=len(first))
@@ -68,5 +59,5 @@ def answer_table(data: ScoreData, include_self: bool = False) -> AnswerTable:
     return AnswerTable(
         session=session[first].astype(np.int64), model=model[first].astype(np.int64), log_length=log_len,
         length=np.expm1(log_len), mean_score=totals / np.maximum(n_scores, 1), n_scores=n_scores.astype(np.int64),
-        n_sessions=data.n_sessions,
+        n_sessions=n_sessions,
     )

@@ -20,7 +20,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats.answers import AnswerTable
 from council_db.analysis.stats.bootstrap import RngLike, percentile_interval, resampled_sums
 from council_db.analysis.stats.estimate import Estimate
@@ -162,18 +161,6 @@ def pooled_r_from_sums(sums: PooledSums, level: float = 0.95, n_sessions: int | 
     crit = 1.96 if level == 0.95 else normal_quantile(level)
     return Estimate(r, math.tanh(z - crit * se), math.tanh(z + crit * se), se, normal_p_value(z / se),
                     level, n_sessions, method)
-
-
-def naive_pooled_r(data: ScoreData, level: float = 0.95) -> Estimate:
-    """llm-council's pooled length-score correlation on these records (see
-    ``pooled_r_over_records`` for exactly what it computes and why it is naive). ``se`` is on
-    the Fisher z scale. All usable records count, self-reviews included, as in llm-council;
-    unlike llm-council, ScoreData has already left out unscored (0.0) and out-of-scale
-    scores. Reported because users expect it, never as the headline."""
-    if not isinstance(data, ScoreData):
-        raise TypeError("naive_pooled_r takes the ScoreData: llm-council pools every record, not per-session r; "
-                        "for the write-up's mean of per-session Fisher z use mean_fisher_z_r(r_s)")
-    return pooled_r_over_records(np.expm1(data.log_length), data.score, level, data.n_sessions)
 
 
 def mean_fisher_z_r(r_s: ArrayLike, level: float = 0.95, min_sessions: int = WRITEUP_MIN_SESSIONS) -> Estimate:

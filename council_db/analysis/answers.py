@@ -1,0 +1,45 @@
+"""The window's records seen per candidate answer: the answer table (length against mean
+score), inter-reviewer agreement over answers, and llm-council's naive pooled r.
+
+These pick the arrays out of ``ScoreData`` and leave the statistics to the pure functions
+of stats/. Self-reviews are left out by default: a reviewer scoring its own answer is data
+about self-preference (analysed apart), not a view on the answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats.agreement import answer_agreement
+from council_db.analysis.stats.answers import AnswerTable, tabulate_answers
+from council_db.analysis.stats.bootstrap import RngLike
+from council_db.analysis.stats.correlation import pooled_r_over_records
+from council_db.analysis.stats.estimate import Estimate
+
+
+def answer_table(data: ScoreData, include_self: bool = False) -> AnswerTable:
+    """Each answer's length and mean score over its reviewers; answers with no score left drop out."""
+    keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
+    return tabulate_answers(data.session[keep], data.model[keep], data.log_length[keep], data.score[keep],
+                            data.n_sessions)
+
+
+def agreement(data: ScoreData, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95,
+              include_self: bool = False) -> Estimate:
+    """Krippendorff's alpha over the window's candidate answers, CI by session bootstrap."""
+    keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
+    return answer_agreement(data.session[keep], data.model[keep], data.log_length[keep], data.score[keep],
+                            data.n_sessions, n_boot, rng, level)
+
+
+def naive_pooled_r(data: ScoreData, level: float = 0.95) -> Estimate:
+    """llm-council's pooled length-score correlation on these records (see
+    ``pooled_r_over_records`` for exactly what it computes and why it is naive). ``se`` is on
+    the Fisher z scale. All usable records count, self-reviews included, as in llm-council;
+    unlike llm-council, ScoreData has already left out unscored (0.0) and out-of-scale
+    scores. Reported because users expect it, never as the headline."""
+    if not isinstance(data, ScoreData):
+        raise TypeError("naive_pooled_r takes the ScoreData: llm-council pools every record, not per-session r; "
+                        "for the write-up's mean of per-session Fisher z use mean_fisher_z_r(r_s)")
+    return pooled_r_over_records(np.expm1(data.log_length), data.score, level, data.n_sessions)

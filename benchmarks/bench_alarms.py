@@ -1,5 +1,5 @@
 """False alarms and detection of the time and per-session checks in the FULL report
-(`council_db.report.build`): trends, change points, anomalous sessions (and, reported beside
+(`council_db.report.builder.build`): trends, change points, anomalous sessions (and, reported beside
 them, affinity and anchoring).
 
     python benchmarks/bench_alarms.py [--datasets 200] [--static 100] [--detection 50]
@@ -35,7 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 from bench_report import PLANTED  # benchmarks/ is on the path when run as a script
 
 from council_db.analysis.score_data import from_records
-from council_db.report import build
+from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 
 DRIFTER, DRIFT, DAYS = "google/gemini-1.5-pro", 1.0, 90.0

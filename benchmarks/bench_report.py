@@ -1,4 +1,4 @@
-"""Bias-report benchmark: the FULL report (`council_db.report.build`) on simulated data with
+"""Bias-report benchmark: the FULL report (`council_db.report.builder.build`) on simulated data with
 known truth - do its 95% CIs cover the planted values, does it flag what was planted, does it
 stay quiet on clean data, and how long does `council-db bias-report` take on 2,000 sessions?
 
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from council_db.analysis.score_data import from_records
-from council_db.report import BOOTSTRAP_RESAMPLES, build
+from council_db.report.builder import BOOTSTRAP_RESAMPLES, build
 from council_db.simulate import SimulationConfig, write_jsonl
 
 MODELS = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]
@@ -174,8 +174,8 @@ def timing(sessions: int, runs: int) -> list[str]:
             cli.append(time.perf_counter() - t0)
         parsed = json.loads(done.stdout)
         help_s = min(run_seconds([*council_db_command(), "--help"]) for _ in range(3))
-        imports = ("import council_db.cli, council_db.report, council_db.analysis.window, "
-                   "council_db.store.database, council_db.render")
+        imports = ("import council_db.cli.app, council_db.report.builder, council_db.analysis.window, "
+                   "council_db.store.database, council_db.report.render")
         import_s = min(run_seconds([sys.executable, "-c", imports]) for _ in range(3))
 
     assert parsed["window"]["sessions"] == sessions, parsed["window"]

@@ -15,7 +15,7 @@ __all__ = ["connect", "presentation_orders", "Council", "BiasReport", "__version
 if TYPE_CHECKING:
     from council_db.api import Council
     from council_db.ingest.orders import Orders
-    from council_db.report_model import BiasReport
+    from council_db.report.model import BiasReport
 
 
 def connect(url: str | None = None) -> Council:
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
         return Council
     if name == "BiasReport":
-        from council_db.report_model import BiasReport
+        from council_db.report.model import BiasReport
 
         return BiasReport
     raise AttributeError(f"module 'council_db' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from council_db.cli import main
+from council_db.cli.app import main
 
 main()

@@ -3,7 +3,7 @@
     import council_db
     db = council_db.connect()                       # $COUNCIL_DB, else the user data dir
     db.record_session(session_id, stage1_results, stage2_results, label_to_model, query=q)
-    report = db.report(days=30)                     # a council_db.report_model.BiasReport
+    report = db.report(days=30)                     # a council_db.report.model.BiasReport
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from council_db.store.location import resolve_url
 
 if TYPE_CHECKING:
     from council_db.ingest.recording import Recorded
-    from council_db.report_model import BiasReport
+    from council_db.report.model import BiasReport
 
 logger = logging.getLogger("council_db")
 
@@ -55,7 +55,7 @@ class Council:
         """The bias report for a window: the keyword arguments of ``analysis.window.Window``
         (sessions, days, since, until, as_of, reviewers, models, config_versions, categories)."""
         from council_db.analysis.window import Window, load
-        from council_db.report import build
+        from council_db.report.builder import build
 
         chosen = Window(**window)
         filters = {k: v for k, v in window.items() if v and k != "as_of"}

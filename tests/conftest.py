@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import pytest
 from typer.testing import CliRunner
 
-from council_db.cli import app
+from council_db.cli.app import app
 from council_db.store.database import Database, open_database
 from tests import postgres
 

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from council_db.exporter import ExportFilter, records
+from council_db.outlets.export import ExportFilter, records
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.store.database import open_database
 
@@ -28,7 +28,7 @@ from council_db.store.database import open_database
 IMPORT_WITH_COMMIT_EVERY = (
     "import sys; import council_db.ingest.importer as importer; "
     "importer.COMMIT_EVERY_LINES = int(sys.argv.pop(1)); "
-    "from council_db.cli import main; sys.argv[0] = 'council-db'; main()"
+    "from council_db.cli.app import main; sys.argv[0] = 'council-db'; main()"
 )
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 from typer.testing import CliRunner
 
-from council_db.cli import app
+from council_db.cli.app import app
 from tests.conftest import Cli, session, write_jsonl
 from tests.reliability import (
     council_db_argv,

@@ -7,8 +7,8 @@ import json
 import pytest
 from sqlalchemy import text
 
-from council_db.exporter import ExportFilter, records
 from council_db.ingest.importer import import_files
+from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import open_database
 from tests.conftest import SESSION, both_backends, record, scalar, session, write_jsonl
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from council_db.exporter import ExportFilter, records
+from council_db.outlets.export import ExportFilter, records
 from tests.conftest import Cli, both_backends, record, same_numbers, scalar, session, write_jsonl
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from council_db.datasette_metadata import shipped
+from council_db.outlets.datasette_metadata import shipped
 from tests.conftest import run_module
 
 VIEWS = ["score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
@@ -110,7 +110,7 @@ def test_every_view_page_shows_its_title_and_descriptions(served, view):
 def test_a_database_with_another_name_gets_metadata_keyed_by_that_name(tmp_path, monkeypatch):
     env_cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(env_cache))
-    from council_db.datasette_metadata import for_database
+    from council_db.outlets.datasette_metadata import for_database
 
     metadata = for_database(tmp_path / "team-scores.db")
 

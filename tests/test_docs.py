@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import typer
 
-from council_db.cli import app
+from council_db.cli.app import app
 
 README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from council_db.contract.fields import FIELDS
-from council_db.exporter import ExportFilter, records
 from council_db.ingest.importer import import_files
+from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import open_database
 from tests.conftest import both_backends, record, session, write_jsonl
 

@@ -18,15 +18,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from council_db.cli import app
+from council_db.cli.app import app
 from council_db.contract.fields import FIELDS
 from council_db.contract.record import as_record
-from council_db.exporter import ExportFilter, records
 from council_db.ingest.fast_decode import decode_joined
 from council_db.ingest.importer import import_files
 from council_db.ingest.lines import BOM, RAW_KEEP_CHARS, LineBatch, parse_batch
 from council_db.ingest.normalise import Normaliser
 from council_db.ingest.validation import LINE
+from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import open_database
 from tests.conftest import record
 from tests.test_export import bias_records

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from council_db import svg
 from council_db.analysis.score_data import from_rows
 from council_db.analysis.session_means import session_series
-from council_db.render_html import COLOURS
+from council_db.report import svg
+from council_db.report.render_html import COLOURS
 from tests.conftest import run_module
 
 SVG_XMLNS = "http://www.w3.org/2000/svg"

@@ -10,7 +10,7 @@ import json
 import numpy as np
 
 from council_db.analysis.score_data import from_records
-from council_db.report import build
+from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 
 FAN, FAVOURITE = "openai/gpt-4o", "google/gemini-1.5-pro"

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from council_db.exporter import ExportFilter, records
 from council_db.ingest import pipeline
 from council_db.ingest.importer import import_files
 from council_db.ingest.sources import resolve_sources
+from council_db.outlets.export import ExportFilter, records
 from tests.conftest import both_backends, record, session, write_jsonl
 
 

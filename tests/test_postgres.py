@@ -132,7 +132,7 @@ def test_an_unreachable_server_is_a_one_line_error_not_a_traceback(pg_cluster):
 
 def test_without_the_postgres_extra_a_postgresql_url_names_the_package_to_install():
     script = ("import sys; sys.modules['psycopg'] = None; sys.argv = ['council-db', '--db', "
-              "'postgresql://me@127.0.0.1:1/council', 'stats']; from council_db.cli import main; main()")
+              "'postgresql://me@127.0.0.1:1/council', 'stats']; from council_db.cli.app import main; main()")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert result.stderr == "error: PostgreSQL needs the psycopg driver: pip install 'council-db[postgres]'\n"

@@ -22,8 +22,8 @@ from council_db.analysis.session_audit import audit_data
 from council_db.analysis.window import load_sessions
 from council_db.errors import CouncilDbError
 from council_db.ingest.importer import import_files
-from council_db.push import PushSettings, pending, push
-from council_db.session_events import build_events
+from council_db.outlets.push import PushSettings, pending, push
+from council_db.outlets.push_events import build_events
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import run_module, scalar
 from tests.telemetry_server import Receiver

@@ -28,7 +28,7 @@ import pytest
 import council_db
 from council_db.errors import CouncilDbError
 from council_db.ingest.importer import import_files
-from council_db.report_model import BiasReport
+from council_db.report.model import BiasReport
 from tests.conftest import Cli, run_module, scalar, write_jsonl
 
 ANSWERS = [

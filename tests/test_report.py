@@ -9,7 +9,7 @@ import json
 import pytest
 
 from council_db.analysis.score_data import from_records
-from council_db.report import build
+from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import BACKENDS, both_backends, same_numbers, session
 from tests.conftest import write_jsonl as write_lines
@@ -128,7 +128,7 @@ def test_longer_and_better_models_make_raw_length_look_rewarded_and_the_report_s
 def run(*args: str, input: str | None = None):
     from typer.testing import CliRunner
 
-    from council_db.cli import app
+    from council_db.cli.app import app
 
     return CliRunner().invoke(app, list(args), input=input)
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from council_db.analysis.window import SAMPLE_SESSIONS, Window, load_for_report
-from council_db.report import build
+from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.store import migrate
 from tests.conftest import both_backends, session
@@ -176,7 +176,7 @@ def test_a_filtered_sampled_window_reads_records_only_of_the_sample(mixed_db):
 def test_the_cli_default_sample_size_is_the_library_default():
     import inspect
 
-    from council_db.commands.report import bias_report
+    from council_db.cli.report import bias_report
 
     default = inspect.signature(bias_report).parameters["sample_sessions"].default
     assert default == SAMPLE_SESSIONS and not math.isnan(default)

@@ -15,7 +15,7 @@ import typer
 from click.testing import Result
 from typer.testing import CliRunner
 
-from council_db.commands.simulate import command
+from council_db.cli.simulate import command
 from council_db.simulate import (
     SimulationConfig,
     SimulationConfigError,

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from council_db import sql_guard
 from council_db.errors import CouncilDbError
-from council_db.readonly_sql import run_sqlite
+from council_db.outlets import sql_guard
+from council_db.outlets.readonly_sql import run_sqlite
 from tests.conftest import run_module, session, write_jsonl
 
 WRITE_ROUTES = {
@@ -224,7 +224,7 @@ def test_postgresql_dollar_quotes_hide_semicolons_and_a_second_statement_is_refu
 
 
 def test_an_in_memory_database_is_refused_by_name():
-    from council_db.readonly_sql import run
+    from council_db.outlets.readonly_sql import run
 
     with pytest.raises(CouncilDbError, match="reads an SQLite file or a PostgreSQL database"):
         run("sqlite://", "SELECT 1")

@@ -12,7 +12,7 @@ import pytest
 
 from council_db.analysis.score_data import from_records
 from council_db.analysis.subjects import median_of_others
-from council_db.report import build
+from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 
 END = datetime(2026, 6, 1, tzinfo=timezone.utc)

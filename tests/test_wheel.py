@@ -65,9 +65,9 @@ def test_wheel_contains_migrations_and_sql_files(wheel):
     assert sql_files
     for sql in sql_files:
         assert f"council_db/sql/{sql.name}" in names, "every SQL file ships"
-    assert "council_db/datasette/metadata.json" in names, "the Datasette metadata ships"
+    assert "council_db/outlets/datasette_metadata.json" in names, "the Datasette metadata ships"
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "council-db = council_db.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "council-db = council_db.cli.app:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def test_installed_wheel_imports_its_own_copy_and_finds_migrations_inside_the_venv(
@@ -75,7 +75,7 @@ def test_installed_wheel_imports_its_own_copy_and_finds_migrations_inside_the_ve
 ):
     python = fresh_venv / BIN / f"python{EXE}"
     code = (
-        "import json, council_db, council_db.resources as r, council_db.datasette_metadata as d; "
+        "import json, council_db, council_db.resources as r, council_db.outlets.datasette_metadata as d; "
         "print(json.dumps({'package': council_db.__file__, 'migrations': str(r.migrations_dir()), "
         "'sql': str(r.sql_dir()), 'datasette': str(d.shipped())}))"
     )
@@ -88,7 +88,7 @@ def test_installed_wheel_imports_its_own_copy_and_finds_migrations_inside_the_ve
         assert path.is_relative_to(venv), f"{key} resolves to {path}, outside the fresh venv {venv}"
         assert not path.is_relative_to(REPO), f"{key} resolves into the repository: {path}"
     assert found["migrations"].name == "migrations" and found["migrations"].parent.name == "council_db"
-    assert found["datasette"].is_file() and found["datasette"].name == "metadata.json"
+    assert found["datasette"].is_file() and found["datasette"].name == "datasette_metadata.json"
     shipped = sorted(p.name for p in (found["migrations"] / "versions").glob("*.py"))
     assert shipped == sorted(p.name for p in (REPO / "migrations" / "versions").glob("*.py"))
 

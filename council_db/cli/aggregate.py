@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from council_db.commands.context import message, state
-from council_db.commands.window_options import (
+from council_db.cli.context import message, state
+from council_db.cli.window_options import (
     AsOf,
     Categories,
     Configs,
@@ -144,7 +144,7 @@ def leaderboard(
 def _emit(result: dict[str, Any], rows: list[dict], fmt: ViewFormat, title: str, context: dict[str, Any]) -> None:
     """json: the whole result; table: rows under a title, calibration on stderr; csv: rows
     carrying the method and window in their own columns, so a file says what it holds."""
-    from council_db.output import Format, emit_rows
+    from council_db.cli.output import Format, emit_rows
 
     if fmt is ViewFormat.json:
         print(json.dumps(result, indent=2))

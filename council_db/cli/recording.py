@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from council_db.commands.context import message, state
+from council_db.cli.context import message, state
 from council_db.errors import CouncilDbError
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from council_db.analysis import affinity, anomalies, changepoints, trends
 from council_db.analysis.score_data import ScoreData
 from council_db.contract.timestamps import format_us
-from council_db.report_model import (
+from council_db.report.model import (
     AffinityCell,
     AnchoringEffect,
     Anomaly,

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.commands import (
+from council_db.cli import (
     adhoc_sql,
     aggregate,
     db,
@@ -23,7 +23,7 @@ from council_db.commands import (
     simulate,
     trends,
 )
-from council_db.commands.context import State
+from council_db.cli.context import State
 from council_db.errors import CouncilDbError
 
 app = typer.Typer(

@@ -26,7 +26,7 @@ def checked_window(*, sessions: int | None, days: float | None, since: str | Non
     """The analysis.window.Window these options give; a time that cannot be read is a usage
     error (exit 2) naming it, before any database is opened."""
     from council_db.analysis.window import Window
-    from council_db.commands.context import bad_time
+    from council_db.cli.context import bad_time
     from council_db.contract.fields import LineError
 
     window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import bad_time, message, state
+from council_db.cli.context import bad_time, message, state
 
 
 def command(
@@ -27,7 +27,7 @@ def command(
     outbox until the endpoint accepts them, so a failed or interrupted push resumes, and
     every event has an id derived from its content, so the service can drop a resend."""
     from council_db.contract.fields import LineError
-    from council_db.push import PushSettings, check_endpoint, push, would_send
+    from council_db.outlets.push import PushSettings, check_endpoint, push, would_send
 
     check_endpoint(endpoint)
     db = state(ctx).database()

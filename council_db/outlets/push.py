@@ -26,7 +26,7 @@ from urllib.parse import urlparse
 from council_db import __version__
 from council_db.errors import CouncilDbError, UsageError
 from council_db.ingest.importer import now_utc
-from council_db.session_events import Built, build_events
+from council_db.outlets.push_events import Built, build_events
 from council_db.store.database import Database
 
 RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from council_db.report_model import BiasReport, Metric
+from council_db.report.model import BiasReport, Metric
 
 BAR_WIDTH = 25
 

@@ -10,7 +10,6 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from council_db import report_sections
 from council_db.analysis import joint_model, stats
 from council_db.analysis.answers import agreement, answer_table, naive_pooled_r
 from council_db.analysis.position import first_shown_judgments, presentation_designs
@@ -19,7 +18,8 @@ from council_db.analysis.stats.correlation import pooled_r_from_sums, within_ses
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
-from council_db.report_model import (
+from council_db.report import sections as report_sections
+from council_db.report.model import (
     BiasReport,
     Consistency,
     Flag,

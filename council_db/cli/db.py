@@ -8,9 +8,9 @@ from typing import Annotated, Callable
 
 import typer
 
-from council_db.commands.context import message, state
-from council_db.commands.importing import SummaryFormat
-from council_db.output import Format, emit_object, emit_rows
+from council_db.cli.context import message, state
+from council_db.cli.importing import SummaryFormat
+from council_db.cli.output import Format, emit_object, emit_rows
 
 app = typer.Typer(help="The database file, its schema migrations and backups.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -57,7 +57,7 @@ def path(ctx: typer.Context) -> None:
 def metadata(ctx: typer.Context) -> None:
     """Print the Datasette metadata file (view titles and descriptions), for:
     datasette "$(council-db db path)" -m "$(council-db db metadata)"."""
-    from council_db.datasette_metadata import for_database
+    from council_db.outlets.datasette_metadata import for_database
     from council_db.store.location import sqlite_path
 
     print(for_database(sqlite_path(state(ctx).url)))
@@ -177,7 +177,7 @@ def copy(
     Idempotent: records are matched on their natural key, so copying again, or from several
     laptops whose data overlap, stores each record once. Import history and rejected lines
     stay here; the target records the copy as one import."""
-    from council_db.copier import copy as copy_records
+    from council_db.outlets.copier import copy as copy_records
     from council_db.store.database import open_database
     from council_db.store.location import resolve_url
 

@@ -10,8 +10,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import state
-from council_db.commands.window_options import (
+from council_db.cli.context import state
+from council_db.cli.window_options import (
     AsOf,
     Categories,
     Configs,
@@ -60,7 +60,7 @@ def bias_report(
 
     Every number has its sample size, 95% CI, window and confidence tier; flags are
     Benjamini-Hochberg controlled (q <= 0.05)."""
-    from council_db.report_model import BiasReport
+    from council_db.report.model import BiasReport
 
     if schema:
         print(json.dumps(BiasReport.model_json_schema(), indent=2))
@@ -74,9 +74,9 @@ def bias_report(
         # The window's queries run (the database releases the GIL) while the analyses load:
         # over a million sessions each takes about a second.
         loading = pool.submit(load_for_report, db, window, sample_sessions)
-        from council_db import render
         from council_db.analysis import anomalies, version_drift
-        from council_db.report import build
+        from council_db.report import render
+        from council_db.report.builder import build
         loaded = loading.result()
     data, totals = loaded.data, loaded.totals
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
@@ -97,8 +97,8 @@ def bias_report(
     elif fmt is ReportFormat.markdown:
         page = render.markdown(result)
     elif fmt is ReportFormat.html:
-        from council_db import render_html
         from council_db.analysis.session_means import session_series
+        from council_db.report import render_html
 
         page = render_html.html(result, session_series(data))
     else:

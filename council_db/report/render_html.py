@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from council_db import svg
 from council_db.analysis.session_means import Series
-from council_db.render import interval
-from council_db.report_model import BiasReport, Metric
+from council_db.report import svg
+from council_db.report.model import BiasReport, Metric
+from council_db.report.render import interval
 
 # One colour per chart, so a screenshot shows which charts were drawn.
 COLOURS = {

@@ -14,7 +14,7 @@ SHIPPED_NAME = "council"
 
 
 def shipped() -> Path:
-    return Path(__file__).resolve().parent / "datasette" / "metadata.json"
+    return Path(__file__).resolve().with_suffix(".json")
 
 
 def for_database(database: Path | None) -> Path:

@@ -20,10 +20,10 @@ from typing import Iterator, Sequence
 from council_db import __version__
 from council_db.contract.record import as_record
 from council_db.errors import CouncilDbError
-from council_db.exporter import ExportFilter, records
 from council_db.ingest.importer import COMMIT_EVERY_LINES, now_utc
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.normalise import Normaliser
+from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import Database
 from council_db.store.writer import ScoreWriter
 

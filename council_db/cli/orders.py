@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import message
+from council_db.cli.context import message
 
 
 class Design(str, Enum):
@@ -35,8 +35,8 @@ def command(
     """The order each reviewer should see the answers in, seeded and reproducible, in the
     label_to_model form a council uses ("Response A" = shown first). Per-reviewer orders are
     what lets the bias report tell position effects from answer quality."""
+    from council_db.cli.output import Format, emit_rows
     from council_db.ingest.orders import presentation_orders
-    from council_db.output import Format, emit_rows
 
     orders = presentation_orders(models.split(","), reviewers.split(","), seed=seed, design=design.value)
     message(f"design {orders.design}, seed {orders.seed} (--seed {orders.seed} gives these orders again)")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from council_db.commands.context import message, state
+from council_db.cli.context import message, state
 
 if TYPE_CHECKING:
     from council_db.ingest.importer import FileResult, ImportSummary

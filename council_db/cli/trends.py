@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from council_db.commands.context import message, state
-from council_db.commands.window_options import (
+from council_db.cli.context import message, state
+from council_db.cli.output import Format
+from council_db.cli.window_options import (
     AsOf,
     Categories,
     Configs,
@@ -20,7 +21,6 @@ from council_db.commands.window_options import (
     Until,
     checked_window,
 )
-from council_db.output import Format
 
 Fmt = Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")]
 
@@ -73,7 +73,7 @@ def trends(
 
     from council_db.analysis import changepoints, stats, version_drift
     from council_db.analysis import trends as trend_analysis
-    from council_db.output import emit_object, emit_rows
+    from council_db.cli.output import emit_object, emit_rows
 
     db, spec, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                                 reviewer=reviewer, model=model,
@@ -171,8 +171,8 @@ def anomalies(
     Benjamini-Hochberg q <= 0.05 over the sessions in the window."""
     from council_db.analysis import anomalies as detect
     from council_db.analysis import stats
+    from council_db.cli.output import emit_rows
     from council_db.contract.timestamps import format_us
-    from council_db.output import emit_rows
 
     _, _, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                             reviewer=reviewer, model=model, config_version=config_version, category=category)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from council_db import sql_guard
 from council_db.errors import CouncilDbError
+from council_db.outlets import sql_guard
 
 # Functions that compute from their arguments and never touch files or the connection's state
 # (core, date, math, JSON, window and aggregate functions). load_extension and anything not

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import bad_time, message, state
+from council_db.cli.context import bad_time, message, state
 
 
 class ExportFormat(str, Enum):
@@ -34,7 +34,7 @@ def command(
 
     import -> export -> import gives the same rows, field for field."""
     from council_db.contract.fields import LineError
-    from council_db.exporter import ExportFilter, write
+    from council_db.outlets.export import ExportFilter, write
 
     filters = ExportFilter(since, until, reviewer, model, session, min_consent)
     try:

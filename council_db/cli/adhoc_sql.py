@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from council_db.commands.context import state
-from council_db.output import Format, emit_rows
+from council_db.cli.context import state
+from council_db.cli.output import Format, emit_rows
 
 
 def command(
@@ -20,7 +20,7 @@ def command(
     Anything that could write is refused with what was refused: several statements,
     INSERT/UPDATE/DELETE, CREATE (temp tables too), ATTACH, VACUUM (INTO), PRAGMAs that set
     a value, load_extension. The database is never created or upgraded by this command."""
-    from council_db.readonly_sql import run
+    from council_db.outlets.readonly_sql import run
 
     answer = run(state(ctx).url, query)
     emit_rows(answer.as_dicts(), fmt, title=None)

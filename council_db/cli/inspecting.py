@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.commands.context import state
-from council_db.output import Format, emit_object, emit_rows
+from council_db.cli.context import state
+from council_db.cli.output import Format, emit_object, emit_rows
 
 FormatOption = Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")]
 

@@ -1,1 +1,0 @@
-"""CLI commands, one module per area; cli.py puts them together."""

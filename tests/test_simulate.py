@@ -16,14 +16,8 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from council_db.cli.simulate import command
-from council_db.simulate import (
-    SimulationConfig,
-    SimulationConfigError,
-    parse_floats,
-    parse_mapping,
-    parse_utc_datetime,
-    write_jsonl,
-)
+from council_db.simulate import SimulationConfig, SimulationConfigError, write_jsonl
+from council_db.text_values import parse_floats, parse_mapping, parse_utc_datetime
 
 END = "2025-12-17T00:00:00+00:00"
 KEYS = [

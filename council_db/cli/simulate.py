@@ -139,15 +139,16 @@ def command(
     llm-council-format JSONL with effects planted at known sizes, for trying the tool
     and for testing that its estimators find them."""
     from council_db import simulate as sim
+    from council_db import text_values
 
     given: dict[str, Any] = {
-        "models": _parse(sim.parse_names, models, "--models"),
-        "reviewers": _parse(sim.parse_names, reviewers, "--reviewers"),
-        "model_quality": _parse(sim.parse_mapping, quality, "--quality"),
-        "reviewer_offsets": _parse(sim.parse_mapping, reviewer_offset, "--reviewer-offset"),
-        "position_effects": _parse(sim.parse_floats, position_effect, "--position-effect"),
-        "drift": _parse(sim.parse_mapping, drift, "--drift"),
-        "end": _parse(sim.parse_utc_datetime, end, "--end"),
+        "models": _parse(text_values.parse_names, models, "--models"),
+        "reviewers": _parse(text_values.parse_names, reviewers, "--reviewers"),
+        "model_quality": _parse(text_values.parse_mapping, quality, "--quality"),
+        "reviewer_offsets": _parse(text_values.parse_mapping, reviewer_offset, "--reviewer-offset"),
+        "position_effects": _parse(text_values.parse_floats, position_effect, "--position-effect"),
+        "drift": _parse(text_values.parse_mapping, drift, "--drift"),
+        "end": _parse(text_values.parse_utc_datetime, end, "--end"),
     }
     try:
         config = sim.SimulationConfig(

@@ -31,7 +31,7 @@ CONFIG_KEYS = ("weights", "offsets")
 
 def parse_pairs(text: str | None, option: str) -> dict[str, float]:
     """``REVIEWER=NUMBER,...`` as a dict; a malformed item is a usage error naming it and the fix."""
-    from council_db.simulate import parse_mapping
+    from council_db.text_values import parse_mapping
 
     if text is None:
         return {}

@@ -1,0 +1,182 @@
+"""What to simulate: ``SimulationConfig``, every effect absent unless planted, and the checks
+that refuse a config which would silently simulate something other than what was asked."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+DEFAULT_MODELS = (
+    "openai/gpt-4o",
+    "anthropic/claude-3-5-sonnet",
+    "google/gemini-1.5-pro",
+    "meta-llama/llama-3.1-70b",
+)
+SCORE_SCALE = "1-10"
+CATEGORIES = ("coding", "math_reasoning", "creative_writing", "general")
+TOKEN_BUCKETS = ("short", "medium", "long")
+# From this schema version on, `position` is the display slot; before it, the ranking index.
+DISPLAY_SLOT_SCHEMA = (1, 2, 0)
+
+MEDIAN_LENGTH_CHARS = 1200
+MODEL_LOG_LENGTH_SPREAD = 0.35  # SD across models of a model's mean log length
+ANSWER_LOG_LENGTH_SD = 0.5  # SD of one answer's log length around its model's mean
+RECORDS_PER_CHUNK = 65_536  # bounds memory; changing it changes the output for a given seed
+
+MIN_TENTHS, MAX_TENTHS = 10, 100  # scores 1.0 .. 10.0 in tenths
+
+
+class SimulationConfigError(ValueError):
+    """A config value is out of range; `field` names the SimulationConfig field at fault."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+
+
+def _midnight_utc_today() -> datetime:
+    return datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+@dataclass
+class SimulationConfig:
+    """What to simulate; every effect defaults to "absent" so each can be planted alone."""
+
+    sessions: int = 200
+    seed: int = 0
+    models: list[str] = field(default_factory=lambda: list(DEFAULT_MODELS))
+    reviewers: list[str] | None = None  # None: the council models review
+    candidates_per_session: int | None = None  # None: every model answers every session
+    model_quality: dict[str, float] = field(default_factory=dict)
+    reviewer_offsets: dict[str, float] = field(default_factory=dict)
+    position_effects: list[float] = field(default_factory=list)  # per display slot; rest 0
+    self_preference: float = 0.0
+    verbosity: float = 0.0  # score points per SD of log(length)
+    length_quality_corr: float = 0.0  # corr(model mean log length, model quality)
+    drift: dict[str, float] = field(default_factory=dict)  # reviewer -> change first..last session
+    # reviewer -> model -> share of that model's answers the reviewer scores (default 1: all).
+    # Uneven shares make reviewers see different candidate sets, as in judge pipelines that
+    # assign reviewers; a record not scored is not written.
+    scoring_share: dict[str, dict[str, float]] = field(default_factory=dict)
+    drift_at: float | None = None  # None: the drift is linear in time; else a step at this share of the span
+    anomaly_rate: float = 0.0
+    noise_sd: float = 1.0
+    base_score: float = 6.5
+    per_reviewer_shuffle: bool = False  # ADR-017 default: one shuffle per session
+    schema_version: str = "1.2.0"
+    consent_level: int = 1
+    council_config_version: str = "0.1.0"
+    end: datetime = field(default_factory=_midnight_utc_today)
+    days: float = 90.0
+    unscored_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.end.tzinfo is None:
+            self.end = self.end.replace(tzinfo=timezone.utc)
+        self.end = self.end.astimezone(timezone.utc)
+        _validate(self)
+
+    @property
+    def reviewer_ids(self) -> list[str]:
+        return list(self.models) if self.reviewers is None else list(self.reviewers)
+
+    @property
+    def answers_per_session(self) -> int:
+        return self.candidates_per_session or len(self.models)
+
+    @property
+    def positions_are_rankings(self) -> bool:
+        """Old llm-council (< 1.2.0) wrote the reviewer's ranking index into `position`."""
+        return _version_tuple(self.schema_version) < DISPLAY_SLOT_SCHEMA
+
+    @property
+    def start(self) -> datetime:
+        return self.end - timedelta(days=self.days)
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise SimulationConfigError(
+            "schema_version",
+            f"bad schema version {version!r}: expected MAJOR.MINOR.PATCH, e.g. 1.2.0",
+        )
+    return tuple(int(p) for p in parts)
+
+
+def _validate(c: SimulationConfig) -> None:
+    """Reject configs that would silently simulate something other than what was asked."""
+
+    def check(ok: bool, name: str, message: str) -> None:
+        if not ok:
+            raise SimulationConfigError(name, message)
+
+    numbers = {
+        "base_score": [c.base_score],
+        "self_preference": [c.self_preference],
+        "verbosity": [c.verbosity],
+        "noise_sd": [c.noise_sd],
+        "length_quality_corr": [c.length_quality_corr],
+        "anomaly_rate": [c.anomaly_rate],
+        "unscored_rate": [c.unscored_rate],
+        "days": [c.days],
+        "position_effects": c.position_effects,
+        "model_quality": c.model_quality.values(),
+        "reviewer_offsets": c.reviewer_offsets.values(),
+        "drift": c.drift.values(),
+    }
+    for name, values in numbers.items():
+        check(all(math.isfinite(v) for v in values), name, f"{name} must be finite numbers")
+    check(c.sessions >= 1, "sessions", f"sessions must be a whole number >= 1, got {c.sessions}")
+    for name, ids in (("models", c.models), ("reviewers", c.reviewer_ids)):
+        check(len(ids) > 0, name, f"{name} must list at least one id, e.g. openai/gpt-4o")
+        check(len(set(ids)) == len(ids), name, f"{name} must not repeat an id: {', '.join(ids)}")
+    m = len(c.models)
+    check(
+        c.candidates_per_session is None or 1 <= c.candidates_per_session <= m,
+        "candidates_per_session",
+        f"candidates per session must be between 1 and {m} (the number of models), "
+        f"got {c.candidates_per_session}",
+    )
+    for name, mapping, known in (
+        ("model_quality", c.model_quality, c.models),
+        ("reviewer_offsets", c.reviewer_offsets, c.reviewer_ids),
+        ("drift", c.drift, c.reviewer_ids),
+    ):
+        for key in mapping:
+            check(key in known, name, f"unknown id {key!r}: expected one of {', '.join(known)}")
+    k = c.answers_per_session
+    check(
+        len(c.position_effects) <= k,
+        "position_effects",
+        f"{len(c.position_effects)} position effects but sessions show only {k} answers: "
+        f"expected at most one value per display slot",
+    )
+    for reviewer, shares in c.scoring_share.items():
+        check(reviewer in c.reviewer_ids, "scoring_share",
+              f"unknown reviewer {reviewer!r}: expected one of {', '.join(c.reviewer_ids)}")
+        for model, share in shares.items():
+            check(model in c.models, "scoring_share", f"unknown model {model!r}: expected one of {', '.join(c.models)}")
+            check(math.isfinite(share) and 0.0 <= share <= 1.0, "scoring_share",
+                  f"scoring share of {model!r} by {reviewer!r} must be between 0 and 1, got {share}")
+    check(c.drift_at is None or 0.0 < c.drift_at < 1.0, "drift_at",
+          f"drift-at must be a share of the time span strictly between 0 and 1, got {c.drift_at}")
+    for name, value in (("anomaly_rate", c.anomaly_rate), ("unscored_rate", c.unscored_rate)):
+        check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
+    check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
+    check(c.days > 0, "days", f"days must be a number > 0, got {c.days}")
+    check(
+        -1.0 <= c.length_quality_corr <= 1.0,
+        "length_quality_corr",
+        f"length-quality correlation must be between -1 and 1, got {c.length_quality_corr}",
+    )
+    qualities = {c.model_quality.get(mid, 0.0) for mid in c.models}
+    check(
+        c.length_quality_corr == 0 or len(qualities) > 1,
+        "length_quality_corr",
+        "a length-quality correlation needs model quality that differs between models "
+        "(set quality too)",
+    )
+    check(0 <= c.consent_level <= 4, "consent_level", f"consent level must be 0-4, got {c.consent_level}")
+    _version_tuple(c.schema_version)

@@ -1,0 +1,137 @@
+"""Writing the simulated sessions as llm-council JSONL, byte for byte, and the truth dict
+(every planted parameter) that tests and benchmarks check recoveries against."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any, BinaryIO, TextIO
+
+import numpy as np
+
+from council_db.simulate.config import (
+    CATEGORIES,
+    MAX_TENTHS,
+    RECORDS_PER_CHUNK,
+    SCORE_SCALE,
+    TOKEN_BUCKETS,
+    SimulationConfig,
+)
+from council_db.simulate.sessions import Chunk, Plan, build_plan, simulate_chunk
+
+
+class _LineFormatter:
+    """Builds JSONL text from string tables, so no record goes through json.dumps.
+
+    Each line is six pieces: session head, reviewer+model, position, length, score, tail.
+    The pieces are gathered with numpy object indexing and joined once per chunk.
+    The text equals json.dumps(dataclasses.asdict(record)) for llm-council's BiasRecord.
+    """
+
+    def __init__(self, c: SimulationConfig) -> None:
+        self.head = (
+            '{"schema_version": ' + json.dumps(c.schema_version) + ', "session_id": "%s", '
+            '"timestamp": "%s", "consent_level": ' + str(int(c.consent_level)) + ', "reviewer_id": '
+        )
+        self.pairs = np.array(
+            [
+                [f'{json.dumps(rv)}, "model_id": {json.dumps(md)}, "position": ' for md in c.models]
+                for rv in c.reviewer_ids
+            ],
+            dtype=object,
+        )
+        self.positions = np.array(
+            [f'{p}, "response_length_chars": ' for p in range(c.answers_per_session)], dtype=object
+        )
+        self.scores = np.array([f"{t // 10}.{t % 10}" for t in range(MAX_TENTHS + 1)], dtype=object)
+        self.tails = np.array(
+            [
+                f', "score_scale": "{SCORE_SCALE}", "council_config_version": '
+                f'{json.dumps(c.council_config_version)}, "query_hash": null, "query_metadata": '
+                + json.dumps({"category": cat, "token_bucket": bucket, "language": "en"})
+                + "}\n"
+                for cat in CATEGORIES
+                for bucket in TOKEN_BUCKETS
+            ],
+            dtype=object,
+        )
+
+    def format(self, chunk: Chunk) -> str:
+        n, r, k = chunk.tenths.shape
+        heads = np.array(
+            [self.head % pair for pair in zip(chunk.session_ids, chunk.timestamps)], dtype=object
+        )
+        lengths = np.array(
+            [f'{length}, "score_value": ' for length in chunk.lengths.ravel().tolist()], dtype=object
+        )
+        pieces = np.empty((n, r, k, 6), dtype=object)
+        pieces[..., 0] = heads[:, None, None]
+        pieces[..., 1] = self.pairs[np.arange(r)[None, :, None], chunk.models]
+        pieces[..., 2] = self.positions
+        pieces[..., 3] = lengths[np.arange(n)[:, None, None] * k + chunk.columns]
+        pieces[..., 4] = self.scores[chunk.tenths]
+        pieces[..., 5] = self.tails[chunk.metadata][:, None, None]
+        if chunk.written is not None:
+            pieces[~chunk.written] = ""
+        return "".join(pieces.ravel().tolist())
+
+
+def write_jsonl(config: SimulationConfig, out: BinaryIO | TextIO) -> dict[str, Any]:
+    """Write the simulated records to `out` (text or binary stream); return the truth dict.
+
+    Sessions are simulated and written in chunks, so memory stays flat for any size.
+    """
+    rng = np.random.default_rng(config.seed)
+    plan = build_plan(config, rng)
+    formatter = _LineFormatter(config)
+    text_mode = isinstance(out, io.TextIOBase)
+    per_session = len(plan.offsets) * config.answers_per_session
+    chunk_sessions = max(1, RECORDS_PER_CHUNK // per_session)
+    anomalies: dict[str, dict[str, Any]] = {}
+    records = 0
+    for first in range(0, config.sessions, chunk_sessions):
+        n = min(chunk_sessions, config.sessions - first)
+        chunk = simulate_chunk(config, plan, rng, first, n)
+        text = formatter.format(chunk)
+        out.write(text if text_mode else text.encode())  # type: ignore[arg-type]
+        anomalies.update(chunk.anomalies)
+        records += n * per_session if chunk.written is None else int(chunk.written.sum())
+    return _truth(config, plan, records, anomalies)
+
+
+def _truth(
+    c: SimulationConfig, plan: Plan, records: int, anomalies: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """Everything planted, JSON-serialisable, with every model/reviewer spelled out (zeros too)."""
+    reviewers = c.reviewer_ids
+    return {
+        "seed": c.seed,
+        "sessions": c.sessions,
+        "records": records,
+        "start": c.start.isoformat(),
+        "end": c.end.isoformat(),
+        "schema_version": c.schema_version,
+        "position_meaning": "ranking" if c.positions_are_rankings else "display_slot",
+        "models": list(c.models),
+        "reviewers": reviewers,
+        "candidates_per_session": c.answers_per_session,
+        "per_reviewer_shuffle": c.per_reviewer_shuffle,
+        "base_score": c.base_score,
+        "noise_sd": c.noise_sd,
+        "model_quality": dict(zip(c.models, plan.quality.tolist())),
+        "reviewer_offsets": dict(zip(reviewers, plan.offsets.tolist())),
+        "position_effects": plan.position_effects.tolist(),
+        "self_preference": c.self_preference,
+        "verbosity": c.verbosity,
+        "length_quality_corr": c.length_quality_corr,
+        "log_length_mean": plan.log_length_mean,
+        "log_length_sd": plan.log_length_sd,
+        "model_log_length_means": dict(zip(c.models, plan.model_log_length.tolist())),
+        "drift": dict(zip(reviewers, plan.drift.tolist())),
+        "scoring_share": {r: dict(zip(c.models, row)) for r, row in zip(reviewers, plan.scoring_share.tolist())}
+        if plan.scoring_share is not None else {},
+        "drift_at": c.drift_at,
+        "anomaly_rate": c.anomaly_rate,
+        "anomalous_sessions": anomalies,
+        "unscored_rate": c.unscored_rate,
+    }

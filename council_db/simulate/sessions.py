@@ -1,0 +1,203 @@
+"""Drawing sessions: the plan (planted effects as arrays), then scores chunk by chunk in a fixed
+order of draws, so a seed always gives the same sessions."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from council_db.simulate.config import (
+    ANSWER_LOG_LENGTH_SD,
+    CATEGORIES,
+    MAX_TENTHS,
+    MEDIAN_LENGTH_CHARS,
+    MIN_TENTHS,
+    MODEL_LOG_LENGTH_SPREAD,
+    TOKEN_BUCKETS,
+    SimulationConfig,
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planted parameters as arrays indexed by model / reviewer / slot."""
+
+    quality: np.ndarray  # (M,)
+    offsets: np.ndarray  # (R,)
+    drift: np.ndarray  # (R,)
+    position_effects: np.ndarray  # (K,)
+    self_model: np.ndarray  # (R,) index of the reviewer among models, -1 if it is not one
+    scoring_share: np.ndarray | None  # (R, M) share of each model's answers each reviewer scores
+    model_log_length: np.ndarray  # (M,) mean log length of each model's answers
+    log_length_mean: float
+    log_length_sd: float
+
+
+def build_plan(c: SimulationConfig, rng: np.random.Generator) -> Plan:
+    reviewers = c.reviewer_ids
+    quality = np.array([c.model_quality.get(m, 0.0) for m in c.models])
+    effects = np.zeros(c.answers_per_session)
+    effects[: len(c.position_effects)] = c.position_effects
+    log_means = _model_log_lengths(quality, c.length_quality_corr, rng)
+    return Plan(
+        quality=quality,
+        offsets=np.array([c.reviewer_offsets.get(r, 0.0) for r in reviewers]),
+        drift=np.array([c.drift.get(r, 0.0) for r in reviewers]),
+        position_effects=effects,
+        self_model=np.array([c.models.index(r) if r in c.models else -1 for r in reviewers]),
+        scoring_share=np.array([[c.scoring_share.get(r, {}).get(m, 1.0) for m in c.models] for r in reviewers])
+        if c.scoring_share else None,
+        model_log_length=log_means,
+        # Every model answers equally often (all of them, or a uniform random subset),
+        # so answers' log lengths are an equal mixture of per-model normals.
+        log_length_mean=float(log_means.mean()),
+        log_length_sd=float(math.sqrt(ANSWER_LOG_LENGTH_SD**2 + log_means.var())),
+    )
+
+
+def _standardise(x: np.ndarray) -> np.ndarray:
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 1e-12 else np.zeros_like(x)
+
+
+def _model_log_lengths(quality: np.ndarray, corr: float, rng: np.random.Generator) -> np.ndarray:
+    """Mean log length per model whose correlation with quality across models is exactly `corr`.
+
+    Exact (not just in expectation) so the "longer AND better" confound has the planted size
+    even with 4 models: the random part is made orthogonal to quality before mixing.
+    """
+    q = _standardise(quality)
+    noise = rng.standard_normal(len(quality))
+    noise = noise - noise.mean()
+    if q.any():
+        noise = noise - (noise @ q) / (q @ q) * q
+    u = corr * q + math.sqrt(1.0 - corr**2) * _standardise(noise)
+    return math.log(MEDIAN_LENGTH_CHARS) + MODEL_LOG_LENGTH_SPREAD * u
+
+
+# --------------------------------------------------------------------------- simulation
+
+
+@dataclass
+class Chunk:
+    """Consecutive sessions, with per-record arrays already in output line order."""
+
+    session_ids: list[str]
+    timestamps: list[str]
+    metadata: np.ndarray  # (n,) index into the category x token-bucket table
+    lengths: np.ndarray  # (n, K) chars per answer
+    columns: np.ndarray  # (n, R, K) which answer each line is about
+    models: np.ndarray  # (n, R, K) model index of each line
+    tenths: np.ndarray  # (n, R, K) score * 10; 0 = unscored
+    anomalies: dict[str, dict[str, Any]]
+    written: np.ndarray | None = None  # (n, R, K) False where the reviewer did not score the answer
+
+
+def simulate_chunk(
+    c: SimulationConfig, plan: Plan, rng: np.random.Generator, first: int, n: int
+) -> Chunk:
+    """Draw `n` sessions starting at session number `first` (all draws in a fixed order)."""
+    m, r, k = len(c.models), len(plan.offsets), c.answers_per_session
+    session_ids = _session_ids(rng, n)
+    timestamps, t = _session_times(c, rng, first, n)
+    category = rng.integers(len(CATEGORIES), size=n)
+    bucket = rng.integers(len(TOKEN_BUCKETS), size=n)
+    metadata = category * len(TOKEN_BUCKETS) + bucket
+
+    if k < m:
+        candidates = np.argsort(rng.random((n, m)), axis=1)[:, :k]
+    else:
+        candidates = np.broadcast_to(np.arange(m), (n, m))
+    log_length = plan.model_log_length[candidates]
+    log_length = log_length + ANSWER_LOG_LENGTH_SD * rng.standard_normal((n, k))
+    lengths = np.maximum(1, np.rint(np.exp(log_length))).astype(np.int64)
+    z = (np.log(lengths) - plan.log_length_mean) / plan.log_length_sd
+
+    # slot[s, i, j]: where reviewer i saw answer j (0 = shown first).
+    shuffle_shape = (n, r, k) if c.per_reviewer_shuffle else (n, 1, k)
+    slot = np.broadcast_to(np.argsort(rng.random(shuffle_shape), axis=-1), (n, r, k))
+
+    score = (
+        c.base_score
+        + plan.quality[candidates][:, None, :]
+        + plan.offsets[None, :, None]
+        + plan.position_effects[slot]
+        + c.self_preference * (plan.self_model[None, :, None] == candidates[:, None, :])
+        + c.verbosity * z[:, None, :]
+        + plan.drift[None, :, None] * _drift_shape(c, t)[:, None, None]
+        + c.noise_sd * rng.standard_normal((n, r, k))
+    )
+    tenths = np.clip(np.rint(score * 10), MIN_TENTHS, MAX_TENTHS).astype(np.int64)
+    anomalies = _plant_anomalies(c, rng, session_ids, tenths) if c.anomaly_rate > 0 else {}
+
+    # llm-council enumerates a reviewer's answers in `position` order; old schemas ranked them.
+    if c.positions_are_rankings:
+        columns = np.argsort(-tenths * k + slot, axis=-1)  # best first, ties in display order
+    else:
+        columns = np.argsort(slot, axis=-1)
+    tenths = np.take_along_axis(tenths, columns, axis=-1)
+    if c.unscored_rate > 0:
+        tenths[rng.random((n, r, k)) < c.unscored_rate] = 0
+    models = np.take_along_axis(np.broadcast_to(candidates[:, None, :], (n, r, k)), columns, axis=-1)
+    written = None  # drawn only when asked for, so other simulations keep their bytes
+    if plan.scoring_share is not None:
+        written = rng.random((n, r, k)) < plan.scoring_share[np.arange(r)[None, :, None], models]
+    return Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written)
+
+
+def _drift_shape(c: SimulationConfig, t: np.ndarray) -> np.ndarray:
+    """How much of the planted drift a session at time share t carries: t itself (linear), or
+    0 before and 1 from ``drift_at`` on (a step: a model updated behind the same name), less
+    its mean over the span (sessions are spread evenly), so the drift leaves the reviewer's
+    average level alone. Computed per chunk of sessions, hence the mean of the shape, not of t."""
+    if c.drift_at is None:
+        return t - 0.5
+    return (t >= c.drift_at).astype(np.float64) - (1.0 - c.drift_at)
+
+
+def _session_ids(rng: np.random.Generator, n: int) -> list[str]:
+    """uuid4 strings from the seeded generator, so reruns give the same ids."""
+    raw = rng.bytes(16 * n)
+    return [str(uuid.UUID(bytes=raw[i : i + 16], version=4)) for i in range(0, 16 * n, 16)]
+
+
+def _session_times(
+    c: SimulationConfig, rng: np.random.Generator, first: int, n: int
+) -> tuple[list[str], np.ndarray]:
+    """Timestamps spread evenly with jitter over (start, end], in session order, and t in [0, 1]."""
+    total_us = round(c.days * 86_400_000_000)
+    index = np.arange(first, first + n)
+    fraction = (index + 1 - rng.random(n)) / c.sessions
+    offsets_us = np.rint(fraction * total_us).astype(np.int64)
+    start = c.start
+    stamps = [(start + timedelta(microseconds=us)).isoformat() for us in offsets_us.tolist()]
+    return stamps, offsets_us / total_us
+
+
+def _plant_anomalies(
+    c: SimulationConfig, rng: np.random.Generator, session_ids: list[str], tenths: np.ndarray
+) -> dict[str, dict[str, Any]]:
+    """Overwrite scores of a random share of sessions; return what was done, by session id."""
+    n, r, k = tenths.shape
+    hit = np.flatnonzero(rng.random(n) < c.anomaly_rate)
+    constant = rng.random(hit.size) < 0.5
+    extreme = np.where(rng.random(hit.size) < 0.5, MIN_TENTHS, MAX_TENTHS)
+    erratic_reviewer = rng.integers(r, size=hit.size)
+    # An erratic reviewer scores each answer at one end of the scale or the other, at random.
+    erratic_scores = np.where(rng.random((hit.size, k)) < 0.5, MIN_TENTHS, MAX_TENTHS)
+    reviewers = c.reviewer_ids
+    planted: dict[str, dict[str, Any]] = {}
+    for i, s in enumerate(hit.tolist()):
+        if constant[i]:
+            tenths[s] = extreme[i]
+            planted[session_ids[s]] = {"kind": "constant", "score": int(extreme[i]) / 10}
+        else:
+            tenths[s, erratic_reviewer[i]] = erratic_scores[i]
+            reviewer = reviewers[erratic_reviewer[i]]
+            planted[session_ids[s]] = {"kind": "erratic", "reviewer": reviewer}
+    return planted

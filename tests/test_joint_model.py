@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from council_db.analysis import joint_model
+from council_db.analysis import joint_model, least_squares
 from council_db.analysis.score_data import ScoreData, from_records, from_rows
 from council_db.simulate import SimulationConfig, write_jsonl
 
@@ -218,7 +218,7 @@ def test_qr_fallback_gives_the_same_fit(monkeypatch):
     data, _ = simulate(sessions=60, seed=4, models=MODELS, reviewer_offsets=dict(zip(MODELS, OFFSETS)),
                        position_effects=POSITIONS, self_preference=0.5, verbosity=0.3)
     fast = joint_model.fit(data)
-    monkeypatch.setattr(joint_model, "_COND_LIMIT", 0.0)  # every design counts as ill conditioned
+    monkeypatch.setattr(least_squares, "_COND_LIMIT", 0.0)  # every design counts as ill conditioned
     careful = joint_model.fit(data)
     for name in MODELS:
         assert careful.severity[name].estimate == pytest.approx(fast.severity[name].estimate, abs=1e-10)

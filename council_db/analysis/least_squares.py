@@ -1,0 +1,183 @@
+"""Least squares on a within-session (demeaned) design, and inference on its coefficients.
+
+``demean`` absorbs session fixed effects; ``solve`` fits after a rank check in column priority
+order (Cholesky of the scaled Gram matrix, QR when it is ill conditioned); ``Inference``
+gives estimates, cluster-robust t intervals and Wald tests of linear contrasts, and says
+which contrasts the design cannot identify. The joint model (joint_model.py) is built on it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy import special
+
+_RANK_TOL = 1e-10  # squared relative residual norm at or below which a column counts as dependent
+_ZERO_TOL = 1e-10  # a demeaned column this small relative to the raw one is absorbed (all zero)
+_ESTIMABLE_TOL = 1e-6
+_COND_LIMIT = 1e8  # scaled Gram matrices better than this are solved by Cholesky, others by QR
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One estimate with its cluster-robust SE, 95% CI and two-sided t p-value (NaN: not identified)."""
+
+    estimate: float
+    se: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+
+    @property
+    def identified(self) -> bool:
+        return math.isfinite(self.estimate)
+
+
+NAN_EFFECT = Effect(math.nan, math.nan, math.nan, math.nan, math.nan)
+
+
+class WaldTest(NamedTuple):
+    """Joint test that all slot effects are zero: F = W/df1 on (df1, df2) degrees of freedom."""
+
+    statistic: float
+    df1: int
+    df2: int
+    p_value: float
+
+
+def demean(a: np.ndarray, sess: np.ndarray, size: np.ndarray) -> np.ndarray:
+    n_sessions = len(size)
+    if a.ndim == 1:
+        return a - (np.bincount(sess, weights=a, minlength=n_sessions) / size)[sess]
+    means = np.empty((n_sessions, a.shape[1]))
+    for j in range(a.shape[1]):
+        means[:, j] = np.bincount(sess, weights=a[:, j], minlength=n_sessions)
+    return a - (means / size[:, None])[sess]
+
+
+@dataclass
+class Solved:
+    keep: list[int]  # columns estimated, in order
+    scale: np.ndarray  # P_all: column norms (1 for absorbed columns)
+    xs: np.ndarray  # N x P: the kept columns of the demeaned design, scaled to unit norm
+    beta_scaled: np.ndarray  # P: coefficients of the scaled columns
+    gram_inv: np.ndarray  # P x P: (xs'xs)^-1
+    residuals: np.ndarray  # N
+    null: np.ndarray  # P_all x d orthonormal basis left by dropped factor columns
+    removed: np.ndarray  # P_all bool: dropped non-factor columns (their effect taken as zero)
+
+
+def solve(x: np.ndarray, x_raw: np.ndarray, y: np.ndarray, factor_cols: int) -> Solved:
+    """Least squares on the demeaned design, after a rank check in column priority order.
+
+    Columns are scaled to unit norm and the Gram matrix is formed in one pass over the data;
+    the rank check is a sequential Cholesky on it (a column is dropped when its residual after
+    projection on the columns kept before it has squared relative norm <= 1e-10, i.e. it is
+    explained to 1 part in 1e5). The solution uses the Cholesky factor plus one step of
+    iterative refinement when the scaled Gram matrix is well conditioned (cond < 1e8: the
+    normal equations lose at most half the digits and the refinement recovers them; dummy-coded
+    designs are far better than that) and Householder QR (lstsq) otherwise. Few passes over
+    the data keep it fast even when a threaded BLAS is slowed down by a busy machine.
+    """
+    n, p_all = x.shape
+    norm = np.sqrt(np.einsum("ij,ij->j", x, x))
+    raw = np.sqrt(np.einsum("ij,ij->j", x_raw, x_raw))
+    live = np.isfinite(norm) & (norm > _ZERO_TOL * np.maximum(raw, 1.0))
+    scale = np.where(live, norm, 1.0)
+    scaled = x / scale
+    gram = scaled.T @ scaled
+    keep: list[int] = []
+    fitted: dict[int, tuple[np.ndarray, list[int]]] = {}  # dropped column -> its fit on earlier kept ones
+    for j in range(p_all):
+        if not live[j]:
+            continue
+        if keep:
+            c = np.linalg.solve(gram[np.ix_(keep, keep)], gram[keep, j])
+            rest = gram[j, j] - gram[keep, j] @ c
+        else:
+            c, rest = np.zeros(0), gram[j, j]
+        if rest > _RANK_TOL:
+            keep.append(j)
+        else:
+            fitted[j] = (c, list(keep))
+    removed = np.array([j >= factor_cols and j not in keep for j in range(p_all)], dtype=bool)
+    if not keep:
+        return Solved(keep, scale, np.zeros((n, 0)), np.zeros(0), np.zeros((0, 0)), y.copy(),
+                       np.zeros((p_all, 0)), removed)
+
+    xs = scaled[:, keep]
+    gk = gram[np.ix_(keep, keep)]
+    if np.linalg.cond(gk) < _COND_LIMIT:
+        # Well conditioned (checked above) and at most a few dozen columns: the inverse is exact
+        # enough, and numpy's suffices (scipy.linalg would add ~0.2 s to every report's start-up).
+        gram_inv = np.linalg.inv(gk)
+        beta = gram_inv @ (xs.T @ y)
+        beta = beta + gram_inv @ (xs.T @ (y - xs @ beta))
+    else:
+        beta = np.linalg.lstsq(xs, y, rcond=None)[0]
+        r_inv = np.linalg.inv(np.linalg.qr(xs, mode="r"))
+        gram_inv = r_inv @ r_inv.T
+
+    vectors = []
+    for j in range(factor_cols):
+        if j in keep:
+            continue
+        v = np.zeros(p_all)
+        v[j] = 1.0
+        if j in fitted:  # x_j = sum_k (scale_j c_k / scale_k) x_k over the columns kept before j
+            c, before = fitted[j]
+            v[before] = -scale[j] * c / scale[before]
+        vectors.append(v)
+    null = np.linalg.qr(np.column_stack(vectors))[0] if vectors else np.zeros((p_all, 0))
+    return Solved(keep, scale, xs, beta, gram_inv, y - xs @ beta, null, removed)
+
+
+class Inference:
+    """Estimates, t inference on G-1 df and estimability of linear contrasts of the coefficients."""
+
+    def __init__(self, beta: np.ndarray, cov: np.ndarray, null: np.ndarray, removed: np.ndarray,
+                 df: int) -> None:
+        self.beta, self.cov, self.null, self.removed, self.df = beta, cov, null, removed, df
+        self.crit = float(special.stdtrit(df, 0.975))
+
+    def estimable(self, contrast: np.ndarray) -> bool:
+        if np.any(contrast[self.removed] != 0):
+            return False
+        scale = max(float(np.linalg.norm(contrast)), 1.0)
+        return float(np.linalg.norm(self.null.T @ contrast)) <= _ESTIMABLE_TOL * scale
+
+    def effect(self, contrast: np.ndarray) -> Effect:
+        if not self.estimable(contrast):
+            return NAN_EFFECT
+        estimate = float(contrast @ self.beta)
+        se = math.sqrt(max(float(contrast @ self.cov @ contrast), 0.0))
+        if se > 0:
+            p_value = float(2.0 * special.stdtr(self.df, -abs(estimate) / se))
+        else:
+            p_value = math.nan
+        return Effect(estimate, se, estimate - self.crit * se, estimate + self.crit * se, p_value)
+
+    def wald(self, contrasts: np.ndarray) -> WaldTest | None:
+        """H0: every row's contrast is zero, on the identified part of the rows' span."""
+        if self.null.shape[1]:
+            # combinations a with contrasts.T @ a orthogonal to the null space
+            m = self.null.T @ contrasts.T
+            _, s, vt = np.linalg.svd(m)
+            rank = int((s > _ESTIMABLE_TOL * max(1.0, s.max(initial=0.0))).sum())
+            contrasts = vt[rank:] @ contrasts
+        if contrasts.shape[0] == 0:
+            return None
+        _, s, vt = np.linalg.svd(contrasts, full_matrices=False)
+        q = int((s > _ESTIMABLE_TOL * max(1.0, s.max(initial=0.0))).sum())
+        if q == 0:
+            return None
+        b = vt[:q]
+        value = b @ self.beta
+        middle = b @ self.cov @ b.T
+        inverse = np.linalg.pinv(middle)
+        statistic = float(value @ inverse @ value) / q
+        p_value = float(special.fdtrc(q, self.df, statistic)) if math.isfinite(statistic) else math.nan
+        return WaldTest(statistic, q, self.df, p_value)

@@ -5,7 +5,7 @@
 After every kill: `PRAGMA integrity_check` is ok, and the database holds exactly the file's
 first N records, once each (an import commits in file order). After the last kill the import
 is run to completion and must hold exactly the file's records. The short version is
-tests/test_crash_safety.py. Prints the figures with the data size.
+tests/ingest/test_crash_safety.py. Prints the figures with the data size.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Bad input, the long run: the fuzzing properties of tests/test_fuzz.py with many examples.
+"""Bad input, the long run: the fuzzing properties of tests/ingest/test_fuzz.py with many examples.
 
     python benchmarks/fuzz_long.py [--examples 5000]
 
-Runs pytest on tests/test_fuzz.py with COUNCIL_DB_FUZZ_EXAMPLES set, and prints how many
+Runs pytest on tests/ingest/test_fuzz.py with COUNCIL_DB_FUZZ_EXAMPLES set, and prints how many
 inputs hypothesis tried per property and the outcome.
 """
 
@@ -25,11 +25,11 @@ def main() -> None:
     args = parser.parse_args()
     env = {**os.environ, "COUNCIL_DB_FUZZ_EXAMPLES": str(args.examples)}
     start = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_fuzz.py",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/ingest/test_fuzz.py",
                           "-k", "not malformed", "--hypothesis-show-statistics"],
                          cwd=ROOT, env=env, capture_output=True, text=True)
     elapsed = time.monotonic() - start
-    for name, block in re.findall(r"tests/test_fuzz.py::(\w+):\n(.*?)(?=\ntests/|\Z)", run.stdout, re.S):
+    for name, block in re.findall(r"tests/ingest/test_fuzz.py::(\w+):\n(.*?)(?=\ntests/|\Z)", run.stdout, re.S):
         counts = re.findall(r"(\d+) passing, (\d+) failing, and (\d+) invalid", block)
         tried = [sum(int(n) for n in found) for found in counts]
         failing = sum(int(found[1]) for found in counts)

@@ -4,7 +4,7 @@ pydantic (validation.py) is the authority on what a line must be, and it words t
 But its validation was a quarter of the import's CPU. msgspec decodes and checks the same
 batch in a third of the time, into ``Record`` structs that cost less to make and free than
 dicts. It is held to accept only what pydantic accepts, with the same values
-(the fast-decoder tests in tests/test_fuzz.py): where they could differ it is made stricter,
+(the fast-decoder tests in tests/ingest/test_fuzz.py): where they could differ it is made stricter,
 and a batch it refuses goes to pydantic, which then finds and explains the bad line.
 """
 

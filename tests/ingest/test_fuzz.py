@@ -29,7 +29,7 @@ from council_db.ingest.validation import LINE
 from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import open_database
 from tests.conftest import record
-from tests.test_export import bias_records
+from tests.outlets.test_export import bias_records
 
 # benchmarks/fuzz_long.py raises the number of examples through this variable and explores
 # new inputs every run; the short run in the suite tries the same inputs every time, so CI

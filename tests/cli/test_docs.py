@@ -11,7 +11,7 @@ import typer
 
 from council_db.cli.app import app
 
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 
 
 def _commands() -> dict[str, click.Command]:
@@ -55,5 +55,5 @@ def test_every_db_subcommand_is_documented():
 def test_the_readme_opens_with_the_demo_and_the_test_command():
     first_block = README.split("```sh", 1)[1].split("```", 1)[0]
     assert "scripts/demo.sh" in first_block
-    ci = (Path(__file__).parents[1] / ".ci" / "run").read_text()
+    ci = (Path(__file__).parents[2] / ".ci" / "run").read_text()
     assert ".venv/bin/python -m pytest" in first_block and ".venv/bin/python -m pytest" in ci

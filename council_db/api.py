@@ -3,7 +3,7 @@
     import council_db
     db = council_db.connect()                       # $COUNCIL_DB, else the user data dir
     db.record_session(session_id, stage1_results, stage2_results, label_to_model, query=q)
-    report = db.report(days=30)                     # a council_db.report.model.BiasReport
+    report = db.report(days=30)                     # a council_db.BiasReport
 """
 
 from __future__ import annotations

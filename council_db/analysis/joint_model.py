@@ -22,7 +22,7 @@ Method
   the unweighted mean of the identified reviewer terms (a linear contrast, with its SE).
 * Length: the coefficient of log(chars + 1), *within candidate model* (model effects are in the
   model), per unit of log length; ``length_per_sd`` multiplies estimate, SE and CI by the sample
-  SD of log length (``analysis_data.log_length_sd``), treating that SD as fixed (its own
+  SD of log length (``score_data.log_length_sd``), treating that SD as fixed (its own
   sampling error is ignored; p-value unchanged).
 * OLS on the demeaned design, columns scaled to unit norm: Cholesky of the Gram matrix with one
   step of iterative refinement when it is well conditioned (in practice always, for these

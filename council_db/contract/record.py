@@ -19,7 +19,7 @@ Text = Annotated[str, msgspec.Meta(max_length=500)]
 QueryHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-fA-F]{16}\Z")]
 # pydantic refuses objects nested deeper than its recursion limit and msgspec takes ~1,000
 # levels, so the fast path takes metadata two levels deep (deeper goes to pydantic). No
-# lists: a line holding a bracket is never in a joined batch (lines.py).
+# lists: a line holding a bracket is never in a joined batch (ingest/lines.py).
 Scalar = Union[str, int, float, bool, None]
 Metadata = dict[str, Union[Scalar, dict[str, Scalar]]]
 

@@ -5,7 +5,7 @@ import rate. Turning the records into numpy columns (with repeated values such a
 keys, envelopes and model names stored once, each row pointing at them) happens in the
 reading processes, so the writer only maps a batch's few distinct keys to ids and hands
 whole columns to the database. Narrow integer types (positions are at most 1,000 and
-lengths fit 32 bits, as validation.py checks) halve what crosses between the processes.
+lengths fit 32 bits, as ingest/validation.py checks) halve what crosses between the processes.
 """
 
 from __future__ import annotations

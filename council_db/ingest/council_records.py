@@ -12,7 +12,7 @@ The rules follow llm-council's ``create_bias_records_from_session`` (bias_persis
 - length is the number of characters of the model's first stage-1 answer, the score a
   finite number or 0.0 ("ranked but never scored"), the scale "1-10";
 - the query itself is never part of a record: only coarse metadata, and at consent level 4
-  its HMAC prefix (query_hash.py).
+  its HMAC prefix (contract/query_hash.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """council-db push: session summaries to a team service, through an outbox.
 
-1. Every eligible session's event (session_events.py) is written to ``outbox_events`` for
+1. Every eligible session's event (push_events.py) is written to ``outbox_events`` for
    the endpoint, unless that endpoint already has that event id: one committed transaction.
 2. Pending events go out in batches (``{"events": [...]}``, one POST each). A batch is
    marked sent, and committed, only after the endpoint answered 2xx.

@@ -5,8 +5,8 @@ allows (ADR-018): 2 "anonymous" sends rankings; 3 "enhanced" adds the query meta
 the bias indicators; 4 "research" adds the query hash. Never raw text: the database holds
 none, and an event is built from stored columns only.
 
-Bias indicators are audit.py's per-session indicators (length correlation with its
-t-distribution p-value, variance of slot means) plus the reviewers' agreement
+Bias indicators are the per-session indicators of analysis/session_audit.py (length
+correlation with its t-distribution p-value, variance of slot means) plus the reviewers' agreement
 (Krippendorff's alpha, interval, self-reviews left out). 4-5 answers cannot show a bias, so
 an event carries no statistical flag: its ``flags`` say why an indicator is missing.
 

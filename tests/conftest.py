@@ -3,6 +3,7 @@ that run on both backends), the real CLI, llm-council-shaped lines."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -13,7 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from council_db.cli.app import app
-from council_db.store.database import Database, open_database
+from council_db.simulate import SimulationConfig
+from council_db.simulate import write_jsonl as simulate_jsonl
+from council_db.store.database import Database, create_engine_for, open_database
 from tests import postgres
 
 SESSION = "3f2b6c1e-6d1a-4c3e-9a51-0c7f0d2b9e10"
@@ -151,3 +154,41 @@ def same_numbers(a, b, where: str = "report") -> bool:
         return True
     assert a == b, where
     return True
+
+
+def simulated(**config: Any) -> tuple[list[dict], dict]:
+    """Simulated llm-council records (as dicts) and the simulator's truth."""
+    out = io.StringIO()
+    truth = simulate_jsonl(SimulationConfig(**config), out)
+    return [json.loads(line) for line in out.getvalue().splitlines()], truth
+
+
+@pytest.fixture
+def engines():
+    """create_engine_for, with every engine disposed (connections closed) at the end."""
+    made = []
+
+    def make(path: Path):
+        engine = create_engine_for(f"sqlite:///{path}")
+        made.append(engine)
+        return engine
+
+    yield make
+    for engine in made:
+        engine.dispose()
+
+
+@pytest.fixture
+def opened():
+    """open_database, collecting the notify messages; every engine disposed at the end."""
+    made = []
+
+    def open_(path: Path, messages: list[str] | None = None):
+        sink = messages if messages is not None else []
+        database = open_database(f"sqlite:///{path}", notify=sink.append)
+        made.append(database)
+        return database
+
+    yield open_
+    for database in made:
+        database.engine.dispose()

@@ -19,7 +19,7 @@ from tests.reliability import (
     simulated_file,
     stored_records,
 )
-from tests.store.test_migrations import set_revision
+from tests.store.sqlite_files import set_revision
 
 
 def test_backups_taken_while_an_import_runs_are_sound_private_prefixes_of_the_file(tmp_path):

@@ -20,7 +20,7 @@ from council_db.errors import DatabaseTooNew
 from council_db.store import migrate
 from council_db.store.database import open_database
 from tests.conftest import Cli, session, write_jsonl
-from tests.store.test_migrations import make_council_db_at, revisions_oldest_first, set_revision
+from tests.store.sqlite_files import make_council_db_at, revisions_oldest_first, set_revision
 
 FIXTURE_0001 = """
 INSERT INTO imports (id, source, source_kind, file_identity, file_size, head_sha256, tail_sha256, mode,

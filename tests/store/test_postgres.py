@@ -19,7 +19,7 @@ from council_db.store import migrate
 from council_db.store.database import create_engine_for
 from council_db.store.models import Base
 from tests.conftest import run_module, scalar, session, write_jsonl
-from tests.store.test_migrations import EXPECTED_TABLES, EXPECTED_VIEWS, revisions_oldest_first
+from tests.store.sqlite_files import EXPECTED_TABLES, EXPECTED_VIEWS, revisions_oldest_first
 
 
 def schema_of(engine) -> dict[str, object]:

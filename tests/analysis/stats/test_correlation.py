@@ -1,51 +1,30 @@
-"""council_db.analysis.stats against independent references: published examples, brute-force
-implementations of the definitions, hand-computed values and coverage simulations."""
+"""Length-score correlations (per session, llm-council's naive pooled r, meta-analysis, the
+within-session headline) against numpy, a transcription of llm-council, brute force and
+coverage simulations."""
 
 from __future__ import annotations
 
-import io
-import json
 import math
 from fractions import Fraction
-from itertools import permutations
 
 import numpy as np
 import pytest
 import scipy.stats
 
-from council_db.analysis.answers import agreement, answer_table, naive_pooled_r
+from council_db.analysis.answers import answer_table, naive_pooled_r
 from council_db.analysis.score_data import from_records, from_rows
 from council_db.analysis.stats import (
-    Estimate,
-    benjamini_hochberg,
-    clustered_mean,
-    clustered_mean_from_totals,
-    confidence_tier,
-    correlation_p_value,
-    expanded_tail,
-    krippendorff_alpha_interval,
     mean_fisher_z_r,
     meta_analysis,
     per_session_correlations,
     per_session_r,
-    percentile_interval,
     pooled_r_over_records,
-    resampled_sums,
     session_moments,
-    session_weights,
-    t_interval,
-    t_p_value,
     within_session_correlation,
 )
-from council_db.simulate import SimulationConfig, write_jsonl
+from tests.conftest import simulated
 
 nan = np.nan
-
-
-def simulated(**config) -> tuple[list[dict], dict]:
-    out = io.StringIO()
-    truth = write_jsonl(SimulationConfig(**config), out)
-    return [json.loads(line) for line in out.getvalue().splitlines()], truth
 
 
 def bivariate_sessions(rng: np.random.Generator, sessions: int, answers: int, rho: float):
@@ -55,150 +34,6 @@ def bivariate_sessions(rng: np.random.Generator, sessions: int, answers: int, rh
     x = u + rng.standard_normal((sessions, 1))
     y = 5 + v + 2 * rng.standard_normal((sessions, 1))
     return np.repeat(np.arange(sessions), answers), x.ravel(), y.ravel()
-
-
-# --------------------------------------------------------------------------- tiers, t, BH
-
-
-@pytest.mark.parametrize("sessions, tier", [(0, "insufficient"), (9, "insufficient"), (10, "preliminary"),
-                                            (19, "preliminary"), (20, "moderate"), (49, "moderate"),
-                                            (50, "high"), (100_000, "high")])
-def test_confidence_tier_boundaries_follow_adr_018(sessions, tier):
-    assert confidence_tier(sessions) == tier
-
-
-def test_per_session_p_value_uses_t_so_r_08_at_n_5_is_about_010_not_002():
-    p = float(correlation_p_value(0.8, 5))
-    assert p == pytest.approx(0.1041, abs=5e-4)
-    # the reference: scipy's own test of a Pearson r on points with exactly r = 0.8
-    x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
-    noise = np.array([1.0, -2.0, 0.0, 2.0, -1.0])  # orthogonal to x and to the constant
-    y = 0.8 * x / np.linalg.norm(x) + 0.6 * noise / np.linalg.norm(noise)
-    result = scipy.stats.pearsonr(x, y)
-    assert result.statistic == pytest.approx(0.8)
-    assert p == pytest.approx(result.pvalue)
-    t = 0.8 * math.sqrt(3 / (1 - 0.8**2))
-    assert 2 * scipy.stats.norm.sf(t) == pytest.approx(0.021, abs=1e-3)  # the same t read as normal: wrong
-
-
-def test_correlation_p_value_edge_cases_are_nan_or_zero():
-    p = correlation_p_value(np.array([0.5, 1.0, -1.0, nan, 0.0]), np.array([2, 4, 4, 5, 5]))
-    assert math.isnan(p[0]) and p[1] == 0 and p[2] == 0 and math.isnan(p[3]) and p[4] == pytest.approx(1.0)
-
-
-def test_t_p_value_and_interval_match_scipy():
-    assert t_p_value(2.3, 7) == pytest.approx(2 * scipy.stats.t.sf(2.3, 7))
-    assert t_p_value(-2.3, 7) == pytest.approx(t_p_value(2.3, 7))
-    assert math.isnan(t_p_value(1.0, 0))
-    low, high = t_interval(1.5, 0.4, 12, 0.9)
-    ref = scipy.stats.t.interval(0.9, 12, loc=1.5, scale=0.4)
-    assert (low, high) == pytest.approx(ref)
-    assert all(math.isnan(v) for v in t_interval(1.0, 0.5, 0))
-
-
-def test_benjamini_hochberg_hand_example_with_nan():
-    # sorted: 0.005, 0.01, 0.03, 0.04 (m = 4, the NaN does not count)
-    # p * m / rank: 0.02, 0.02, 0.04, 0.04 -> already monotone
-    q = benjamini_hochberg([0.01, 0.04, 0.03, 0.005, nan])
-    np.testing.assert_allclose(q[:4], [0.02, 0.04, 0.04, 0.02])
-    assert math.isnan(q[4])
-
-
-def test_benjamini_hochberg_takes_running_minimum_and_caps_at_one():
-    # sorted p*m/rank: 0.01*3/1 = 0.03, 0.04*3/2 = 0.06, 0.045*3/3 = 0.045 -> q = 0.03, 0.045, 0.045
-    np.testing.assert_allclose(benjamini_hochberg([0.045, 0.01, 0.04]), [0.045, 0.03, 0.045])
-    np.testing.assert_allclose(benjamini_hochberg([0.9, 1.0, 0.95]), [1.0, 1.0, 1.0])
-    assert len(benjamini_hochberg([])) == 0
-
-
-def test_benjamini_hochberg_matches_scipy_false_discovery_control():
-    p = np.random.default_rng(3).uniform(size=40) ** 3
-    np.testing.assert_allclose(benjamini_hochberg(p), scipy.stats.false_discovery_control(p))
-
-
-# --------------------------------------------------------------------------- clustered means
-
-
-def sandwich_se(design: np.ndarray, y: np.ndarray, cluster: np.ndarray) -> np.ndarray:
-    """Textbook CR1 sandwich with explicit matrices and a loop over clusters."""
-    n, k = design.shape
-    bread = np.linalg.inv(design.T @ design)
-    beta = bread @ design.T @ y
-    resid = y - design @ beta
-    meat = np.zeros((k, k))
-    groups = np.unique(cluster)
-    for g in groups:
-        score = design[cluster == g].T @ resid[cluster == g]
-        meat += np.outer(score, score)
-    g = len(groups)
-    v = g / (g - 1) * (n - 1) / (n - k) * bread @ meat @ bread
-    return np.sqrt(np.diag(v))
-
-
-def test_clustered_mean_se_matches_explicit_sandwich():
-    rng = np.random.default_rng(1)
-    cluster = rng.integers(0, 30, size=400)
-    values = rng.standard_normal(30)[cluster] + rng.standard_normal(400)
-    est = clustered_mean(values, cluster)
-    assert est.estimate == pytest.approx(values.mean())
-    assert est.se == pytest.approx(sandwich_se(np.ones((400, 1)), values, cluster)[0])
-    g = len(np.unique(cluster))
-    assert (est.ci_low, est.ci_high) == pytest.approx(scipy.stats.t.interval(0.95, g - 1, est.estimate, est.se))
-    assert est.n_sessions == g
-
-
-def test_clustered_mean_ci_is_wider_than_naive_when_sessions_move_together():
-    rng = np.random.default_rng(2)
-    cluster = np.repeat(np.arange(50), 16)
-    values = rng.standard_normal(50)[cluster] + 0.5 * rng.standard_normal(800)
-    est = clustered_mean(values, cluster)
-    naive_se = values.std(ddof=1) / math.sqrt(len(values))
-    assert est.ci_high - est.ci_low > 3 * (2 * 1.96 * naive_se)
-
-
-def test_clustered_mean_handles_bools_labels_and_too_few_clusters():
-    share = clustered_mean(np.array([True, False, True, True]), np.array(["a", "a", "b", "b"]))
-    assert share.estimate == pytest.approx(0.75) and share.n_sessions == 2
-    one = clustered_mean([1.0, 2.0, 3.0], [7, 7, 7])
-    assert one.estimate == pytest.approx(2.0) and math.isnan(one.ci_low) and math.isnan(one.p_value)
-    empty = clustered_mean([], [])
-    assert not empty.computable
-
-
-def test_clustered_mean_from_totals_equals_records_version():
-    rng = np.random.default_rng(4)
-    cluster = rng.integers(0, 12, size=100)
-    values = rng.normal(3, 1, size=100)
-    from_records = clustered_mean(values, cluster, null=3.0)
-    totals = np.bincount(cluster, weights=values)
-    counts = np.bincount(cluster)
-    assert clustered_mean_from_totals(totals, counts, null=3.0) == from_records
-
-
-def test_session_weights_are_multinomial_counts_in_bounded_blocks():
-    blocks = list(session_weights(1000, 25, np.random.default_rng(0), max_cells=10_000))
-    assert [len(b) for b in blocks] == [10, 10, 5]  # 10 rows x 1000 sessions per block
-    weights = np.vstack(blocks)
-    assert weights.shape == (25, 1000) and (weights.sum(axis=1) == 1000).all() and (weights >= 0).all()
-    assert weights.mean() == pytest.approx(1.0) and 0.9 < weights.var() < 1.1  # Binomial(S, 1/S)
-
-
-def test_resampled_sums_are_the_sums_of_resampled_sessions_and_reproducible():
-    values = np.random.default_rng(1).standard_normal((50, 3))
-    sums = resampled_sums(values, 30, np.random.default_rng(9), max_cells=500)
-    weights = np.vstack(list(session_weights(50, 30, np.random.default_rng(9), max_cells=500)))
-    expected = np.array([np.repeat(values, w.astype(int), axis=0).sum(axis=0) for w in weights])
-    np.testing.assert_allclose(sums, expected)
-    np.testing.assert_array_equal(sums, resampled_sums(values, 30, 9, max_cells=500))
-
-
-def test_percentile_interval_uses_quantiles_and_expands_with_few_sessions():
-    samples = np.arange(1001, dtype=float)
-    assert percentile_interval(samples, 0.9) == pytest.approx((50.0, 950.0))
-    low, high = percentile_interval(samples, 0.95, n_sessions=10)
-    assert low < 25 and high > 975
-    assert expanded_tail(0.95, 100_000) == pytest.approx(0.025, abs=1e-4)
-    assert all(math.isnan(v) for v in percentile_interval(np.array([1.0, nan, nan]), 0.95))
 
 
 # --------------------------------------------------------------------------- answers, per-session r
@@ -390,70 +225,6 @@ def test_headline_finds_planted_verbosity_in_simulator_output():
     assert none.ci_low < 0 < none.ci_high
 
 
-# --------------------------------------------------------------------------- Krippendorff's alpha
-
-
-def brute_force_alpha(units: list[list[float]]) -> float:
-    """Krippendorff's definition with explicit loops: observed disagreement over ordered
-    pairs within units (each unit weighted 1/(m_u - 1)), expected over all ordered pairs of
-    pairable values."""
-    pairable = [u for u in units if len(u) >= 2]
-    values = [v for u in pairable for v in u]
-    n = len(values)
-    d_o = sum(sum((a - b) ** 2 for a, b in permutations(u, 2)) / (len(u) - 1) for u in pairable) / n
-    d_e = sum((a - b) ** 2 for a, b in permutations(values, 2)) / (n * (n - 1))
-    return 1 - d_o / d_e
-
-
-def matrix_to_units(matrix: list[list[float]]) -> tuple[np.ndarray, np.ndarray]:
-    data = np.array(matrix, dtype=float)  # coders x units, NaN = missing
-    unit = np.tile(np.arange(data.shape[1]), (data.shape[0], 1)).ravel()
-    value = data.ravel()
-    return unit[~np.isnan(value)], value[~np.isnan(value)]
-
-
-def test_krippendorff_alpha_interval_reproduces_published_examples():
-    # Krippendorff (2011) "Computing Krippendorff's alpha-reliability", 4 coders x 12 units: interval 0.849
-    k2011 = [[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
-             [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-             [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
-             [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
-    assert krippendorff_alpha_interval(*matrix_to_units(k2011)) == pytest.approx(0.849, abs=5e-4)
-    # Wikipedia's computational example, 3 coders x 15 units: interval 0.810845
-    wiki = [[nan, nan, nan, nan, nan, 3, 4, 1, 2, 1, 1, 3, 3, nan, 3],
-            [1, nan, 2, 1, 3, 3, 4, 3, nan, nan, nan, nan, nan, nan, nan],
-            [nan, nan, 2, 1, 3, 4, 4, nan, 2, 1, 1, 3, 3, nan, 4]]
-    assert krippendorff_alpha_interval(*matrix_to_units(wiki)) == pytest.approx(0.810845, abs=1e-6)
-
-
-def test_krippendorff_alpha_interval_matches_brute_force_definition():
-    rng = np.random.default_rng(10)
-    units = [list(rng.normal(rng.normal(), 0.7, size=rng.integers(1, 6))) for _ in range(40)]
-    unit = np.concatenate([[i] * len(u) for i, u in enumerate(units)])
-    value = np.concatenate(units)
-    assert krippendorff_alpha_interval(unit, value) == pytest.approx(brute_force_alpha(units))
-    assert krippendorff_alpha_interval([0, 0, 1, 1], [2.0, 2.0, 5.0, 5.0]) == pytest.approx(1.0)
-    assert math.isnan(krippendorff_alpha_interval([0, 1, 2], [1.0, 2.0, 3.0]))  # nothing pairable
-    assert math.isnan(krippendorff_alpha_interval([0, 0, 1, 1], [3.0, 3.0, 3.0, 3.0]))  # no variation
-
-
-def test_agreement_is_alpha_over_answers_with_a_session_bootstrap_ci():
-    records, _ = simulated(sessions=80, seed=11, model_quality={"openai/gpt-4o": 1.5, "google/gemini-1.5-pro": -1.0})
-    data = from_records(records)
-    est = agreement(data, 400, np.random.default_rng(0))
-    units: dict[tuple, list[float]] = {}
-    for r in records:
-        if r["reviewer_id"] != r["model_id"]:
-            units.setdefault((r["session_id"], r["model_id"]), []).append(r["score_value"])
-    assert est.estimate == pytest.approx(brute_force_alpha(list(units.values())))
-    assert est.ci_low < est.estimate < est.ci_high and est.n_sessions == 80 and est.p_value is None
-    assert est == agreement(data, 400, np.random.default_rng(0))  # same seed, same numbers
-
-
-def test_estimate_missing_values_follow_one_rule():
-    e = Estimate.missing("x", 3)
-    assert not e.computable and not e.has_interval and not e.covers(0.0) and math.isnan(e.se)
-    assert Estimate(0.2, 0.1, 0.3).covers(0.1) and Estimate(0.2, 0.1, 0.3).se is None
 
 
 def test_the_within_session_se_from_sums_equals_the_one_from_per_session_influences():

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from pydantic import BaseModel, Field
 
-from council_db.analysis.answers import answer_table
+from council_db.analysis.length import answer_table
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import AnswerTable, correlation_p_value
 from council_db.analysis.window import load_sessions

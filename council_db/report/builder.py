@@ -11,7 +11,8 @@ from datetime import datetime, timezone
 import numpy as np
 
 from council_db.analysis import joint_model, stats
-from council_db.analysis.answers import agreement, answer_table, naive_pooled_r
+from council_db.analysis.agreement import agreement
+from council_db.analysis.length import answer_table, naive_pooled_r
 from council_db.analysis.position import first_shown_judgments, presentation_designs
 from council_db.analysis.score_data import ScoreData, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums

@@ -9,7 +9,7 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from council_db.analysis.answers import agreement
+from council_db.analysis.agreement import agreement
 from council_db.analysis.score_data import from_records
 from council_db.analysis.stats import krippendorff_alpha_interval
 from tests.conftest import simulated

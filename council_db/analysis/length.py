@@ -1,9 +1,8 @@
-"""The window's records seen per candidate answer: the answer table (length against mean
-score), inter-reviewer agreement over answers, and llm-council's naive pooled r.
+"""Length (verbosity) figures that need the window's records: each candidate answer's length
+against its mean score (the unit the length-score correlation is about), and llm-council's
+naive pooled r over every record, reported beside the honest headline.
 
-These pick the arrays out of ``ScoreData`` and leave the statistics to the pure functions
-of stats/. Self-reviews are left out by default: a reviewer scoring its own answer is data
-about self-preference (analysed apart), not a view on the answer.
+The arrays are picked out of ``ScoreData`` here and the statistics left to stats/.
 """
 
 from __future__ import annotations
@@ -11,26 +10,18 @@ from __future__ import annotations
 import numpy as np
 
 from council_db.analysis.score_data import ScoreData
-from council_db.analysis.stats.agreement import answer_agreement
 from council_db.analysis.stats.answers import AnswerTable, tabulate_answers
-from council_db.analysis.stats.bootstrap import RngLike
 from council_db.analysis.stats.correlation import pooled_r_over_records
 from council_db.analysis.stats.estimate import Estimate
 
 
 def answer_table(data: ScoreData, include_self: bool = False) -> AnswerTable:
-    """Each answer's length and mean score over its reviewers; answers with no score left drop out."""
+    """Each answer's length and mean score over its reviewers; answers with no score left drop
+    out. Self-reviews are left out by default: they are data about self-preference, analysed
+    apart, and would add that bias to the length analysis."""
     keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
     return tabulate_answers(data.session[keep], data.model[keep], data.log_length[keep], data.score[keep],
                             data.n_sessions)
-
-
-def agreement(data: ScoreData, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95,
-              include_self: bool = False) -> Estimate:
-    """Krippendorff's alpha over the window's candidate answers, CI by session bootstrap."""
-    keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
-    return answer_agreement(data.session[keep], data.model[keep], data.log_length[keep], data.score[keep],
-                            data.n_sessions, n_boot, rng, level)
 
 
 def naive_pooled_r(data: ScoreData, level: float = 0.95) -> Estimate:

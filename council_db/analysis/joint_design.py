@@ -30,13 +30,13 @@ class Design:
     @staticmethod
     def build(data: ScoreData, rev, mod, slot, log_len, own, warnings: list[str]) -> Design:
         n_rev, n_mod = len(data.reviewers), len(data.models)
-        groups = reviewer_model_groups(rev, mod, n_rev, n_mod)
-        rev_e, rev_alone = effect_codes([g[0] for g in groups], n_rev)
-        mod_e, mod_alone = effect_codes([g[1] for g in groups], n_mod)
+        groups = _groups(rev, mod, n_rev, n_mod)
+        rev_e, rev_alone = _effect_codes([g[0] for g in groups], n_rev)
+        mod_e, mod_alone = _effect_codes([g[1] for g in groups], n_mod)
         alone = {("reviewer", i) for i in rev_alone} | {("model", i) for i in mod_alone}
 
         slots = sorted(np.unique(slot[slot >= 0]).tolist())
-        slot_e, _ = effect_codes([slots] if len(slots) > 1 else [], max(slots, default=-1) + 2)
+        slot_e, _ = _effect_codes([slots] if len(slots) > 1 else [], max(slots, default=-1) + 2)
         slot_e[-1] = 0.0  # the extra last row: slot -1, the average slot
         slot_rows = np.where(slot >= 0, slot, slot_e.shape[0] - 1)
 
@@ -106,8 +106,7 @@ class Design:
                             "compared with and is not estimated")
 
 
-def reviewer_model_groups(rev: np.ndarray, mod: np.ndarray, n_rev: int,
-                          n_mod: int) -> list[tuple[list[int], list[int]]]:
+def _groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -> list[tuple[list[int], list[int]]]:
     """Connected components of the reviewer-candidate graph (an edge: the reviewer scored the model)."""
     parent = list(range(n_rev + n_mod))
 
@@ -130,7 +129,7 @@ def reviewer_model_groups(rev: np.ndarray, mod: np.ndarray, n_rev: int,
     return sorted(members.values(), key=lambda g: g[0][0])
 
 
-def effect_codes(groups: list[list[int]], n_levels: int) -> tuple[np.ndarray, list[int]]:
+def _effect_codes(groups: list[list[int]], n_levels: int) -> tuple[np.ndarray, list[int]]:
     """Sum-to-zero coding within each group: level -> row of codes; the last level of a group is
     minus the sum of the others. Levels alone in their group get no column."""
     width = sum(len(g) - 1 for g in groups if len(g) > 1)

@@ -18,6 +18,7 @@ from council_db.simulate import SimulationConfig
 from council_db.simulate import write_jsonl as simulate_jsonl
 from council_db.store.database import Database, create_engine_for, open_database
 from tests import postgres
+from tests.store.sqlite_files import url_for
 
 SESSION = "3f2b6c1e-6d1a-4c3e-9a51-0c7f0d2b9e10"
 
@@ -169,7 +170,7 @@ def engines():
     made = []
 
     def make(path: Path):
-        engine = create_engine_for(f"sqlite:///{path}")
+        engine = create_engine_for(url_for(path))
         made.append(engine)
         return engine
 
@@ -185,7 +186,7 @@ def opened():
 
     def open_(path: Path, messages: list[str] | None = None):
         sink = messages if messages is not None else []
-        database = open_database(f"sqlite:///{path}", notify=sink.append)
+        database = open_database(url_for(path), notify=sink.append)
         made.append(database)
         return database
 

@@ -4,22 +4,17 @@ was scored twice (and said to be not measurable where none was)."""
 
 from __future__ import annotations
 
-import io
-import json
-
 import numpy as np
 
 from council_db.analysis.score_data import from_records
 from council_db.report.builder import build
-from council_db.simulate import SimulationConfig, write_jsonl
+from tests.conftest import simulated
 
 FAN, FAVOURITE = "openai/gpt-4o", "google/gemini-1.5-pro"
 
 
 def records(sessions: int, seed: int, **config) -> list[dict]:
-    out = io.StringIO()
-    write_jsonl(SimulationConfig(sessions=sessions, seed=seed, **config), out)
-    return [json.loads(line) for line in out.getvalue().splitlines()]
+    return simulated(sessions=sessions, seed=seed, **config)[0]
 
 
 def clip(score: float) -> float:

@@ -3,7 +3,6 @@ and about its size, the other reviewers are not flagged, and stationary data fla
 
 from __future__ import annotations
 
-import io
 import json
 from datetime import datetime, timezone
 
@@ -14,16 +13,15 @@ from council_db.analysis.score_data import from_records
 from council_db.analysis.subjects import median_of_others
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
+from tests.conftest import simulated
 
 END = datetime(2026, 6, 1, tzinfo=timezone.utc)
 TIME_KINDS = {"trend", "change_point"}
 
 
 def simulated_report(**config):
-    out = io.StringIO()
-    truth = write_jsonl(SimulationConfig(end=END, **config), out)
-    data = from_records(json.loads(line) for line in out.getvalue().splitlines())
-    return build(data, resamples=100), truth
+    records, truth = simulated(end=END, **config)
+    return build(from_records(records), resamples=100), truth
 
 
 @pytest.mark.parametrize("reviewer, drift, seed", [("openai/gpt-4o", 1.0, 11),

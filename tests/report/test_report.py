@@ -3,15 +3,13 @@ its CIs cover the planted sizes, and clean data raises no flag."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 
 from council_db.analysis.score_data import from_records
 from council_db.report.builder import build
-from council_db.simulate import SimulationConfig, write_jsonl
-from tests.conftest import BACKENDS, both_backends, same_numbers, session
+from tests.conftest import BACKENDS, both_backends, same_numbers, session, simulated
 from tests.conftest import write_jsonl as write_lines
 
 PLANTED = dict(reviewer_offsets={"openai/gpt-4o": -0.8, "anthropic/claude-3-5-sonnet": 0.6},
@@ -20,9 +18,7 @@ PLANTED = dict(reviewer_offsets={"openai/gpt-4o": -0.8, "anthropic/claude-3-5-so
 
 @pytest.fixture(scope="module")
 def planted():
-    out = io.StringIO()
-    truth = write_jsonl(SimulationConfig(sessions=300, seed=7, **PLANTED), out)
-    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    records, truth = simulated(sessions=300, seed=7, **PLANTED)
     return build(from_records(records), resamples=300), truth
 
 
@@ -72,9 +68,8 @@ def test_every_number_carries_its_sample_size_window_and_tier(planted):
 
 
 def test_clean_data_raises_no_flag_and_names_nobody():
-    out = io.StringIO()
-    write_jsonl(SimulationConfig(sessions=300, seed=3), out)
-    report = build(from_records(json.loads(line) for line in out.getvalue().splitlines()), resamples=200)
+    records, _ = simulated(sessions=300, seed=3)
+    report = build(from_records(records), resamples=200)
     assert report.flags == []
     assert {r.classification for r in report.reviewers} == {"neutral"}
 
@@ -94,19 +89,16 @@ def test_tiers_follow_the_number_of_sessions(sessions, tier):
 
 
 def test_old_schema_records_are_left_out_of_the_position_analysis_and_said_so():
-    out = io.StringIO()
-    write_jsonl(SimulationConfig(sessions=60, seed=2, schema_version="1.1.0"), out)
-    report = build(from_records(json.loads(line) for line in out.getvalue().splitlines()), resamples=100)
+    records, _ = simulated(sessions=60, seed=2, schema_version="1.1.0")
+    report = build(from_records(records), resamples=100)
     assert report.position is None
     assert any("not a display slot" in w for w in report.warnings)
     assert report.reviewers  # everything else is still analysed
 
 
 def test_per_reviewer_shuffles_show_primacy_as_first_shown_wins():
-    out = io.StringIO()
-    write_jsonl(SimulationConfig(sessions=300, seed=4, per_reviewer_shuffle=True, position_effects=[0.8, 0, 0, 0]),
-                out)
-    report = build(from_records(json.loads(line) for line in out.getvalue().splitlines()), resamples=200)
+    records, _ = simulated(sessions=300, seed=4, per_reviewer_shuffle=True, position_effects=[0.8, 0, 0, 0])
+    report = build(from_records(records), resamples=200)
     consistency = report.position.consistency
     assert consistency.pattern == "primacy" and consistency.first_shown_wins.ci_low > 0.5
 
@@ -114,9 +106,8 @@ def test_per_reviewer_shuffles_show_primacy_as_first_shown_wins():
 def test_longer_and_better_models_make_raw_length_look_rewarded_and_the_report_says_so():
     quality = {"openai/gpt-4o": 1.0, "anthropic/claude-3-5-sonnet": 0.3, "google/gemini-1.5-pro": -0.3,
                "meta-llama/llama-3.1-70b": -1.0}
-    out = io.StringIO()
-    write_jsonl(SimulationConfig(sessions=300, seed=5, model_quality=quality, length_quality_corr=0.95), out)
-    report = build(from_records(json.loads(line) for line in out.getvalue().splitlines()), resamples=200)
+    records, _ = simulated(sessions=300, seed=5, model_quality=quality, length_quality_corr=0.95)
+    report = build(from_records(records), resamples=200)
     assert report.length.headline.ci_low > 0  # raw: longer answers score higher
     assert report.length.adjusted_effect.ci_low <= 0 <= report.length.adjusted_effect.ci_high
     assert report.length.disagreement and "which models write longer" in report.length.disagreement
@@ -277,10 +268,8 @@ def test_a_metric_that_cannot_be_computed_is_null_with_a_warning_saying_why():
 
 @pytest.mark.parametrize("design, shuffle", [("one_shuffle", False), ("per_reviewer", True)])
 def test_the_report_says_which_presentation_design_the_data_came_from(design, shuffle):
-    config = SimulationConfig(sessions=30, seed=2, per_reviewer_shuffle=shuffle)
-    buffer = io.StringIO()
-    write_jsonl(config, buffer)
-    data = from_records(json.loads(line) for line in buffer.getvalue().splitlines())
+    records, _ = simulated(sessions=30, seed=2, per_reviewer_shuffle=shuffle)
+    data = from_records(records)
     assert build(data, resamples=50).position.designs == {design: 30}
 
 

@@ -2,7 +2,8 @@
 -- session first, with what the analyses need. Excluded scores come too, so they can be
 -- counted by reason; position is -1 where it is not a display slot (schema < 1.2.0).
 -- The reviewers and models parameters (expanding lists) keep only those scores, unless
--- all_reviewers / all_models is true.
+-- all_reviewers / all_models is true. min_consent keeps the records whose own consent level
+-- (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
 -- The order is total (down to the score's key) so sums add up in the same order on every
 -- backend and every run: PostgreSQL, unlike SQLite, returns a session's rows in any order.
 SELECT
@@ -23,4 +24,6 @@ JOIN models AS candidate ON candidate.id = sc.model_id
 JOIN scales AS scale ON scale.id = sc.scale_id
 LEFT JOIN exclusion_reasons AS reason ON reason.id = sc.exclusion_id
 WHERE (:all_reviewers OR reviewer.name IN :reviewers) AND (:all_models OR candidate.name IN :models)
+  AND (:min_consent <= 1 OR COALESCE((SELECT e.consent_level FROM record_envelopes AS e WHERE e.id = sc.envelope_id),
+                                     s.consent_level) >= :min_consent)
 ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id, sc.reviewer_id, sc.model_id, sc.position

@@ -154,20 +154,23 @@ def load(db: Database, window: Window) -> ScoreData:
 
 
 def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = ()) -> ScoreData:
+                  reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> ScoreData:
     """The scores of the sessions ``sessions_sql`` selects (their ids), on the scale most of
     them are on."""
-    return score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models))
+    return score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models,
+                                    min_consent=min_consent))
 
 
 def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = ()) -> list:
-    """The rows of sql/report_records.sql for the sessions ``sessions_sql`` selects."""
+                  reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> list:
+    """The rows of sql/report_records.sql for the sessions ``sessions_sql`` selects, of the
+    records whose own consent level is at least ``min_consent``."""
     from sqlalchemy import String, bindparam, text
 
     query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")).bindparams(
         bindparam("reviewers", expanding=True, type_=String), bindparam("models", expanding=True, type_=String))
-    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models))
+    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
+                   min_consent=min_consent)
     with db.engine.connect() as connection:
         return connection.execute(query, {**params, **filters}).fetchall()
 

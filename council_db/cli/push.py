@@ -42,7 +42,10 @@ def command(
         result = push(db, endpoint, since=since, until=until, settings=settings)
     except LineError as error:
         raise bad_time(error.problem) from None
+    held_back = (f"{result.records_held_back:,} records below consent level 2 never leave this machine "
+                 f"({result.below_consent} whole sessions)")
+    no_event = ""
+    if result.without_scores:
+        no_event = f"; {result.without_scores} sessions without usable scores have no event"
     message(f"{endpoint}: {result.sent} events sent in {result.requests} requests ({result.queued} newly queued, "
-            f"{result.pending} still queued); {result.below_consent} sessions below consent level 2 never leave "
-            "this machine" + (f"; {result.without_scores} sessions without usable scores have no event"
-                              if result.without_scores else ""))
+            f"{result.pending} still queued); {held_back}{no_event}")

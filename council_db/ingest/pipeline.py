@@ -167,8 +167,9 @@ def chunks_in_workers(source: Source, parts: list[Segment], first_line: int, wor
         queues = []
         for worker, receiver in receivers:
             received: queue.Queue[bytes | None] = queue.Queue(QUEUED_CHUNKS)
-            threading.Thread(target=_drain, args=(receiver, received), daemon=True).start()
-            stack.callback(_stop, worker, receiver, received)
+            drain = threading.Thread(target=_drain, args=(receiver, received), daemon=True)
+            drain.start()
+            stack.callback(_stop, worker, drain, receiver, received)
             queues.append(received)
         lines_before = first_line - 1
         for index in range(len(parts)):
@@ -197,13 +198,24 @@ def _receive(received: queue.Queue, source: Source) -> Chunk | SegmentDone:
     return item
 
 
-def _stop(worker, receiver, received: queue.Queue) -> None:
-    """End the worker, close its pipe, and empty its queue so a drain thread blocked on a
-    full queue can finish (it then finds the pipe closed and stops)."""
+def _stop(worker, drain: threading.Thread, receiver, received: queue.Queue) -> None:
+    """End the worker, let its drain thread read the pipe to its end, then close the pipe.
+
+    The worker held the pipe's only write end, so once it is gone the thread meets EOF;
+    the queue is emptied meanwhile so the thread cannot stay blocked on a full queue.
+    Closing the pipe first would pull the descriptor from under a read in progress (a
+    TypeError in the thread, or a read from whatever file reuses the number next)."""
     if worker.is_alive():
         worker.terminate()
     worker.join()
+    while drain.is_alive():
+        _empty(received)
+        drain.join(timeout=0.01)
     receiver.close()
+    _empty(received)
+
+
+def _empty(received: queue.Queue) -> None:
     while True:
         try:
             received.get_nowait()

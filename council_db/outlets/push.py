@@ -47,8 +47,9 @@ class PushResult:
     sent: int = 0
     requests: int = 0
     pending: int = 0  # left in the outbox (0 when the push completed)
-    below_consent: int = 0
+    below_consent: int = 0  # sessions
     without_scores: int = 0
+    records_held_back: int = 0  # records below consent level 2, in sessions sent or not
 
 
 def check_endpoint(endpoint: str) -> str:
@@ -167,7 +168,7 @@ def push(db: Database, endpoint: str, *, since: str | None = None, until: str | 
     check_endpoint(endpoint)
     built = build_events(db, since=since, until=until)
     result = PushResult(queued=enqueue(db, endpoint, built), below_consent=built.below_consent,
-                        without_scores=built.without_scores)
+                        without_scores=built.without_scores, records_held_back=built.records_held_back)
     result.sent, result.requests = send_pending(db, endpoint, settings or PushSettings(), sleep)
     result.pending = len(pending(db, endpoint))
     return result

@@ -1,8 +1,11 @@
 """Per-session summary events for a team telemetry service: what may leave the machine.
 
-Only sessions at consent level >= 2, and per level only what llm-council's consent model
+Only records at consent level >= 2, and per level only what llm-council's consent model
 allows (ADR-018): 2 "anonymous" sends rankings; 3 "enhanced" adds the query metadata and
-the bias indicators; 4 "research" adds the query hash. Never raw text: the database holds
+the bias indicators; 4 "research" adds the query hash. Consent belongs to each record, not
+to its session: a session's event carries only its records that may leave the machine, at
+the lowest level among them, and the session's query metadata and hash only when the
+session's own envelope (its first record's) allows them too. Never raw text: the database holds
 none, and an event is built from stored columns only.
 
 Bias indicators are the per-session indicators of analysis/session_audit.py (length
@@ -48,8 +51,29 @@ class SessionEvent:
 @dataclass
 class Built:
     events: list[SessionEvent]
-    below_consent: int  # sessions in the window that may not leave the machine
+    below_consent: int  # sessions in the window none of whose records may leave the machine
     without_scores: int  # eligible sessions with no usable score
+    records_held_back: int  # records in the window below consent level 2
+
+
+def _record_levels(window_sql: str) -> str:
+    """SQL: (session_id, level) of each record in the window, at the record's own consent level."""
+    return ("SELECT sc.session_id, COALESCE(e.consent_level, s.consent_level) AS level FROM scores AS sc "
+            "JOIN sessions AS s ON s.id = sc.session_id LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id "
+            f"WHERE sc.session_id IN ({window_sql})")
+
+
+def _levels(db: Database, window_sql: str, params: dict) -> tuple[dict[int, int], int]:
+    """Per session with records that may be sent, the lowest of their consent levels; and how
+    many records in the window may not be sent."""
+    from sqlalchemy import text
+
+    query = text(f"SELECT r.session_id, MIN(CASE WHEN r.level >= {MIN_CONSENT} THEN r.level END), "
+                 f"SUM(CASE WHEN r.level < {MIN_CONSENT} THEN 1 ELSE 0 END) "
+                 f"FROM ({_record_levels(window_sql)}) AS r GROUP BY r.session_id")
+    with db.engine.connect() as connection:
+        rows = connection.execute(query, params).fetchall()
+    return {row[0]: row[1] for row in rows if row[1] is not None}, sum(row[2] for row in rows)
 
 
 def _envelopes(db: Database, window_sql: str, params: dict) -> dict[str, tuple]:
@@ -65,29 +89,32 @@ def build_events(db: Database, *, since: str | None = None, until: str | None = 
     """Events for the eligible sessions between since and until (all when not given)."""
     window_sql, params = Window(since=since, until=until).session_query()
     envelopes = _envelopes(db, window_sql, params)
-    eligible = f"SELECT s.id FROM sessions AS s WHERE s.consent_level >= {MIN_CONSENT} AND s.id IN ({window_sql})"
-    data = load_sessions(db, eligible, params)
+    levels, held_back = _levels(db, window_sql, params)
+    eligible = (f"SELECT r.session_id AS id FROM ({_record_levels(window_sql)}) AS r "
+                f"GROUP BY r.session_id HAVING MAX(r.level) >= {MIN_CONSENT}")
+    data = load_sessions(db, eligible, params, min_consent=MIN_CONSENT)
     events = []
     for index, session in enumerate(_split(data)):
         key = data.session_keys[index]
-        row_id, consent, config, category, language, bucket, query_hash = envelopes[key]
+        row_id, session_consent, config, category, language, bucket, query_hash = envelopes[key]
+        level = levels[row_id]
         event: dict[str, Any] = {
             "event_type": EVENT_TYPE, "schema_version": EVENT_SCHEMA_VERSION, "session_id": key,
             "timestamp": format_us(int(data.session_ts_us[index])) if data.session_ts_us[index] >= 0 else None,
-            "consent_level": consent, "council_config_version": config, "score_scale": data.scale,
+            "consent_level": level, "council_config_version": config, "score_scale": data.scale,
             "rankings": _rankings(session),
         }
-        if consent >= ENHANCED:
-            event["query_metadata"] = {"category": category, "language": language, "length_bucket": bucket}
+        if level >= ENHANCED:
             event["bias_indicators"] = _indicators(session)
-        if consent >= RESEARCH and query_hash:
+            if session_consent >= ENHANCED:
+                event["query_metadata"] = {"category": category, "language": language, "length_bucket": bucket}
+        if min(level, session_consent) >= RESEARCH and query_hash:
             event["query_hash"] = query_hash
         content = json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         event_id = hashlib.sha256(content.encode()).hexdigest()[:32]
         payload = json.dumps({"event_id": event_id, **event}, separators=(",", ":"), ensure_ascii=False)
         events.append(SessionEvent(row_id, event_id, payload))
-    eligible_count = sum(1 for envelope in envelopes.values() if envelope[1] >= MIN_CONSENT)
-    return Built(events, len(envelopes) - eligible_count, eligible_count - len(events))
+    return Built(events, len(envelopes) - len(levels), len(levels) - len(events), held_back)
 
 
 def _split(data: ScoreData) -> list[ScoreData]:

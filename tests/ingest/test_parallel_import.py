@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 
 import pytest
 
@@ -95,3 +96,20 @@ def test_a_failing_worker_is_reported_as_an_error_not_a_hang(tmp_path, db, paral
     monkeypatch.setattr(pipeline, "_read", explode)
     with pytest.raises(CouncilDbError, match="reading failed: OSError: disk on fire"):
         import_files(db, [str(write_jsonl(tmp_path / "in.jsonl", many_sessions(5)))])
+
+
+def test_an_import_stopped_early_ends_its_workers_without_errors_in_their_pipe_readers(tmp_path, parallel, monkeypatch):
+    """Stopping mid-file (an error, a kill of the consumer) must not close a worker's pipe
+    under the thread still reading it: that read fails with a TypeError instead of EOF, and
+    a closed descriptor's number can be reused by another file the thread would then read."""
+    thread_errors = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: thread_errors.append(args.exc_type.__name__))
+    source = resolve_sources([str(write_jsonl(tmp_path / "in.jsonl", many_sessions(40)))])[0]
+    parts = pipeline.segments(source, 0, source.size)
+    for _ in range(30):
+        chunks = pipeline.chunks_in_workers(source, parts, 1, 2)
+        next(chunks)
+        chunks.close()
+        readers = [thread for thread in threading.enumerate() if thread.name.endswith("(_drain)")]
+        assert readers == [], "a pipe was closed under the thread reading it"
+    assert thread_errors == []

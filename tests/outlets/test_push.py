@@ -25,7 +25,8 @@ from council_db.ingest.importer import import_files
 from council_db.outlets.push import PushSettings, pending, push
 from council_db.outlets.push_events import build_events
 from council_db.simulate import SimulationConfig, write_jsonl
-from tests.conftest import run_module, scalar
+from tests import conftest
+from tests.conftest import both_backends, run_module, scalar
 from tests.telemetry_server import Receiver
 
 FAST = PushSettings(batch_size=3, retries=30, backoff=0.001, timeout=5)
@@ -219,10 +220,47 @@ def test_cli_push_reports_what_it_sent_and_what_stayed_home(mixed, cli):
     with Receiver() as receiver:
         done = cli("push", "--endpoint", receiver.url)
     assert done.exit_code == 0, done.output
-    assert "60 events sent" in done.stderr and "20 sessions below consent level 2" in done.stderr
+    assert "60 events sent" in done.stderr
+    assert "320 records below consent level 2 never leave this machine (20 whole sessions)" in done.stderr
 
 
 @pytest.mark.parametrize("endpoint", ["ftp://example.org/x", "not a url", "http://"])
 def test_an_endpoint_that_is_not_an_http_url_is_a_usage_error(db_path, endpoint):
     done = run_module("--db", str(db_path), "push", "--endpoint", endpoint)
     assert done.returncode == 2 and b"not an http(s) URL" in done.stderr
+
+
+def mixed_consent_session(session_id: str, levels: list[int]) -> list[dict]:
+    """A 16-record session whose records carry the given consent levels, in file order."""
+    lines = conftest.session(session_id)
+    for line, level in zip(lines, levels):
+        line["consent_level"] = level
+    return lines
+
+
+@both_backends
+def test_each_record_is_sent_only_at_its_own_consent_level(db, tmp_path):
+    """The session's first record does not speak for the others: a record at consent 1
+    stays home even when its session's first record allows sending, and the event's level
+    and fields are those every record it carries allows."""
+    path = conftest.write_jsonl(tmp_path / "mixed.jsonl", [
+        *mixed_consent_session("first-3-rest-1", [3] + [1] * 15),
+        *mixed_consent_session("first-1-rest-3", [1] + [3] * 15),
+        *mixed_consent_session("half-2-half-3", [3] * 8 + [2] * 8),
+    ])
+    import_files(db, [str(path)])
+    with Receiver() as receiver:
+        result = push(db, receiver.url, settings=FAST, sleep=no_sleep)
+    events = {e["session_id"]: e for e in receiver.accepted.values()}
+
+    def scores(event: dict) -> int:
+        return sum(len(r["ranking"]) for r in event["rankings"])
+
+    assert {key: scores(event) for key, event in events.items()} == {
+        "first-3-rest-1": 1, "first-1-rest-3": 15, "half-2-half-3": 16}
+    assert {key: event["consent_level"] for key, event in events.items()} == {
+        "first-3-rest-1": 3, "first-1-rest-3": 3, "half-2-half-3": 2}
+    assert "bias_indicators" in events["first-1-rest-3"]
+    assert "query_metadata" not in events["first-1-rest-3"], "the metadata is the consent-1 record's envelope"
+    assert "bias_indicators" not in events["half-2-half-3"] and "query_metadata" not in events["half-2-half-3"]
+    assert result.records_held_back == 16

@@ -41,14 +41,12 @@ def _engine(ctx: typer.Context, *, create: bool = True):
 @app.command()
 def path(ctx: typer.Context) -> None:
     """Print the database file (or URL), e.g. for: datasette "$(council-db db path)"."""
-    from council_db.store.location import sqlite_path
+    from council_db.store.location import checked_url, sqlite_path
 
     url = state(ctx).url
     found = sqlite_path(url)
     if found is None:
-        from sqlalchemy.engine import make_url
-
-        print(make_url(url).render_as_string(hide_password=True))
+        print(checked_url(url).render_as_string(hide_password=True))
     else:
         print(found)
 
@@ -98,8 +96,13 @@ def current(
 ) -> None:
     """The database's schema revision and the newest this council-db knows."""
     from council_db.store import migrate
+    from council_db.store.database import read_only_engine
 
-    revision = migrate.current_revision(_engine(ctx, create=False))
+    engine = read_only_engine(state(ctx).url) or _engine(ctx, create=False)
+    try:
+        revision = migrate.current_revision(engine)
+    finally:
+        engine.dispose()
     emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
 
 
@@ -181,7 +184,7 @@ def copy(
     from council_db.store.database import open_database
     from council_db.store.location import resolve_url
 
-    source = state(ctx).database()
+    source = state(ctx).database(read_only=True)
     target = open_database(resolve_url(to), notify=message)
     try:
         result = copy_records(source, target, min_consent=min_consent)

@@ -181,11 +181,10 @@ def copy(
     laptops whose data overlap, stores each record once. Import history and rejected lines
     stay here; the target records the copy as one import."""
     from council_db.outlets.copier import copy as copy_records
-    from council_db.store.database import open_database
     from council_db.store.location import resolve_url
 
     source = state(ctx).database(read_only=True)
-    target = open_database(resolve_url(to), notify=message)
+    target = _open_target(resolve_url(to))
     try:
         result = copy_records(source, target, min_consent=min_consent)
     finally:
@@ -194,3 +193,19 @@ def copy(
             f"{result.left_out:,} kept here (consent level below {min_consent})")
     if fmt is SummaryFormat.json:
         print(json.dumps(result.as_json(), indent=2))
+
+
+def _open_target(url: str):
+    """The database to copy into; a failure to reach or open it names it, not the source."""
+    from council_db.cli.failures import describe
+    from council_db.errors import CouncilDbError
+    from council_db.store.database import open_database
+    from council_db.store.location import shown_location
+
+    try:
+        return open_database(url, notify=message)
+    except Exception as error:
+        text = describe(error, shown_location(url))
+        if text is None:
+            raise
+        raise CouncilDbError(text) from None

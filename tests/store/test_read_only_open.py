@@ -75,3 +75,12 @@ def test_a_reader_sees_what_a_running_writer_committed_to_the_wal(locked_folder)
     finally:
         writer.close()
 
+
+def test_importing_into_a_read_only_directory_is_one_line_naming_the_database(locked_folder, tmp_path):
+    data = write_jsonl(tmp_path / "more.jsonl", session("another"))
+
+    result = unprivileged.run("--db", str(locked_folder / "council.db"), "import", str(data))
+
+    text = result.stderr.decode()
+    assert result.returncode == 1 and "Traceback" not in text and text.count("\n") == 1, text
+    assert str(locked_folder / "council.db") in text and "cannot write" in text

@@ -4,6 +4,7 @@ maps, numbers and UTC dates. Errors say what was expected, with an example."""
 from __future__ import annotations
 
 import math
+import os
 from datetime import datetime, timezone
 
 
@@ -68,3 +69,9 @@ def parse_utc_datetime(text: str) -> datetime:
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     return value.astimezone(timezone.utc)
+
+
+def printable_path(name: str) -> str:
+    """A file name as text that can be printed and stored: bytes that are not UTF-8 (Python
+    keeps them as surrogates) are shown as \\xNN, so caf\\xe9.jsonl is read, not refused."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")

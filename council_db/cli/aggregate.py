@@ -89,7 +89,7 @@ def scores(
     from council_db.analysis.aggregation.view import check_names, session_scores
 
     settings = _settings(method, weights, offsets, config, include_self)
-    db = state(ctx).database()
+    db = state(ctx).database(read_only=True)
     check_names(db, settings)
     result = session_scores(db, session, settings)
     title = f"session {result['session_id']} ({result['timestamp'] or 'no timestamp'}), {result['method']}, " \
@@ -124,7 +124,7 @@ def leaderboard(
     settings = _settings(method, weights, offsets, config, include_self)
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)
-    db = state(ctx).database()
+    db = state(ctx).database(read_only=True)
     check_names(db, settings)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}

@@ -53,7 +53,9 @@ def _global(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
-    ctx.obj = State(db_option)
+    if ctx.obj is None:  # main() passes one in; typer's test runner does not
+        ctx.obj = State()
+    ctx.obj.db_option = db_option
 
 
 app.command("bias-report")(report.bias_report)
@@ -75,22 +77,19 @@ app.command("sql")(adhoc_sql.command)
 app.add_typer(db.app, name="db")
 
 
-def _database_error(error: Exception) -> str | None:
-    """A one-line message for a database failure (locked, full, unreachable), else None."""
-    if not type(error).__module__.startswith("sqlalchemy"):
-        return None
-    original = getattr(error, "orig", None) or error
-    return f"database error: {str(original).splitlines()[0]}"
-
-
 def main() -> None:
+    """The entry point: a CouncilDbError, or a failure of what is around council-db (a file,
+    a disk, the database), is one line on stderr; a bug keeps its traceback."""
+    invocation = State()  # the --db option fills it in: failures name the database
     try:
-        app()
+        app(obj=invocation)
     except CouncilDbError as error:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(error.exit_code)
     except Exception as error:
-        text = _database_error(error)
+        from council_db.cli.failures import describe
+
+        text = describe(error, invocation.shown_location)
         if text is None:
             raise
         print(f"error: {text}", file=sys.stderr)

@@ -23,12 +23,21 @@ class State:
 
         return resolve_url(self.db_option)
 
-    def database(self) -> Database:
-        """The database, created or upgraded on first use (a newer one is refused)."""
-        if self._database is None:
-            from council_db.store.database import open_database
+    @property
+    def shown_location(self) -> str:
+        from council_db.store.location import shown_location
 
-            self._database = open_database(self.url)
+        return shown_location(self.url)
+
+    def database(self, *, read_only: bool = False) -> Database:
+        """The database, created or upgraded on first use (a newer one is refused).
+
+        ``read_only`` is for commands that only read: a SQLite file that this process may
+        not write (a read-only directory or file) is then opened read-only, not refused."""
+        if self._database is None:
+            from council_db.store.database import open_database, open_reader
+
+            self._database = (open_reader if read_only else open_database)(self.url)
         return self._database
 
 

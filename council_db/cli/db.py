@@ -41,14 +41,12 @@ def _engine(ctx: typer.Context, *, create: bool = True):
 @app.command()
 def path(ctx: typer.Context) -> None:
     """Print the database file (or URL), e.g. for: datasette "$(council-db db path)"."""
-    from council_db.store.location import sqlite_path
+    from council_db.store.location import checked_url, sqlite_path
 
     url = state(ctx).url
     found = sqlite_path(url)
     if found is None:
-        from sqlalchemy.engine import make_url
-
-        print(make_url(url).render_as_string(hide_password=True))
+        print(checked_url(url).render_as_string(hide_password=True))
     else:
         print(found)
 
@@ -98,8 +96,13 @@ def current(
 ) -> None:
     """The database's schema revision and the newest this council-db knows."""
     from council_db.store import migrate
+    from council_db.store.database import read_only_engine
 
-    revision = migrate.current_revision(_engine(ctx, create=False))
+    engine = read_only_engine(state(ctx).url) or _engine(ctx, create=False)
+    try:
+        revision = migrate.current_revision(engine)
+    finally:
+        engine.dispose()
     emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
 
 
@@ -178,11 +181,10 @@ def copy(
     laptops whose data overlap, stores each record once. Import history and rejected lines
     stay here; the target records the copy as one import."""
     from council_db.outlets.copier import copy as copy_records
-    from council_db.store.database import open_database
     from council_db.store.location import resolve_url
 
-    source = state(ctx).database()
-    target = open_database(resolve_url(to), notify=message)
+    source = state(ctx).database(read_only=True)
+    target = _open_target(resolve_url(to))
     try:
         result = copy_records(source, target, min_consent=min_consent)
     finally:
@@ -191,3 +193,19 @@ def copy(
             f"{result.left_out:,} kept here (consent level below {min_consent})")
     if fmt is SummaryFormat.json:
         print(json.dumps(result.as_json(), indent=2))
+
+
+def _open_target(url: str):
+    """The database to copy into; a failure to reach or open it names it, not the source."""
+    from council_db.cli.failures import describe
+    from council_db.errors import CouncilDbError
+    from council_db.store.database import open_database
+    from council_db.store.location import shown_location
+
+    try:
+        return open_database(url, notify=message)
+    except Exception as error:
+        text = describe(error, shown_location(url))
+        if text is None:
+            raise
+        raise CouncilDbError(text) from None

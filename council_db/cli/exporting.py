@@ -41,7 +41,7 @@ def command(
         filters.where()
     except LineError as error:
         raise bad_time(error.problem) from None
-    db = state(ctx).database()
+    db = state(ctx).database(read_only=True)
     if output == "-":
         count = write(db, filters, sys.stdout, fmt.value)
     else:

@@ -18,7 +18,7 @@ def stats(ctx: typer.Context, fmt: FormatOption = Format.table) -> None:
     Records, sessions, reviewers, models, schema versions, time window, exclusions."""
     from council_db.store.contents import stats as collect
 
-    emit_object(collect(state(ctx).database()), fmt, title="council-db stats")
+    emit_object(collect(state(ctx).database(read_only=True)), fmt, title="council-db stats")
 
 
 def sessions(
@@ -29,7 +29,7 @@ def sessions(
     """The latest sessions, one summary row each."""
     from council_db.store.contents import latest_sessions
 
-    emit_rows(latest_sessions(state(ctx).database(), limit), fmt, title="latest sessions")
+    emit_rows(latest_sessions(state(ctx).database(read_only=True), limit), fmt, title="latest sessions")
 
 
 def rejected(
@@ -44,4 +44,4 @@ def rejected(
     (values of unknown keys, such as a raw query, redacted)."""
     from council_db.store.contents import rejected_lines
 
-    emit_rows(rejected_lines(state(ctx).database(), import_id, limit), fmt, title="rejected lines")
+    emit_rows(rejected_lines(state(ctx).database(read_only=True), import_id, limit), fmt, title="rejected lines")

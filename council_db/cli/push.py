@@ -30,7 +30,7 @@ def command(
     from council_db.outlets.push import PushSettings, check_endpoint, push, would_send
 
     check_endpoint(endpoint)
-    db = state(ctx).database()
+    db = state(ctx).database(read_only=dry_run)
     try:
         if dry_run:
             payloads = would_send(db, endpoint, since=since, until=until)

@@ -12,6 +12,7 @@ import typer
 
 from council_db.cli.context import message, state
 from council_db.errors import CouncilDbError
+from council_db.text_values import printable_path
 
 
 class SummaryFormat(str, Enum):
@@ -23,10 +24,14 @@ def _read(name: str) -> Any:
     if name == "-":
         text, where = sys.stdin.read(), "stdin"
     else:
-        path = Path(name).expanduser()
+        path, where = Path(name).expanduser(), printable_path(name)
         if not path.is_file():
-            raise CouncilDbError(f"{name}: no such file (give a session JSON file, or - for stdin)")
-        text, where = path.read_text(encoding="utf-8"), name
+            raise CouncilDbError(f"{where}: no such file (give a session JSON file, or - for stdin)")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise CouncilDbError(f"{where}: not UTF-8 text (byte {error.start}); a session file is UTF-8 "
+                                 "JSON") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -46,11 +51,12 @@ def ingest(
     from council_db.ingest.recording import check_session, record
 
     data = _read(file)
+    source = file if file == "-" else printable_path(str(Path(file).resolve()))
     try:
         check_session(data)  # before the database is opened (or created) for nothing
-        result = record(state(ctx).database(), data, source=file if file == "-" else str(Path(file).resolve()))
+        result = record(state(ctx).database(), data, source=source)
     except CouncilDbError as error:
-        raise CouncilDbError(f"{file}: {error}") from None
+        raise CouncilDbError(f"{printable_path(file)}: {error}") from None
     for warning in result.warnings:
         message(f"warning: {warning}")
     skipped = f", {result.skipped} skipped (consent level 0)" if result.skipped else ""

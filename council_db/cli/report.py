@@ -69,7 +69,7 @@ def bias_report(
 
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)
-    db = state(ctx).database()
+    db = state(ctx).database(read_only=True)
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The window's queries run (the database releases the GIL) while the analyses load:
         # over a million sessions each takes about a second.
@@ -127,5 +127,5 @@ def audit(
     Indicators only: 4-5 answers cannot show a bias (use bias-report for that)."""
     from council_db.analysis import session_audit as session_audit
 
-    result = session_audit.audit(state(ctx).database(), session_id)
+    result = session_audit.audit(state(ctx).database(read_only=True), session_id)
     print(result.model_dump_json(indent=2) if fmt is AuditFormat.json else session_audit.text(result), end="")

@@ -47,7 +47,7 @@ def _load(ctx: typer.Context, **options: Any):
     from council_db.errors import CouncilDbError
 
     spec = checked_window(**options)
-    db = state(ctx).database()
+    db = state(ctx).database(read_only=True)
     data = load(db, spec)
     if data.n_sessions < MIN_SESSIONS:
         raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "

@@ -50,7 +50,13 @@ def _read_private_file(path: Path) -> str:
                              f"read or change the key; run chmod 600 {path}")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         raise CouncilDbError(f"{SECRET_FILE_ENV}={path} belongs to another user; use a key file of your own")
-    return _checked(path.read_text(encoding="utf-8").strip(), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:  # the message leaves out the byte: it is part of the key
+        raise CouncilDbError(f"{SECRET_FILE_ENV}={path} is not UTF-8 text (byte {error.start} is not): write the "
+                             "key as text, e.g. python3 -c 'import secrets; print(secrets.token_hex(32))' "
+                             f"> {path}") from None
+    return _checked(text.strip(), str(path))
 
 
 def load_secret() -> str:

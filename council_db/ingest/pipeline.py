@@ -79,6 +79,10 @@ def _open(source: Source, offset: int) -> Iterator[tuple[BinaryIO, Callable[[], 
     if source.kind == "stdin":
         yield sys.stdin.buffer, lambda: 0
         return
+    if source.kind == "stream":  # a FIFO cannot tell or seek
+        with source.path.open("rb") as raw:
+            yield raw, lambda: 0
+        return
     with source.path.open("rb") as raw:
         if source.kind == "gzip":
             with gzip.GzipFile(fileobj=raw) as stream:

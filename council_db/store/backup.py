@@ -3,7 +3,10 @@
 A backup is ``VACUUM INTO`` a private temporary file next to the target: one read
 transaction, so the copy is the database as of one moment (in WAL mode writers go on
 meanwhile), compacted. It is checked (``PRAGMA quick_check``) and synced before it takes
-the target's name, so a crash never leaves a half-written backup under that name.
+the target's name, so a crash never leaves a half-written backup under that name; the
+temporary file a killed backup leaves (``.NAME.PID.partial``) is deleted by the next backup
+to that name. A database this process may not write (read-only directory) is copied
+through a read-only connection.
 
 A restore copies the backup into the database through SQLite's online backup API, which
 writes under the database's own lock and WAL, so other connections see either the old or
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from council_db.errors import CouncilDbError
-from council_db.store.database import BUSY_TIMEOUT_MS, create_private_file
+from council_db.store.database import BUSY_TIMEOUT_MS, create_private_file, read_only_uri
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,53 @@ class Summary:
 
 def _connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+
+
+def _connect_to_read(path: Path) -> sqlite3.Connection:
+    """The database to copy, read-only when this process may not write it (database.read_only_uri)."""
+    uri = read_only_uri(path)
+    if uri is None:
+        return _connect(path)
+    return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def _remove_stale_partials(target: Path) -> None:
+    """Delete the temporary files of backups to ``target`` that were killed before they could
+    (``.NAME.PID.partial`` whose process is gone); a running backup's file stays."""
+    prefix, suffix = f".{target.name}.", ".partial"
+    try:
+        names = os.listdir(target.parent)
+    except OSError:  # tidying only: what we may not list, we leave
+        return
+    for name in names:
+        pid = name[len(prefix):-len(suffix)]
+        if name.startswith(prefix) and name.endswith(suffix) and pid.isdigit() and not _alive(int(pid)):
+            with suppress(OSError):  # gone meanwhile, or another user's
+                (target.parent / name).unlink()
+
+
+def _vacuum_into(database: Path, temporary: Path, target: Path) -> None:
+    """The copy; a damaged database and a failed write (a full disk) are told apart by SQLite's
+    error class: reading errors are DatabaseError, writing ones OperationalError."""
+    try:
+        with closing(_connect_to_read(database)) as source:
+            source.execute("VACUUM INTO ?", (str(temporary),))
+    except sqlite3.OperationalError as error:
+        raise CouncilDbError(f"could not write the backup {target} ({error}): is the disk full? free some space "
+                             "or back up to another place") from None
+    except sqlite3.DatabaseError as error:
+        raise CouncilDbError(f"{database} is not a readable SQLite database ({error}): restore it from a backup "
+                             "(council-db db restore FILE)") from None
 
 
 def summarise(path: Path) -> Summary:
@@ -75,13 +125,17 @@ def backup(database: Path, target: Path, *, force: bool = False) -> Summary:
         raise CouncilDbError(f"{target} is the database itself: back it up to another file")
     if not target.parent.is_dir():
         raise CouncilDbError(f"{target.parent} is not a directory: create it first")
+    _remove_stale_partials(target)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
     with suppress(FileNotFoundError):
         temporary.unlink()
-    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # scores are not public
     try:
-        with closing(_connect(database)) as source:
-            source.execute("VACUUM INTO ?", (str(temporary),))
+        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # scores are not public
+    except OSError as error:
+        raise CouncilDbError(f"cannot write the backup {target} ({error.strerror}): choose a directory you can "
+                             "write") from None
+    try:
+        _vacuum_into(database, temporary, target)
         summary = summarise(temporary)
         _sync(temporary)
         if force:

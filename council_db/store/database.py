@@ -16,9 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
+from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
-from council_db.store.location import sqlite_path
+from council_db.store.location import ENV_VAR, POSTGRES_DRIVERS, checked_url, sqlite_path
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -27,15 +28,18 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 30_000
 BULK_PRAGMAS = {"temp_store": 2, "cache_size": -64 * 1024, "foreign_keys": 0}  # 2: MEMORY; negative: KiB
 WRITE_LOCK_KEY = 0x636F756E63696C  # "council": the PostgreSQL advisory lock writers share
-POSTGRES_DRIVERS = {"postgres", "postgresql", "postgresql+psycopg"}
 
 
 def create_private_file(path: Path) -> None:
     """A new database is created 0600 in a 0700 directory: scores are evidence, not public."""
     if path.exists():
         return
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError as error:
+        raise CouncilDbError(f"cannot create a database at {path} ({error.strerror}): choose a directory you can "
+                             f"write, with --db PATH or ${ENV_VAR}") from None
 
 
 def _on_sqlite_connect(dbapi_connection, _record) -> None:
@@ -95,9 +99,7 @@ def _on_postgres_begin(connection: Connection) -> None:
 
 def _with_driver(url: str) -> str:
     """postgres:// and postgresql:// mean psycopg 3, the driver of the ``postgres`` extra."""
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
+    parsed = checked_url(url)
     if parsed.drivername not in POSTGRES_DRIVERS:
         return url
     try:
@@ -183,4 +185,61 @@ def open_database(url: str, *, notify: Callable[[str], None] = say) -> Database:
         engine.dispose()
         raise
     use_wal(engine)
+    return Database(url=url, engine=engine)
+
+
+def _may_write(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+
+
+def read_only_uri(path: Path) -> str | None:
+    """The URI to read a SQLite file this process may not write (or whose directory it may
+    not write); None when it may, since a normal connection is then better: a read-only one
+    would leave the -wal and -shm files behind, which only a writer removes.
+
+    A WAL database is read through its -shm index. With a -wal file present (a writer is at
+    work, or stopped uncleanly), mode=ro reads through both, even when -shm is read-only.
+    Without one, SQLite would have to create the -shm, which a read-only directory forbids; the
+    file is then opened immutable (no locks, no index): no writer is running, or there would
+    be a -wal file. The one gap: another user who may write that directory starting to write
+    during the read; the read may then be inconsistent."""
+    if _may_write(path):
+        return None
+    wal_present = path.with_name(f"{path.name}-wal").exists()
+    mode = "mode=ro" if wal_present or os.access(path.parent, os.W_OK | os.X_OK) else "immutable=1"
+    return f"file:{quote(os.fsencode(path))}?{mode}"  # bytes: a file name need not be UTF-8
+
+
+def read_only_engine(url: str) -> Engine | None:
+    """An engine that only reads, for an existing SQLite file this process may not write;
+    None for anything else (open it as usual). Its URL stays the database's own."""
+    from sqlalchemy import create_engine, event
+
+    path = sqlite_path(url)
+    uri = read_only_uri(path) if path is not None and path.exists() else None
+    if uri is None:
+        return None
+    engine = create_engine(url, creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False))
+    event.listen(engine, "connect", _on_sqlite_connect)
+    event.listen(engine, "begin", _on_sqlite_begin)
+    return engine
+
+
+def open_reader(url: str, *, notify: Callable[[str], None] = say) -> Database:
+    """``open_database`` for a command that only reads: a SQLite file it may not write (in a
+    read-only directory, or a read-only file) is read read-only instead of refused with
+    "attempt to write a readonly database". Such a file cannot be upgraded, so it must be at
+    this code's schema."""
+    from council_db.store import migrate
+
+    engine = read_only_engine(url)
+    if engine is None:
+        return open_database(url, notify=notify)
+    revision = migrate.current_revision(engine)
+    if revision != migrate.HEAD:
+        engine.dispose()
+        raise CouncilDbError(f"the database at {sqlite_path(url)} has schema {revision or '(none)'} and this "
+                             f"council-db reads {migrate.HEAD}; you cannot write it or its directory, so it cannot "
+                             "be upgraded here: run council-db db upgrade as a user who can, or use a matching "
+                             "council-db")
     return Database(url=url, engine=engine)

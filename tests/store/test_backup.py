@@ -124,3 +124,28 @@ def test_backup_and_restore_of_a_server_database_point_to_its_own_tools(tmp_path
         result = CliRunner().invoke(app, ["--db", "postgresql://user@127.0.0.1/council", "db", command,
                                           str(tmp_path / "x.db")])
         assert result.exit_code == 1 and "pg_dump" in str(result.exception)
+
+
+def test_a_backup_removes_partial_files_that_killed_backups_left_and_keeps_live_ones(tmp_path):
+    cli = Cli(tmp_path / "council.db")
+    cli("import", str(write_jsonl(tmp_path / "in.jsonl", session())))
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    killed = subprocess.Popen(council_db_argv(tmp_path / "council.db", "db", "backup", str(backups / "saved.db")),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed.kill()
+    killed.wait()
+    running = subprocess.Popen(["sleep", "60"])  # a backup still at work: its partial file must stay
+    try:
+        stale = backups / f".saved.db.{killed.pid}.partial"
+        live = backups / f".saved.db.{running.pid}.partial"
+        other = backups / f".other.db.{killed.pid}.partial"
+        for planted in (stale, live, other):
+            planted.write_bytes(b"half a backup")
+
+        assert cli("db", "backup", str(backups / "saved.db")).exit_code == 0
+
+        assert sorted(p.name for p in backups.iterdir()) == sorted([live.name, other.name, "saved.db"])
+    finally:
+        running.kill()
+        running.wait()

@@ -117,3 +117,46 @@ def run_and_kill(argv: list[str], after: float, *, orphan_wait: float = 15.0) ->
         process.communicate()
         raise AssertionError(f"worker processes outlived the killed importer {process.pid} by {orphan_wait} s")
     return Outcome(True, process.returncode, stdout, stderr)
+
+
+FIRST_COMMIT = "SELECT 1 FROM imports WHERE status = 'running' AND end_line > start_line"
+
+
+def _first_commit_seen(db_path: Path) -> bool:
+    """True once an import in progress has committed progress (its row shows lines read)."""
+    try:
+        connection = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1)
+    except sqlite3.OperationalError:  # not created yet
+        return False
+    try:
+        return connection.execute(FIRST_COMMIT).fetchone() is not None
+    except sqlite3.OperationalError:  # no schema yet, or busy
+        return False
+    finally:
+        connection.close()
+
+
+def _first_commit_seen_on_server(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url.replace("+psycopg", ""), autocommit=True) as connection:
+        try:
+            return connection.execute(FIRST_COMMIT).fetchone() is not None
+        except psycopg.errors.UndefinedTable:  # no schema yet
+            return False
+
+
+def kill_after_first_commit(argv: list[str], db: Path | str, *, timeout: float = 60.0) -> Outcome:
+    """Run an import of ``argv`` into ``db`` (an SQLite file, or a PostgreSQL URL) and SIGKILL
+    it as soon as its first commit is visible: the moment a crash leaves the most
+    committed-but-unfinished state behind."""
+    seen = _first_commit_seen if isinstance(db, Path) else _first_commit_seen_on_server
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and not seen(db) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    killed = process.poll() is None
+    if killed:
+        os.killpg(process.pid, signal.SIGKILL)
+    stdout, stderr = process.communicate()
+    return Outcome(killed, process.returncode, stdout, stderr)

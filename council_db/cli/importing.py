@@ -64,6 +64,9 @@ def _report(summary: ImportSummary) -> None:
         if result.note:
             message(f"{result.source}: {result.note}")
         message(_describe(result))
+        if result.held_bytes:  # most likely a record still being written: it is read once complete
+            message(f"{result.source}: the last line ({result.held_bytes:,} bytes) has no newline and does not "
+                    "parse yet: held for the next import")
         for bad in result.rejected_lines[:SHOWN_PER_FILE]:
             message(f"  line {bad.line_number}: {bad.reason}")
         if result.rejected:

@@ -2,15 +2,14 @@
 
 A file is read in batches (see pipeline.py); each batch is validated, normalised and
 written, and every ~50,000 lines the transaction commits together with the import's
-progress (bytes and lines consumed), so an interrupted import loses nothing and resumes
-idempotently.
+progress (bytes and lines consumed), so an interrupted import loses nothing and the next
+import of the file resumes after its last commit (see resume.py).
 ``--strict`` keeps a file in one transaction and rolls it back if any line is bad.
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -21,8 +20,11 @@ from typing import Iterator
 from council_db import __version__
 from council_db.ingest.lines import Rejected
 from council_db.ingest.pipeline import Chunk, source_chunks
+from council_db.ingest.resume import Start, close_abandoned, fingerprint, held_tail, resume_point
 from council_db.ingest.sources import Source, resolve_sources
 from council_db.store.database import Database
+from council_db.store.import_locks import import_lock
+from council_db.store.upkeep import refresh_statistics
 from council_db.store.writer import ScoreWriter
 
 # A commit every ~3 s of importing: the resume point after a crash, and the moment other
@@ -30,7 +32,6 @@ from council_db.store.writer import ScoreWriter
 # session keys dirty the key index all over, so fewer commits write far less (measured at
 # 300k sessions: 0.9 GB written with 500,000 lines a commit against 2.4 GB with 50,000).
 COMMIT_EVERY_LINES = 500_000
-FINGERPRINT_BYTES = 64 * 1024
 SHOWN_REJECTS = 1_000  # kept in memory for the summary; all are stored in rejected_lines
 
 
@@ -47,6 +48,7 @@ class FileResult:
     rejected: int = 0
     skipped: int = 0
     excluded: int = 0
+    held_bytes: int = 0  # a last line without newline that does not parse yet, left for the next import
     note: str | None = None
     rejected_lines: list[Rejected] = field(default_factory=list, repr=False)
 
@@ -78,41 +80,6 @@ class Progress:
     def finish(self) -> None: ...
 
 
-def _fingerprint(path: Path, end: int) -> tuple[str, str]:
-    """Hashes of the first and last 64 KiB before ``end``: a changed prefix means the file was
-    replaced or rewritten, so an incremental read would be wrong."""
-    with path.open("rb") as handle:
-        head = hashlib.sha256(handle.read(min(end, FINGERPRINT_BYTES))).hexdigest()
-        start = max(0, end - FINGERPRINT_BYTES)
-        handle.seek(start)
-        tail = hashlib.sha256(handle.read(end - start)).hexdigest()
-    return head, tail
-
-
-def _resume_point(db: Database, source: Source) -> tuple[int, int, str | None]:
-    """(offset, lines already read, note) for a file imported before, else (0, 0, note)."""
-    from sqlalchemy import select
-
-    from council_db.store.models import Import
-
-    if source.kind != "file":
-        return 0, 0, None
-    with db.engine.connect() as connection:
-        last = connection.execute(
-            select(Import.end_offset, Import.end_line, Import.head_sha256, Import.tail_sha256)
-            .where(Import.source == source.name, Import.source_kind == "file", Import.status == "complete")
-            .order_by(Import.id.desc()).limit(1)
-        ).first()
-    if last is None or last.end_offset == 0:
-        return 0, 0, None
-    size = source.size or 0
-    if size < last.end_offset:
-        return 0, 0, "file is shorter than when last imported (truncated or replaced): reading it whole"
-    if _fingerprint(source.path, last.end_offset) != (last.head_sha256, last.tail_sha256):
-        return 0, 0, "file content changed since last import (replaced): reading it whole"
-    return last.end_offset, last.end_line, None
-
-
 @contextmanager
 def _paused_gc() -> Iterator[None]:
     """Bulk loading makes millions of short-lived dicts; the cyclic collector scanning them
@@ -138,18 +105,22 @@ class FileImport:
         self.result = FileResult(source.name, source.kind)
 
     def run(self) -> FileResult:
-        offset, lines_before, note = _resume_point(self.db, self.source)
-        self.result.note = note
-        self.result.mode = "incremental" if offset else "full"
+        """Read the source in the write lock's turns. The first transaction also closes
+        imports killed earlier and finds the resume point, so no other import commits
+        between the two."""
         with self.db.bulk_writer() as connection, _paused_gc():
             try:
-                self._read(connection, offset, lines_before)
+                close_abandoned(self.db, connection)
+                start = resume_point(connection, self.source)
+                self.result.note = start.note
+                self.result.mode = "incremental" if start.offset else "full"
+                self._read(connection, start)
             except BaseException:
                 connection.rollback()
                 raise
         return self.result
 
-    def _read(self, connection, offset: int, lines_before: int) -> None:
+    def _read(self, connection, start: Start) -> None:
         from sqlalchemy import insert
 
         from council_db.store.models import Import
@@ -157,29 +128,44 @@ class FileImport:
         imports = Import.__table__
         self.result.import_id = connection.execute(insert(imports).values(
             source=self.source.name, source_kind=self.source.kind, mode=self.result.mode,
-            start_offset=offset, end_offset=offset, start_line=lines_before, end_line=lines_before,
-            inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
+            start_offset=start.offset, end_offset=start.offset, start_line=start.lines_read,
+            end_line=start.lines_read, inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
             started_at=now_utc(), council_db_version=__version__,
             file_identity=_identity(self.source.path), file_size=self.source.size,
         )).inserted_primary_key[0]
+        with import_lock(self.db, self.result.import_id):  # before the row can be seen: see import_locks
+            end_offset, end_line = self._read_chunks(connection, imports, start)
+            if self.strict and self.result.rejected:
+                self._fail_strict(connection, imports)
+                return
+            self._checkpoint(connection, imports, end_offset, end_line, "complete")
+            if self.result.inserted or self.result.rejected:
+                refresh_statistics(self.db, connection)
+            connection.commit()
+
+    def _read_chunks(self, connection, imports, start: Start) -> tuple[int, int]:
+        """Write the source's chunks, committing every COMMIT_EVERY_LINES; the end reached.
+
+        On PostgreSQL the first commit carries an ANALYZE too: an import killed later never
+        reaches the one at its end, and the planner must not take a grown table for empty."""
         writer = ScoreWriter(connection)
-        end_offset, end_line, since_commit = offset, lines_before, 0
-        self.progress.start(self.source, self.source.size, offset)
-        for chunk in source_chunks(self.source, offset, lines_before + 1):
+        end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
+        self.progress.start(self.source, self.source.size, start.offset)
+        for chunk in source_chunks(self.source, start.offset, start.first_line):
             self._write_chunk(connection, writer, chunk)
             end_offset, end_line = chunk.end_offset, chunk.last_line
             since_commit += chunk.lines
             self.progress.advance(chunk.position)
             if since_commit >= COMMIT_EVERY_LINES and not self.strict:
                 self._checkpoint(connection, imports, end_offset, end_line, "running")
+                if first_commit and (self.result.inserted or self.result.rejected):
+                    refresh_statistics(self.db, connection)
                 connection.commit()
-                since_commit = 0
+                since_commit, first_commit = 0, False
         self.progress.finish()
-        if self.strict and self.result.rejected:
-            self._fail_strict(connection, imports)
-            return
-        self._checkpoint(connection, imports, end_offset, end_line, "complete")
-        connection.commit()
+        if self.source.kind == "file":
+            self.result.held_bytes = held_tail(self.source.path, end_offset, self.source.size or 0)
+        return end_offset, end_line
 
     def _write_chunk(self, connection, writer: ScoreWriter, chunk: Chunk) -> None:
         normalised = chunk.normalised
@@ -206,8 +192,8 @@ class FileImport:
         )
         if status != "running":
             values["finished_at"] = now_utc()
-            if self.source.kind == "file" and end_offset:
-                values["head_sha256"], values["tail_sha256"] = _fingerprint(self.source.path, end_offset)
+        if self.source.kind == "file" and end_offset:  # at every commit: an interrupted import resumes too
+            values["head_sha256"], values["tail_sha256"] = fingerprint(self.source.path, end_offset)
         connection.execute(update(imports).where(imports.c.id == self.result.import_id).values(**values))
         self.result.status = status
 

@@ -89,7 +89,7 @@ class Import(Base):
     duplicates: Mapped[int] = mapped_column(BigInteger, default=0)
     rejected: Mapped[int] = mapped_column(BigInteger, default=0)
     skipped: Mapped[int] = mapped_column(BigInteger, default=0)
-    status: Mapped[str] = mapped_column(String(16))  # running | complete | strict-failed
+    status: Mapped[str] = mapped_column(String(16))  # running | complete | strict-failed | interrupted
     started_at: Mapped[datetime] = mapped_column()
     finished_at: Mapped[datetime | None] = mapped_column()
     council_db_version: Mapped[str] = mapped_column(String(32))

@@ -10,6 +10,7 @@ is benchmarks/crash_import.py.
 from __future__ import annotations
 
 import random
+import sqlite3
 import time
 from collections import Counter
 
@@ -21,6 +22,7 @@ from tests.reliability import (
     file_records,
     integrity,
     is_prefix,
+    kill_after_first_commit,
     run_and_kill,
     simulated_file,
     stored_records,
@@ -63,3 +65,76 @@ def test_an_import_killed_at_random_moments_ends_with_every_record_once(tmp_path
     assert b"Traceback" not in final.stderr
     assert integrity(tmp_path / "council.db") == "ok"
     assert stored_records(tmp_path / "council.db") == Counter(expected)
+
+
+def with_bad_lines(path, every: int) -> list[int]:
+    """Put a bad line after every ``every`` good lines of the file; their line numbers."""
+    good = path.read_bytes().splitlines(keepends=True)
+    out, bad_numbers = [], []
+    for index, line in enumerate(good):
+        if index and index % every == 0:
+            out.append(b"not a record\n")
+            bad_numbers.append(len(out))
+        out.append(line)
+    path.write_bytes(b"".join(out))
+    return bad_numbers
+
+
+def test_an_import_killed_after_its_first_commit_resumes_there_and_keeps_each_bad_line_once(tmp_path):
+    source = simulated_file(tmp_path / "bias_metrics.jsonl", 600, seed=5)
+    expected = file_records(source)
+    bad_numbers = with_bad_lines(source, every=700)
+    db_path = tmp_path / "council.db"
+    argv = council_db_argv(db_path, "import", "--quiet", str(source), commit_every=500)
+
+    killed = kill_after_first_commit(argv, db_path)
+    assert killed.killed, "the import ended before the kill"
+    final = run_and_kill(argv, after=120)
+    assert final.returncode == 3, final.stderr.decode()
+
+    connection = sqlite3.connect(db_path)
+    try:
+        rows = connection.execute("SELECT status, start_line, end_line, inserted, rejected FROM imports "
+                                  "ORDER BY id").fetchall()
+        numbers = [n for (n,) in connection.execute("SELECT line_number FROM rejected_lines")]
+    finally:
+        connection.close()
+    (dead, *_, dead_end, _, _), (done, resumed_from, end, _, _) = rows
+    assert (dead, done) == ("interrupted", "complete")
+    assert resumed_from == dead_end > 0, "the second import starts where the first one's last commit ended"
+    assert end == len(expected) + len(bad_numbers)
+    assert Counter(numbers) == Counter(bad_numbers), "every bad line is kept exactly once"
+    assert sum(row[4] for row in rows) == len(bad_numbers)
+    assert sum(row[3] for row in rows) == len(expected)
+    assert stored_records(db_path) == Counter(expected)
+    assert integrity(db_path) == "ok"
+
+
+def damage_a_page_in_the_middle(db_path) -> None:
+    """Fold the WAL into the file, then overwrite the header of a page halfway through it."""
+    connection = sqlite3.connect(db_path)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+    connection.close()
+    middle = db_path.stat().st_size // page_size // 2
+    with db_path.open("r+b") as handle:
+        handle.seek(middle * page_size)
+        handle.write(b"\xee" * 64)
+
+
+def test_importing_into_a_database_damaged_after_a_killed_import_exits_1_naming_the_fix(tmp_path):
+    db_path = tmp_path / "council.db"
+    earlier = simulated_file(tmp_path / "earlier.jsonl", 600, seed=6)
+    assert run_and_kill(council_db_argv(db_path, "import", "--quiet", str(earlier)), after=120).returncode == 0
+    source = simulated_file(tmp_path / "bias_metrics.jsonl", 600, seed=7)
+    argv = council_db_argv(db_path, "import", "--quiet", str(source), commit_every=500)
+    assert kill_after_first_commit(argv, db_path).killed
+    damage_a_page_in_the_middle(db_path)  # among the earlier file's pages, which this import never reads
+    with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+        integrity(db_path)
+
+    again = run_and_kill(argv, after=120)
+    assert again.returncode == 1, again.stderr.decode()
+    lines = again.stderr.decode().splitlines()
+    assert len(lines) == 1 and str(db_path) in lines[0] and "damaged" in lines[0], lines
+    assert "council-db db restore" in lines[0] and "council-db db backup" in lines[0]

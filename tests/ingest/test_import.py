@@ -120,6 +120,53 @@ def test_a_complete_last_line_without_newline_is_imported(cli, tmp_path):
 
 
 @both_backends
+def test_a_final_line_that_does_not_parse_yet_is_said_to_be_held_for_the_next_import(cli, tmp_path):
+    path = write_jsonl(tmp_path / "live.jsonl", session())
+    with path.open("a") as out:
+        out.write('{"schema_version": "1.2')
+    result = cli("import", str(path), "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["files"][0]["held_bytes"] == len('{"schema_version": "1.2')
+    assert "the last line (23 bytes) has no newline and does not parse yet: held for the next import" in result.stderr
+
+
+def test_only_whitespace_after_the_last_newline_is_not_said_to_be_held(cli, tmp_path):
+    path = write_jsonl(tmp_path / "live.jsonl", session())
+    with path.open("a") as out:
+        out.write("  \t")
+    result = cli("import", str(path), "--format", "json")
+    assert json.loads(result.stdout)["files"][0]["held_bytes"] == 0
+    assert "held for the next import" not in result.stderr
+
+
+@both_backends
+def test_line_numbers_stay_right_after_an_import_that_ended_on_a_line_without_its_newline(cli, tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_text(json.dumps(record(position=0)) + "\n" + json.dumps(record(position=1)))
+    assert cli("import", str(path)).exit_code == 0
+    with path.open("a") as out:  # the writer finishes line 2 with its newline, then goes on
+        out.write("\n" + json.dumps(record(position=2)) + "\ngarbage\n")
+    result = cli("import", str(path), "--format", "json")
+    assert result.exit_code == 3
+    assert "line 4: not valid JSON" in result.stderr
+    assert json.loads(result.stdout)["files"][0]["lines"] == 2
+    with path.open("a") as out:
+        out.write("more garbage\n")
+    assert "line 5: not valid JSON" in cli("import", str(path)).stderr
+
+
+def test_text_run_onto_a_line_already_imported_without_its_newline_is_numbered_as_that_line(cli, tmp_path):
+    path = tmp_path / "live.jsonl"
+    path.write_text(json.dumps(record(position=0)) + "\n" + json.dumps(record(position=1)))
+    cli("import", str(path))
+    with path.open("a") as out:  # line 2 on disk is now the record followed by "garbage"
+        out.write("garbage\n" + json.dumps(record(position=2)) + "\nmore garbage\n")
+    result = cli("import", str(path), "--format", "json")
+    assert "line 2: not valid JSON" in result.stderr and "line 4: not valid JSON" in result.stderr
+    assert json.loads(result.stdout)["inserted"] == 1
+
+
+@both_backends
 def test_a_nul_character_in_a_stored_field_is_rejected_naming_the_field_on_every_backend(cli, tmp_path):
     lines = [record(position=0), record(position=1, session_id="a\u0000b"),
              record(position=2, query_metadata={"category": "x\u0000", "raw_query": "dropped \u0000"}),

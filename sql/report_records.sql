@@ -3,11 +3,12 @@
 -- counted by reason; position is -1 where it is not a display slot (schema < 1.2.0).
 -- The reviewers and models parameters (expanding lists) keep only those scores, unless
 -- all_reviewers / all_models is true.
+-- A stored time outside min_us..max_us (years 0001-9999 UTC) cannot be read: it comes as NULL.
 -- The order is total (down to the score's key) so sums add up in the same order on every
 -- backend and every run: PostgreSQL, unlike SQLite, returns a session's rows in any order.
 SELECT
     s.session_key,
-    s.ts_us,
+    CASE WHEN s.ts_us BETWEEN :min_us AND :max_us THEN s.ts_us END AS ts_us,
     reviewer.name AS reviewer,
     candidate.name AS model,
     CASE WHEN sc.display_order THEN sc.position ELSE -1 END AS slot,

@@ -68,7 +68,11 @@ def parse_utc_datetime(text: str) -> datetime:
         ) from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 9999-12-31T23:59:59-14:00 is in year 10000 in UTC
+        raise ValueError(f"date/time {text!r} is outside years 0001-9999 in UTC; "
+                         "write the time in UTC within years 0001-9999") from None
 
 
 def printable_path(name: str) -> str:

@@ -4,11 +4,12 @@
 -- The reviewers and models parameters (expanding lists) keep only those scores, unless
 -- all_reviewers / all_models is true. min_consent keeps the records whose own consent level
 -- (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
+-- A stored time outside min_us..max_us (years 0001-9999 UTC) cannot be read: it comes as NULL.
 -- The order is total (down to the score's key) so sums add up in the same order on every
 -- backend and every run: PostgreSQL, unlike SQLite, returns a session's rows in any order.
 SELECT
     s.session_key,
-    s.ts_us,
+    CASE WHEN s.ts_us BETWEEN :min_us AND :max_us THEN s.ts_us END AS ts_us,
     reviewer.name AS reviewer,
     candidate.name AS model,
     CASE WHEN sc.display_order THEN sc.position ELSE -1 END AS slot,

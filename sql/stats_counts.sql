@@ -1,4 +1,5 @@
--- One row of totals over everything stored.
+-- One row of totals over everything stored. The window spans the times that can be read
+-- (min_us..max_us: years 0001-9999 UTC); a session with any other is counted apart.
 SELECT
     (SELECT COUNT(*) FROM scores) AS records,
     (SELECT COUNT(*) FROM sessions) AS sessions,
@@ -6,8 +7,9 @@ SELECT
     (SELECT COUNT(DISTINCT model_id) FROM scores) AS models,
     (SELECT COUNT(*) FROM scores WHERE self_review) AS self_reviews,
     (SELECT COUNT(*) FROM scores WHERE NOT display_order) AS position_not_display_order,
-    (SELECT MIN(ts_us) FROM sessions) AS first_us,
-    (SELECT MAX(ts_us) FROM sessions) AS last_us,
+    (SELECT MIN(ts_us) FROM sessions WHERE ts_us BETWEEN :min_us AND :max_us) AS first_us,
+    (SELECT MAX(ts_us) FROM sessions WHERE ts_us BETWEEN :min_us AND :max_us) AS last_us,
     (SELECT COUNT(*) FROM sessions WHERE ts_us IS NULL) AS sessions_without_timestamp,
+    (SELECT COUNT(*) FROM sessions WHERE ts_us < :min_us OR ts_us > :max_us) AS sessions_with_unreadable_timestamp,
     (SELECT COUNT(*) FROM imports) AS imports,
     (SELECT COUNT(*) FROM rejected_lines) AS rejected_lines

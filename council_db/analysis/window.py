@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from council_db.analysis.score_data import ScoreData, from_rows
 from council_db.analysis.window_totals import WindowTotals, load_totals
 from council_db.contract.fields import DEFAULT_SCALE
-from council_db.contract.timestamps import timestamp_us
+from council_db.contract.timestamps import EPOCH, MAX_US, MIN_US, timestamp_us
 from council_db.resources import read_sql
 from council_db.store.database import Database
-from council_db.store.sql_filters import time_range
+from council_db.store.sql_filters import READABLE_TIME, UNREADABLE_TIME, time_range
 
 DAY_US = 86_400 * 1_000_000
 # Above this many sessions, record-level analyses (the joint model, reviewers, slots,
@@ -27,6 +27,7 @@ DAY_US = 86_400 * 1_000_000
 # sessions within seconds.
 SAMPLE_SESSIONS = 5_000
 GOLDEN = 0.6180339887498949  # (sqrt(5) - 1) / 2
+UNREADABLE = "unreadable_timestamp"  # the reason records of a session with an unreadable stored time are left out
 
 
 @dataclass
@@ -54,19 +55,19 @@ class Window:
 
     def session_query(self, columns: str = "s.id") -> tuple[str, dict[str, Any]]:
         """SQL selecting the window's sessions (their ids, or other ``columns`` of sessions AS s),
-        and its parameters."""
-        clauses, params = [], {}
+        and its parameters. A session whose stored time cannot be read is in no window."""
+        clauses, params = [READABLE_TIME], {}
         if self.timed:
             clauses.append("s.ts_us IS NOT NULL AND s.ts_us <= :as_of")
             params["as_of"] = self.as_of_us()
             if self.as_of:  # data imported after the as-of time is not part of the report
                 clauses.append("(s.import_id IS NULL OR s.import_id IN "
                                "(SELECT id FROM imports WHERE started_at <= :as_of_time))")
-                params["as_of_time"] = datetime.fromtimestamp(params["as_of"] / 1e6, tz=timezone.utc).replace(
-                    tzinfo=None)
+                params["as_of_time"] = (EPOCH + timedelta(microseconds=params["as_of"])).replace(tzinfo=None)
         if self.days is not None:
             clauses.append("s.ts_us > :from_us")
-            params["from_us"] = params["as_of"] - int(self.days * DAY_US)
+            span_us = min(self.days * DAY_US, params["as_of"] - MIN_US + 1)  # more days than since year 1: all
+            params["from_us"] = params["as_of"] - int(span_us)
         between, values = time_range(self.since, self.until)
         clauses += between
         params.update(values)
@@ -76,7 +77,7 @@ class Window:
                 marks = ", ".join(f":{name}{i}" for i in range(len(values)))
                 clauses.append(f"{column} IN ({marks})")
                 params.update({f"{name}{i}": v for i, v in enumerate(values)})
-        where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+        where = " WHERE " + " AND ".join(clauses)
         limit = ""
         if self.sessions is not None:
             limit = " ORDER BY s.ts_us DESC NULLS LAST, s.id DESC LIMIT :limit"  # the ts_us index gives this order
@@ -98,6 +99,15 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
     """The window's scores; above ``sample_sessions`` sessions (0 = never), the record-level
     analyses get a sample of about that many of the window's sessions (see ``sample_query``),
     and counts and length correlations come from per-session totals over all of it."""
+    loaded = _load_for_report(db, window, sample_sessions)
+    left_out = _unreadable(db)
+    loaded.data.excluded.update(left_out)
+    if loaded.totals is not None:
+        loaded.totals.excluded.update(left_out)
+    return loaded
+
+
+def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
     sessions_sql, params = window.session_query()
     if window.reviewers or window.models or not sample_sessions:  # no whole-window sums: filtered, or never sampled
         in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
@@ -150,7 +160,30 @@ def sample_query(sessions_sql: str) -> str:
 def load(db: Database, window: Window) -> ScoreData:
     """The window's usable scores on its main scale; everything left out is counted by reason."""
     sessions_sql, params = window.session_query()
-    return load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models)
+    data = load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models)
+    data.excluded.update(_unreadable(db))
+    return data
+
+
+def _unreadable(db: Database) -> dict[str, int]:
+    """The records left out because their session's stored time cannot be read (no window
+    holds them), as an exclusion reason; {} when there are none. Cheap: an index range on
+    sessions.ts_us, usually empty."""
+    from sqlalchemy import text
+
+    query = f"SELECT COUNT(*) FROM scores WHERE session_id IN (SELECT s.id FROM sessions AS s WHERE {UNREADABLE_TIME})"
+    with db.engine.connect() as connection:
+        count = connection.execute(text(query)).scalar_one()
+    return {UNREADABLE: count} if count else {}
+
+
+def unreadable_warnings(excluded: dict[str, int]) -> list[str]:
+    """The warning that says records were left out for an unreadable stored time, and what to do."""
+    count = excluded.get(UNREADABLE)
+    if not count:
+        return []
+    return [f"{count:,} records have a stored time that cannot be read (outside years 0001-9999 UTC): reports "
+            "leave them out; correct or delete their sessions"]
 
 
 def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
@@ -170,7 +203,7 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
     query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")).bindparams(
         bindparam("reviewers", expanding=True, type_=String), bindparam("models", expanding=True, type_=String))
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
-                   min_consent=min_consent)
+                   min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
     with db.engine.connect() as connection:
         return connection.execute(query, {**params, **filters}).fetchall()
 

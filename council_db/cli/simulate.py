@@ -35,6 +35,7 @@ OPTION_FOR_FIELD = {
     "schema_version": "--schema-version",
     "consent_level": "--consent-level",
     "days": "--days",
+    "end": "--end",
 }
 
 

@@ -43,12 +43,14 @@ class Every(str, Enum):
 def _load(ctx: typer.Context, **options: Any):
     """The window's scores and the joint model's fit, or a usage error for a bad time."""
     from council_db.analysis import joint_model
-    from council_db.analysis.window import load
+    from council_db.analysis.window import load, unreadable_warnings
     from council_db.errors import CouncilDbError
 
     spec = checked_window(**options)
     db = state(ctx).database(read_only=True)
     data = load(db, spec)
+    for warning in unreadable_warnings(data.excluded):
+        message(f"warning: {warning}")
     if data.n_sessions < MIN_SESSIONS:
         raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "
                              f"{MIN_SESSIONS}; import more or widen the window")
@@ -137,11 +139,13 @@ def _series(timed, every_us: int, changes: dict) -> list[dict[str, Any]]:
     SQLite table of the residuals: works the same whichever database holds the scores."""
     import sqlite3
 
-    from council_db.contract.timestamps import format_us
+    import numpy as np
+
+    from council_db.contract.timestamps import MIN_US, format_us
     from council_db.resources import read_sql
 
     offset = MONDAY_US if every_us == EVERY_US["7d"] else 0
-    period = (timed.ts_us - offset) // every_us * every_us + offset
+    period = np.maximum((timed.ts_us - offset) // every_us * every_us + offset, MIN_US)  # none starts before year 1
     names = [timed.names[s] for s in timed.subject.tolist()]
     connection = sqlite3.connect(":memory:")
     try:

@@ -17,6 +17,7 @@ from council_db.analysis.position import first_shown_judgments, presentation_des
 from council_db.analysis.score_data import ScoreData, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
+from council_db.analysis.window import unreadable_warnings
 from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
 from council_db.report import sections as report_sections
@@ -147,7 +148,7 @@ def _data_warnings(data: ScoreData, totals: WindowTotals | None) -> list[str]:
     other_scales = {k: v for k, v in excluded.items() if k.startswith("other_scale:")}
     if other_scales:
         warnings.append(f"scores on other scales are left out (scales are not mixed): {other_scales}")
-    return warnings
+    return warnings + unreadable_warnings(excluded)
 
 
 def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import timedelta
 from html import escape
+
+from council_db.contract.timestamps import EPOCH
 
 XMLNS = "http://www.w3.org/2000/svg"
 INK = "#333333"
@@ -148,7 +150,7 @@ def time_series(points: list[tuple[float, float]], bands: list[Band], *, colour:
 
 
 def _date(ts_us: float) -> str:
-    return datetime.fromtimestamp(ts_us / 1e6, tz=timezone.utc).strftime("%Y-%m-%d")
+    return (EPOCH + timedelta(microseconds=int(ts_us))).strftime("%Y-%m-%d")
 
 
 def _clip(text: str, length: int) -> str:

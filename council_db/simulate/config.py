@@ -35,6 +35,9 @@ class SimulationConfigError(ValueError):
         self.field = field_name
 
 
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)  # sessions before it could not be written as times
+
+
 def _midnight_utc_today() -> datetime:
     return datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -166,6 +169,8 @@ def _validate(c: SimulationConfig) -> None:
         check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
     check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
     check(c.days > 0, "days", f"days must be a number > 0, got {c.days}")
+    check((c.end - EARLIEST).total_seconds() > c.days * 86_400, "end",
+          f"the {c.days:g} days up to end {c.end.isoformat()} must fall after 0001-01-01 (UTC): give a later end")
     check(
         -1.0 <= c.length_quality_corr <= 1.0,
         "length_quality_corr",

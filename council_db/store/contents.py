@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from council_db.contract.timestamps import format_us
+from council_db.contract.timestamps import MAX_US, MIN_US, format_us
 from council_db.resources import read_sql
 from council_db.store.database import Database
 
@@ -17,7 +17,7 @@ def _rows(db: Database, name: str, **params: Any) -> list[dict[str, Any]]:
 
 
 def stats(db: Database) -> dict[str, Any]:
-    counts = _rows(db, "stats_counts")[0]
+    counts = _rows(db, "stats_counts", min_us=MIN_US, max_us=MAX_US)[0]
     first, last = counts.pop("first_us"), counts.pop("last_us")
     return {
         "database": db.engine.url.render_as_string(hide_password=True),

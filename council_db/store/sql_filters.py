@@ -5,19 +5,27 @@ from __future__ import annotations
 from typing import Any
 
 from council_db.contract.fields import LineError
-from council_db.contract.timestamps import timestamp_us
+from council_db.contract.timestamps import MAX_US, MIN_US, timestamp_us
+
+# A stored time is read only if it is none or in years 0001-9999 UTC: the import refuses
+# anything else, but a value written by hand (sqlite3, Datasette, psql) or by an older
+# version may be outside, or on SQLite even text (which sorts after every number).
+# COALESCE, not "IS NULL OR": an OR would stop `--sessions N` reading the ts_us index in order.
+READABLE_TIME = f"COALESCE(s.ts_us, 0) BETWEEN {MIN_US} AND {MAX_US}"
+UNREADABLE_TIME = f"(s.ts_us < {MIN_US} OR s.ts_us > {MAX_US})"
 
 
 def time_range(since: str | None, until: str | None) -> tuple[list[str], dict[str, Any]]:
     """Conditions on sessions (alias ``s``) for [since, until): instants, not strings, are
-    compared, so "12:00+02:00" comes before "11:00Z". Raises LineError for a bad time, and
-    for a range that cannot hold anything (it is a mistake, not a question)."""
+    compared, so "12:00+02:00" comes before "11:00Z"; a time that cannot be read is in no
+    range. Raises LineError for a bad time, and for a range that cannot hold anything (it
+    is a mistake, not a question)."""
     clauses, params = [], {}
     if since:
-        clauses.append("s.ts_us >= :since")
+        clauses.append(f"s.ts_us >= :since AND s.ts_us <= {MAX_US}")
         params["since"] = timestamp_us(since)
     if until:
-        clauses.append("s.ts_us < :until")
+        clauses.append(f"s.ts_us < :until AND s.ts_us >= {MIN_US}")
         params["until"] = timestamp_us(until)
     if since and until and None not in (params["since"], params["until"]) and params["since"] >= params["until"]:
         raise LineError(None, f"--since {since} is not before --until {until}, so nothing could match")

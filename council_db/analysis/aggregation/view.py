@@ -12,7 +12,7 @@ from council_db.analysis.aggregation.leaderboard import N_BOOT, leaderboard
 from council_db.analysis.aggregation.strategies import Calibration, Method, consensus
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import confidence_tier
-from council_db.analysis.window import Window, load, load_sessions
+from council_db.analysis.window import Window, load, load_sessions, unreadable_warnings
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
 from council_db.store.database import Database
@@ -77,8 +77,9 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
                             include_self=settings.include_self)
     standings = leaderboard(consensus(data, settings.method, calibration, settings.include_self), n_boot, seed)
     tier = confidence_tier(data.n_sessions)
-    warnings = [] if tier != "insufficient" else \
-        [f"only {data.n_sessions} sessions (fewer than 10): the ranking is not to be trusted"]
+    warnings = unreadable_warnings(data.excluded)
+    if tier == "insufficient":
+        warnings.append(f"only {data.n_sessions} sessions (fewer than 10): the ranking is not to be trusted")
     models = [{"rank": s.rank, "model": s.model,
                "score": {"estimate": s.score.estimate, "ci_low": _number(s.score.ci_low),
                          "ci_high": _number(s.score.ci_high), "n_sessions": s.n_sessions, "n_records": s.n_records},

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 
 from council_db.contract.fields import LineError
@@ -15,7 +14,8 @@ def timestamp_us(text: str | None) -> int | None:
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise LineError("timestamp", f"{json.dumps(text)[:60]} is not an ISO-8601 time") from None
+        raise LineError("timestamp", f"a string of {len(text):,} characters that is not an ISO-8601 time such as "
+                                     '"2025-12-17T10:30:00Z"') from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -181,12 +181,14 @@ def test_query_metadata_and_its_values_are_capped_naming_field_and_cap(cli, tmp_
     lines = [_line(position=0, query_metadata={"category": "c" * (METADATA_VALUE_MAX_CHARS + 1)}),
              _line(position=1, query_metadata={"category": "c" * METADATA_VALUE_MAX_CHARS}),
              _line(position=2, query_metadata={"note": "n" * METADATA_MAX_CHARS}),
-             _line(position=3, query_metadata={"category": "x" * 10_000_000})]
+             _line(position=3, query_metadata={"category": "x" * 10_000_000}),
+             _line(position=4, query_metadata={"note": "\u0001" * 10_900}),  # 65,411 characters as JSON
+             _line(position=5, query_metadata={"note": "\u0001" * 10_930})]  # 65,591
     result = cli("import", str(write_jsonl(tmp_path / "big.jsonl", lines)))
 
     assert result.exit_code == 3
     shown = {row["line_number"]: row for row in json.loads(cli("rejected", "--format", "json").stdout)}
-    assert set(shown) == {1, 3, 4}
+    assert set(shown) == {1, 3, 4, 6}
     assert all(row["field"] == "query_metadata" for row in shown.values())
     assert f"at most {METADATA_VALUE_MAX_CHARS} characters" in shown[1]["reason"]
     assert f"at most {METADATA_MAX_CHARS:,} characters" in shown[3]["reason"]

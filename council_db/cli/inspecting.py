@@ -40,8 +40,10 @@ def rejected(
 ) -> None:
     """Lines that failed validation, and why.
 
-    Each with its import, line number, field, reason and the line as it was
-    (values of unknown keys, such as a raw query, redacted)."""
+    Each with its import, line number, field and reason; the line's byte length, the byte
+    where JSON parsing stopped, a hash of the line keyed by this database; how many unknown
+    keys it had, and the values of its record fields that are not free text (others by JSON
+    type). The line's text is never kept: find it in the file by its line number."""
     from council_db.store.contents import rejected_lines
 
     emit_rows(rejected_lines(state(ctx).database(read_only=True), import_id, limit), fmt, title="rejected lines")

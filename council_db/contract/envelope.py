@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from council_db.contract.fields import METADATA_KEYS, LineError
+from council_db.contract.fields import METADATA_KEYS, METADATA_MAX_CHARS, METADATA_VALUE_MAX_CHARS, LineError
 from council_db.contract.schema_versions import schema_version
 from council_db.contract.timestamps import timestamp_us
 
@@ -48,7 +48,30 @@ def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str
     for key, item in kept:
         if item is not None and not isinstance(item, str):
             raise LineError("query_metadata", f"{key} must be a string or null (got {type(item).__name__})")
+        if item is not None and len(item) > METADATA_VALUE_MAX_CHARS:
+            raise LineError("query_metadata", f"{key} has {len(item):,} characters; at most "
+                                              f"{METADATA_VALUE_MAX_CHARS} characters are kept (a category, a "
+                                              "length bucket, a language)")
+    size = _json_chars(value)
+    if size > METADATA_MAX_CHARS:
+        raise LineError("query_metadata", f"is {size:,} characters as JSON; at most {METADATA_MAX_CHARS:,} "
+                                          "characters are taken (only category, token_bucket and language are kept)")
     return _stored_metadata(kept)
+
+
+def _json_chars(value: dict[str, Any]) -> int:
+    """query_metadata's length as compact JSON, or a bound below the cap when the object is
+    clearly small: the bound costs ~1 us a session, json.dumps ~10 (measured on llm-council's
+    three keys). A character takes at most 6 in JSON (\\u001f); a pair adds 6 (quotes, colon, comma)."""
+    bound = 2
+    for key, item in value.items():
+        if not isinstance(item, str):
+            bound = METADATA_MAX_CHARS + 1
+            break
+        bound += 6 * (len(key) + len(item)) + 6
+    if bound <= METADATA_MAX_CHARS:
+        return bound
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 @lru_cache(maxsize=4096)

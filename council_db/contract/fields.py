@@ -24,6 +24,10 @@ FIELDS = (
     "query_metadata",
 )
 METADATA_KEYS = ("category", "token_bucket", "token_count_bucket", "language")
+# llm-council writes three short words ("creative_writing" is its longest); the caps keep a
+# runaway writer from storing megabytes per session (issue 14 found a 10 MB value stored).
+METADATA_VALUE_MAX_CHARS = 100
+METADATA_MAX_CHARS = 64 * 1024  # query_metadata as compact JSON, known keys or not
 DEFAULT_SCALE = "1-10"
 DEFAULT_CONSENT = 1  # llm-council's LOCAL_ONLY default
 EXCLUSION_REASONS: dict[str, tuple[int, str]] = {

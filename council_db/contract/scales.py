@@ -3,7 +3,6 @@ but never scored", is kept but excluded from analyses, with its reason."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -31,5 +30,6 @@ _SCALE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*")
 def score_scale(name: str) -> ScoreScale:
     match = _SCALE.fullmatch(name)
     if not match or float(match[1]) >= float(match[2]):
-        raise LineError("score_scale", f"{json.dumps(name)[:60]} is not a range LOW-HIGH")
+        raise LineError("score_scale", f"a string of {len(name):,} characters that is not a range LOW-HIGH "
+                                       'such as "1-10"')
     return ScoreScale(name, float(match[1]), float(match[2]))

@@ -32,7 +32,7 @@ def _schema_version(_kind: type, value: int | str | None) -> SchemaVersion:
     else:
         text = str(value).strip()
         if not re.fullmatch(r"\d+(\.\d+){0,2}", text):
-            raise LineError("schema_version", f"{json.dumps(value)} is not a version")
+            raise LineError("schema_version", f"{_described(value)} is not a version such as \"1.2.0\"")
         parts = [int(p) for p in text.split(".")] + [0, 0]
         parts = parts[:3]
     if parts[0] != 1:
@@ -41,6 +41,11 @@ def _schema_version(_kind: type, value: int | str | None) -> SchemaVersion:
     normalised = ".".join(map(str, parts))
     raw = None if value is None or value == normalised else json.dumps(value)
     return SchemaVersion(normalised, raw, tuple(parts) >= (1, 2, 0))
+
+
+def _described(value: int | str) -> str:
+    """An integer as it is; a string by its length only, as it may be anything."""
+    return str(value) if isinstance(value, int) else f"a string of {len(value):,} characters"
 
 
 def export_schema_version(normalised: str, raw_literal: str | None) -> Any:

@@ -27,7 +27,8 @@ def timestamp_us(text: str | None) -> int | None:
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise LineError("timestamp", f"{json.dumps(text)[:60]} is not an ISO-8601 time") from None
+        raise LineError("timestamp", f"a string of {len(text):,} characters that is not an ISO-8601 time such as "
+                                     '"2025-12-17T10:30:00Z"') from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     delta = moment - EPOCH  # a timedelta holds any difference of two datetimes: this cannot overflow

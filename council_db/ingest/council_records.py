@@ -145,7 +145,13 @@ def build_records(
     return out
 
 
+_LLM_COUNCIL_LABEL = re.compile(r"Response [A-Z]{1,2}")
+
+
 def _dropped(session_id: str, reviewer: str, label: str, model: str) -> str:
+    if not model and not _LLM_COUNCIL_LABEL.fullmatch(label):  # a label a model wrote may be any text
+        return (f"session {session_id}: reviewer {reviewer} ranked a label of {len(label):,} characters that is "
+                "not in label_to_model: dropped")
     if not model:
         why = "it is not in label_to_model"
     else:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
-from council_db.ingest.lines import Rejected
 from council_db.ingest.pipeline import Chunk, source_chunks
+from council_db.ingest.rejected import Rejected
 from council_db.ingest.resume import Start, close_abandoned, fingerprint, held_tail, resume_point
 from council_db.ingest.sources import Source, resolve_sources
 from council_db.store.database import Database
@@ -219,10 +219,14 @@ class FileImport:
 def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:
     from sqlalchemy import insert
 
+    from council_db.store.local_keys import line_hash, line_hash_key
     from council_db.store.models import RejectedLine
 
+    key = line_hash_key(connection)
     connection.execute(insert(RejectedLine.__table__), [
-        dict(import_id=import_id, line_number=r.line_number, field=r.field, reason=r.reason, raw=r.raw)
+        dict(import_id=import_id, line_number=r.line_number, field=r.field, reason=r.reason,
+             byte_length=r.byte_length, error_column=r.error_column, line_hash=line_hash(key, r.digest),
+             unknown_keys=r.unknown_keys, known_values=r.known_values)
         for r in rejected
     ])
 

@@ -12,7 +12,6 @@ each bad line gets its own message and the good ones are kept.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator, Sequence
 
@@ -21,11 +20,11 @@ from pydantic import ValidationError
 from council_db.contract.fields import FIELDS, METADATA_KEYS, LineError
 from council_db.contract.record import Record, as_record
 from council_db.ingest.fast_decode import decode_joined
-from council_db.ingest.validation import LINE, LINES, explain
+from council_db.ingest.rejected import Rejected, from_line_error, from_validation
+from council_db.ingest.validation import LINE, LINES
 
 CHUNK_BYTES = 1 << 20
 BATCH_LINES = 4_000  # the writer has a fixed cost per batch; readers validate in slices (records.PARSE_LINES)
-RAW_KEEP_CHARS = 1_000
 BOM = b"\xef\xbb\xbf"
 
 
@@ -39,14 +38,6 @@ class LineBatch:
         """The batch in consecutive parts of at most ``size`` lines (each keeps the batch's end)."""
         return [LineBatch(self.first_line + start, self.lines[start:start + size], self.end_offset)
                 for start in range(0, len(self.lines), size)] or [self]
-
-
-@dataclass
-class Rejected:
-    line_number: int
-    field: str | None
-    reason: str
-    raw: str
 
 
 @dataclass
@@ -197,44 +188,8 @@ def _parse_one(number: int, line: bytes, parsed: Parsed) -> None:
     try:
         parsed.records.append((number, as_record(LINE.validate_json(line))))
     except ValidationError as error:
-        problem = explain(error)
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            problem = LineError(None, f"not UTF-8 text (byte 0x{line[bad.start]:02x} at column {bad.start + 1}); "
-                                      "save the file as UTF-8")
-        parsed.rejected.append(Rejected(number, problem.field, str(problem), redact(line)))
+        parsed.rejected.append(from_validation(number, line, error))
 
 
 def reject(number: int, line_error: LineError, raw: bytes) -> Rejected:
-    return Rejected(number, line_error.field, str(line_error), redact(raw))
-
-
-# String values shown in a rejected line: the record's own fields (query_metadata holds an
-# object, so a string there may be anything) and the known metadata keys.
-_SHOWN_VALUES = (set(FIELDS) - {"query_metadata"}) | set(METADATA_KEYS)
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"?(\s*:)?')
-_REDACTED = '"[redacted]"'
-
-
-def redact(raw: bytes) -> str:
-    """A rejected line as kept for inspection: truncated, and with every string blanked
-    unless it is a key or the value of a record field or a known metadata key, so a raw
-    query never reaches the database, wherever in the line it was (an unknown key, a list,
-    a nested object, a line that is not even JSON)."""
-    text = raw.decode("utf-8", errors="replace").replace("\x00", "\ufffd")  # PostgreSQL text holds no NUL
-    out: list[str] = []
-    shown_key = None  # the key just read, while its value may follow
-    position = 0
-    for match in _STRING.finditer(text):
-        between = text[position:match.start()]
-        out.append(between)
-        if match[2] is not None:  # a key
-            out.append(match[0])
-            shown_key = match[1] if match[1] in _SHOWN_VALUES else None
-        else:
-            out.append(match[0] if shown_key is not None and not between.strip() else _REDACTED)
-            shown_key = None
-        position = match.end()
-    out.append(text[position:])
-    return "".join(out)[:RAW_KEEP_CHARS]
+    return from_line_error(number, raw, line_error)

@@ -18,6 +18,7 @@ from typing_extensions import Required, TypedDict
 from council_db import __version__
 from council_db.errors import CouncilDbError
 from council_db.ingest.council_records import build_records
+from council_db.ingest.validation import shown, template_message
 from council_db.store.database import Database
 
 SESSION_KIND = "session"
@@ -101,8 +102,7 @@ def check_session(data: Any) -> SessionInput:
         if not first["loc"]:
             raise CouncilDbError("a session must be one JSON object with session_id, stage1_results, "
                                  "stage2_results and label_to_model") from None
-        shown = json.dumps(first.get("input"), default=str)[:60]
-        raise CouncilDbError(f"{where}: got {shown}: {first['msg'][0].lower()}{first['msg'][1:]}"
+        raise CouncilDbError(f"{where}: got {shown(first.get('input'))}: {template_message(first)}"
                              + (f"; expected {_EXPECTED[top]}" if top in _EXPECTED and where == top else "")) from None
     for label, value in checked["label_to_model"].items():
         _check_label(label, value)
@@ -114,13 +114,13 @@ def _check_label(label: str, value: Any) -> None:
     if value is None or isinstance(value, str):
         return
     if not isinstance(value, dict):
-        raise CouncilDbError(f"{where}: got {json.dumps(value)[:60]}; expected a model id or "
+        raise CouncilDbError(f"{where}: got {shown(value)}; expected a model id or "
                              '{"model": ..., "display_index": N}')
     if not isinstance(value.get("model"), (str, type(None))):
-        raise CouncilDbError(f"{where}.model: got {json.dumps(value.get('model'))[:60]}; expected a model id string")
+        raise CouncilDbError(f"{where}.model: got {shown(value.get('model'))}; expected a model id string")
     index = value.get("display_index")
     if index is not None and (type(index) is not int or not 0 <= index <= 1000):
-        raise CouncilDbError(f"{where}.display_index: got {json.dumps(index)[:60]}; expected an integer >= 0 "
+        raise CouncilDbError(f"{where}.display_index: got {shown(index)}; expected an integer >= 0 "
                              "(the slot the answer was shown in, 0 = first)")
 
 

@@ -4,6 +4,7 @@ messages that name the field and what was expected."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Union
 
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
@@ -56,37 +57,81 @@ _EXPECTED = {
 
 
 _TYPE_PROBLEMS = {"finite_number", "int_from_float", "string_pattern_mismatch", "string_too_short", "union_tag_invalid"}
+# pydantic's messages for these are built from the limit alone, never from the input
+_LIMIT_PROBLEMS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "string_too_long",
+                   "string_too_short", "too_long", "too_short"}
+# jiter's JSON errors read "<kind> at line L column C". Only a kind on this list is repeated,
+# so no text of the line can come through a message (issue 14: redaction by pattern cannot win).
+_JSON_KINDS = frozenset({
+    "EOF while parsing a list", "EOF while parsing an object", "EOF while parsing a string",
+    "EOF while parsing a value", "expected `,` or `}`", "expected `,` or `]`", "expected `:`", "expected value",
+    "expected ident", "invalid escape", "invalid number", "number out of range", "invalid unicode code point",
+    "invalid utf-8", "key must be a string", "lone leading surrogate in hex escape", "trailing comma",
+    "trailing characters", "unexpected end of hex escape", "recursion limit exceeded",
+    "control character (\\u0000-\\u001F) found while parsing a string",
+})
+_JSON_ERROR = re.compile(r"Invalid JSON: (.+) at line 1 column (\d+)")
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, (str, int, float, bool, type(None))):
+def json_error(error: Any) -> tuple[str, int | None]:
+    """What stopped the JSON parser, and at which byte of the line (1 = first), if it was that."""
+    first = error.errors(include_url=False)[0]
+    if first["type"] != "json_invalid":
+        return "", None
+    found = _JSON_ERROR.fullmatch(first["msg"])
+    if found is None:
+        return "invalid JSON", None
+    return (found[1] if found[1] in _JSON_KINDS else "invalid JSON"), int(found[2])
+
+
+def json_type(value: Any) -> str:
+    """A JSON value's type, which says nothing of its text."""
+    if isinstance(value, bool):
+        return "boolean"
+    return {str: "string", int: "number", float: "number", list: "list", dict: "object",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def shown(value: Any) -> str:
+    """A value as a message may show it: a number, boolean or null as it is; a string only by
+    its length and a list or object only by type, as any of them may hold query text."""
+    if isinstance(value, (int, float, bool, type(None))):
         return json.dumps(value)[:60]
-    return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else type(value).__name__
-
-
-def _kind(value: Any) -> str:
-    return {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    if isinstance(value, str):
+        return f"a string of {len(value):,} characters"
+    return "an object" if isinstance(value, dict) else "a list" if isinstance(value, list) else "a value"
 
 
 def explain(error: Any) -> LineError:
-    """The first problem of a pydantic ValidationError, as a LineError a person can act on."""
+    """The first problem of a pydantic ValidationError, as a LineError a person can act on,
+    holding no text of the line."""
     first = error.errors(include_url=False)[0]
     kind = first["type"]
     loc = [part for part in first["loc"] if isinstance(part, str)]
     if kind == "json_invalid":
-        return LineError(None, f"not valid JSON ({first['msg'].removeprefix('Invalid JSON: ')}); "
-                               "each line must be one JSON object")
+        problem, column = json_error(error)
+        where = f" at byte {column}" if column else ""
+        return LineError(None, f"not valid JSON ({problem}{where}); each line must be one JSON object")
     if kind in ("model_type", "dict_type") and not loc:
-        return LineError(None, f"not a JSON object (got {_shown(first.get('input'))}); "
+        return LineError(None, f"not a JSON object (got {shown(first.get('input'))}); "
                                "each line must be one object with the record's fields")
     field = loc[0] if loc else None
     expected = _EXPECTED.get(field or "", "")
     if kind == "missing":
         return LineError(field, f"missing; expected {expected}")
-    value = first.get("input")
-    # query_metadata holds an object; whatever else is there may be the query itself: not shown
-    got = f"got {_shown(value) if field != 'query_metadata' else _kind(value)}"
+    got = f"got {shown(first.get('input'))}"
     if expected and (kind.endswith("_type") or kind in _TYPE_PROBLEMS):
         return LineError(field, f"{got}; expected {expected}")
-    return LineError(field, f"{got}: {first['msg'][0].lower()}{first['msg'][1:]}")
+    message = f"{got}: {template_message(first)}"
+    if kind in _LIMIT_PROBLEMS or not expected:
+        return LineError(field, message)
+    return LineError(field, f"{message}; expected {expected}")
+
+
+def template_message(error: dict) -> str:
+    """pydantic's message for one error when it is made from the limit or type alone, else a
+    plain one: a message of another kind could quote the input (a discriminator tag, say)."""
+    kind, text = error["type"], error["msg"]
+    if kind in _LIMIT_PROBLEMS or kind.endswith("_type"):
+        return text[0].lower() + text[1:]
+    return "not valid"

@@ -109,7 +109,7 @@ def copy(source: Database, target: Database, *, min_consent: int = MAY_LEAVE_THE
             if normalised.rejected:
                 first = normalised.rejected[0]
                 raise CouncilDbError(f"{result.source}: a stored record no longer passes validation "
-                                     f"({first.reason}); nothing more was copied. Record: {first.raw}")
+                                     f"({first.reason}); nothing more was copied. Record: {first.known_values}")
             inserted = writer.write(normalised.rows, result.import_id)
             result.copied += len(batch)
             result.inserted += inserted

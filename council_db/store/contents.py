@@ -43,7 +43,8 @@ def rejected_lines(db: Database, import_id: int | None, limit: int) -> list[dict
 
     query = (
         select(RejectedLine.import_id, Import.source, RejectedLine.line_number, RejectedLine.field,
-               RejectedLine.reason, RejectedLine.raw)
+               RejectedLine.reason, RejectedLine.byte_length, RejectedLine.error_column, RejectedLine.line_hash,
+               RejectedLine.unknown_keys, RejectedLine.known_values)
         .join(Import, Import.id == RejectedLine.import_id)
         .order_by(RejectedLine.import_id, RejectedLine.line_number)
         .limit(limit)

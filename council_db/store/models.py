@@ -96,7 +96,8 @@ class Import(Base):
 
 
 class RejectedLine(Base):
-    """A line that failed validation, kept for inspection (query text redacted)."""
+    """A line that failed validation: what finds it in its file and why, never its text
+    (ingest/rejected.py). Lines rejected before revision 0007 keep only their reason."""
 
     __tablename__ = "rejected_lines"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -104,7 +105,19 @@ class RejectedLine(Base):
     line_number: Mapped[int] = mapped_column(BigInteger)
     field: Mapped[str | None] = mapped_column(Text)
     reason: Mapped[str] = mapped_column(Text)
-    raw: Mapped[str] = mapped_column(Text)
+    byte_length: Mapped[int | None] = mapped_column(BigInteger)
+    error_column: Mapped[int | None] = mapped_column(BigInteger)  # the byte where JSON parsing stopped
+    line_hash: Mapped[str | None] = mapped_column(String(16))  # HMAC-SHA256 keyed by local_keys
+    unknown_keys: Mapped[int | None] = mapped_column(Integer)
+    known_values: Mapped[str | None] = mapped_column(Text)  # JSON: record fields that are not free text
+
+
+class LocalKey(Base):
+    """Random keys made for this database alone (it never leaves with an export or a copy)."""
+
+    __tablename__ = "local_keys"
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(64))
 
 
 class Session(Base):

@@ -276,14 +276,14 @@ def test_a_symlinked_secret_file_is_refused(council, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(session_id=""), "session_id: got \"\""),
+    (dict(session_id=""), "session_id: got a string of 0 characters: string should have at least 1 character"),
     (dict(stage1_results={"model": "m"}), "stage1_results: got"),
     (dict(stage2_results=[{"model": "r", "parsed_ranking": {"ranking": [3]}}]),
      "stage2_results[0].parsed_ranking.ranking[0]: got 3"),
     (dict(label_to_model={"Response A": {"model": "m", "display_index": "first"}}),
-     'label_to_model["Response A"].display_index: got "first"'),
+     'label_to_model["Response A"].display_index: got a string of 5 characters'),
     (dict(consent_level=7), "consent_level: got 7"),
-    (dict(timestamp="yesterday"), "timestamp: \"yesterday\" is not an ISO-8601 time"),
+    (dict(timestamp="yesterday"), "timestamp: a string of 9 characters that is not an ISO-8601 time"),
 ])
 def test_bad_input_is_an_error_naming_the_field(council, change, message):
     arguments = {**dict(session_id="s-1", stage1_results=ANSWERS, stage2_results=REVIEWS, label_to_model=ENHANCED),

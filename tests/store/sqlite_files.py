@@ -24,6 +24,7 @@ EXPECTED_TABLES = {
     "record_envelopes",
     "scores",
     "outbox_events",
+    "local_keys",
 }
 EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
                   "reviewer_daily", "daily_scores", "model_profiles"}

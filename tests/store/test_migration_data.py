@@ -55,11 +55,27 @@ VALUES (1, 'https://team.example/events', 'e1', 1, '{"event_id":"e1"}', '2025-12
         'HTTP 503', NULL);
 """
 
+FIXTURE_0007 = FIXTURE_0006.replace("""INSERT INTO rejected_lines (id, import_id, line_number, field, reason, raw)
+VALUES (1, 1, 3, 'score_value', 'score_value: got "x"; expected a finite number', '{"score_value": "x"}');""",
+"""INSERT INTO rejected_lines (id, import_id, line_number, field, reason, byte_length, error_column, line_hash,
+    unknown_keys, known_values)
+VALUES (1, 1, 3, 'score_value', 'score_value: got a string of 1 characters; expected a finite number', 20, NULL,
+        '0123456789abcdef', 0, '{"score_value": {"type": "string"}}'),
+       (2, 1, 4, NULL, 'not valid JSON (expected value at byte 1)', 9, 1, 'fedcba9876543210', NULL, NULL);""")
+
 # 0002, 0003 and 0005 add views only; 0004's session_stats is derived from the scores
 # (the migration computes it), so 0001's data is 0004's too.
-FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006}
+FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
-               "exclusion_reasons", "outbox_events")
+               "exclusion_reasons", "outbox_events", "local_keys")
+# Columns a migration drops on purpose: 0007 drops the redacted copy of each rejected line,
+# as redaction let query text through (issue 14); a downgrade gives it back empty.
+DROPPED = {"rejected_lines": {"raw"}}
+
+
+def without_dropped(rows: dict[str, set[tuple]]) -> dict[str, set[tuple]]:
+    return {table: {tuple(p for p in row if p[0] not in DROPPED.get(table, ())) for row in found}
+            for table, found in rows.items()}
 
 
 def fixture_for(revision: str) -> str:
@@ -122,7 +138,7 @@ def test_a_database_filled_at_each_revision_upgrades_to_head_with_its_data_intac
         database.engine.dispose()
 
     assert migrate.current_revision(database.engine) == migrate.HEAD
-    assert only_columns(table_rows(path), before) == before
+    assert only_columns(table_rows(path), before) == without_dropped(before)
     assert readable == len(before["scores"])
 
 
@@ -134,7 +150,7 @@ def test_a_filled_database_downgrades_one_revision_at_a_time_keeping_its_data_th
     for revision in reversed(revisions_oldest_first()[:-1]):
         assert cli("db", "downgrade", revision).exit_code == 0
         older = table_rows(path)
-        assert only_columns(at_head, older) == older, f"rows lost downgrading to {revision}"
+        assert only_columns(at_head, older) == without_dropped(older), f"rows lost downgrading to {revision}"
     assert cli("db", "downgrade", "base").exit_code == 0
     up = cli("db", "upgrade")
     assert up.exit_code == 0 and "(empty) -> " + migrate.HEAD in up.stderr
@@ -156,3 +172,37 @@ def test_every_command_refuses_a_database_from_a_newer_council_db_leaving_its_by
     assert isinstance(result.exception, DatabaseTooNew), result.output
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert sorted(tmp_path.iterdir()) == files, "no -wal or -journal file was left"
+
+
+@pytest.fixture
+def secure_delete_off():
+    """SQLite as many builds have it (Debian's turns secure_delete on): freed pages keep their bytes."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    def off(dbapi_connection, _record) -> None:
+        dbapi_connection.execute("PRAGMA secure_delete = OFF")
+
+    event.listen(Engine, "connect", off)
+    yield
+    event.remove(Engine, "connect", off)
+
+
+def test_upgrading_past_0007_leaves_no_byte_of_a_rejected_lines_old_text_in_the_file(tmp_path, secure_delete_off):
+    path = filled_at(tmp_path, "0006")
+    planted = "PLANTED-OLD-RAW-91c2 what did my doctor say"
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA secure_delete = OFF")
+    with connection:
+        connection.executemany("INSERT INTO rejected_lines (import_id, line_number, field, reason, raw) "
+                               "VALUES (1, ?, NULL, 'not valid JSON', ?)",
+                               [(number, f'{{"query": "{planted} {number}"') for number in range(10, 400)])
+    connection.close()
+    assert planted.encode() in path.read_bytes()
+
+    database = open_database(f"sqlite:///{path}", notify=lambda _: None)
+    database.engine.dispose()  # the last connection folds the WAL back into the file
+
+    assert migrate.current_revision(database.engine) == "0007"
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(path.name)]
+    assert all(planted.encode()[:20] not in p.read_bytes() for p in leftovers)

@@ -191,3 +191,15 @@ def copy(
             f"{result.left_out:,} kept here (consent level below {min_consent})")
     if fmt is SummaryFormat.json:
         print(json.dumps(result.as_json(), indent=2))
+
+
+@app.command("readonly-role")
+def readonly_role(
+    ctx: typer.Context,
+    role: Annotated[str, typer.Argument(help="The role to create.")] = "council_reader",
+) -> None:
+    """Print the SQL that creates a PostgreSQL role able only to read this database's tables
+    and views, for: council-db db readonly-role | psql ...; then council-db sql --db-readonly URL."""
+    from council_db.outlets.pg_readonly import role_sql
+
+    print(role_sql(state(ctx).url, role), end="")

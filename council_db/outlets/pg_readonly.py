@@ -63,7 +63,8 @@ def _declare(connection: Any, sql: str, limits: Limits) -> Answer:
     import psycopg
 
     connection.execute("SET LOCAL standard_conforming_strings = on")
-    connection.execute(f"SET LOCAL statement_timeout = {int(limits.timeout * 1000)}")
+    milliseconds = max(1, round(limits.timeout * 1000)) if limits.timeout else 0  # 0: no limit
+    connection.execute(f"SET LOCAL statement_timeout = {milliseconds}")
     cursor = connection.cursor(name=CURSOR)
     cursor.execute(sql)  # psycopg sends DECLARE ... FOR <sql> through the extended protocol
     columns = [column.name for column in cursor.description or ()]

@@ -102,10 +102,11 @@ class Cluster:
                              autocommit=True) as connection:
             connection.execute(sql)
 
-    def database(self) -> str:
-        """A new empty database; its URL."""
+    def database(self, template: str | None = None) -> str:
+        """A new database, empty or a copy of the one at ``template`` (a URL); its URL."""
         name = f"test_{next(self._names)}"
-        self._admin(f"CREATE DATABASE {name}")
+        copy = f" TEMPLATE {template.rsplit('/', 1)[1]}" if template else ""
+        self._admin(f"CREATE DATABASE {name}{copy}")
         return self.url(name)
 
     def drop(self, url: str) -> None:

@@ -209,3 +209,15 @@ def _open_target(url: str):
         if text is None:
             raise
         raise CouncilDbError(text) from None
+
+
+@app.command("readonly-role")
+def readonly_role(
+    ctx: typer.Context,
+    role: Annotated[str, typer.Argument(help="The role to create.")] = "council_reader",
+) -> None:
+    """Print the SQL that creates a PostgreSQL role able only to read this database's tables
+    and views, for: council-db db readonly-role | psql ...; then council-db sql --db-readonly URL."""
+    from council_db.outlets.pg_readonly import role_sql
+
+    print(role_sql(state(ctx).url, role), end="")

@@ -6,10 +6,11 @@ Data goes to stdout, messages to stderr, so ``| jq`` and ``> file.csv`` get clea
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import sys
 from enum import Enum
-from typing import Any, Iterable, TextIO
+from typing import Any, Iterable, Iterator, TextIO
 
 
 class Format(str, Enum):
@@ -36,18 +37,34 @@ def emit_rows(rows: Iterable[dict], fmt: Format, *, title: str | None = None, ou
         for row in rows:
             out.write(json.dumps(row, default=str) + "\n")
         return
-    rows = list(rows)
     if fmt is Format.json:
-        json.dump(rows, out, indent=2, default=str)
-        out.write("\n")
+        _json_array(rows, out)
         return
-    columns = list(rows[0]) if rows else []
     if fmt is Format.csv:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([_cell(row.get(c)) for c in columns] for row in rows)
+        _csv(iter(rows), out)
         return
-    _table(rows, columns, title, out)
+    rows = list(rows)
+    _table(rows, list(rows[0]) if rows else [], title, out)
+
+
+def _json_array(rows: Iterable[dict], out: TextIO) -> None:
+    """What json.dump(list(rows), indent=2) writes, one row at a time (rows may be streamed)."""
+    out.write("[")
+    empty = True
+    for row in rows:
+        out.write(("\n  " if empty else ",\n  ") + json.dumps(row, indent=2, default=str).replace("\n", "\n  "))
+        empty = False
+    out.write("]\n" if empty else "\n]\n")
+
+
+def _csv(rows: Iterator[dict], out: TextIO) -> None:
+    """A header from the first row's keys, then the rows as they come."""
+    first = next(rows, None)
+    columns = list(first) if first is not None else []
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in itertools.chain([first] if first is not None else [], rows):
+        writer.writerow([_cell(row.get(c)) for c in columns])
 
 
 def emit_object(data: dict, fmt: Format, *, title: str | None = None, out: TextIO | None = None) -> None:

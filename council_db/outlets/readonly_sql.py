@@ -1,22 +1,23 @@
-"""Ad-hoc read-only SQL (`council-db sql`): one function per dialect, each using the
+"""Ad-hoc read-only SQL (`council-db sql`): one reader per dialect, each using the
 database's own read-only machinery beneath the statement check in sql_guard.py.
 
 SQLite, three locks: the file is opened read-only (URI mode=ro) with PRAGMA query_only=ON,
 and an authorizer denies every action but reading tables, the read functions SQLite ships
-and PRAGMAs that only read. PostgreSQL: the statement runs inside a READ ONLY transaction
-that is rolled back.
+and PRAGMAs that only read. PostgreSQL: see pg_readonly.py.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Iterator
 from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
-from council_db.outlets import sql_guard
+from council_db.outlets import pg_readonly, sql_guard
+from council_db.outlets.sql_answer import Answer, Limits, timed_out, value_too_big
 
 # Functions that compute from their arguments and never touch files or the connection's state
 # (core, date, math, JSON, window and aggregate functions). load_extension and anything not
@@ -45,29 +46,9 @@ REINDEX ANALYZE CREATE_VTABLE DROP_VTABLE FUNCTION SAVEPOINT RECURSIVE""".split(
 _ACTION_NAMES = {getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ") for name in _ACTIONS}
 
 
-@dataclass
-class Answer:
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-
-    def as_dicts(self) -> list[dict[str, Any]]:
-        """Rows as dicts; a repeated column name gets a suffix (_2, _3) so no value is lost."""
-        names: list[str] = []
-        for column in self.columns:
-            name, n = column, 1
-            while name in names:
-                n += 1
-                name = f"{column}_{n}"
-            names.append(name)
-        return [dict(zip(names, (_plain(v) for v in row))) for row in self.rows]
-
-
-def _plain(value: Any) -> Any:
-    return value.hex() if isinstance(value, (bytes, memoryview)) else value
-
-
-def run(url: str, sql: str) -> Answer:
-    """Run one read-only statement against the database at ``url``."""
+@contextmanager
+def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
+    """One read-only statement against the database at ``url``, its rows read as they are used."""
     from sqlalchemy.engine import make_url
 
     from council_db.store.location import sqlite_path
@@ -76,10 +57,13 @@ def run(url: str, sql: str) -> Answer:
     dialect = make_url(url).get_backend_name()
     sql_guard.check(sql, dialect)
     if dialect == "sqlite" and path is not None:
-        return run_sqlite(path, sql)
-    if dialect == "postgresql":
-        return run_postgresql(url, sql)
-    raise CouncilDbError(f"council-db sql reads an SQLite file or a PostgreSQL database, not {url}")
+        with read_sqlite(path, sql, limits) as answer:
+            yield answer
+    elif dialect == "postgresql":
+        with pg_readonly.read(url, sql, limits) as answer:
+            yield answer
+    else:
+        raise CouncilDbError(f"council-db sql reads an SQLite file or a PostgreSQL database, not {url}")
 
 
 class _Authorizer:
@@ -112,6 +96,11 @@ def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
         return f"PRAGMA {arg1}" + (f" = {arg2}" if arg2 is not None else "")
     if arg1 == "sqlite_temp_master":
         return "CREATE TEMP (a temp table, view, index or trigger)"
+    if arg1 == "sqlite_master" and action == sqlite3.SQLITE_UPDATE and arg2 == "type":
+        # How SQLite declares a table-valued function's table on its first use (see
+        # _load_table_valued_functions): the statement itself changes nothing.
+        return ("a table-valued function other than json_each and json_tree (for pragma_table_info(...) "
+                "and the like, use the PRAGMA statement)")
     if arg1 == "sqlite_master":
         return "changing the schema"
     if action == sqlite3.SQLITE_ATTACH:
@@ -120,51 +109,64 @@ def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
     return f"{_ACTION_NAMES.get(action, f'action {action}')}{target}"
 
 
-def run_sqlite(path: Path, sql: str) -> Answer:
-    """Read-only by three independent routes: mode=ro, query_only, and the authorizer."""
+class _Deadline:
+    """SQLite's progress handler: interrupts the statement once the time limit has passed."""
+
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+        self.passed = False
+
+    def __call__(self) -> int:
+        self.passed = time.monotonic() > self.at
+        return int(self.passed)
+
+
+def _load_table_valued_functions(connection: sqlite3.Connection) -> None:
+    """Declare json_each and json_tree before the authorizer is set: SQLite declares a
+    table-valued function's table on its first use in a connection, which the authorizer
+    sees as a change to the schema and would refuse."""
+    try:
+        connection.execute("SELECT * FROM json_each('[]'), json_tree('[]')").fetchall()
+    except sqlite3.OperationalError:  # an SQLite built without JSON
+        pass
+
+
+@contextmanager
+def read_sqlite(path: Path, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
+    """Read-only by three independent routes: mode=ro, query_only, and the authorizer.
+    The time limit is a progress handler; the value limit is SQLite's own length limit, so
+    a huge string or blob is refused as it is being made, not after."""
     if not path.exists():
         raise CouncilDbError(f"no database at {path} yet: import something first")
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         connection.execute("PRAGMA query_only = ON")
+        _load_table_valued_functions(connection)
+        if limits.max_value_bytes:
+            connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limits.max_value_bytes)
         authorizer = _Authorizer()
         connection.set_authorizer(authorizer)
-        try:
-            cursor = connection.execute(sql)
-            rows = cursor.fetchall()
-        except (sqlite3.DatabaseError, sqlite3.ProgrammingError, sqlite3.Warning) as error:
+        deadline = _Deadline(limits.timeout)
+        if limits.timeout:
+            connection.set_progress_handler(deadline, 1000)
+
+        def explain(error: Exception) -> CouncilDbError | None:
+            if not isinstance(error, (sqlite3.Error, sqlite3.Warning)):
+                return None
             refused = authorizer.refused()
             if refused:
-                raise sql_guard.Refused(refused) from None
-            raise CouncilDbError(f"SQLite: {error}") from None
-        columns = [d[0] for d in cursor.description or ()]
-        return Answer(columns, rows)
+                return sql_guard.Refused(refused)
+            if deadline.passed:
+                return timed_out(limits)
+            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_TOOBIG:
+                return value_too_big(limits)
+            return CouncilDbError(f"SQLite: {error}")
+
+        try:
+            cursor = connection.execute(sql)
+        except (sqlite3.Error, sqlite3.Warning) as error:
+            raise explain(error) from None  # type: ignore[misc]
+        yield Answer([d[0] for d in cursor.description or ()], cursor, limits, explain)
     finally:
         connection.close()
-
-
-def run_postgresql(url: str, sql: str) -> Answer:
-    """The statement inside a READ ONLY transaction, always rolled back: PostgreSQL itself
-    refuses any write, a writable CTE included. sql_guard has already refused several
-    statements, so no COMMIT can end the transaction early."""
-    from sqlalchemy.exc import DBAPIError
-
-    from council_db.store.database import create_engine_for
-
-    engine = create_engine_for(url)  # psycopg for postgres:// and postgresql:// URLs too
-    try:
-        with engine.connect() as connection:
-            transaction = connection.begin()
-            try:
-                connection.exec_driver_sql("SET TRANSACTION READ ONLY")
-                result = connection.exec_driver_sql(sql)
-                columns = list(result.keys()) if result.returns_rows else []
-                rows = [tuple(row) for row in result] if result.returns_rows else []
-            except DBAPIError as error:
-                raise CouncilDbError(f"PostgreSQL: {str(error.orig).splitlines()[0]}") from None
-            finally:
-                transaction.rollback()
-        return Answer(columns, rows)
-    finally:
-        engine.dispose()

@@ -1,13 +1,17 @@
 """What `council-db sql` lets through: one statement that only reads.
 
-The checks here are the first line (a clear message before anything runs); the second is
-each dialect's own read-only machinery (see readonly_sql.py), which holds even if a check
-here were fooled.
+The checks here are the first wall (a clear message before anything runs); each dialect's
+own read-only machinery is the second (readonly_sql.py for SQLite, pg_readonly.py for
+PostgreSQL), which holds even if a check here were fooled. To count statements right the
+text is split the way the server's own lexer would: SQLite's and PostgreSQL's strings,
+quoted names and comments differ (E'\\'' is one quote to PostgreSQL, nested /* */ comments,
+$tag$ quotes), and a form the check cannot read for certain is refused.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from council_db.errors import CouncilDbError
 
@@ -26,6 +30,27 @@ SETTING_PRAGMAS = {
     "journal_mode", "encoding", "auto_vacuum", "foreign_keys", "busy_timeout", "data_version",
 }
 
+# PostgreSQL functions that reach past the database's tables: server files, large objects,
+# settings, locks, other sessions, replication, or SQL given as a string (which no check
+# here could read). A superuser may call them even in a READ ONLY transaction.
+PG_SIDE_EFFECT_FUNCTIONS = frozenset("""
+PG_RELOAD_CONF PG_ROTATE_LOGFILE PG_TERMINATE_BACKEND PG_CANCEL_BACKEND PG_PROMOTE PG_SWITCH_WAL
+PG_BACKUP_START PG_BACKUP_STOP PG_START_BACKUP PG_STOP_BACKUP PG_LOG_BACKEND_MEMORY_CONTEXTS PG_STAT_FILE
+PG_REPLICATION_SLOT_ADVANCE PG_IMPORT_SYSTEM_COLLATIONS PG_NOTIFY PG_EXPORT_SNAPSHOT PG_STAT_STATEMENTS_RESET
+SET_CONFIG NEXTVAL SETVAL TXID_CURRENT PG_CURRENT_XACT_ID LOWRITE TS_STAT TS_REWRITE
+QUERY_TO_XML QUERY_TO_XMLSCHEMA QUERY_TO_XML_AND_XMLSCHEMA CURSOR_TO_XML CURSOR_TO_XMLSCHEMA
+""".split())
+PG_SIDE_EFFECT_PREFIXES = (
+    "PG_READ_", "PG_LS_", "PG_FILE_", "LO_", "DBLINK", "PG_ADVISORY", "PG_TRY_ADVISORY", "PG_STAT_RESET",
+    "PG_REPLICATION_ORIGIN", "PG_LOGICAL_", "PG_CREATE_", "PG_DROP_", "PG_COPY_", "PG_WAL_REPLAY",
+)
+# Words that make a PostgreSQL SELECT write or lock: data-modifying WITH, SELECT INTO.
+PG_WRITE_WORDS = {
+    "INSERT": "INSERT (a data-modifying WITH)", "UPDATE": "UPDATE (a data-modifying WITH)",
+    "DELETE": "DELETE (a data-modifying WITH)", "MERGE": "MERGE (a data-modifying WITH)",
+    "TRUNCATE": "TRUNCATE", "INTO": "SELECT ... INTO (it creates a table)",
+}
+
 
 class Refused(CouncilDbError):
     """A statement council-db sql will not run, with what was refused and why."""
@@ -37,7 +62,7 @@ class Refused(CouncilDbError):
                          "(SELECT, WITH ... SELECT, VALUES; on SQLite also EXPLAIN and PRAGMAs that only read)")
 
 
-_TOKENS = r"""
+_SQLITE_TOKEN = re.compile(r"""
     (?P<space>\s+)
   | (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
   | (?P<string>'(?:[^']|'')*(?:'|\Z))
@@ -45,40 +70,110 @@ _TOKENS = r"""
   | (?P<semicolon>;)
   | (?P<word>[A-Za-z_][A-Za-z_0-9$]*)
   | (?P<other>.)
-"""
-# PostgreSQL's $tag$ ... $tag$ strings; in SQLite a $ starts a parameter name instead.
-_DOLLAR = r"(?P<dollar>\$(?P<tag>[A-Za-z_][A-Za-z_0-9]*)?\$.*?(?:\$(?P=tag)\$|\Z)) |"
-_FLAGS = re.VERBOSE | re.DOTALL
-_TOKEN = {False: re.compile(_TOKENS, _FLAGS), True: re.compile(_DOLLAR + _TOKENS, _FLAGS)}
+""", re.VERBOSE | re.DOTALL)
+
+# PostgreSQL's lexer (scan.l), with standard_conforming_strings on (pg_readonly sets it):
+# E'...' takes backslash escapes, U&'...' and B/X/N'...' are plain strings after a prefix,
+# $tag$...$tag$ quotes anything, identifiers may hold $ and any non-ASCII letter, and
+# U&"..." names hold escapes this check does not decode. Block comments nest (handled in
+# _pg_tokens, as a regular expression cannot count).
+_LETTER = "A-Za-z_\u0080-\U0010ffff"
+_PG_TOKEN = re.compile(rf"""
+    (?P<space>\s+)
+  | (?P<comment>--[^\n\r]*)
+  | (?P<string>[eE]'(?:[^'\\]|\\.|'')*(?:'|\Z))
+  | (?P<escaped_name>[uU]&"(?:[^"]|"")*(?:"|\Z))
+  | (?P<dollar>\$(?P<tag>(?:[{_LETTER}][{_LETTER}0-9]*)?)\$.*?(?:\$(?P=tag)\$|\Z))
+  | (?P<plain>'(?:[^']|'')*(?:'|\Z))
+  | (?P<quoted>"(?:[^"]|"")*(?:"|\Z))
+  | (?P<semicolon>;)
+  | (?P<word>[{_LETTER}][{_LETTER}0-9$]*)
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
 
 
-def statements(sql: str, *, dollar_quotes: bool = False) -> list[list[str]]:
-    """The statements in ``sql``, each as its words upper-cased (strings and quoted names as
-    one mark), split on the semicolons outside strings, quoted names and comments."""
+def _block_comment_end(sql: str, start: int) -> int:
+    """Where PostgreSQL's nested /* ... */ comment starting at ``start`` ends (or the text does)."""
+    depth, at = 0, start
+    while at < len(sql):
+        if sql.startswith("/*", at):
+            depth, at = depth + 1, at + 2
+        elif sql.startswith("*/", at):
+            depth, at = depth - 1, at + 2
+            if depth == 0:
+                return at
+        else:
+            at += 1
+    return at
+
+
+def _pg_tokens(sql: str) -> Iterator[tuple[str, str]]:
+    at = 0
+    while at < len(sql):
+        if sql.startswith("/*", at):
+            at = _block_comment_end(sql, at)
+            continue
+        match = _PG_TOKEN.match(sql, at)
+        assert match is not None  # the last alternative matches any character
+        at = match.end()
+        kind = match.lastgroup or "other"
+        yield ("string" if kind in ("plain", "dollar", "tag") else kind), match.group()
+
+
+def _sqlite_tokens(sql: str) -> Iterator[tuple[str, str]]:
+    for match in _SQLITE_TOKEN.finditer(sql):
+        yield match.lastgroup or "other", match.group()
+
+
+def statements(sql: str, *, dialect: str = "sqlite") -> list[list[str]]:
+    """The statements in ``sql``, split on the semicolons outside strings, quoted names and
+    comments, each as its tokens: words upper-cased, a string as ', a quoted name as " and
+    its name upper-cased, a U&"..." name as U&", anything else as its first character."""
     found: list[list[str]] = [[]]
-    for match in _TOKEN[dollar_quotes].finditer(sql):
-        kind = match.lastgroup
+    tokens = _pg_tokens(sql) if dialect == "postgresql" else _sqlite_tokens(sql)
+    for kind, text in tokens:
         if kind == "semicolon":
             found.append([])
         elif kind == "word":
-            found[-1].append(match.group().upper())
+            found[-1].append(text.upper())
+        elif kind == "quoted":
+            found[-1].append('"' + text[1:-1].replace('""', '"').upper())
+        elif kind == "escaped_name":
+            found[-1].append('U&"')
         elif kind not in ("space", "comment"):
-            found[-1].append(match.group()[:1])
+            found[-1].append(text[:1])
     return [words for words in found if words]
 
 
 def check(sql: str, dialect: str) -> None:
     """Refuse anything but one statement that starts as a read; the database enforces the rest."""
-    found = statements(sql, dollar_quotes=dialect == "postgresql")
+    found = statements(sql, dialect=dialect)
     if not found:
-        raise CouncilDbError("no SQL statement given: write one, e.g. council-db sql \"SELECT * FROM slot_means\"",
-                             ) from None
+        raise CouncilDbError("no SQL statement given: write one, e.g. council-db sql \"SELECT * FROM slot_means\"")
     if len(found) > 1:
         raise Refused(f"running several statements ({len(found)} found, separated by ';')")
     first = found[0][0]
     allowed = SQLITE_READ_STARTS if dialect == "sqlite" else READ_STARTS
     if first not in allowed:
         raise Refused(f"{first}" if first.isalpha() or first == "_" else f"a statement starting with {first!r}")
+    if dialect == "postgresql":
+        _check_pg_words(found[0])
+
+
+def _check_pg_words(tokens: list[str]) -> None:
+    """Refuse a PostgreSQL statement that writes, locks or calls a side-effecting function,
+    by any word or quoted name in it (a column so named needs renaming in the query)."""
+    for before, token in zip(["", *tokens], tokens):
+        name = token.lstrip('"')
+        if token == 'U&"':
+            raise Refused('a U&"..." name (its escapes could spell any function)')
+        if name in PG_SIDE_EFFECT_FUNCTIONS or name.startswith(PG_SIDE_EFFECT_PREFIXES):
+            raise Refused(f"the function {name.lower()}() (it reaches past the tables: server files, settings, "
+                          "locks, other sessions or SQL given as a string)")
+        if token in ("UPDATE", "SHARE") and before in ("FOR", "KEY"):
+            raise Refused(f"FOR {token} (it locks rows)")
+        if token in PG_WRITE_WORDS:
+            raise Refused(PG_WRITE_WORDS[token])
 
 
 def pragma_allowed(name: str, argument: str | None) -> bool:

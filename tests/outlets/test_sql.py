@@ -12,13 +12,14 @@ import io
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
 from council_db.errors import CouncilDbError
 from council_db.outlets import sql_guard
-from council_db.outlets.readonly_sql import run_sqlite
+from council_db.outlets.readonly_sql import read_sqlite
 from tests.conftest import run_module, session, write_jsonl
 
 WRITE_ROUTES = {
@@ -133,7 +134,8 @@ def test_the_connection_refuses_writes_even_past_the_statement_check(filled, tmp
     before = snapshot(filled)
 
     with pytest.raises(sql_guard.Refused, match="refused") as refused:
-        run_sqlite(filled, query)
+        with read_sqlite(filled, query) as answer:
+            list(answer.rows)
 
     assert named in str(refused.value)
     assert snapshot(filled) == before
@@ -224,10 +226,68 @@ def test_postgresql_dollar_quotes_hide_semicolons_and_a_second_statement_is_refu
 
 
 def test_an_in_memory_database_is_refused_by_name():
-    from council_db.outlets.readonly_sql import run
+    from council_db.outlets.readonly_sql import read
 
     with pytest.raises(CouncilDbError, match="reads an SQLite file or a PostgreSQL database"):
-        run("sqlite://", "SELECT 1")
+        with read("sqlite://", "SELECT 1"):
+            pass
+
+
+def test_json_each_and_json_tree_answer_and_other_table_valued_functions_are_refused_by_what_they_are(cli, filled):
+    each = cli("sql", "SELECT value FROM json_each('[1, 2]') ORDER BY value", "--format", "json")
+    tree = cli("sql", "SELECT count(*) AS n FROM models, json_tree('{\"a\": [1]}')", "--format", "json")
+    code, message = error(cli("sql", "SELECT name FROM pragma_table_info('scores')"))
+
+    assert each.exit_code == 0 and json.loads(each.stdout) == [{"value": 1}, {"value": 2}], each.output
+    assert tree.exit_code == 0 and json.loads(tree.stdout)[0]["n"] > 0, tree.output
+    assert code == 2 and "a table-valued function other than json_each and json_tree" in message
+    assert "changing the schema" not in message
+
+
+RUNAWAY = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def test_a_runaway_query_stops_at_the_timeout_with_one_line(filled):
+    started = time.monotonic()
+    result = run_module("--db", str(filled), "sql", "--timeout", "1", RUNAWAY)
+
+    assert time.monotonic() - started < 4
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.decode() == ("error: the query ran longer than 1 s and was stopped; "
+                                      "give --timeout SECONDS to allow longer (0 for no limit)\n")
+
+
+def test_a_200_mb_value_is_refused_as_it_is_made(filled):
+    started = time.monotonic()
+    result = run_module("--db", str(filled), "sql", "SELECT zeroblob(200000000) AS big")
+
+    assert time.monotonic() - started < 4
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.decode() == (
+        "error: the query made a value larger than 10,000,000 bytes and was stopped before printing it; "
+        "give --max-value-bytes N to allow more (0 for no limit)\n")
+    allowed = run_module("--db", str(filled), "sql", "--max-value-bytes", "0", "SELECT length(zeroblob(20000000))")
+    assert allowed.returncode == 0 and b"20000000" in allowed.stdout
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv", "table"])
+def test_rows_past_the_cap_are_not_printed_and_the_output_stays_well_formed(cli, filled, fmt):
+    query = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c"
+
+    result = cli("sql", query, "--max-rows", "3", "--format", fmt)
+
+    code, message = error(result)
+    assert code == 1 and message.startswith("the answer has more than 3 rows: only the first 3 were printed")
+    if fmt == "json":
+        assert json.loads(result.stdout) == [{"x": 1}, {"x": 2}, {"x": 3}]
+    elif fmt == "jsonl":
+        assert [json.loads(line) for line in result.stdout.splitlines()] == [{"x": 1}, {"x": 2}, {"x": 3}]
+    elif fmt == "csv":
+        assert result.stdout == "x\n1\n2\n3\n"
+    else:
+        assert result.stdout.split().count("3") == 1 and "4" not in result.stdout
+    exactly = cli("sql", "SELECT 1 AS x UNION ALL SELECT 2 UNION ALL SELECT 3", "--max-rows", "3", "--format", "csv")
+    assert exactly.exit_code == 0 and exactly.stdout == "x\n1\n2\n3\n"
 
 
 @pytest.mark.parametrize("query", [

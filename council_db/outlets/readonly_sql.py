@@ -8,6 +8,7 @@ and PRAGMAs that only read. PostgreSQL: see pg_readonly.py.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from urllib.parse import quote
 from council_db.errors import CouncilDbError
 from council_db.outlets import pg_readonly, sql_guard
 from council_db.outlets.sql_answer import Answer, Limits, timed_out, value_too_big
+from council_db.store.database import read_only_uri
 
 # Functions that compute from their arguments and never touch files or the connection's state
 # (core, date, math, JSON, window and aggregate functions). load_extension and anything not
@@ -138,7 +140,7 @@ def read_sqlite(path: Path, sql: str, limits: Limits = Limits()) -> Iterator[Ans
     a huge string or blob is refused as it is being made, not after."""
     if not path.exists():
         raise CouncilDbError(f"no database at {path} yet: import something first")
-    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    uri = read_only_uri(path) or f"file:{quote(os.fsencode(path.resolve()))}?mode=ro"
     connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
         connection.execute("PRAGMA query_only = ON")

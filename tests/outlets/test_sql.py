@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import shutil
 import sqlite3
 import time
@@ -318,3 +319,14 @@ def test_on_postgresql_a_select_answers(pg_url, tmp_path):
     result = cli("sql", "SELECT count(*) AS n FROM score_records", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [{"n": 16}]
+
+
+def test_a_database_whose_file_name_is_not_utf8_is_read(tmp_path):
+    name = tmp_path / os.fsdecode(b"caf\xe9.db")
+    imported = run_module("--db", str(name), "import", str(write_jsonl(tmp_path / "in.jsonl", session())))
+    assert imported.returncode == 0, imported.stderr.decode()
+
+    done = run_module("--db", str(name), "sql", "SELECT count(*) AS n FROM scores", "--format", "json")
+
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(done.stdout) == [{"n": 16}]

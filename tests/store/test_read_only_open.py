@@ -55,6 +55,14 @@ def test_read_commands_work_on_a_database_in_a_read_only_directory(locked_folder
     assert sorted(p.name for p in locked_folder.iterdir()) == ["council.db"]
 
 
+def test_ad_hoc_sql_reads_a_database_in_a_read_only_directory(locked_folder):
+    result = unprivileged.run("--db", str(locked_folder / "council.db"), "sql", "SELECT count(*) AS n FROM scores",
+                              "--format", "json")
+
+    assert result.returncode == 0, result.stderr.decode()
+    assert json.loads(result.stdout) == [{"n": 16}]
+
+
 def test_a_read_only_database_file_is_read_too(tmp_path):
     db_path = filled(tmp_path / "council.db")
     db_path.chmod(0o444)

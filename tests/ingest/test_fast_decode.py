@@ -140,6 +140,16 @@ def test_a_line_that_is_not_utf8_is_rejected_naming_the_byte_and_its_column():
     assert bad.reason == f"not UTF-8 text (byte 0x8f at column {column}); save the file as UTF-8"
 
 
+def test_a_byte_that_is_not_utf8_is_found_anywhere_in_a_batch_of_many_pieces():
+    good = json.dumps(record(model_id="modèle-€-😀"), ensure_ascii=False).encode()
+    encoded_surrogate = unknown_key(b'"\xed\xa0\x80"')
+    for where in (0, 100, 199):  # ~100 KB: the first piece checked, one in the middle, the last
+        lines = [good] * 200
+        lines[where] = encoded_surrogate
+        parsed = parse_batch(LineBatch(1, lines, 0))
+        assert [bad.line_number for bad in parsed.rejected] == [where + 1] and len(parsed.records) == 199
+
+
 TAKEN = {
     "a misspelt known key (unknown keys are ignored)": unknown_key(b'"2.0.0"', b"schema_versin"),
     "non-ASCII characters of each UTF-8 length": unknown_key(

@@ -1,8 +1,9 @@
-"""Bad input, the long run: the fuzzing properties of tests/ingest/test_fuzz.py with many examples.
+"""Bad input, the long run: the fuzzing properties of tests/ingest/test_fuzz.py and
+test_fast_decode.py with many examples.
 
     python benchmarks/fuzz_long.py [--examples 5000]
 
-Runs pytest on tests/ingest/test_fuzz.py with COUNCIL_DB_FUZZ_EXAMPLES set, and prints how many
+Runs pytest on those files with COUNCIL_DB_FUZZ_EXAMPLES set, and prints how many
 inputs hypothesis tried per property and the outcome.
 """
 
@@ -26,10 +27,10 @@ def main() -> None:
     env = {**os.environ, "COUNCIL_DB_FUZZ_EXAMPLES": str(args.examples)}
     start = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/ingest/test_fuzz.py",
-                          "-k", "not malformed", "--hypothesis-show-statistics"],
+                          "tests/ingest/test_fast_decode.py", "-k", "not malformed", "--hypothesis-show-statistics"],
                          cwd=ROOT, env=env, capture_output=True, text=True)
     elapsed = time.monotonic() - start
-    for name, block in re.findall(r"tests/ingest/test_fuzz.py::(\w+):\n(.*?)(?=\ntests/|\Z)", run.stdout, re.S):
+    for name, block in re.findall(r"tests/ingest/test_\w+\.py::(\w+):\n(.*?)(?=\ntests/|\Z)", run.stdout, re.S):
         counts = re.findall(r"(\d+) passing, (\d+) failing, and (\d+) invalid", block)
         tried = [sum(int(n) for n in found) for found in counts]
         failing = sum(int(found[1]) for found in counts)

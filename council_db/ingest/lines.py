@@ -6,8 +6,9 @@ inside a JSON string, so no string can run from one line into the next; and a li
 only if it starts with "{", ends with "}" and holds no bracket, so an object cannot run on
 either (after the comma a key would be due, and the next line starts with "{"). Every
 joined line thus holds at least one whole element, and as many elements as lines means one
-each. Anything else is validated on its own, as is every line of a batch that fails, so
-each bad line gets its own message and the good ones are kept.
+each. A long line that may hide from msgspec what pydantic refuses is not joined either
+(ingest/fast_decode.py). Anything else is validated on its own, as is every line of a batch
+that fails, so each bad line gets its own message and the good ones are kept.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 
 from council_db.contract.fields import FIELDS, METADATA_KEYS, LineError
 from council_db.contract.record import Record, as_record
-from council_db.ingest.fast_decode import decode_joined
+from council_db.ingest.fast_decode import SHORT_LINE_BYTES, decode_joined, hides_from_msgspec
 from council_db.ingest.rejected import Rejected, from_line_error, from_validation
 from council_db.ingest.validation import LINE, LINES
 
@@ -96,8 +97,10 @@ def _is_complete_json(data: bytes) -> bool:
 
 
 def _batchable(line: bytes) -> bool:
-    """True when joining this line into a JSON array cannot merge it with a neighbour."""
-    return line[:1] == b"{" and line[-1:] == b"}" and b"[" not in line and b"]" not in line
+    """True when joining this line into a JSON array cannot merge it with a neighbour, and
+    msgspec sees in it everything pydantic would refuse."""
+    return (line[:1] == b"{" and line[-1:] == b"}" and b"[" not in line and b"]" not in line
+            and not hides_from_msgspec(line))
 
 
 def parse_batch(batch: LineBatch) -> Parsed:
@@ -110,9 +113,10 @@ def parse_batch(batch: LineBatch) -> Parsed:
     if BOM[:1] in whole and BOM in whole:  # files joined with cat keep each one's byte order mark
         lines = [line.removeprefix(BOM).strip(b" \t\r") for line in lines]
         whole = _joined(lines)
-    if whole.find(b"[", 1) != -1 or whole.rfind(b"]", 0, len(whole) - 1) != -1:  # past the array's own
+    if (whole.find(b"[", 1) != -1 or whole.rfind(b"]", 0, len(whole) - 1) != -1  # past the array's own
+            or max(map(len, lines), default=0) > SHORT_LINE_BYTES):
         flat = [_batchable(line) for line in lines]
-    else:  # the common case: the brackets are looked for once per batch instead of per line
+    else:  # the common case: brackets and long lines are looked for once per batch, not per line
         flat = [line[:1] == b"{" and line[-1:] == b"}" for line in lines]
     numbers: Sequence[int] = range(batch.first_line, batch.first_line + len(lines))
     joinable, data = lines, whole

@@ -7,9 +7,11 @@ Create Date: 2026-11-23
 The ``raw`` column held a redacted copy of each rejected line, and redaction by pattern let
 query text through (issue 14). It is dropped; on SQLite with secure_delete on, so the pages
 that held it are zeroed rather than left free in the file. Lines rejected before keep their
-reason only. A downgrade gives them an empty ``raw``.
+reason only, with any value it quoted (up to 60 characters, as JSON) withheld. A downgrade
+gives them an empty ``raw``.
 """
 
+import re
 import secrets
 
 import sqlalchemy as sa
@@ -32,6 +34,7 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == 'sqlite':
         op.execute('PRAGMA secure_delete = ON')
     op.execute("UPDATE rejected_lines SET raw = ''")
+    _withhold_quoted_values()
     with op.batch_alter_table('rejected_lines', schema=None) as batch_op:
         batch_op.add_column(sa.Column('byte_length', sa.BigInteger(), nullable=True))
         batch_op.add_column(sa.Column('error_column', sa.BigInteger(), nullable=True))
@@ -39,6 +42,20 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('unknown_keys', sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column('known_values', sa.Text(), nullable=True))
         batch_op.drop_column('raw')
+
+
+# A JSON string as old reasons quoted it, its closing quote missing when cut at 60 characters.
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"?')
+
+
+def _withhold_quoted_values() -> None:
+    """Old reasons quoted the value they refused, which may be query text: keep the words."""
+    connection = op.get_bind()
+    rows = connection.execute(sa.text("SELECT id, reason FROM rejected_lines WHERE reason LIKE '%\"%'"))
+    changed = [{"id": row_id, "reason": _QUOTED.sub('"[withheld]"', reason)}
+               for row_id, reason in rows.fetchall()]
+    if changed:
+        connection.execute(sa.text("UPDATE rejected_lines SET reason = :reason WHERE id = :id"), changed)
 
 
 def downgrade() -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -68,13 +70,22 @@ VALUES (1, 1, 3, 'score_value', 'score_value: got a string of 1 characters; expe
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys")
-# Columns a migration drops on purpose: 0007 drops the redacted copy of each rejected line,
-# as redaction let query text through (issue 14); a downgrade gives it back empty.
+# What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as
+# redaction let query text through (issue 14; a downgrade gives it back empty), and withholds
+# the values that old reasons quoted.
 DROPPED = {"rejected_lines": {"raw"}}
+WITHHELD = {("rejected_lines", "reason")}
 
 
-def without_dropped(rows: dict[str, set[tuple]]) -> dict[str, set[tuple]]:
-    return {table: {tuple(p for p in row if p[0] not in DROPPED.get(table, ())) for row in found}
+def as_kept(rows: dict[str, set[tuple]]) -> dict[str, set[tuple]]:
+    """The rows as the newest schema keeps them."""
+    def kept(table: str, pair: tuple) -> tuple:
+        column, value = pair
+        if (table, column) in WITHHELD:
+            return column, re.sub(r'"[^"]*"', '"[withheld]"', value)
+        return pair
+
+    return {table: {tuple(kept(table, p) for p in row if p[0] not in DROPPED.get(table, ())) for row in found}
             for table, found in rows.items()}
 
 
@@ -138,7 +149,7 @@ def test_a_database_filled_at_each_revision_upgrades_to_head_with_its_data_intac
         database.engine.dispose()
 
     assert migrate.current_revision(database.engine) == migrate.HEAD
-    assert only_columns(table_rows(path), before) == without_dropped(before)
+    assert only_columns(table_rows(path), before) == as_kept(before)
     assert readable == len(before["scores"])
 
 
@@ -150,7 +161,7 @@ def test_a_filled_database_downgrades_one_revision_at_a_time_keeping_its_data_th
     for revision in reversed(revisions_oldest_first()[:-1]):
         assert cli("db", "downgrade", revision).exit_code == 0
         older = table_rows(path)
-        assert only_columns(at_head, older) == without_dropped(older), f"rows lost downgrading to {revision}"
+        assert only_columns(at_head, older) == as_kept(older), f"rows lost downgrading to {revision}"
     assert cli("db", "downgrade", "base").exit_code == 0
     up = cli("db", "upgrade")
     assert up.exit_code == 0 and "(empty) -> " + migrate.HEAD in up.stderr
@@ -197,6 +208,12 @@ def test_upgrading_past_0007_leaves_no_byte_of_a_rejected_lines_old_text_in_the_
         connection.executemany("INSERT INTO rejected_lines (import_id, line_number, field, reason, raw) "
                                "VALUES (1, ?, NULL, 'not valid JSON', ?)",
                                [(number, f'{{"query": "{planted} {number}"') for number in range(10, 400)])
+        # Before 0007 a reason could quote up to 60 characters of the value it refused.
+        connection.executemany("INSERT INTO rejected_lines (import_id, line_number, field, reason, raw) "
+                               "VALUES (1, ?, 'timestamp', ?, '')",
+                               [(number, f'timestamp: "{planted} {number}" is not an ISO-8601 time')
+                                for number in range(400, 410)] + [
+                                (410, f'timestamp: {json.dumps(planted * 2)[:60]} is not an ISO-8601 time')])
     connection.close()
     assert planted.encode() in path.read_bytes()
 
@@ -206,3 +223,6 @@ def test_upgrading_past_0007_leaves_no_byte_of_a_rejected_lines_old_text_in_the_
     assert migrate.current_revision(database.engine) == "0007"
     leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(path.name)]
     assert all(planted.encode()[:20] not in p.read_bytes() for p in leftovers)
+    reasons = sqlite3.connect(path).execute("SELECT reason FROM rejected_lines WHERE line_number >= 400").fetchall()
+    assert {reason for (reason,) in reasons} == {'timestamp: "[withheld]" is not an ISO-8601 time',
+                                                  'timestamp: "[withheld]"'}

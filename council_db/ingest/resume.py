@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from council_db.store.database import Database
 
 FINGERPRINT_BYTES = 64 * 1024
-FILE_KINDS = ("file", "gzip", "stdin")  # rows written by FileImport (copies and sessions have their own)
+FILE_KINDS = ("file", "gzip", "stdin", "stream")  # rows written by FileImport (copies and sessions have their own)
 
 
 @dataclass(frozen=True)

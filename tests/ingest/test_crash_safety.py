@@ -9,10 +9,13 @@ is benchmarks/crash_import.py.
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
+import threading
 import time
 from collections import Counter
+from contextlib import suppress
 
 import pytest
 
@@ -138,3 +141,32 @@ def test_importing_into_a_database_damaged_after_a_killed_import_exits_1_naming_
     lines = again.stderr.decode().splitlines()
     assert len(lines) == 1 and str(db_path) in lines[0] and "damaged" in lines[0], lines
     assert "council-db db restore" in lines[0] and "council-db db backup" in lines[0]
+
+
+def test_a_killed_import_from_a_pipe_is_marked_interrupted_by_the_next_import(tmp_path):
+    """A FIFO is read once, as stdin is: there is nothing to resume, but its row must not stay
+    `running` for ever."""
+    source = simulated_file(tmp_path / "bias_metrics.jsonl", 600, seed=6)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with suppress(BrokenPipeError), fifo.open("wb") as out:  # the reader is killed mid-file
+            out.write(source.read_bytes())
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    db_path = tmp_path / "council.db"
+    killed = kill_after_first_commit(council_db_argv(db_path, "import", "--quiet", str(fifo), commit_every=500),
+                                     db_path)
+    feeder.join(timeout=30)
+    assert killed.killed, "the import ended before the kill"
+    later = simulated_file(tmp_path / "later.jsonl", 5, seed=7)
+    assert run_and_kill(council_db_argv(db_path, "import", "--quiet", str(later)), after=120).returncode == 0
+
+    connection = sqlite3.connect(db_path)
+    try:
+        rows = connection.execute("SELECT source_kind, status FROM imports ORDER BY id").fetchall()
+    finally:
+        connection.close()
+    assert rows == [("stream", "interrupted"), ("file", "complete")]

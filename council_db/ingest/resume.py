@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from council_db.store.database import Database
 
 FINGERPRINT_BYTES = 64 * 1024
-FILE_KINDS = ("file", "gzip", "stdin", "stream")  # rows written by FileImport (copies and sessions have their own)
+LOCKED_KINDS = ("file", "gzip", "stdin", "stream", "copy")  # imports that hold a lock while they run
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def close_abandoned(db: Database, connection: Connection) -> None:
     from council_db.store.models import Import
 
     running = list(connection.execute(
-        select(Import.id).where(Import.status == "running", Import.source_kind.in_(FILE_KINDS))).scalars())
+        select(Import.id).where(Import.status == "running", Import.source_kind.in_(LOCKED_KINDS))).scalars())
     gone = abandoned(db, connection, running)
     if gone:
         check_after_crash(db, connection)

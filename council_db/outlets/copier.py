@@ -23,8 +23,10 @@ from council_db.errors import CouncilDbError
 from council_db.ingest.importer import COMMIT_EVERY_LINES, now_utc
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.normalise import Normaliser
+from council_db.ingest.resume import close_abandoned
 from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import Database
+from council_db.store.import_locks import import_lock
 from council_db.store.writer import ScoreWriter
 
 BATCH_RECORDS = 2_000
@@ -94,34 +96,41 @@ def copy(source: Database, target: Database, *, min_consent: int = MAY_LEAVE_THE
         raise CouncilDbError(f"--to names the database being copied ({_where(source)}): give another one")
     result = CopyResult(_where(source), _where(target), left_out=_below(source, min_consent))
     imports = Import.__table__
-    normaliser = Normaliser()
     with target.bulk_writer() as connection:
+        close_abandoned(target, connection)
         result.import_id = connection.execute(insert(imports).values(
             source=result.source, source_kind="copy", mode="full", start_offset=0, end_offset=0, start_line=0,
             end_line=0, inserted=0, duplicates=0, rejected=0, skipped=0, status="running", started_at=now_utc(),
             council_db_version=__version__,
         )).inserted_primary_key[0]
-        writer = ScoreWriter(connection)
-        since_commit = 0
-        for batch in _batches(source, min_consent):
-            parsed = Parsed(records=[(number, as_record(record)) for number, record in enumerate(batch, 1)])
-            normalised = normaliser.rows(parsed, LineBatch(1, _RawLines(batch), 0))
-            if normalised.rejected:
-                first = normalised.rejected[0]
-                raise CouncilDbError(f"{result.source}: a stored record no longer passes validation "
-                                     f"({first.reason}); nothing more was copied. Record: {first.known_values}")
-            inserted = writer.write(normalised.rows, result.import_id)
-            result.copied += len(batch)
-            result.inserted += inserted
-            result.duplicates += len(batch) - inserted
-            since_commit += len(batch)
-            if since_commit >= COMMIT_EVERY_LINES:  # let other writers in now and then
-                _checkpoint(connection, imports, result, "running")
-                connection.commit()
-                since_commit = 0
-        _checkpoint(connection, imports, result, "complete")
-        connection.commit()
+        with import_lock(target, result.import_id):  # a killed copy is then found, as a killed import is
+            _copy_batches(source, connection, imports, result, min_consent)
     return result
+
+
+def _copy_batches(source: Database, connection, imports, result: CopyResult, min_consent: int) -> None:
+    """Write the source's records in batches, committing with progress now and then."""
+    writer = ScoreWriter(connection)
+    normaliser = Normaliser()
+    since_commit = 0
+    for batch in _batches(source, min_consent):
+        parsed = Parsed(records=[(number, as_record(record)) for number, record in enumerate(batch, 1)])
+        normalised = normaliser.rows(parsed, LineBatch(1, _RawLines(batch), 0))
+        if normalised.rejected:
+            first = normalised.rejected[0]
+            raise CouncilDbError(f"{result.source}: a stored record no longer passes validation "
+                                 f"({first.reason}); nothing more was copied. Record: {first.known_values}")
+        inserted = writer.write(normalised.rows, result.import_id)
+        result.copied += len(batch)
+        result.inserted += inserted
+        result.duplicates += len(batch) - inserted
+        since_commit += len(batch)
+        if since_commit >= COMMIT_EVERY_LINES:  # let other writers in now and then
+            _checkpoint(connection, imports, result, "running")
+            connection.commit()
+            since_commit = 0
+    _checkpoint(connection, imports, result, "complete")
+    connection.commit()
 
 
 def _checkpoint(connection, imports, result: CopyResult, status: str) -> None:

@@ -170,3 +170,23 @@ def test_a_killed_import_from_a_pipe_is_marked_interrupted_by_the_next_import(tm
     finally:
         connection.close()
     assert rows == [("stream", "interrupted"), ("file", "complete")]
+
+
+def test_a_killed_copy_is_marked_interrupted_by_the_next_import_into_its_target(tmp_path):
+    source_db = tmp_path / "laptop.db"
+    data = simulated_file(tmp_path / "bias_metrics.jsonl", 600, seed=8)
+    assert run_and_kill(council_db_argv(source_db, "import", "--quiet", str(data)), after=120).returncode == 0
+    target = tmp_path / "team.db"
+    copying = council_db_argv(source_db, "db", "copy", "--to", str(target), "--min-consent", "1", commit_every=500)
+
+    killed = kill_after_first_commit(copying, target)
+    assert killed.killed, "the copy ended before the kill"
+    later = simulated_file(tmp_path / "later.jsonl", 5, seed=9)
+    assert run_and_kill(council_db_argv(target, "import", "--quiet", str(later)), after=120).returncode == 0
+
+    connection = sqlite3.connect(target)
+    try:
+        rows = connection.execute("SELECT source_kind, status FROM imports ORDER BY id").fetchall()
+    finally:
+        connection.close()
+    assert rows == [("copy", "interrupted"), ("file", "complete")]

@@ -59,7 +59,8 @@ def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
 
 
 def _declare(connection: Any, sql: str, limits: Limits) -> Answer:
-    """DECLARE the cursor (one statement, extended protocol) and stream FETCH ALL from it."""
+    """DECLARE a cursor for the text (one statement, extended protocol), which proves it is one
+    SELECT; then stream the same text row by row."""
     import psycopg
 
     connection.execute("SET LOCAL standard_conforming_strings = on")

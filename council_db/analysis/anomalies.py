@@ -8,7 +8,9 @@ so the few anomalies cannot hide by inflating the yardstick:
 
 * flat: the sum of squares of the session's scores around their mean (nominal degrees of
   freedom: records - 1), lower tail. Catches "every reviewer gives every answer the same
-  (extreme) score".
+  (extreme) score". On a discrete scale constant sessions tie at 0 and can be common (an easy
+  question scored all 10s): ``_flat_p`` corrects for the atom and never gives them p = 0 or a
+  p below the share of the window as flat as they are, once that share reaches 10%.
 * erratic: per reviewer in the session, the sum of its squared joint-model residuals (nominal
   degrees of freedom: its records x (1 - 1/session records), the session effect taking one),
   fitted per reviewer, upper tail, times the number of reviewers in the session (Bonferroni).

@@ -8,7 +8,9 @@ so the few anomalies cannot hide by inflating the yardstick:
 
 * flat: the sum of squares of the session's scores around their mean (nominal degrees of
   freedom: records - 1), lower tail. Catches "every reviewer gives every answer the same
-  (extreme) score".
+  (extreme) score". On a discrete scale constant sessions tie at 0 and can be common (an easy
+  question scored all 10s): ``_flat_p`` corrects for the atom and never gives them p = 0 or a
+  p below the share of the window as flat as they are, once that share reaches 10%.
 * erratic: per reviewer in the session, the sum of its squared joint-model residuals (nominal
   degrees of freedom: its records x (1 - 1/session records), the session effect taking one),
   fitted per reviewer, upper tail, times the number of reviewers in the session (Bonferroni).
@@ -67,16 +69,83 @@ def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
 
 
 def _flatness(data: ScoreData, records: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Lower-tail p of each session's within-session sum of squares of its scores."""
+    """Lower-tail p of each session's within-session sum of squares, its SD and the typical SD."""
+    ss, nominal = _within_session_ss(data, records)
+    sd = np.sqrt(ss / nominal)
+    p = np.ones(data.n_sessions)
+    p[tested] = _flat_p(ss[tested], nominal[tested], records[tested], _resolution(data.score))
+    return p, sd, float(np.median(sd[tested]))
+
+
+def flat_p_values(data: ScoreData) -> np.ndarray:
+    """Per session, the lower-tail p of "flatter than the window's sessions" (1 where untested)."""
+    records = np.bincount(data.session, minlength=data.n_sessions)
+    tested = records >= MIN_RECORDS
+    if tested.sum() < MIN_SESSIONS:
+        return np.ones(data.n_sessions)
+    return _flatness(data, records, tested)[0]
+
+
+def _within_session_ss(data: ScoreData, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each session's sum of squares of its scores around their mean, and its records - 1."""
     n = np.maximum(records, 1)
     total = np.bincount(data.session, weights=data.score, minlength=data.n_sessions)
     square = np.bincount(data.session, weights=data.score ** 2, minlength=data.n_sessions)
     ss = np.maximum(square - total ** 2 / n, 0.0)
-    nominal = np.maximum(n - 1, 1).astype(float)
-    sd = np.sqrt(ss / nominal)
-    p = np.ones(data.n_sessions)
-    p[tested] = scaled_chi_square_p(ss[tested], nominal[tested], lower=True)
-    return p, sd, float(np.median(sd[tested]))
+    ss[_constant_sessions(data)] = 0.0  # exactly, not a rounding error's 1e-15
+    return ss, np.maximum(n - 1, 1).astype(float)
+
+
+def _constant_sessions(data: ScoreData) -> np.ndarray:
+    low = np.full(data.n_sessions, np.inf)
+    high = np.full(data.n_sessions, -np.inf)
+    np.minimum.at(low, data.session, data.score)
+    np.maximum.at(high, data.session, data.score)
+    return low == high
+
+
+def _resolution(scores: np.ndarray) -> float:
+    """The scale's step as the scores show it: 1 on integer scores, 0.1 on tenths, ~0 when
+    the scores are continuous; 0 when every score is the same."""
+    gaps = np.diff(np.unique(np.round(scores, 9)))
+    return float(gaps.min()) if gaps.size else 0.0
+
+
+def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, records: np.ndarray, step: float) -> np.ndarray:
+    """Lower-tail p of the sums of squares against the scaled chi-square fitted to the window,
+    made right for a discrete scale.
+
+    On a scale with step d a constant session is an atom: the continuous yardstick gives it
+    p = 0, whatever share of the window it holds (MT-bench: 25 of 160 questions scored all
+    10s). Two things fix that:
+
+    * continuity correction: a constant session's sum of squares is taken as half the
+      smallest non-zero one its scores could have had (one score one step off:
+      d^2 (n - 1) / n), so its p is the yardstick's probability of "about as flat as that",
+      never 0;
+    * ties in the fit: when the sessions at least as flat as the constant ones reach the 10th
+      percentile the yardstick's lower point, the fit matches the yardstick there to their
+      share instead, so a constant session's p is exactly the share of the window at least as
+      flat as it (ties and itself included): 25 of 160 sessions -> p = 25/160 = 0.16.
+      Below 10% they stay outside the fit, so a few broken sessions cannot hide by
+      moving the yardstick: one constant session among hundreds that vary is still flagged.
+
+    Either way a constant session's p is never below that share: with a tenth of the window
+    or more as flat, being as flat as they are is not rare. From half the window on the
+    yardstick cannot be fitted (its median is in the atom) and that share is the p-value."""
+    constant = ss == 0
+    corrected = np.where(constant, step ** 2 * (records - 1) / (2.0 * records), ss)
+    per_df = corrected / nominal_df
+    if not constant.any() or step == 0:
+        return scaled_chi_square_p(corrected, nominal_df, lower=True)
+    atom = float(per_df[constant].max())
+    share = float(np.mean(per_df <= atom))
+    if share < 1.0 - TAIL_QUANTILE:
+        return scaled_chi_square_p(corrected, nominal_df, lower=True)
+    empirical = np.searchsorted(np.sort(per_df), per_df, side="right") / len(per_df)  # ties, itself included
+    if share >= 0.5:
+        return empirical
+    return np.maximum(scaled_chi_square_p(corrected, nominal_df, lower=True, tail_point=(share, atom)), empirical)
 
 
 def _erratic(data: ScoreData, residuals: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -104,11 +173,13 @@ def _erratic(data: ScoreData, residuals: np.ndarray, records: np.ndarray) -> tup
     return best_p, worst, ratio[np.arange(g), worst]
 
 
-def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool) -> np.ndarray:
+def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
+                        tail_point: tuple[float, float] | None = None) -> np.ndarray:
     """Tail p-values of sums of squares against s x chi-square(k) / k per nominal degree of
     freedom, with s and the effective degrees of freedom k fitted to the median and the
     10th (lower tail) or 90th (upper tail) percentile of ss / nominal_df over all sessions
-    (k at most the nominal degrees of freedom).
+    (k at most the nominal degrees of freedom), or to ``tail_point`` = (quantile, value) when
+    given (the flat test's tied constant sessions, see ``_flat_p``).
 
     Fitting k, not assuming it, is what makes the tail honest when scores share more than the
     model knows (an answer every reviewer likes, a length effect): the sums then spread more
@@ -122,6 +193,8 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool) -> 
         return np.ones(len(ss))
     q = TAIL_QUANTILE if not lower else 1.0 - TAIL_QUANTILE
     observed = float(np.quantile(per_df, q)) / median
+    if tail_point is not None:
+        q, observed = tail_point[0], tail_point[1] / median
 
     def ratio(k: float) -> float:  # chi-square(k) quantile q over its median: -> 1 as k grows
         return float(chdtri(k, 1.0 - q)) / float(chdtri(k, 0.5))
@@ -140,7 +213,8 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool) -> 
     scale = median * k_typical / float(chdtri(k_typical, 0.5))  # s: per-df values ~ s chi2(k)/k
     k = k_typical * nominal_df / typical_nominal
     x = per_df * k / scale
-    return chdtr(k, x) if lower else chdtrc(k, x)
+    p = chdtr(k, x) if lower else chdtrc(k, x)
+    return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
 
 
 def _flat_reason(data: ScoreData, g: int, sd: float, typical_sd: float) -> str:

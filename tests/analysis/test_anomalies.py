@@ -6,10 +6,11 @@ from __future__ import annotations
 import io
 import json
 
+import numpy as np
 import pytest
 
 from council_db.analysis import anomalies, joint_model
-from council_db.analysis.score_data import from_records
+from council_db.analysis.score_data import ScoreData, from_records, from_rows
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import write_jsonl as write_lines
 
@@ -76,3 +77,68 @@ def test_bias_report_can_exclude_anomalies_and_says_how_many(cli, broken_db):
     full = json.loads(cli("bias-report", "--format", "json").stdout)
     assert {a["session_id"] for a in full["anomalies"]} == set(planted)
     assert {f["subject"] for f in full["flags"] if f["kind"] == "anomaly"} == set(planted)
+
+
+# Real judge data (MT-bench single grading: 1-10 integers, one reviewer, 4-5 answers per
+# question) has many constant sessions: an easy question gets 10 from everyone. They are
+# common, not anomalous, and the flat-session test must say so.
+
+def _window(scores: np.ndarray) -> ScoreData:
+    """ScoreData of a (sessions, reviewers, candidates) array of scores, one session an hour."""
+    sessions, reviewers, candidates = scores.shape
+    rows = [(f"s{s:04d}", 1_700_000_000_000_000 + s * 3_600_000_000, f"reviewer-{r}", f"model-{c}", c,
+             200 + 10 * c, float(scores[s, r, c]))
+            for s in range(sessions) for r in range(reviewers) for c in range(candidates)]
+    return from_rows(rows)
+
+
+def _ceiling_scores(rng: np.random.Generator, sessions: int, centre: float = 8.3) -> np.ndarray:
+    """1-10 integer scores of one reviewer for 5 answers per question, around a per-question
+    level: the easy questions hit the ceiling, so 5-25% of the sessions are constant."""
+    level = rng.normal(centre, 2.0, size=(sessions, 1, 1))
+    return np.clip(np.rint(level + rng.normal(0.0, 0.9, size=(sessions, 1, 5))), 1, 10)
+
+
+def _flat_flags(data: ScoreData) -> list[str]:
+    found = anomalies.flagged(data, joint_model.fit(data).residuals)
+    return [a.session_id for a, _ in found if a.reason.startswith(("every score is", "scores barely vary"))]
+
+
+def test_constant_sessions_that_are_common_on_a_1_to_10_scale_are_not_flagged_and_never_get_p_0():
+    rng = np.random.default_rng(15)
+    scores = np.clip(np.rint(rng.normal(7.0, 1.5, size=(160, 1, 1)) + rng.normal(0, 1.2, size=(160, 1, 5))), 1, 10)
+    scores[:, 0, 0] = np.where(np.ptp(scores, axis=2)[:, 0] == 0, np.abs(scores[:, 0, 0] - 1), scores[:, 0, 0])
+    constant = rng.choice(160, size=24, replace=False)
+    scores[constant] = 10.0
+    scores[constant[:4]] = 8.0  # most constant sessions are all 10s, a few all 8s
+    data = _window(scores)
+
+    tested = anomalies.sessions(data, joint_model.fit(data).residuals)
+    assert len(tested) == 160 and min(a.p_value for a in tested) > 0
+    assert _flat_flags(data) == []
+    # The definition: a constant session's flatness p-value is the share of the window's
+    # sessions at least as flat as it (ties included, itself included): here 24 / 160.
+    is_constant = np.ptp(scores.reshape(160, -1), axis=1) == 0
+    expected = np.count_nonzero(is_constant) / len(is_constant)
+    assert expected == pytest.approx(0.15)
+    assert anomalies.flat_p_values(data)[is_constant] == pytest.approx(np.full(24, expected), rel=1e-6)
+
+
+def test_flat_session_flags_stay_under_5_percent_of_null_windows_with_common_constant_sessions():
+    rng = np.random.default_rng(7)
+    windows = [_ceiling_scores(rng, 120) for _ in range(100)]
+    shares = [float(np.mean(np.ptp(w.reshape(120, -1), axis=1) == 0)) for w in windows]
+    assert 0.10 <= float(np.mean(shares)) <= 0.20
+    flagged = sum(bool(_flat_flags(_window(w))) for w in windows)
+    assert flagged <= 5
+
+
+def test_a_lone_constant_session_among_widely_varying_ones_is_still_flagged():
+    rng = np.random.default_rng(3)
+    level = rng.normal(5.5, 1.0, size=(200, 1, 1))
+    scores = np.clip(np.rint(level + rng.normal(0.0, 2.0, size=(200, 2, 4))), 1, 10)
+    assert not (np.ptp(scores.reshape(200, -1), axis=1) == 0).any()
+    scores[100] = 6.0  # both reviewers give all four answers exactly 6
+    data = _window(scores)
+    found = anomalies.flagged(data, joint_model.fit(data).residuals)
+    assert [(a.session_id, a.reason) for a, _ in found] == [("s0100", "every score is 6 (8 scores)")]

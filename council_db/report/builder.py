@@ -256,7 +256,7 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
                                       sessions_used=meta.k, sessions_dropped=meta.dropped)
     length = Length(
-        headline=context.metric(headline, n_answers, n_sessions),
+        headline=context.metric(headline, n_answers, headline.n_sessions),  # sessions with >= 2 answers
         headline_method=headline.method or None,
         naive_pooled_r=context.metric(naive, n_records, n_sessions),
         fixed_effect_r=context.metric(meta.fixed, n_answers, meta.k),

@@ -1,20 +1,27 @@
-"""Inter-reviewer agreement over the window: Krippendorff's alpha over candidate answers, with a
-CI from resampling whole sessions. Self-reviews are left out by default: a reviewer scoring
-its own answer is data about self-preference, not a view on the answer."""
+"""Inter-reviewer agreement over the window: Krippendorff's alpha over candidate answers, with
+reviewers as raters and a CI from resampling whole sessions; and, apart from it, the
+self-consistency (test-retest) of reviewers that scored the same answer more than once.
+Self-reviews are left out of alpha by default: a reviewer scoring its own answer is data about
+self-preference, not a view on the answer. Repeats keep them: a constant self-preference
+shifts both scores of a pair alike."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from council_db.analysis.score_data import ScoreData
-from council_db.analysis.stats.agreement import answer_agreement
+from council_db.analysis.stats.agreement import Agreement, Repeats, answer_agreement, retest
 from council_db.analysis.stats.bootstrap import RngLike
-from council_db.analysis.stats.estimate import Estimate
 
 
 def agreement(data: ScoreData, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95,
-              include_self: bool = False) -> Estimate:
-    """Krippendorff's alpha over the window's candidate answers, CI by session bootstrap."""
+              include_self: bool = False) -> Agreement:
+    """Krippendorff's alpha between different reviewers of the window's answers, CI by session bootstrap."""
     keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
-    return answer_agreement(data.session[keep], data.model[keep], data.log_length[keep], data.score[keep],
-                            data.n_sessions, n_boot, rng, level)
+    return answer_agreement(data.session[keep], data.model[keep], data.log_length[keep], data.reviewer[keep],
+                            data.score[keep], n_boot, rng, level)
+
+
+def self_consistency(data: ScoreData, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Repeats:
+    """Test-retest over every pair of scores one reviewer gave one answer, CIs by session bootstrap."""
+    return retest(data.session, data.model, data.log_length, data.reviewer, data.score, n_boot, rng, level)

@@ -10,8 +10,8 @@ none, and an event is built from stored columns only.
 
 Bias indicators are the per-session indicators of analysis/session_audit.py (length
 correlation with its t-distribution p-value, variance of slot means) plus the reviewers' agreement
-(Krippendorff's alpha, interval, self-reviews left out). 4-5 answers cannot show a bias, so
-an event carries no statistical flag: its ``flags`` say why an indicator is missing.
+(Krippendorff's alpha, interval, self-reviews left out, one score per reviewer and answer).
+4-5 answers cannot show a bias, so an event carries no statistical flag: its ``flags`` say why an indicator is missing.
 
 The event id is a hash of the event's content: the same session summarised again gives
 the same id, which is what lets a receiver drop a resent event.
@@ -153,9 +153,10 @@ def _indicators(data: ScoreData) -> dict[str, Any]:
         flags.append("positions_not_display_order")  # schema < 1.2.0: positions are rankings
     others = ~data.self_review
     answer, _ = answer_index(data.session[others], data.model[others], data.log_length[others])
-    alpha = _number(krippendorff_alpha_interval(answer, data.score[others])) if others.any() else None
+    alpha = (_number(krippendorff_alpha_interval(answer, data.score[others], rater=data.reviewer[others]))
+             if others.any() else None)
     if alpha is None:
-        flags.append("agreement_undefined")  # no answer scored by two reviewers, or no variation
+        flags.append("agreement_undefined")  # no answer scored by two different reviewers, or no variation
     return {
         "length_correlation": {"r": _number(audit.length.r), "p_value": _number(audit.length.p_value),
                                "answers": audit.length.answers},

@@ -22,6 +22,7 @@ from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
 from council_db.report import sections as report_sections
 from council_db.report.model import (
+    AgreementMetric,
     BiasReport,
     Consistency,
     Flag,
@@ -96,9 +97,9 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
             reviewers=_reviewers(context, fit), models=_models(context, fit),
             position=_position(context, fit, warnings), length=_length(context, fit, resamples, totals),
             self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
-            agreement=context.metric(agreement(data, resamples, context.rng)),
+            agreement=_agreement(context, resamples),
         )
-        sections = report_sections.compute(data, fit, context.metric, context.rng)
+        sections = report_sections.compute(data, fit, context.metric, context.rng, resamples)
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                         window=window, confidence=tier, excluded=dict(totals.excluded if totals else data.excluded),
                         flags=[], warnings=warnings, **parts)
@@ -126,13 +127,20 @@ def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int |
                         sample=sample)
 
 
+def _agreement(context: _Context, resamples: int) -> AgreementMetric | None:
+    """alpha with the answers, scores and sessions it rests on, not the window's."""
+    found = agreement(context.data, resamples, context.rng)
+    return context.metric(found.alpha, found.values, found.alpha.n_sessions, cls=AgreementMetric, units=found.units)
+
+
 def _missing_metric_warnings(report: BiasReport) -> list[str]:
     """Why a metric the joint model does not explain is null."""
     if report.confidence == "insufficient":
         return []
     out = []
     if report.agreement is None:
-        out.append("agreement is null: it needs answers scored by at least two reviewers")
+        out.append("agreement is null: it needs answers scored by at least two reviewers (one reviewer "
+                   "scoring an answer again is self-consistency, not agreement)")
     if report.length is not None and report.length.headline is None:
         out.append("the within-session length correlation is null: it needs sessions with at least two "
                    "answers of different lengths and scores")
@@ -248,7 +256,7 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
                                       sessions_used=meta.k, sessions_dropped=meta.dropped)
     length = Length(
-        headline=context.metric(headline, n_answers, n_sessions),
+        headline=context.metric(headline, n_answers, headline.n_sessions),  # sessions with >= 2 answers
         headline_method=headline.method or None,
         naive_pooled_r=context.metric(naive, n_records, n_sessions),
         fixed_effect_r=context.metric(meta.fixed, n_answers, meta.k),

@@ -30,6 +30,12 @@ class SlotMetric(Metric):
     position: int = Field(description="display slot, 0 = shown first")
 
 
+class AgreementMetric(Metric):
+    units: int = Field(description="answers scored by at least two different reviewers: the only ones alpha "
+                                   "counts; n_records is their scores (one per reviewer: a reviewer's repeat of "
+                                   "an answer is self-consistency, not agreement), n_sessions their sessions")
+
+
 class Sample(BaseModel):
     sessions: int = Field(description="sessions the record-level analyses used")
     of: int = Field(description="sessions in the window")
@@ -170,6 +176,10 @@ class SelfConsistency(BaseModel):
     measurable: bool
     note: str
     reviewers: list[Retest]
+    pairs: int = Field(default=0, description="pairs of scores one reviewer gave one answer, all reviewers")
+    identical_share: Metric | None = Field(
+        default=None, description="share of those pairs scored identically (n_records: the scores in them)")
+    mean_abs_difference: Metric | None = Field(default=None, description="mean |difference| over those pairs")
 
 
 class Flag(BaseModel):
@@ -193,7 +203,8 @@ class BiasReport(BaseModel):
     reviewers: list[ReviewerProfile]
     models: list[ModelQuality]
     self_preference: Metric | None = Field(description="joint model, pooled over reviewers with self-reviews")
-    agreement: Metric | None = Field(description="Krippendorff's alpha (interval) between reviewers")
+    agreement: AgreementMetric | None = Field(
+        description="Krippendorff's alpha (interval) between different reviewers of the same answer")
     trends: list[Trend] = Field(default_factory=list)
     anomalies: list[Anomaly] = Field(default_factory=list, description="sessions flagged at q <= 0.05")
     affinity: list[AffinityCell] = Field(default_factory=list)

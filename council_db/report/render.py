@@ -88,13 +88,22 @@ def text(report: BiasReport) -> str:
     add("")
     add(f"SELF-PREFERENCE  {interval(report.self_preference)} points on own answers "
         "(joint model, pooled over reviewers)")
-    add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}")
+    add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}"
+        + _agreement_n(report))
     _models(report, add)
     _trends(report, add)
     _anomalies(report, add)
     _pairs(report, add)
     _warnings(report, add)
     return "\n".join(lines) + "\n"
+
+
+def _agreement_n(report: BiasReport) -> str:
+    a = report.agreement
+    if a is None:
+        return ""
+    return (f" over {a.units:,} answers scored by two or more reviewers ({a.n_records:,} scores, one per reviewer; "
+            f"{a.n_sessions:,} sessions)")
 
 
 def _flags(report: BiasReport, add) -> None:
@@ -142,8 +151,9 @@ def _position(report: BiasReport, add) -> None:
         add(f"  all slots equal? F({t.df1}, {t.df2}) = {t.statistic:.2f}, p {_p(t.p_value)}")
     if position.consistency is not None:
         c = position.consistency
-        add(f"  first-shown answer wins {interval(c.first_shown_wins, signed=False)} of {c.pairs:,} "
-            f"judgments of pairs seen in both orders ({c.pattern})")
+        add(f"  first-shown answer wins {interval(c.first_shown_wins, signed=False)} of "
+            f"{c.first_shown_wins.n_records:,} judgments (ties left out) of {c.pairs:,} pairs seen in both orders "
+            f"({c.pattern})")
 
 
 def _length(report: BiasReport, add) -> None:
@@ -213,10 +223,15 @@ def _pairs(report: BiasReport, add) -> None:
         add("ANCHORING  pull of the first-shown answer's score on the others, beyond the last-shown one's")
         for a in report.anchoring:
             add(f"  {a.reviewer_id or 'all reviewers':<28}  {interval(a.effect)}")
-    if report.self_consistency is not None:
+    consistency = report.self_consistency
+    if consistency is not None and consistency.measurable:
         add("")
-        add(f"SELF-CONSISTENCY  {report.self_consistency.note}")
-        for r in report.self_consistency.reviewers:
+        add(f"SELF-CONSISTENCY  {consistency.note}")
+        same = consistency.identical_share
+        if same is not None:
+            add(f"  all reviewers  {consistency.pairs:,} pairs  identical {interval(same, False)}  "
+                f"mean |difference| {interval(consistency.mean_abs_difference, False)}  ({same.n_sessions:,} sessions)")
+        for r in consistency.reviewers:
             add(f"  {r.reviewer_id}  {r.pairs:,} pairs  mean |difference| {interval(r.mean_abs_difference, False)}")
 
 

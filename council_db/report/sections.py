@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from council_db.analysis import affinity, anomalies, changepoints, trends
+from council_db.analysis import affinity, agreement, anomalies, changepoints, trends
 from council_db.analysis.score_data import ScoreData
 from council_db.contract.timestamps import format_us
 from council_db.report.model import (
@@ -60,8 +60,9 @@ class Sections:
         report.self_consistency = self.self_consistency
 
 
-def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator) -> Sections:
-    """Every section; ``metric`` turns an estimate into the report's Metric (n, CI, tier)."""
+def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, resamples: int = 1000) -> Sections:
+    """Every section; ``metric`` turns an estimate into the report's Metric (n, CI, tier);
+    ``resamples`` session resamples for the bootstrap CIs."""
     out = Sections()
     residuals = fit.residuals
     for kind in ("reviewer", "model"):
@@ -71,6 +72,7 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator) ->
         out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,
                                        f"anomalous session {a.session_id}: {a.reason}"))
     _pairs(out, data, residuals, metric)
+    _self_consistency(out, data, metric, rng, resamples)
     return out
 
 
@@ -114,6 +116,12 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
                                    f"anchoring of reviewer {effect.reviewer}: its other scores move "
                                    f"{e.estimate:+.2f} points per point of the first-shown answer's score, beyond "
                                    f"the last-shown answer's pull (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
+
+
+def _self_consistency(out: Sections, data: ScoreData, metric: Callable, rng: np.random.Generator,
+                      resamples: int) -> None:
+    """Test-retest where a reviewer scored the same answer more than once: pooled (share of
+    identical pairs, mean |difference|) and per reviewer."""
     retests = affinity.self_consistency(data)
     if not retests:
         out.self_consistency = SelfConsistency(
@@ -123,9 +131,12 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
     rows = [Retest(reviewer_id=r.reviewer, pairs=r.pairs,
                    mean_abs_difference=metric(r.mean_abs_difference, 2 * r.pairs, r.mean_abs_difference.n_sessions))
             for r in retests]
+    pooled = agreement.self_consistency(data, resamples, rng)
     out.self_consistency = SelfConsistency(
-        measurable=True, reviewers=[r for r in rows if r.mean_abs_difference is not None],
-        note="test-retest: mean absolute difference between two scores of the same answer by the same reviewer")
+        measurable=True, reviewers=[r for r in rows if r.mean_abs_difference is not None], pairs=pooled.pairs,
+        identical_share=metric(pooled.identical, pooled.records, pooled.identical.n_sessions),
+        mean_abs_difference=metric(pooled.mean_abs_difference, pooled.records, pooled.mean_abs_difference.n_sessions),
+        note="test-retest: two scores of the same answer by the same reviewer (kept out of agreement)")
 
 
 def one_family(singles: list[Candidate], groups: dict[str, list[Candidate]],

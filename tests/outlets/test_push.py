@@ -264,3 +264,13 @@ def test_each_record_is_sent_only_at_its_own_consent_level(db, tmp_path):
     assert "query_metadata" not in events["first-1-rest-3"], "the metadata is the consent-1 record's envelope"
     assert "bias_indicators" not in events["half-2-half-3"] and "query_metadata" not in events["half-2-half-3"]
     assert result.records_held_back == 16
+
+
+def test_a_reviewer_scoring_its_answers_twice_is_no_reviewer_agreement_in_an_event():
+    from council_db.analysis.score_data import from_rows
+    from council_db.outlets.push_events import _indicators
+
+    rows = [("one", None, "judge", f"m{m}", m, 100 * (m + 1), float(score))
+            for m, score in enumerate([3, 7, 5, 9]) for _ in range(2)]  # each answer scored twice, identically
+    indicators = _indicators(from_rows(rows))
+    assert indicators["reviewer_agreement"] is None and "agreement_undefined" in indicators["flags"]

@@ -9,7 +9,13 @@ sessions. Modules: ``estimate`` (the result shape), ``tiers`` (ADR-018 confidenc
 ``agreement`` (Krippendorff's alpha).
 """
 
-from council_db.analysis.stats.agreement import answer_agreement, krippendorff_alpha_interval
+from council_db.analysis.stats.agreement import (
+    Agreement,
+    Repeats,
+    answer_agreement,
+    krippendorff_alpha_interval,
+    retest,
+)
 from council_db.analysis.stats.answers import AnswerTable, answer_index, tabulate_answers
 from council_db.analysis.stats.bootstrap import (
     as_generator,
@@ -44,9 +50,11 @@ from council_db.analysis.stats.meta_analysis import MetaAnalysis, meta_analysis
 from council_db.analysis.stats.tiers import TIERS, confidence_tier
 
 __all__ = [
+    "Agreement",
     "AnswerTable",
     "Estimate",
     "MetaAnalysis",
+    "Repeats",
     "SessionMoments",
     "TIERS",
     "answer_agreement",
@@ -68,6 +76,7 @@ __all__ = [
     "per_session_r",
     "percentile_interval",
     "pooled_r_over_records",
+    "retest",
     "resampled_sums",
     "session_moments",
     "session_weights",

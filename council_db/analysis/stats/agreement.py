@@ -5,11 +5,18 @@ disagreement expected if scores were paired at random. 1 is perfect agreement, 0
 better than chance. Only squared differences enter (interval metric), and the sum over
 ordered pairs within a unit is 2 (m sum v^2 - (sum v)^2), so alpha needs per-unit sums only:
 vectorised, and additive over sessions, so a session bootstrap is a weighted sum.
+
+Raters are reviewers: a unit (an answer) counts only when two different reviewers scored it,
+and a reviewer that scored one answer more than once is still one rater, with its FIRST score
+(the earliest record). The first keeps every value a real score on the scale and alpha the
+agreement of single judgments; averaging repeats would make the repeating reviewer look less
+noisy than one judgment is. The repeats themselves are test-retest data (``retest``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -47,13 +54,31 @@ def _alpha_from_sums(sums: np.ndarray) -> np.ndarray:
     return np.where((n >= 2) & (expected > 1e-12 * np.maximum(n * s2, 1.0)), alpha, np.nan)
 
 
-def krippendorff_alpha_interval(unit: ArrayLike, value: ArrayLike) -> float:
+def first_per_rater(unit: np.ndarray, rater: np.ndarray) -> np.ndarray:
+    """True for each rater's first value of each unit (unit and rater: integer codes), so a
+    reviewer that scored an answer twice is one rater of it, not two."""
+    if len(unit) == 0:
+        return np.zeros(0, dtype=bool)
+    key = unit.astype(np.int64) * (int(rater.max()) + 1) + rater
+    _, first = np.unique(key, return_index=True)
+    keep = np.zeros(len(unit), dtype=bool)
+    keep[first] = True
+    return keep
+
+
+def krippendorff_alpha_interval(unit: ArrayLike, value: ArrayLike, rater: ArrayLike | None = None) -> float:
     """Krippendorff's alpha with the interval metric, for values grouped by unit (any
-    labels). Units with fewer than 2 values are not pairable and do not count; non-finite
-    values are left out. NaN when no unit is pairable or the pairable values never vary."""
+    labels). Given ``rater`` (any labels), each rater's first value of a unit is its only
+    one. Units with fewer than 2 values are not pairable and do not count; non-finite values
+    are left out. NaN when no unit is pairable or the pairable values never vary."""
     v = np.asarray(value, dtype=np.float64)
     codes, n_units = cluster_codes(unit)
     ok = np.isfinite(v)
+    if rater is not None:
+        raters, _ = cluster_codes(rater)
+        kept = np.flatnonzero(ok)[first_per_rater(codes[ok], raters[ok])]
+        ok = np.zeros(len(v), dtype=bool)
+        ok[kept] = True
     v, codes = v[ok], codes[ok]
     if len(v) == 0:
         return math.nan
@@ -61,28 +86,109 @@ def krippendorff_alpha_interval(unit: ArrayLike, value: ArrayLike) -> float:
     return float(_alpha_from_sums(_alpha_parts(m, s1, s2).sum(axis=0))[0])
 
 
-def answer_agreement(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, score: np.ndarray,
-                     n_sessions: int, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Estimate:
-    """Inter-reviewer agreement: Krippendorff's alpha (interval), units = candidate answers
-    (session, model, length), values = the scores given. The CI resamples whole sessions
-    (expanded percentile); ``se`` is the bootstrap SD; no p-value (alpha > 0 is not a question
-    worth testing)."""
-    method = f"Krippendorff alpha (interval), session bootstrap expanded-percentile CI, {n_boot} resamples"
-    if len(score) == 0:
-        return Estimate.missing(method, 0, level, se=None, p_value=None)
-    unit, first = answer_index(session, model, log_length)
-    m, s1, s2 = _unit_sums(unit, score - float(score.mean()), len(first))
-    parts = _alpha_parts(m, s1, s2)
-    unit_session = session[first]
-    per_session = np.stack([np.bincount(unit_session, weights=parts[:, j], minlength=n_sessions)
-                            for j in range(4)], axis=1)
-    per_session = per_session[per_session[:, 0] > 0]  # sessions with a pairable answer
+@dataclass(frozen=True)
+class Agreement:
+    """alpha with what it rests on: ``units`` answers scored by at least two reviewers,
+    ``values`` their scores (one per reviewer), in ``alpha.n_sessions`` sessions."""
+
+    alpha: Estimate
+    units: int
+    values: int
+
+
+def _session_bootstrap(per_session: np.ndarray, ratio, n_boot: int, rng: RngLike, level: float,
+                       method: str) -> Estimate:
+    """A statistic of per-session sums (rows: sessions that contribute) with its expanded
+    percentile CI from resampling those sessions; ``se`` is the bootstrap SD."""
     g = len(per_session)
-    alpha = float(_alpha_from_sums(per_session.sum(axis=0))[0])
-    if not math.isfinite(alpha) or g < 2 or n_boot <= 0:
-        return Estimate(alpha, math.nan, math.nan, None, None, level, g, method)
-    boot = _alpha_from_sums(resampled_sums(per_session, n_boot, rng))
+    estimate = float(ratio(per_session.sum(axis=0))[0]) if g else math.nan
+    if not math.isfinite(estimate) or g < 2 or n_boot <= 0:
+        return Estimate(estimate, math.nan, math.nan, None, None, level, g, method)
+    boot = ratio(resampled_sums(per_session, n_boot, rng))
     low, high = percentile_interval(boot, level, g)
     finite = boot[np.isfinite(boot)]
     se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
-    return Estimate(alpha, low, high, se, None, level, g, method)
+    return Estimate(estimate, low, high, se, None, level, g, method)
+
+
+def answer_agreement(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, reviewer: np.ndarray,
+                     score: np.ndarray, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Agreement:
+    """Inter-reviewer agreement: Krippendorff's alpha (interval), units = candidate answers
+    (session, model, length), raters = reviewers, one value per reviewer and answer. The CI
+    resamples whole sessions (expanded percentile); ``se`` is the bootstrap SD; no p-value
+    (alpha > 0 is not a question worth testing)."""
+    method = f"Krippendorff alpha (interval), session bootstrap expanded-percentile CI, {n_boot} resamples"
+    if len(score) == 0:
+        return Agreement(Estimate.missing(method, 0, level, se=None, p_value=None), 0, 0)
+    unit, first = answer_index(session, model, log_length)
+    once = first_per_rater(unit, reviewer)
+    unit, values = unit[once], score[once]
+    m, s1, s2 = _unit_sums(unit, values - float(values.mean()), len(first))
+    parts = _alpha_parts(m, s1, s2)
+    n_sessions = int(session.max()) + 1
+    per_session = np.stack([np.bincount(session[first], weights=parts[:, j], minlength=n_sessions)
+                            for j in range(4)], axis=1)
+    per_session = per_session[per_session[:, 0] > 0]  # sessions with a pairable answer
+    alpha = _session_bootstrap(per_session, _alpha_from_sums, n_boot, rng, level, method)
+    return Agreement(alpha, int((m >= 2).sum()), int(m[m >= 2].sum()))
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """Test-retest over every pair of scores one reviewer gave one answer: the share of pairs
+    scored identically and the mean absolute difference, over ``pairs`` pairs from ``units``
+    (answer, reviewer) groups with ``records`` scores."""
+
+    identical: Estimate
+    mean_abs_difference: Estimate
+    pairs: int
+    units: int
+    records: int
+
+
+def _pair_sums(values: np.ndarray) -> tuple[int, int, float]:
+    """(pairs, identical pairs, sum of |differences|) over all pairs of one group's scores."""
+    v = np.sort(values)
+    k = len(v)
+    _, counts = np.unique(v, return_counts=True)
+    absolute = float(v @ (2.0 * np.arange(k) - (k - 1)))  # sum_{i<j} v_j - v_i over sorted values
+    return k * (k - 1) // 2, int((counts * (counts - 1) // 2).sum()), absolute
+
+
+def _repeat_groups(unit: np.ndarray, reviewer: np.ndarray) -> list[np.ndarray]:
+    """Record indices of each (answer, reviewer) scored more than once, earliest first."""
+    if len(unit) == 0:
+        return []
+    key = unit * (int(reviewer.max()) + 1) + reviewer
+    order = np.argsort(key, kind="stable")
+    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
+    ends = np.r_[starts[1:], len(order)]
+    return [order[a:b] for a, b in zip(starts, ends) if b - a >= 2]
+
+
+def _share_of_pairs(column: int):
+    """Column ``column`` of summed (pairs, identical, |difference|) over the pairs, per row."""
+    def share(sums: np.ndarray) -> np.ndarray:
+        sums = np.atleast_2d(sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(sums[:, 0] > 0, sums[:, column] / sums[:, 0], np.nan)
+    return share
+
+
+def retest(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, reviewer: np.ndarray, score: np.ndarray,
+           n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Repeats:
+    """Self-consistency of reviewers that scored the same answer more than once (the repeats
+    inter-reviewer alpha leaves out). CIs resample whole sessions, as alpha's do: a reviewer's
+    repeats in one session share that session's query and context, so they are not independent."""
+    unit, _ = answer_index(session, model, log_length)
+    groups = _repeat_groups(unit, reviewer)
+    sums = np.zeros((int(session.max(initial=-1)) + 1, 3))
+    for members in groups:
+        sums[session[members[0]]] += _pair_sums(score[members])
+    sums = sums[sums[:, 0] > 0]  # sessions with a repeat
+    ci = f"session bootstrap expanded-percentile CI, {n_boot} resamples"
+    identical = _session_bootstrap(sums, _share_of_pairs(1), n_boot, rng, level,
+                                   f"share of repeat pairs scored identically, {ci}")
+    difference = _session_bootstrap(sums, _share_of_pairs(2), n_boot, rng, level,
+                                    f"mean |difference| over repeat pairs, {ci}")
+    return Repeats(identical, difference, int(sums[:, 0].sum()), len(groups), sum(map(len, groups)))

@@ -9,9 +9,11 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from council_db.analysis.agreement import agreement
-from council_db.analysis.score_data import from_records
+from council_db.analysis.agreement import agreement, self_consistency
+from council_db.analysis.score_data import from_records, from_rows
 from council_db.analysis.stats import krippendorff_alpha_interval
+from council_db.report.builder import build
+from council_db.report.render import text
 from tests.conftest import simulated
 
 nan = np.nan
@@ -67,11 +69,93 @@ def test_krippendorff_alpha_interval_matches_brute_force_definition():
 def test_agreement_is_alpha_over_answers_with_a_session_bootstrap_ci():
     records, _ = simulated(sessions=80, seed=11, model_quality={"openai/gpt-4o": 1.5, "google/gemini-1.5-pro": -1.0})
     data = from_records(records)
-    est = agreement(data, 400, np.random.default_rng(0))
+    est = agreement(data, 400, np.random.default_rng(0)).alpha
     units: dict[tuple, list[float]] = {}
     for r in records:
         if r["reviewer_id"] != r["model_id"]:
             units.setdefault((r["session_id"], r["model_id"]), []).append(r["score_value"])
     assert est.estimate == pytest.approx(brute_force_alpha(list(units.values())))
     assert est.ci_low < est.estimate < est.ci_high and est.n_sessions == 80 and est.p_value is None
-    assert est == agreement(data, 400, np.random.default_rng(0))  # same seed, same numbers
+    assert est == agreement(data, 400, np.random.default_rng(0)).alpha  # same seed, same numbers
+
+
+# --------------------------------------------------------------------------- raters, not records
+
+
+def rows(scores: list[tuple[str, str, str, float]]) -> list[tuple]:
+    """ScoreData rows from (session, reviewer, candidate, score); one length per candidate."""
+    lengths = {"m0": 100, "m1": 250, "m2": 400, "m3": 900}
+    return [(s, None, reviewer, model, -1, lengths[model], score) for s, reviewer, model, score in scores]
+
+
+def hand_alpha(units: dict[tuple, dict[str, list[float]]]) -> float:
+    """Krippendorff's interval alpha from its coincidence matrix, the first value of each
+    reviewer per unit, units with fewer than two reviewers left out (Krippendorff 2011)."""
+    values = {unit: [scores[0] for scores in by_reviewer.values()]
+              for unit, by_reviewer in units.items() if len(by_reviewer) >= 2}
+    coincidence: dict[tuple[float, float], float] = {}
+    for unit_values in values.values():
+        m = len(unit_values)
+        for i in range(m):
+            for j in range(m):
+                if i != j:
+                    key = (unit_values[i], unit_values[j])
+                    coincidence[key] = coincidence.get(key, 0.0) + 1.0 / (m - 1)
+    n_c: dict[float, float] = {}
+    for (c, _), count in coincidence.items():
+        n_c[c] = n_c.get(c, 0.0) + count
+    n = sum(n_c.values())
+    observed = sum(count * (c - k) ** 2 for (c, k), count in coincidence.items()) / n
+    expected = sum(n_c[c] * n_c[k] * (c - k) ** 2 for c in n_c for k in n_c) / (n * (n - 1))
+    return 1.0 - observed / expected
+
+
+def test_one_reviewer_scoring_each_answer_twice_is_self_consistency_not_agreement():
+    scores = [(f"s{s:02d}", "judge", f"m{m}", float(1 + (3 * s + 2 * m) % 10))
+              for s in range(20) for m in range(4) for _ in range(2)]  # every answer scored twice, identically
+    data = from_rows(rows(scores))
+    result = agreement(data, 200, np.random.default_rng(0))
+    assert math.isnan(result.alpha.estimate) and result.units == 0 and result.values == 0
+    repeats = self_consistency(data, 200, np.random.default_rng(0))
+    assert repeats.pairs == 80 and repeats.units == 80
+    assert repeats.identical.estimate == 1.0 and repeats.mean_abs_difference.estimate == 0.0
+    assert repeats.identical.n_sessions == 20
+
+
+def test_alpha_over_answers_matches_a_hand_computed_coincidence_matrix():
+    scores = [("s0", "a", "m0", 3.0), ("s0", "b", "m0", 4.0), ("s0", "c", "m0", 3.0),
+              ("s0", "a", "m1", 7.0), ("s0", "b", "m1", 6.0), ("s0", "a", "m1", 2.0),  # a's repeat: not a rater
+              ("s0", "a", "m2", 5.0),  # one reviewer only: not pairable
+              ("s1", "a", "m0", 8.0), ("s1", "c", "m0", 9.0), ("s1", "b", "m0", 9.0),
+              ("s1", "b", "m1", 2.0), ("s1", "c", "m1", 2.0), ("s1", "c", "m1", 6.0), ("s1", "c", "m1", 6.0)]
+    units: dict[tuple, dict[str, list[float]]] = {}
+    for s, reviewer, model, score in scores:
+        units.setdefault((s, model), {}).setdefault(reviewer, []).append(score)
+    expected = hand_alpha(units)
+    data = from_rows(rows(scores))
+    assert agreement(data, 0).alpha.estimate == pytest.approx(expected, abs=1e-12)
+    unit = [(s, model) for s, _, model, _ in scores]
+    assert krippendorff_alpha_interval([hash(u) for u in unit], [v for *_, v in scores],
+                                       rater=[r for _, r, _, _ in scores]) == pytest.approx(expected, abs=1e-12)
+
+
+def test_agreement_counts_only_the_answers_two_reviewers_scored():
+    records, _ = simulated(sessions=40, seed=12)
+    rng = np.random.default_rng(3)
+    lone = sorted({r["session_id"] for r in records})[::2]  # half the sessions: one reviewer only
+    kept = [r for r in records if r["session_id"] not in lone or r["reviewer_id"] == "openai/gpt-4o"]
+    kept += [dict(r, score_value=float(rng.integers(1, 11))) for r in kept[::7]]  # some repeats
+    units: dict[tuple, set[str]] = {}
+    for r in kept:
+        if r["reviewer_id"] != r["model_id"]:
+            units.setdefault((r["session_id"], r["model_id"]), set()).add(r["reviewer_id"])
+    contributing = {u: who for u, who in units.items() if len(who) >= 2}
+    data = from_records(kept)
+    result = agreement(data, 100, np.random.default_rng(0))
+    assert result.units == len(contributing) > 0
+    assert result.values == sum(len(who) for who in contributing.values())
+    assert result.alpha.n_sessions == len({s for s, _ in contributing}) < data.n_sessions
+    report = build(data, resamples=100)
+    assert (report.agreement.units, report.agreement.n_records, report.agreement.n_sessions) == (
+        result.units, result.values, result.alpha.n_sessions)
+    assert report.self_consistency.pairs > 0 and "SELF-CONSISTENCY" in text(report)

@@ -2,8 +2,10 @@
 reviewers of one session), how often does the one shown first win?
 
 Only pairs seen in both orders count, so each pair's own quality difference cancels out:
-0.5 means no position effect, above 0.5 primacy, below recency. With ADR-017's default
-(one shuffle per session) every reviewer sees one order and there is nothing to compare.
+0.5 means no position effect, above 0.5 primacy, below recency. A judgment where both answers
+got the same score is neither a win nor a loss: the share counts wins among decided judgments
+only (on a 1-10 integer scale ties are common). With ADR-017's default (one shuffle per
+session) every reviewer sees one order and there is nothing to compare.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from itertools import combinations
 import numpy as np
 
 from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats import Estimate, clustered_mean
+
+NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgments
 
 
 @dataclass
@@ -92,3 +97,11 @@ def first_shown_judgments(data: ScoreData) -> Judgments:
                 sessions.append(session)
                 wins.append(1.0 if margin > 0 else 0.0)
     return Judgments(np.array(sessions, dtype=np.int64), np.array(wins), pairs)
+
+
+def first_shown_share(judgments: Judgments, level: float = 0.95) -> Estimate:
+    """The share of decided judgments won by the first-shown answer, its p-value testing
+    share = 0.5 (no position effect). Judgments of one session share answers and reviewers,
+    so the SE is clustered by session (CR1, t with G-1 df); CI and p-value come from that one
+    SE and t, so the CI leaves out 0.5 exactly when p < 1 - level."""
+    return clustered_mean(judgments.first_won, judgments.session, level, null=NO_POSITION_EFFECT)

@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from council_db.analysis.length import answer_table
+from council_db.analysis.position import presentation_designs
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import AnswerTable, correlation_p_value
 from council_db.analysis.window import load_sessions
@@ -74,9 +75,10 @@ def audit_data(data: ScoreData) -> SessionAudit:
     notes = [f"{len(answers.mean_score)} answers: these are indicators, not evidence; bias shows only across "
              "sessions (council-db bias-report)."]
     reviewers = len(np.unique(data.reviewer))
-    if reviewers > 1:
-        notes.append(f"with {reviewers} reviewers a z-score over their means can never exceed "
-                     f"{(reviewers - 1) / math.sqrt(reviewers):.2f} in size: a z threshold is not a test")
+    if reviewers > 2:  # with two the SD of two means says nothing and z is not given
+        notes.append(f"with {reviewers} reviewers a z (distance from the median reviewer mean, in SDs of "
+                     f"the reviewer means) can never exceed {median_z_bound(reviewers):.2f} in size: "
+                     "a z threshold is not a test")
     return SessionAudit(
         session_id=data.session_keys[0],
         timestamp=format_us(int(data.session_ts_us[0])) if data.session_ts_us[0] >= 0 else None,
@@ -87,6 +89,16 @@ def audit_data(data: ScoreData) -> SessionAudit:
         position=_position(data, notes),
         notes=notes + [f"{count} records left out: {reason}" for reason, count in data.excluded.items()],
     )
+
+
+def median_z_bound(n: int) -> float:
+    """The largest |z| that (value - median) / SD (ddof=1) can reach over n >= 3 values:
+    sqrt((n-1)(h+2)/(h+1)), h = n // 2 (2.00 at n = 4; about the mean it would be
+    (n-1)/sqrt(n) = 1.50). Reached with one value far out, the lower half and the median at
+    the median, and the other upper-half values where they make the SD smallest. A z
+    threshold above it can never fire, whatever the reviewers do."""
+    half = n // 2
+    return math.sqrt((n - 1) * (half + 2) / (half + 1))
 
 
 def _length(answers: AnswerTable) -> LengthIndicator:
@@ -107,9 +119,16 @@ def _position(data: ScoreData, notes: list[str]) -> PositionIndicator | None:
     means = [SlotIndicator(position=int(s), mean=float(data.score[shown & (data.slot == s)].mean()),
                            records=int((shown & (data.slot == s)).sum())) for s in slots]
     variance = float(np.var([m.mean for m in means])) if len(means) > 1 else None
-    return PositionIndicator(slot_means=means, variance_of_slot_means=variance,
-                             note="with one shuffle per session each slot holds one answer, so a slot's mean "
-                                  "is also that answer's quality: position cannot be told from quality here")
+    return PositionIndicator(slot_means=means, variance_of_slot_means=variance, note=_slot_note(data))
+
+
+def _slot_note(data: ScoreData) -> str:
+    """What a slot mean can say depends on whether every reviewer saw one order."""
+    if "one_shuffle" in presentation_designs(data):
+        return ("with one shuffle per session each slot holds one answer, so a slot's mean is also that "
+                "answer's quality: position cannot be told from quality here")
+    return ("orders differ between reviewers here, so each slot mixes answers; with one session's few "
+            "scores a slot mean is still an indicator, not a test")
 
 
 def _reviewers(data: ScoreData) -> list[ReviewerIndicator]:

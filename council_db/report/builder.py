@@ -13,7 +13,7 @@ import numpy as np
 from council_db.analysis import joint_model, stats
 from council_db.analysis.agreement import agreement
 from council_db.analysis.length import answer_table, naive_pooled_r
-from council_db.analysis.position import first_shown_judgments, presentation_designs
+from council_db.analysis.position import first_shown_judgments, first_shown_share, presentation_designs
 from council_db.analysis.score_data import ScoreData, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
@@ -226,7 +226,7 @@ def _consistency(context: _Context, warnings: list[str]) -> Consistency | None:
         warnings.append("no pair of answers was shown in both orders (one shuffle per session, as ADR-017's "
                         "default): position consistency needs per-reviewer shuffles")
         return None
-    share = stats.clustered_mean(judgments.first_won, judgments.session)
+    share = first_shown_share(judgments)
     pattern = "none"
     if not _missing(share.ci_low) and share.ci_low > 0.5:
         pattern = "primacy"

@@ -82,8 +82,10 @@ class Length(BaseModel):
 
 
 class Consistency(BaseModel):
-    first_shown_wins: Metric = Field(description="share of judgments of a pair seen in both orders "
-                                                 "won by the answer shown first; 0.5 = no position effect")
+    first_shown_wins: Metric = Field(description="share of decided judgments (ties left out) of a pair seen "
+                                                 "in both orders won by the answer shown first; 0.5 = no "
+                                                 "position effect, and p_value tests share = 0.5 "
+                                                 "(clustered by session)")
     pattern: Literal["primacy", "recency", "none"]
     pairs: int
 

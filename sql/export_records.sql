@@ -6,6 +6,7 @@ SELECT
     reviewer.name AS reviewer,
     candidate.name AS model,
     sc.position,
+    sc.display_order,
     sc.response_length_chars,
     sc.score_value,
     scale.name AS score_scale,

@@ -78,7 +78,7 @@ def from_rows(rows: Iterable[tuple], scale: str = DEFAULT_SCALE, excluded: dict[
 def from_records(records: Iterable[dict]) -> ScoreData:
     """ScoreData straight from llm-council record dicts (the simulator's output), for tests
     and benchmarks that skip the database. Applies the same rules as the database path:
-    records whose position is not a display slot get slot -1; unscored/out-of-scale records
+    records whose position is not a display slot (or none) get slot -1; unscored/out-of-scale records
     are left out and counted."""
     from council_db.contract.fields import EXCLUSION_REASONS
     from council_db.contract.scales import score_scale
@@ -100,9 +100,10 @@ def from_records(records: Iterable[dict]) -> ScoreData:
                 reason = reason_codes[exclusion]
                 excluded[reason] = excluded.get(reason, 0) + 1
                 continue
-            display = schema_version(record.get("schema_version")).display_order
+            position = record.get("position")
+            display = position is not None and schema_version(record.get("schema_version")).display_order
             rows.append((key, timestamp_us(record.get("timestamp")), record["reviewer_id"], record["model_id"],
-                         record["position"] if display else -1, record["response_length_chars"],
+                         position if display else -1, record["response_length_chars"],
                          float(record["score_value"])))
     return from_rows(rows, excluded=excluded)
 

@@ -56,6 +56,9 @@ def _describe(result: FileResult) -> str:
              f"{result.rejected:,} rejected", f"{result.skipped:,} skipped (consent level 0)"]
     if result.excluded:
         parts.append(f"{result.excluded:,} kept but excluded from analyses (score outside its scale)")
+    if result.no_position:
+        parts.append(f"{result.no_position:,} records without position (taken as 0, as llm-council does; "
+                     "left out of position analyses)")
     return f"{result.source}: " + ", ".join(parts)
 
 

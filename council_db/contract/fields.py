@@ -30,6 +30,11 @@ METADATA_VALUE_MAX_CHARS = 100
 METADATA_MAX_CHARS = 64 * 1024  # query_metadata as compact JSON, known keys or not
 DEFAULT_SCALE = "1-10"
 DEFAULT_CONSENT = 1  # llm-council's LOCAL_ONLY default
+# A line without position (or with null) is stored at 0, as llm-council's own reader takes it
+# (bias_persistence.BiasMetricRecord.from_jsonl_line: data.get("position", 0)), so natural keys
+# match upstream's; but the score is marked as not in a display slot (scores.display_order
+# false), because 0 would otherwise read as "shown first", which nobody knows it was.
+DEFAULT_POSITION = 0
 EXCLUSION_REASONS: dict[str, tuple[int, str]] = {
     "unscored": (1, "0 on a scale starting above 0: llm-council's marker for ranked but never scored"),
     "out_of_scale": (2, "score outside the range of its scale"),

@@ -3,6 +3,10 @@
 msgspec structs cost less to make and to free than dicts, and the import makes millions of
 them. ingest/fast_decode.py decodes whole batches into them; pydantic (ingest/validation.py)
 stays the authority on what a line must be, and the two are held to agree by the tests.
+
+``position`` may be missing or null, as in llm-council's own reader (amiable-dev/llm-council,
+src/llm_council/bias_persistence.py, ``BiasMetricRecord.from_jsonl_line``: ``position=data.get(
+"position", 0)``); it is then None here, stored as fields.DEFAULT_POSITION and not as a display slot.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     consent_level: Annotated[int, msgspec.Meta(ge=0, le=4)] = DEFAULT_CONSENT
     reviewer_id: Name
     model_id: Name
-    position: Annotated[int, msgspec.Meta(ge=0, le=1_000)]
+    position: Union[Annotated[int, msgspec.Meta(ge=0, le=1_000)], None] = None  # None: not given
     response_length_chars: Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
     score_value: Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]
     score_scale: Text = DEFAULT_SCALE

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 import numpy as np
 
 from council_db.contract.envelope import Envelope
-from council_db.contract.fields import EXCLUSION_REASONS
+from council_db.contract.fields import DEFAULT_POSITION, EXCLUSION_REASONS
 from council_db.contract.scales import ScoreScale
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ class ScoreBatch:
     score: np.ndarray
     scale: np.ndarray  # per row: index into scales
     exclusion: np.ndarray  # per row: exclusion reason id, 0 when the score is usable
+    position_given: np.ndarray  # per row: False where the line had none (position holds DEFAULT_POSITION)
 
     def __len__(self) -> int:
         return len(self.session)
@@ -53,7 +54,8 @@ class ScoreBatch:
     @classmethod
     def empty(cls) -> ScoreBatch:
         none = np.zeros(0, dtype=np.int32)
-        return cls([], [], [], [], none, none, none, none, none, none, np.zeros(0), none, np.zeros(0, dtype=np.int8))
+        return cls([], [], [], [], none, none, none, none, none, none, np.zeros(0), none, np.zeros(0, dtype=np.int8),
+                   np.zeros(0, dtype=bool))
 
     @classmethod
     def from_records(cls, records: Sequence[Record], envelopes: list[Envelope], envelope: Sequence[int],
@@ -66,9 +68,14 @@ class ScoreBatch:
         session_keys, session = _codes(keys)
         names, named = _codes(reviewers + models)
         score, scale_codes = np.array(scores, dtype=np.float64), np.array(scale, dtype=np.int32)
+        given = np.ones(len(records), dtype=bool)
+        if None in positions:  # a line without position: a C-speed scan, as it is rare
+            given = np.fromiter((position is not None for position in positions), dtype=bool, count=len(records))
+            positions = tuple(DEFAULT_POSITION if position is None else position for position in positions)
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
                    named[:len(records)], named[len(records):], np.array(positions, dtype=np.int32),
-                   np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes))
+                   np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),
+                   given)
 
     @classmethod
     def concat(cls, parts: list[ScoreBatch]) -> ScoreBatch:
@@ -80,10 +87,10 @@ class ScoreBatch:
         envelopes, envelope = _merged([p.envelopes for p in parts], [[p.envelope] for p in parts], id)
         names, named = _merged([p.names for p in parts], [[p.reviewer, p.model] for p in parts], lambda v: v)
         scales, scale = _merged([p.scales for p in parts], [[p.scale] for p in parts], id)
-        joined = [np.concatenate([getattr(p, name) for p in parts]) for name in ("position", "length", "score",
-                                                                                  "exclusion")]
+        joined = [np.concatenate([getattr(p, name) for p in parts])
+                  for name in ("position", "length", "score", "exclusion", "position_given")]
         return cls(session_keys, envelopes, names, scales, session[0], envelope[0], named[0], named[1],
-                   *joined[:3], scale[0], joined[3])
+                   *joined[:3], scale[0], *joined[3:])
 
     def first_envelopes(self) -> list[Envelope]:
         """Each session's envelope as its first row has it."""

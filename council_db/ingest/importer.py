@@ -48,6 +48,7 @@ class FileResult:
     rejected: int = 0
     skipped: int = 0
     excluded: int = 0
+    no_position: int = 0  # lines without position: stored at 0, as llm-council reads them, not as a display slot
     held_bytes: int = 0  # a last line without newline that does not parse yet, left for the next import
     note: str | None = None
     rejected_lines: list[Rejected] = field(default_factory=list, repr=False)
@@ -66,7 +67,8 @@ class ImportSummary:
         return sum(getattr(f, name) for f in self.files)
 
     def as_json(self) -> dict:
-        totals = {name: self.total(name) for name in ("inserted", "duplicates", "rejected", "skipped", "excluded")}
+        totals = {name: self.total(name) for name in ("inserted", "duplicates", "rejected", "skipped", "excluded",
+                                                            "no_position")}
         return {**totals, "files": [f.as_json() for f in self.files]}
 
 
@@ -176,6 +178,7 @@ class FileImport:
         result.duplicates += len(normalised.rows) - inserted
         result.skipped += normalised.skipped
         result.excluded += normalised.excluded
+        result.no_position += normalised.no_position
         result.rejected += len(normalised.rejected)
         if normalised.rejected:
             _store_rejected(connection, result.import_id, normalised.rejected)
@@ -213,7 +216,7 @@ class FileImport:
         connection.commit()
         result.status = "strict-failed"
         result.note = f"--strict: {result.rejected} bad line(s), nothing imported from this file"
-        result.inserted = result.duplicates = result.skipped = result.excluded = 0
+        result.inserted = result.duplicates = result.skipped = result.excluded = result.no_position = 0
 
 
 def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:

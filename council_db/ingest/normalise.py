@@ -26,6 +26,7 @@ class Normalised:
     rejected: list[Rejected] = field(default_factory=list)
     skipped: int = 0  # consent level 0: should never have been written
     excluded: int = 0  # kept, but out of scale
+    no_position: int = 0  # kept at position 0 (fields.DEFAULT_POSITION), out of position analyses
 
 
 class Normaliser:
@@ -60,7 +61,8 @@ class Normaliser:
             return parts[0]
         return Normalised(ScoreBatch.concat([part.rows for part in parts]),
                           [rejected for part in parts for rejected in part.rejected],
-                          sum(part.skipped for part in parts), sum(part.excluded for part in parts))
+                          sum(part.skipped for part in parts), sum(part.excluded for part in parts),
+                          sum(part.no_position for part in parts))
 
     def rows(self, parsed: Parsed, batch: LineBatch) -> Normalised:
         """The importer's per-record step, done per run instead: a session's records arrive
@@ -94,6 +96,7 @@ class Normaliser:
         kept = list(records) if keep.all() else list(compress(records, keep.tolist()))
         out.rows = ScoreBatch.from_records(kept, envelopes.objects, per_record[:, 0], scales.objects, per_record[:, 1])
         out.excluded = int(np.count_nonzero(out.rows.exclusion))
+        out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
         return out
 
 

@@ -27,7 +27,7 @@ class RecordLine(TypedDict, total=False):
     consent_level: Annotated[int, Field(ge=0, le=4)]
     reviewer_id: Required[Name]
     model_id: Required[Name]
-    position: Required[Annotated[int, Field(ge=0, le=1_000)]]
+    position: Union[Annotated[int, Field(ge=0, le=1_000)], None]  # missing or null: fields.DEFAULT_POSITION
     response_length_chars: Required[Annotated[int, Field(ge=0, le=2**31 - 1)]]
     score_value: Required[Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]]
     score_scale: Text
@@ -46,7 +46,7 @@ _EXPECTED = {
     "consent_level": "an integer 0-4",
     "reviewer_id": "a non-empty model id string",
     "model_id": "a non-empty model id string",
-    "position": "an integer >= 0 (the display slot)",
+    "position": "an integer >= 0 (the display slot), or no position at all",
     "response_length_chars": "an integer >= 0",
     "score_value": "a finite number",
     "score_scale": 'a range such as "1-10"',

@@ -1,4 +1,11 @@
-"""Export: the stored records as llm-council JSONL (or CSV), streamed in constant memory."""
+"""Export: the stored records as llm-council JSONL (or CSV), streamed in constant memory.
+
+A record imported without position comes back without it (an empty CSV cell) where the
+schema makes position a display slot (1.2.0 on): llm-council's reader takes it as 0, as the
+import did, and an import or a copy of the export again keeps it out of the display slots,
+where a written 0 would have made it "shown first". Before 1.2.0 position is a ranking index,
+never a slot, and the stored 0 is written (the line without one cannot be told apart there).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, TextIO
 
 from council_db.contract.fields import FIELDS
-from council_db.contract.schema_versions import export_schema_version
+from council_db.contract.schema_versions import export_schema_version, schema_version
 from council_db.resources import read_sql
 from council_db.store.database import Database
 from council_db.store.sql_filters import time_range
@@ -39,7 +46,8 @@ class ExportFilter:
 
 
 def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
-    """Each record as a dict with llm-council's 13 fields, in its order."""
+    """Each record as a dict with llm-council's 13 fields, in its order (position left out
+    where the line gave none: see the module's docstring)."""
     from sqlalchemy import text
 
     where, params = filters.where()
@@ -47,7 +55,7 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
     with db.engine.connect() as connection:
         result = connection.execution_options(stream_results=True, yield_per=5_000).execute(query, params)
         for row in result:
-            yield {
+            record = {
                 "schema_version": export_schema_version(row.schema_version, row.schema_version_raw),
                 "session_id": row.session_key,
                 "timestamp": row.timestamp,
@@ -62,6 +70,9 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
                 "query_hash": row.query_hash,
                 "query_metadata": None if row.query_metadata is None else json.loads(row.query_metadata),
             }
+            if not row.display_order and schema_version(row.schema_version).display_order:
+                del record["position"]  # not given: a slot from 1.2.0 on, so the line had none
+            yield record
 
 
 def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
@@ -73,7 +84,7 @@ def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") 
         for record in records(db, filters):
             metadata = record["query_metadata"]
             record["query_metadata"] = None if metadata is None else json.dumps(metadata)
-            writer.writerow(["" if v is None else v for v in record.values()])
+            writer.writerow(["" if record.get(name) is None else record[name] for name in FIELDS])
             count += 1
         return count
     for record in records(db, filters):

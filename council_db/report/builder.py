@@ -198,8 +198,8 @@ def _position(context: _Context, fit, warnings: list[str]) -> Position | None:
     shown = data.slot >= 0
     left_out = int((~shown).sum())
     if left_out:
-        warnings.append(f"{left_out:,} records left out of the position analysis: their position is the "
-                        "reviewer's ranking, not a display slot (schema < 1.2.0)")
+        warnings.append(f"{left_out:,} records left out of the position analysis: their position is not a "
+                        "display slot (schema < 1.2.0: the reviewer's ranking; or the line had no position)")
     if not shown.any():
         return None
     slot_means = []

@@ -99,7 +99,8 @@ class PositionTest(BaseModel):
 
 class Position(BaseModel):
     records_used: int
-    records_left_out: int = Field(description="records whose position is not a display slot (schema < 1.2.0)")
+    records_left_out: int = Field(description="records whose position is not a display slot "
+                                              "(schema < 1.2.0, or no position given)")
     slot_means: list[SlotMetric]
     slot_effects: list[SlotMetric] = Field(description="joint model, relative to the average slot")
     test: PositionTest | None

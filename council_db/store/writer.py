@@ -214,10 +214,12 @@ class ScoreWriter:
         session_ids, stored = self._session_ids(batch, import_id)
         model_ids = np.array([self.models[name] for name in batch.names], dtype=np.int64)
         scale_ids = np.array([self.scales[scale.name] for scale in batch.scales], dtype=np.int64)
+        # position is a display slot from schema 1.2.0 on, and only where the line gave one
         display_order = np.array([envelope.display_order for envelope in batch.envelopes], dtype=bool)
         columns = ScoreColumns(session_ids[batch.session], model_ids[batch.reviewer], model_ids[batch.model],
                                batch.position, batch.length, batch.score, scale_ids[batch.scale],
-                               display_order[batch.envelope], batch.reviewer == batch.model, batch.exclusion)
+                               display_order[batch.envelope] & batch.position_given, batch.reviewer == batch.model,
+                               batch.exclusion)
         inserted = self._insert_columns("scores", SCORE_COLUMNS, "session_id, reviewer_id, model_id, position",
                                         [*columns.as_lists(), self._envelope_ids(batch, stored)])
         if inserted:

@@ -157,6 +157,8 @@ TAKEN = {
     "an escaped surrogate pair": unknown_key(b'"\\ud83d\\ude00"', b"\\ud83d\\ude00"),
     "a known key given twice (the last counts)": unknown_key(b'"1-5"', b"score_scale"),
     "a long line of short numbers and shallow objects": unknown_key(b'{"k": {"n": 12345}}, "x": ' * 60 + b"1"),
+    "a line without position (llm-council's reader takes 0)": json.dumps(record(position=...)).encode(),
+    "a line with position null": json.dumps(record(position=None)).encode(),
 }
 
 

@@ -7,7 +7,13 @@ then the contrast "this subject's slope minus the median slope of the other subj
 ``subjects``). The standard error is cluster-robust by session, computed jointly for all
 subjects so the contrast's variance includes the covariance the shared sessions induce; the
 median's choice of subject is treated as fixed, which overstates its variance (the median of
-others varies less than one subject), so the interval errs on the wide side. t with G-1 df.
+others varies less than one subject), so the interval errs on the wide side.
+
+Time is distinct instants, not sessions: judge runs stamp a whole batch with one time, and
+sessions sharing a timestamp carry no order (file order is not time). Clusters are therefore
+instants (a batch shares whatever its moment shared), t has (instants - 1) df, and a subject
+needs scores at ``MIN_TIMES`` distinct times: two times give a difference between two batches,
+which cannot be told from the batches asking different things.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from council_db.analysis.subjects import Kind, codes_and_names, median_weights
 
 DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US
+MIN_TIMES = 3
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,17 @@ class TimedResiduals:
     def n_sessions(self) -> int:
         return int(self.session.max()) + 1 if len(self.session) else 0
 
+    @property
+    def session_instant(self) -> np.ndarray:
+        """Per session: the rank of its time among the distinct times (tied sessions share one)."""
+        times = np.zeros(self.n_sessions, dtype=np.int64)
+        times[self.session] = self.ts_us
+        return np.unique(times, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+    @property
+    def n_instants(self) -> int:
+        return len(np.unique(self.ts_us))
+
 
 def timed_residuals(data: ScoreData, residuals: np.ndarray, kind: Kind) -> TimedResiduals:
     codes, names = codes_and_names(data, kind)
@@ -64,12 +82,14 @@ def timed_residuals(data: ScoreData, residuals: np.ndarray, kind: Kind) -> Timed
 
 
 def slopes(timed: TimedResiduals) -> list[Slope]:
-    """Every subject's slope contrast; empty when fewer than two subjects have a slope."""
+    """Every subject's slope contrast; empty when fewer than two subjects have scores at
+    MIN_TIMES distinct times."""
     from council_db.analysis.stats import t_interval, t_p_value
 
-    n_subjects, g = len(timed.names), timed.n_sessions
-    if g < 3:
+    n_subjects, g = len(timed.names), timed.n_instants
+    if g < MIN_TIMES:
         return []
+    instant = timed.session_instant[timed.session]
     t = timed.ts_us / PER_30_DAYS_US
     s = timed.subject
     counts = np.bincount(s, minlength=n_subjects).astype(float)
@@ -79,12 +99,14 @@ def slopes(timed: TimedResiduals) -> list[Slope]:
     dt = t - t_mean[s]
     sxx = np.bincount(s, weights=dt * dt, minlength=n_subjects)
     sxy = np.bincount(s, weights=dt * (timed.residual - r_mean[s]), minlength=n_subjects)
-    sessions_per = np.bincount(np.unique(s * g + timed.session) // g, minlength=n_subjects)
-    ok = (sxx > 1e-12 * np.maximum(counts, 1)) & (sessions_per >= 3)
+    sessions_per = np.bincount(np.unique(s * timed.n_sessions + timed.session) // timed.n_sessions,
+                               minlength=n_subjects)
+    times_per = np.bincount(np.unique(s * g + instant) // g, minlength=n_subjects)
+    ok = (sxx > 1e-12 * np.maximum(counts, 1)) & (times_per >= MIN_TIMES)
     beta = np.where(ok, sxy / np.where(ok, sxx, 1.0), np.nan)
     fitted_resid = timed.residual - r_mean[s] - np.nan_to_num(beta)[s] * dt
     influence = np.where(ok[s], dt * fitted_resid / np.where(ok, sxx, 1.0)[s], 0.0)
-    u = np.bincount(timed.session * n_subjects + s, weights=influence,
+    u = np.bincount(instant * n_subjects + s, weights=influence,
                     minlength=g * n_subjects).reshape(g, n_subjects)
     cov = g / (g - 1) * (u.T @ u)
     identified = np.flatnonzero(ok)

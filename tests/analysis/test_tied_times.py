@@ -95,3 +95,16 @@ def test_trends_and_bias_report_say_why_when_every_session_shares_one_time(cli, 
     assert body["trends"] == [] and why in body["warnings"]
     report = json.loads(cli("bias-report", "--format", "json").stdout)
     assert why in report["warnings"] and not [f for f in report["flags"] if f["kind"] in TIME_KINDS]
+
+
+def test_slopes_over_a_few_batches_keep_the_false_flag_rate_near_five_percent():
+    # Three batches: the end instants carry most of the leverage and their residuals are nearly
+    # 0; a plain clustered SE with (instants - 1) df flagged 22% of null slopes at p < 0.05.
+    p_values = []
+    for seed in range(60):
+        records, _ = simulated(sessions=30, seed=2000 + seed)
+        data = from_records(stamp(records, batches=3))
+        timed = trends.timed_residuals(data, joint_model.fit(data).residuals, "reviewer")
+        p_values += [s.p_value for s in trends.slopes(timed)]
+    assert len(p_values) == 240
+    assert np.mean(np.array(p_values) < 0.05) <= 0.10

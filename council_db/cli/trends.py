@@ -94,9 +94,12 @@ def trends(
         drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)
                  + version_drift.model_id_severities(data, fit.severity)]
     warnings = version_drift.mixed_version_warnings(data, versions)
+    untested = changepoints.why_not_tested(timed)
+    if untested is not None:
+        warnings.append(untested)
     if not slopes:
-        warnings.append(f"no trend: it needs at least two {by.value}s with scores in at least 3 dated sessions "
-                        "(a drift shared by all cannot be told from a change in the questions)")
+        warnings.append(f"no trend: it needs at least two {by.value}s with scores at {trend_analysis.MIN_TIMES} or "
+                        "more distinct times (a drift shared by all cannot be told from a change in the questions)")
     if fmt in (Format.json, Format.jsonl):
         emit_object({"by": by.value, "every": every.value, "sessions": data.n_sessions, "records": data.n_records,
                      "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}, fmt)

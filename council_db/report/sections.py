@@ -38,6 +38,7 @@ class Sections:
     anchoring: list[AnchoringEffect] = field(default_factory=list)
     self_consistency: SelfConsistency | None = None
     groups: dict[str, list[Candidate]] = field(default_factory=dict)  # tests entering the family as one member
+    notes: list[str] = field(default_factory=list)  # why a section's tests were not run
 
     def add(self, group: str, candidate: Candidate) -> None:
         self.groups.setdefault(group, []).append(candidate)
@@ -53,6 +54,7 @@ class Sections:
                     at=format_us(found.at_us), p_value=found.p_value, q_value=q, shift=found.shift,
                     sessions_before=found.sessions_before, sessions_after=found.sessions_after))
         report.trends = self.trends
+        report.warnings.extend(self.notes)
         report.anomalies = [Anomaly(session_id=a.session_id, p_value=a.p_value, reason=a.reason,
                                     q_value=q_of[("anomaly", a.session_id)])
                             for a in self.sessions if ("anomaly", a.session_id) in q_of]
@@ -77,6 +79,9 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
 
 
 def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: np.random.Generator) -> None:
+    note = changepoints.why_not_tested(timed)
+    if note is not None and note not in out.notes:
+        out.notes.append(note)
     changes = {c.subject: c for c in changepoints.search(timed, rng)}
     for slope in trends.slopes(timed):
         label = f"{timed.kind} {slope.subject}"

@@ -235,3 +235,44 @@ def test_every_flag_on_the_gpt35_run_is_supported_by_the_raw_scores(gpt35_run):
     slope, r = within_pair_length_slope(reviews, realdata.fastchat_answers())
     assert slope > 0 and r == pytest.approx(0.193, abs=1e-3)
     assert flags["verbosity"]["estimate"] == pytest.approx(slope * report["length"]["log_length_sd"])
+
+
+# --- FastChat, one set of answers judged by GPT-4 and by GPT-3.5: reviewer-model affinities
+
+GPT4_SAME_ANSWERS = "vicuna-13b-20230322-new-hp-fp16"  # the answers GPT35_RUN judges again
+
+
+@pytest.fixture(scope="module")
+def two_judges(tmp_path_factory):
+    records = [line for run in (GPT4_SAME_ANSWERS, GPT35_RUN) for line in realdata.fastchat_records(run)[0]]
+    _, report = imported(tmp_path_factory.mktemp("two_judges"), records)
+    return report
+
+
+def raw_interactions() -> dict[tuple[str, str], float]:
+    """(judge, model) -> the judge's mean score of the model's answers, double-centred over the
+    judges x models table: what one judge likes in a model beyond both judges' view of it."""
+    answers, scores = realdata.fastchat_answers(), defaultdict(list)
+    for judge, run in (("gpt-4", GPT4_SAME_ANSWERS), ("gpt-3.5-turbo", GPT35_RUN)):
+        for review in realdata.fastchat_reviews(run):
+            for answer_id, score in zip((review["answer1_id"], review["answer2_id"]), review["score"]):
+                if 1 <= score <= 10:
+                    scores[(judge, answers[answer_id]["model_id"])].append(score)
+    judges, models = ["gpt-4", "gpt-3.5-turbo"], sorted({model for _, model in scores})
+    table = np.array([[np.mean(scores[(j, m)]) for m in models] for j in judges])
+    centred = table - table.mean(axis=1, keepdims=True) - table.mean(axis=0, keepdims=True) + table.mean()
+    return {(j, m): centred[a, b] for a, j in enumerate(judges) for b, m in enumerate(models)}
+
+
+def test_every_affinity_flag_agrees_in_sign_with_the_raw_judge_by_model_table(two_judges):
+    raw = raw_interactions()
+    flags = [flag for flag in two_judges["flags"] if flag["kind"] == "affinity"]
+    assert flags, "the two judges differ on some models' answers"
+    for flag in flags:
+        judge, model = flag["subject"].split(" -> ")
+        assert np.sign(flag["estimate"]) == np.sign(raw[(judge, model)]), flag["message"]
+    assert raw[("gpt-3.5-turbo", "gpt-3.5-turbo:20230327")] == pytest.approx(-0.303, abs=1e-3)
+    others = {flag["kind"]: flag["estimate"] for flag in two_judges["flags"] if flag["kind"] != "affinity"}
+    assert sorted(others) == ["position", "verbosity"]
+    assert others["position"] == pytest.approx(-7 / 79), "GPT-3.5's same-answer reviews, as in its own run"
+    assert others["verbosity"] > 0, "both runs' raw within-pair length slopes are positive"

@@ -1,0 +1,278 @@
+"""The report on real, published judge data (issue 15): MT-bench single grading by GPT-4 and
+FastChat's Vicuna-80 review tables. Every figure asserted here is computed by the test itself
+from the published files with plain Python and numpy, never with council_db's code; and every
+flag the report raises is checked against the raw figure it rests on."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import datetime, timezone
+from math import comb
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests import realdata
+from tests.conftest import Cli, write_jsonl
+
+pytestmark = pytest.mark.skipif(not realdata.REALDATA.is_dir(), reason="the public judge data is not here")
+
+GPT4_RUN = "vicuna-13b-20230322-clean-lang"
+GPT35_RUN = "gpt-3.5-turbo_review_vicuna-13b-20230322-new-hp-fp16"
+
+
+def imported(tmp_path: Path, records: list[dict]) -> tuple[dict, dict]:
+    """The import summary and the JSON bias report of these records in a new SQLite file."""
+    cli = Cli(tmp_path / "council.db")
+    imported_ = cli("import", str(write_jsonl(tmp_path / "in.jsonl", records)), "--format", "json")
+    assert imported_.exit_code == 0, imported_.output
+    report = cli("bias-report", "--format", "json")
+    assert report.exit_code == 0, report.output
+    return json.loads(imported_.stdout), json.loads(report.stdout)
+
+
+def when(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00"))
+
+
+def within_session_r(session: list, x: np.ndarray, y: np.ndarray) -> float:
+    """x and y demeaned within each session, then one correlation over every point."""
+    groups = defaultdict(list)
+    for i, key in enumerate(session):
+        groups[key].append(i)
+    dx, dy = x.astype(float).copy(), y.astype(float).copy()
+    for rows in groups.values():
+        dx[rows] -= dx[rows].mean()
+        dy[rows] -= dy[rows].mean()
+    return float(dx @ dy / np.sqrt((dx @ dx) * (dy @ dy)))
+
+
+# --- MT-bench single grading: 160 sessions (question x turn), one judge, repeats, no display order
+
+
+@pytest.fixture(scope="module")
+def mt_bench(tmp_path_factory):
+    records, no_rating = realdata.mt_bench_records()
+    summary, report = imported(tmp_path_factory.mktemp("mt_bench"), records)
+    rated = [j for j in realdata.mt_bench_judgments() if j["score"] != -1]
+    return summary, report, rated, no_rating
+
+
+def session_scores(rated: list[dict]) -> dict[tuple, list[float]]:
+    scores = defaultdict(list)
+    for j in rated:
+        scores[(j["question_id"], j["turn"])].append(j["score"])
+    return scores
+
+
+def test_mt_bench_imports_every_rated_judgment_into_one_session_per_question_turn(mt_bench):
+    summary, report, rated, no_rating = mt_bench
+    published = realdata.mt_bench_judgments()
+    assert no_rating == sum(j["score"] == -1 for j in published) == 1
+    assert summary["inserted"] == len(rated) == 799
+    assert (report["window"]["records"], report["window"]["sessions"]) == (799, len(session_scores(rated))) \
+        == (799, 160)
+
+
+@pytest.fixture(scope="module")
+def mt_bench_latest(tmp_path_factory):
+    """One grading per answer, the latest: the form in which issue 15 found 25 constant sessions."""
+    records, no_rating = realdata.mt_bench_records(repeats=False)
+    summary, report = imported(tmp_path_factory.mktemp("mt_bench_latest"), records)
+    rated = realdata.latest_grading([j for j in realdata.mt_bench_judgments() if j["score"] != -1])
+    return summary, report, rated, no_rating
+
+
+@pytest.mark.parametrize("data", ["mt_bench", "mt_bench_latest"])
+def test_mt_bench_constant_sessions_are_common_and_none_is_an_anomaly(data, request):
+    _, report, rated, _ = request.getfixturevalue(data)
+    constant = sum(len(set(scores)) == 1 for scores in session_scores(rated).values())
+    assert (len(rated), constant) == ((799, 12) if data == "mt_bench" else (640, 25))
+    assert report["window"]["records"] == len(rated)
+    assert report["anomalies"] == []
+    assert report["flags"] == [], "constant sessions are common on a 1-10 scale: none is anomalous"
+
+
+def test_mt_bench_window_and_trends_follow_the_session_times_and_place_no_change(mt_bench):
+    """A session's time is its first judgment's (the four models were graded in batches over
+    nine days; each session's first grading falls in the first 23 minutes)."""
+    _, report, rated, _ = mt_bench
+    first = defaultdict(lambda: float("inf"))
+    for j in rated:
+        first[(j["question_id"], j["turn"])] = min(first[(j["question_id"], j["turn"])], j["tstamp"])
+    times = sorted(first.values())
+    assert when(report["window"]["start"]) == datetime.fromtimestamp(times[0], timezone.utc)
+    assert when(report["window"]["end"]) == datetime.fromtimestamp(times[-1], timezone.utc)
+    assert all(trend["change_points"] == [] for trend in report["trends"])
+    assert not [flag for flag in report["flags"] if flag["kind"] in ("trend", "change_point")]
+
+
+def test_mt_bench_repeated_gradings_are_test_retest_not_agreement(mt_bench):
+    _, report, rated, _ = mt_bench
+    grades = defaultdict(list)
+    for j in rated:
+        grades[(j["question_id"], j["turn"], j["model"])].append(j["score"])
+    pairs = [g for g in grades.values() if len(g) == 2]
+    consistency = report["self_consistency"]
+    assert consistency["pairs"] == len(pairs) == 159
+    assert consistency["identical_share"]["estimate"] == pytest.approx(np.mean([a == b for a, b in pairs]))
+    assert consistency["mean_abs_difference"]["estimate"] == pytest.approx(np.mean([abs(a - b) for a, b in pairs]))
+    assert report["agreement"] is None, "one judge: there is no second rater to agree with"
+
+
+def test_mt_bench_length_figures_match_the_raw_correlations_and_raise_no_flag(mt_bench):
+    _, report, rated, _ = mt_bench
+    lengths = realdata.mt_bench_answer_lengths()
+    length = np.array([lengths[(j["model"], j["question_id"], j["turn"])] for j in rated])
+    score = np.array([j["score"] for j in rated], dtype=float)
+    assert report["length"]["naive_pooled_r"]["estimate"] == pytest.approx(np.corrcoef(length, score)[0, 1])
+    answers = defaultdict(list)  # an answer graded twice counts once, at its mean score
+    for j, n in zip(rated, length):
+        answers[(j["question_id"], j["turn"], j["model"], int(n))].append(j["score"])
+    keys = list(answers)
+    r = within_session_r([k[:2] for k in keys], np.log1p([k[3] for k in keys]),
+                         np.array([np.mean(answers[k]) for k in keys]))
+    assert report["length"]["headline"]["estimate"] == pytest.approx(r) == pytest.approx(-0.0196, abs=1e-4)
+    assert report["flags"] == [], "no flag: the within-session link of length and score is nil"
+
+
+# --- FastChat Vicuna-80, one GPT-4 run: 320 two-answer reviews, all at one instant
+
+
+@pytest.fixture(scope="module")
+def gpt4_run(tmp_path_factory):
+    records, no_rating = realdata.fastchat_records(GPT4_RUN)
+    summary, report = imported(tmp_path_factory.mktemp("gpt4_run"), records)
+    return summary, report, realdata.fastchat_reviews(GPT4_RUN), no_rating
+
+
+def test_a_run_at_one_instant_tests_no_trend_and_says_so(gpt4_run):
+    summary, report, reviews, no_rating = gpt4_run
+    assert (no_rating, summary["inserted"], report["window"]["sessions"]) == (0, 2 * len(reviews), len(reviews))
+    assert summary["excluded"] == sum(score == 0 for review in reviews for score in review["score"]) == 1
+    assert report["window"]["start"] == report["window"]["end"]
+    assert report["trends"] == []
+    assert not [flag for flag in report["flags"] if flag["kind"] in ("trend", "change_point")]
+    assert any("share one time: no trend or change can be tested" in w for w in report["warnings"])
+
+
+def test_first_shown_wins_is_not_measurable_when_no_pair_is_shown_in_both_orders(gpt4_run):
+    _, report, reviews, _ = gpt4_run
+    orders = defaultdict(set)  # session -> the orders its pair was shown in (one review per session)
+    for review in reviews:
+        orders[(review["question_id"], review["answer1_id"], review["answer2_id"])].add(
+            (review["answer1_id"], review["answer2_id"]))
+    assert not any(len(shown) > 1 for shown in orders.values())
+    decided = [a > b for a, b in (review["score"] for review in reviews) if a != b]
+    assert len(decided) == 287 and sum(decided) / len(decided) == pytest.approx(0.279, abs=1e-3)  # raw
+    position = report["position"]
+    assert position["consistency"] is None and position["test"] is None
+    assert position["designs"] == {"one_shuffle": len(reviews)}
+    assert any("no pair of answers was shown in both orders" in w for w in report["warnings"])
+
+
+def test_slot_means_are_the_raw_means_of_each_assistants_scores(gpt4_run):
+    _, report, reviews, _ = gpt4_run
+    means = {slot["position"]: slot["estimate"] for slot in report["position"]["slot_means"]}
+    for slot in (0, 1):
+        on_scale = [review["score"][slot] for review in reviews if 1 <= review["score"][slot] <= 10]
+        assert means[slot] == pytest.approx(np.mean(on_scale))
+
+
+def within_pair_length_slope(reviews: list[dict], answers: dict) -> tuple[float, float]:
+    """Score difference (Assistant 1 - 2) on log-length difference, both centred within each
+    pair of models (which absorbs their qualities and the slot effect): the slope and its r."""
+    rows = [(answers[r["answer1_id"]], answers[r["answer2_id"]], r["score"]) for r in reviews
+            if all(1 <= s <= 10 for s in r["score"])]
+    ds = np.array([s[0] - s[1] for _, _, s in rows], dtype=float)
+    dl = np.array([np.log1p(len(a["text"])) - np.log1p(len(b["text"])) for a, b, _ in rows])
+    pair = [(a["model_id"], b["model_id"]) for a, b, _ in rows]
+    for key in set(pair):
+        rows_of = [i for i, p in enumerate(pair) if p == key]
+        ds[rows_of] -= ds[rows_of].mean()
+        dl[rows_of] -= dl[rows_of].mean()
+    return float(ds @ dl / (dl @ dl)), float(ds @ dl / np.sqrt((ds @ ds) * (dl @ dl)))
+
+
+def test_gpt4_run_length_effect_is_the_raw_within_pair_slope_and_is_not_flagged(gpt4_run):
+    _, report, reviews, _ = gpt4_run
+    slope, r = within_pair_length_slope(reviews, realdata.fastchat_answers())
+    assert report["length"]["adjusted_effect_per_log_length"]["estimate"] == pytest.approx(slope)
+    assert r == pytest.approx(0.094, abs=1e-3), "weak: a flag would not be supported"
+    assert report["length"]["adjusted_effect"]["ci_low"] < 0 < report["length"]["adjusted_effect"]["ci_high"]
+    assert report["flags"] == []
+
+
+# --- FastChat, the GPT-3.5 run: it shows one answer in both slots, so position is measurable
+
+
+@pytest.fixture(scope="module")
+def gpt35_run(tmp_path_factory):
+    records, no_rating = realdata.fastchat_records(GPT35_RUN)
+    summary, report = imported(tmp_path_factory.mktemp("gpt35_run"), records)
+    return summary, report, realdata.fastchat_reviews(GPT35_RUN), no_rating
+
+
+def test_every_flag_on_the_gpt35_run_is_supported_by_the_raw_scores(gpt35_run):
+    summary, report, reviews, no_rating = gpt35_run
+    assert no_rating == sum(-1 in review["score"] for review in reviews) == 2
+    assert summary["inserted"] == 2 * (len(reviews) - no_rating)
+    flags = {flag["kind"]: flag for flag in report["flags"]}
+    assert sorted(flags) == ["position", "verbosity"]
+
+    # position: the same answer in both slots (80 reviews); slot 0 vs the average slot is half
+    # the mean difference, and the first-shown copy rarely wins (1 of 12 decided, sign test).
+    same = [r["score"] for r in reviews if r["answer1_id"] == r["answer2_id"] and -1 not in r["score"]]
+    difference = np.mean([a - b for a, b in same])
+    assert flags["position"]["estimate"] == pytest.approx(difference / 2) == pytest.approx(-7 / 79)
+    first, second = sum(a > b for a, b in same), sum(a < b for a, b in same)
+    sign_p = 2 * sum(comb(first + second, k) for k in range(min(first, second) + 1)) / 2 ** (first + second)
+    assert (first, second) == (1, 11) and sign_p < 0.01
+
+    # verbosity: the raw within-pair slope, positive, times the report's SD of log length
+    slope, r = within_pair_length_slope(reviews, realdata.fastchat_answers())
+    assert slope > 0 and r == pytest.approx(0.193, abs=1e-3)
+    assert flags["verbosity"]["estimate"] == pytest.approx(slope * report["length"]["log_length_sd"])
+
+
+# --- FastChat, one set of answers judged by GPT-4 and by GPT-3.5: reviewer-model affinities
+
+GPT4_SAME_ANSWERS = "vicuna-13b-20230322-new-hp-fp16"  # the answers GPT35_RUN judges again
+
+
+@pytest.fixture(scope="module")
+def two_judges(tmp_path_factory):
+    records = [line for run in (GPT4_SAME_ANSWERS, GPT35_RUN) for line in realdata.fastchat_records(run)[0]]
+    _, report = imported(tmp_path_factory.mktemp("two_judges"), records)
+    return report
+
+
+def raw_interactions() -> dict[tuple[str, str], float]:
+    """(judge, model) -> the judge's mean score of the model's answers, double-centred over the
+    judges x models table: what one judge likes in a model beyond both judges' view of it."""
+    answers, scores = realdata.fastchat_answers(), defaultdict(list)
+    for judge, run in (("gpt-4", GPT4_SAME_ANSWERS), ("gpt-3.5-turbo", GPT35_RUN)):
+        for review in realdata.fastchat_reviews(run):
+            for answer_id, score in zip((review["answer1_id"], review["answer2_id"]), review["score"]):
+                if 1 <= score <= 10:
+                    scores[(judge, answers[answer_id]["model_id"])].append(score)
+    judges, models = ["gpt-4", "gpt-3.5-turbo"], sorted({model for _, model in scores})
+    table = np.array([[np.mean(scores[(j, m)]) for m in models] for j in judges])
+    centred = table - table.mean(axis=1, keepdims=True) - table.mean(axis=0, keepdims=True) + table.mean()
+    return {(j, m): centred[a, b] for a, j in enumerate(judges) for b, m in enumerate(models)}
+
+
+def test_every_affinity_flag_agrees_in_sign_with_the_raw_judge_by_model_table(two_judges):
+    raw = raw_interactions()
+    flags = [flag for flag in two_judges["flags"] if flag["kind"] == "affinity"]
+    assert flags, "the two judges differ on some models' answers"
+    for flag in flags:
+        judge, model = flag["subject"].split(" -> ")
+        assert np.sign(flag["estimate"]) == np.sign(raw[(judge, model)]), flag["message"]
+    assert raw[("gpt-3.5-turbo", "gpt-3.5-turbo:20230327")] == pytest.approx(-0.303, abs=1e-3)
+    others = {flag["kind"]: flag["estimate"] for flag in two_judges["flags"] if flag["kind"] != "affinity"}
+    assert sorted(others) == ["position", "verbosity"]
+    assert others["position"] == pytest.approx(-7 / 79), "GPT-3.5's same-answer reviews, as in its own run"
+    assert others["verbosity"] > 0, "both runs' raw within-pair length slopes are positive"

@@ -21,7 +21,9 @@ import json
 import numpy as np
 from scipy.stats import kendalltau
 
+from council_db.analysis import joint_model
 from council_db.analysis.aggregation import Method, calibrate, consensus, leaderboard
+from council_db.analysis.aggregation.quality import quality_standings
 from council_db.analysis.score_data import from_records
 from council_db.simulate import SimulationConfig, write_jsonl
 
@@ -41,8 +43,11 @@ def one(seed: int, sessions: int, share: dict) -> tuple[dict, int]:
     data = from_records(json.loads(line) for line in out.getvalue().splitlines())
     results = {}
     for method in Method:
-        calibration = calibrate(method, data, weights={}, offsets={}, include_self=False)
-        standings = leaderboard(consensus(data, method, calibration), n_boot=500, seed=seed)
+        if method is Method.quality:
+            standings = quality_standings(data, joint_model.fit(data))
+        else:
+            calibration = calibrate(method, data, weights={}, offsets={}, include_self=False)
+            standings = leaderboard(consensus(data, method, calibration), n_boot=500, seed=seed)
         planted = [MODELS.index(s.model) for s in standings]
         covered = [s.rank_low <= MODELS.index(s.model) + 1 <= s.rank_high for s in standings]
         results[method.value] = (float(kendalltau(planted, range(len(planted))).statistic),

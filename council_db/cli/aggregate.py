@@ -35,6 +35,17 @@ class MethodName(str, Enum):
     normalized = "normalized"
 
 
+class RankingName(str, Enum):
+    """The leaderboard's methods: the consensus strategies, and the joint model's quality."""
+
+    quality = "quality"
+    mean = "mean"
+    weighted = "weighted"
+    median = "median"
+    bias_adjusted = "bias-adjusted"
+    normalized = "normalized"
+
+
 class ViewFormat(str, Enum):
     table = "table"
     json = "json"
@@ -44,6 +55,10 @@ class ViewFormat(str, Enum):
 MethodOption = Annotated[MethodName, typer.Option(
     "--method", help="mean, weighted, median, bias-adjusted (minus each reviewer's offset) or normalized "
                      "(per-reviewer z-scores).")]
+RankingOption = Annotated[RankingName, typer.Option(
+    "--method", help="quality (default: the bias report's joint-model quality, with reviewer severity, display "
+                     "slot, self-preference and answer length removed), or a consensus score: mean, weighted, "
+                     "median, bias-adjusted (minus each reviewer's offset) or normalized (per-reviewer z-scores).")]
 WeightsOption = Annotated[Optional[str], typer.Option(
     metavar="REVIEWER=W,...", help="weighted: weight per reviewer (>= 0); reviewers not named weigh 1.")]
 OffsetsOption = Annotated[Optional[str], typer.Option(
@@ -56,7 +71,7 @@ IncludeSelfOption = Annotated[bool, typer.Option(
 FormatOption = Annotated[ViewFormat, typer.Option("--format", help="table, json or csv.")]
 
 
-def _settings(method: MethodName, weights: str | None, offsets: str | None, config: Path | None,
+def _settings(method: MethodName | RankingName, weights: str | None, offsets: str | None, config: Path | None,
               include_self: bool) -> Settings:
     from council_db.analysis.aggregation import Method, parse_pairs, read_config
     from council_db.analysis.aggregation.view import Settings
@@ -69,6 +84,9 @@ def _settings(method: MethodName, weights: str | None, offsets: str | None, conf
     for name, values in given.items():
         if values and name != used:
             message(f"note: {name} are not used by --method {chosen.value}")
+    if include_self and chosen is Method.quality:
+        message("note: --include-self is not used by --method quality (the joint model estimates "
+                "self-preference from the self-reviews and removes it)")
     return Settings(chosen, given["weights"], given["offsets"], include_self)
 
 
@@ -99,7 +117,7 @@ def scores(
 
 def leaderboard(
     ctx: typer.Context,
-    method: MethodOption = MethodName.mean,
+    method: RankingOption = RankingName.quality,
     weights: WeightsOption = None,
     offsets: OffsetsOption = None,
     config: ConfigOption = None,
@@ -116,10 +134,12 @@ def leaderboard(
     seed: Annotated[int, typer.Option(help="Seed of the session resampling behind the CIs.")] = 0,
     fmt: FormatOption = ViewFormat.table,
 ) -> None:
-    """Models ranked by consensus score over a window, with 95% CIs from resampling sessions.
+    """Models ranked over a window, with 95% CIs: by default by the bias report's candidate quality.
 
-    Offsets and per-reviewer scales are estimated over the same window. Stored scores are
-    never changed."""
+    quality: the joint model's estimate, reviewer severity, display slot, self-preference and
+    answer length removed. Other methods: mean consensus score, CIs from resampling sessions;
+    their offsets and per-reviewer scales are estimated over the same window. Every output says
+    what the method removes. Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, model_leaderboard
     settings = _settings(method, weights, offsets, config, include_self)
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
@@ -153,3 +173,5 @@ def _emit(result: dict[str, Any], rows: list[dict], fmt: ViewFormat, title: str,
     else:
         emit_rows(rows, Format.table, title=title)
         message(f"calibration: {result['calibration']['source']}")
+        if "removes" in result:
+            message(f"removes: {result['removes']}")

@@ -12,6 +12,8 @@ one consensus score, in score points:
 * ``normalized``: each score becomes its reviewer's z-score, (score - mean_r) / sd_r; the mean z
   is put back on the average reviewer's scale (mean of the reviewer means + z * mean of the
   reviewer SDs), so it reads in score points and ranks the same as the mean z.
+* ``quality`` (leaderboard only, its default): not a per-answer consensus but the joint
+  model's candidate quality, as in the bias report (``quality.py``).
 
 Self-reviews (reviewer = candidate model) are left out by default: they are data about
 self-preference, not ordinary scores. Nothing here changes stored scores.
@@ -35,6 +37,21 @@ class Method(str, Enum):
     median = "median"
     bias_adjusted = "bias-adjusted"
     normalized = "normalized"
+    quality = "quality"
+
+
+# What each method takes out of the scores, said in every leaderboard (self-reviews aside:
+# the consensus methods leave them out unless --include-self keeps them).
+REMOVES = {
+    Method.mean: "nothing: reviewer severity, display slot and answer length all stay in the scores",
+    Method.weighted: "nothing estimated: your weights change each reviewer's say; severity, display slot and "
+                     "answer length stay in",
+    Method.median: "the pull of outlying scores; reviewer severity, display slot and answer length stay in",
+    Method.bias_adjusted: "reviewer severity (one offset per reviewer); display slot and answer length stay in",
+    Method.normalized: "each reviewer's mean and spread of scores; display slot and answer length stay in",
+    Method.quality: "reviewer severity, display slot, self-preference and answer length (within model), fitted "
+                    "at once with session effects: the bias report's candidate quality, points vs the average model",
+}
 
 
 @dataclass(frozen=True)
@@ -69,6 +86,9 @@ class Consensus:
 def consensus(data: ScoreData, method: Method, calibration: Calibration, include_self: bool = False) -> Consensus:
     """Each answer's consensus score under ``method``. Raises CouncilDbError when the
     calibration lacks a reviewer the method needs (the message names the reviewer and the fix)."""
+    if method is Method.quality:
+        raise CouncilDbError("--method quality ranks models over a window (council-db leaderboard); it gives no "
+                             "per-answer score: use --method mean, weighted, median, bias-adjusted or normalized")
     keep = np.ones(data.n_records, dtype=bool) if include_self else ~data.self_review
     reviewer, score = data.reviewer[keep], data.score[keep]
     weight = np.ones(len(score))

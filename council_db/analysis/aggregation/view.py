@@ -7,9 +7,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from council_db.analysis import joint_model
 from council_db.analysis.aggregation.calibration import calibrate, check_reviewers
 from council_db.analysis.aggregation.leaderboard import N_BOOT, leaderboard
-from council_db.analysis.aggregation.strategies import Calibration, Method, consensus
+from council_db.analysis.aggregation.quality import INTERVAL, length_warning, quality_standings
+from council_db.analysis.aggregation.strategies import REMOVES, Calibration, Method, consensus
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import confidence_tier
 from council_db.analysis.window import Window, load, load_sessions, unreadable_warnings
@@ -69,26 +71,47 @@ def session_scores(db: Database, session_key: str, settings: Settings) -> dict[s
 
 def model_leaderboard(db: Database, window: Window, settings: Settings, *, filters: dict[str, Any],
                       seed: int = 0, n_boot: int = N_BOOT) -> dict[str, Any]:
-    """Models ranked by mean consensus score over the window, with session-bootstrap CIs."""
+    """Models ranked over the window: by the joint model's quality (``quality``), or by mean
+    consensus score with session-bootstrap CIs; warned when the ranking follows answer length."""
     data = load(db, window)
     if data.n_records == 0:
         raise CouncilDbError("no usable scores in this window (see council-db stats, or widen the window)")
-    calibration = calibrate(settings.method, data, weights=settings.weights, offsets=settings.offsets,
-                            include_self=settings.include_self)
-    standings = leaderboard(consensus(data, settings.method, calibration, settings.include_self), n_boot, seed)
+    fit = joint_model.fit(data)
     tier = confidence_tier(data.n_sessions)
     warnings = unreadable_warnings(data.excluded)
     if tier == "insufficient":
         warnings.append(f"only {data.n_sessions} sessions (fewer than 10): the ranking is not to be trusted")
+    if settings.method is Method.quality:
+        standings = quality_standings(data, fit)
+        calibration = Calibration(source=f"the bias report's joint model over {fit.n_sessions} sessions",
+                                  n_sessions=fit.n_sessions, n_records=fit.n_records)
+        interval = INTERVAL
+        warnings.extend(fit.warnings)
+    else:
+        calibration = calibrate(settings.method, data, weights=settings.weights, offsets=settings.offsets,
+                                include_self=settings.include_self)
+        standings = leaderboard(consensus(data, settings.method, calibration, settings.include_self), n_boot, seed)
+        interval = f"95%, {n_boot} session resamples (seed {seed}), expanded percentile; ranks: 2.5-97.5% quantiles"
+    follows_length = length_warning(settings.method, standings, data, fit)
+    if follows_length:
+        warnings.append(follows_length)
     models = [{"rank": s.rank, "model": s.model,
-               "score": {"estimate": s.score.estimate, "ci_low": _number(s.score.ci_low),
+               "score": {"estimate": _number(s.score.estimate), "ci_low": _number(s.score.ci_low),
                          "ci_high": _number(s.score.ci_high), "n_sessions": s.n_sessions, "n_records": s.n_records},
                "rank_ci_low": s.rank_low, "rank_ci_high": s.rank_high,
                "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records} for s in standings]
-    return {"method": settings.method.value, "window": _window(data, window.as_of, filters), "confidence": tier,
+    return {"method": settings.method.value, "removes": removes(settings.method, settings.include_self),
+            "window": _window(data, window.as_of, filters), "confidence": tier,
             "include_self": settings.include_self, "calibration": _calibration(settings.method, calibration),
-            "interval": f"95%, {n_boot} session resamples (seed {seed}), expanded percentile; ranks: 2.5-97.5% "
-                        "quantiles", "excluded": dict(data.excluded), "models": models, "warnings": warnings}
+            "interval": interval, "excluded": dict(data.excluded), "models": models, "warnings": warnings}
+
+
+def removes(method: Method, include_self: bool) -> str:
+    """What ``method`` takes out of the scores, in one line."""
+    if method is Method.quality:
+        return REMOVES[method]
+    return REMOVES[method] + ("; self-reviews kept (self-preference stays in)" if include_self
+                              else "; self-reviews left out")
 
 
 def _window(data: ScoreData, as_of: str | None, filters: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Public LLM-judge data (/work/shared/realdata, see its README) as llm-council bias records.
+"""Public LLM-judge data (tests/data/realdata, as published; provenance and licences in its
+README) as llm-council bias records.
 
 A test helper until the import adapters of issue 18 exist: small functions that turn the files
 as published into the 13-field records council-db imports, so that tests can prove the report
@@ -12,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-REALDATA = Path("/work/shared/realdata")
+REALDATA = Path(__file__).parent / "data" / "realdata"  # in the repository, so CI proves it too
 MT_BENCH = REALDATA / "mt-bench-orpo"
 FASTCHAT = REALDATA / "fastchat-vicuna80"
 NO_RATING = -1  # llm_judge's score when it could not parse a rating from the judgment

@@ -17,8 +17,6 @@ import pytest
 from tests import realdata
 from tests.conftest import Cli, write_jsonl
 
-pytestmark = pytest.mark.skipif(not realdata.REALDATA.is_dir(), reason="the public judge data is not here")
-
 GPT4_RUN = "vicuna-13b-20230322-clean-lang"
 GPT35_RUN = "gpt-3.5-turbo_review_vicuna-13b-20230322-new-hp-fp16"
 

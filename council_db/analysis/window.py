@@ -91,7 +91,7 @@ class WindowData:
     size, the scores of a sample of its sessions plus whole-window totals."""
 
     data: ScoreData
-    window_sessions: int  # sessions the window selects (before any sample)
+    window_sessions: int | None = None  # sessions the window selects, when ``data`` is a sample of them
     totals: WindowTotals | None = None  # whole-window sums, when ``data`` is a sample and unfiltered
 
 
@@ -112,7 +112,7 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
     if window.reviewers or window.models or not sample_sessions:  # no whole-window sums: filtered, or never sampled
         in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
         if chosen is None:
-            return WindowData(load(db, window), in_window)
+            return WindowData(load(db, window))
         return WindowData(load_sessions(db, _ids_sql(chosen), {}, reviewers=window.reviewers, models=window.models),
                           in_window)
     # The totals' pass over the whole window is the longest query, so it starts first; the
@@ -122,7 +122,7 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
         pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"))
         in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
         if chosen is None:
-            return WindowData(load(db, window), in_window)
+            return WindowData(load(db, window))
         rows = fetch_records(db, _ids_sql(chosen), {})
         totals = pending.result()
     return WindowData(score_data(rows, scale=totals.scale if totals else None), in_window, totals)

@@ -4,6 +4,7 @@ sessions that can contribute (at least two answers scored by other reviewers).""
 
 from __future__ import annotations
 
+import json
 from itertools import combinations
 
 import pytest
@@ -67,3 +68,18 @@ def test_the_headline_length_r_counts_only_sessions_with_two_answers_by_other_re
     report = build(loaded.data, totals=loaded.totals, window_sessions=loaded.window_sessions)
     assert report.length.headline.n_sessions == expected
     db.engine.dispose()
+
+
+def test_a_window_with_sessions_without_usable_scores_is_not_called_a_sample(tmp_path):
+    """Sessions whose every score is excluded (0 on a 1-10 scale: ranked but never scored) are
+    in the window but not in the data; nothing was sampled, and the report must not say so."""
+    records, _ = simulated(sessions=30, seed=4)
+    unscored = [dict(r, session_id=f"unscored-{r['session_id']}", score_value=0)
+                for r in records if r["session_id"] in {records[0]["session_id"], records[-1]["session_id"]}]
+    cli = Cli(f"sqlite:///{tmp_path / 'council.db'}")
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", records + unscored))).exit_code == 0
+
+    report = json.loads(cli("bias-report", "--format", "json").stdout)
+
+    assert report["window"]["sample"] is None
+    assert not [w for w in report["warnings"] if "sample" in w], report["warnings"]

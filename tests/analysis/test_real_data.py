@@ -139,11 +139,16 @@ def test_mt_bench_length_figures_match_the_raw_correlations_and_raise_no_flag(mt
 # --- FastChat Vicuna-80, one GPT-4 run: 320 two-answer reviews, all at one instant
 
 
+def fastchat_run(folder, run: str) -> tuple[dict, dict, list[dict], int]:
+    """The run imported: import summary, report, the published reviews, lines without a rating."""
+    records, no_rating = realdata.fastchat_records(run)
+    summary, report = imported(folder, records)
+    return summary, report, realdata.fastchat_reviews(run), no_rating
+
+
 @pytest.fixture(scope="module")
 def gpt4_run(tmp_path_factory):
-    records, no_rating = realdata.fastchat_records(GPT4_RUN)
-    summary, report = imported(tmp_path_factory.mktemp("gpt4_run"), records)
-    return summary, report, realdata.fastchat_reviews(GPT4_RUN), no_rating
+    return fastchat_run(tmp_path_factory.mktemp("gpt4_run"), GPT4_RUN)
 
 
 def test_a_run_at_one_instant_tests_no_trend_and_says_so(gpt4_run):
@@ -208,9 +213,7 @@ def test_gpt4_run_length_effect_is_the_raw_within_pair_slope_and_is_not_flagged(
 
 @pytest.fixture(scope="module")
 def gpt35_run(tmp_path_factory):
-    records, no_rating = realdata.fastchat_records(GPT35_RUN)
-    summary, report = imported(tmp_path_factory.mktemp("gpt35_run"), records)
-    return summary, report, realdata.fastchat_reviews(GPT35_RUN), no_rating
+    return fastchat_run(tmp_path_factory.mktemp("gpt35_run"), GPT35_RUN)
 
 
 def test_every_flag_on_the_gpt35_run_is_supported_by_the_raw_scores(gpt35_run):

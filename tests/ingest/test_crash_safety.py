@@ -143,6 +143,18 @@ def test_importing_into_a_database_damaged_after_a_killed_import_exits_1_naming_
     assert "council-db db restore" in lines[0] and "council-db db backup" in lines[0]
 
 
+def statuses_after_a_later_import(db_path, tmp_path) -> list[tuple[str, str]]:
+    """(source kind, status) of every import, after another file is imported: the import that
+    finds a killed one marks it."""
+    later = simulated_file(tmp_path / "later.jsonl", 5, seed=7)
+    assert run_and_kill(council_db_argv(db_path, "import", "--quiet", str(later)), after=120).returncode == 0
+    connection = sqlite3.connect(db_path)
+    try:
+        return connection.execute("SELECT source_kind, status FROM imports ORDER BY id").fetchall()
+    finally:
+        connection.close()
+
+
 def test_a_killed_import_from_a_pipe_is_marked_interrupted_by_the_next_import(tmp_path):
     """A FIFO is read once, as stdin is: there is nothing to resume, but its row must not stay
     `running` for ever."""
@@ -161,15 +173,7 @@ def test_a_killed_import_from_a_pipe_is_marked_interrupted_by_the_next_import(tm
                                      db_path)
     feeder.join(timeout=30)
     assert killed.killed, "the import ended before the kill"
-    later = simulated_file(tmp_path / "later.jsonl", 5, seed=7)
-    assert run_and_kill(council_db_argv(db_path, "import", "--quiet", str(later)), after=120).returncode == 0
-
-    connection = sqlite3.connect(db_path)
-    try:
-        rows = connection.execute("SELECT source_kind, status FROM imports ORDER BY id").fetchall()
-    finally:
-        connection.close()
-    assert rows == [("stream", "interrupted"), ("file", "complete")]
+    assert statuses_after_a_later_import(db_path, tmp_path) == [("stream", "interrupted"), ("file", "complete")]
 
 
 def test_a_killed_copy_is_marked_interrupted_by_the_next_import_into_its_target(tmp_path):
@@ -181,12 +185,4 @@ def test_a_killed_copy_is_marked_interrupted_by_the_next_import_into_its_target(
 
     killed = kill_after_first_commit(copying, target)
     assert killed.killed, "the copy ended before the kill"
-    later = simulated_file(tmp_path / "later.jsonl", 5, seed=9)
-    assert run_and_kill(council_db_argv(target, "import", "--quiet", str(later)), after=120).returncode == 0
-
-    connection = sqlite3.connect(target)
-    try:
-        rows = connection.execute("SELECT source_kind, status FROM imports ORDER BY id").fetchall()
-    finally:
-        connection.close()
-    assert rows == [("copy", "interrupted"), ("file", "complete")]
+    assert statuses_after_a_later_import(target, tmp_path) == [("copy", "interrupted"), ("file", "complete")]

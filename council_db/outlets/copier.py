@@ -27,6 +27,7 @@ from council_db.ingest.resume import close_abandoned
 from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import Database
 from council_db.store.import_locks import import_lock
+from council_db.store.sql_filters import RECORD_CONSENT
 from council_db.store.writer import ScoreWriter
 
 BATCH_RECORDS = 2_000
@@ -81,7 +82,7 @@ def _below(db: Database, min_consent: int) -> int:
 
     query = text("SELECT COUNT(*) FROM scores AS sc JOIN sessions AS s ON s.id = sc.session_id "
                  "LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id "
-                 "WHERE COALESCE(e.consent_level, s.consent_level) < :min_consent")
+                 f"WHERE {RECORD_CONSENT} < :min_consent")
     with db.engine.connect() as connection:
         return connection.execute(query, {"min_consent": min_consent}).scalar_one()
 

@@ -18,7 +18,7 @@ from council_db.contract.fields import FIELDS
 from council_db.contract.schema_versions import export_schema_version, schema_version
 from council_db.resources import read_sql
 from council_db.store.database import Database
-from council_db.store.sql_filters import time_range
+from council_db.store.sql_filters import RECORD_CONSENT, time_range
 
 ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
 
@@ -40,7 +40,7 @@ class ExportFilter:
                 clauses.append(f"{column} = :{name}")
                 params[name] = getattr(self, name)
         if self.min_consent:
-            clauses.append("COALESCE(e.consent_level, s.consent_level) >= :min_consent")
+            clauses.append(f"{RECORD_CONSENT} >= :min_consent")
             params["min_consent"] = self.min_consent
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 

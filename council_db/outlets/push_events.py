@@ -33,6 +33,7 @@ from council_db.analysis.stats import answer_index, krippendorff_alpha_interval
 from council_db.analysis.window import Window, load_sessions
 from council_db.contract.timestamps import format_us
 from council_db.store.database import Database
+from council_db.store.sql_filters import RECORD_CONSENT
 
 EVENT_TYPE = "council_session_summary"
 EVENT_SCHEMA_VERSION = "1.0"
@@ -58,7 +59,7 @@ class Built:
 
 def _record_levels(window_sql: str) -> str:
     """SQL: (session_id, level) of each record in the window, at the record's own consent level."""
-    return ("SELECT sc.session_id, COALESCE(e.consent_level, s.consent_level) AS level FROM scores AS sc "
+    return (f"SELECT sc.session_id, {RECORD_CONSENT} AS level FROM scores AS sc "
             "JOIN sessions AS s ON s.id = sc.session_id LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id "
             f"WHERE sc.session_id IN ({window_sql})")
 

@@ -13,6 +13,9 @@ from council_db.contract.timestamps import MAX_US, MIN_US, timestamp_us
 # COALESCE, not "IS NULL OR": an OR would stop `--sessions N` reading the ts_us index in order.
 READABLE_TIME = f"COALESCE(s.ts_us, 0) BETWEEN {MIN_US} AND {MAX_US}"
 UNREADABLE_TIME = f"(s.ts_us < {MIN_US} OR s.ts_us > {MAX_US})"
+# A record's own consent level: its envelope's where it differs from its session's (whose
+# envelope is the first record's). Needs sessions AS s and record_envelopes AS e left-joined.
+RECORD_CONSENT = "COALESCE(e.consent_level, s.consent_level)"
 
 
 def time_range(since: str | None, until: str | None) -> tuple[list[str], dict[str, Any]]:

@@ -67,6 +67,10 @@ class SimulationConfig:
     noise_sd: float = 1.0
     base_score: float = 6.5
     per_reviewer_shuffle: bool = False  # ADR-017 default: one shuffle per session
+    # reviewer -> effect per display slot, added to position_effects: reviewers whose position
+    # biases differ (even in direction) while the pooled effect is small
+    reviewer_position_effects: dict[str, list[float]] = field(default_factory=dict)
+    swap_orders: bool = False  # a swap design: each reviewer scores the answers again in reversed order
     schema_version: str = "1.2.0"
     consent_level: int = 1
     council_config_version: str = "0.1.0"
@@ -87,6 +91,11 @@ class SimulationConfig:
     @property
     def answers_per_session(self) -> int:
         return self.candidates_per_session or len(self.models)
+
+    @property
+    def lines_per_reviewer(self) -> int:
+        """Lines each reviewer writes per session: one per answer, twice in a swap design."""
+        return self.answers_per_session * (2 if self.swap_orders else 1)
 
     @property
     def positions_are_rankings(self) -> bool:
@@ -128,6 +137,7 @@ def _validate(c: SimulationConfig) -> None:
         "model_quality": c.model_quality.values(),
         "reviewer_offsets": c.reviewer_offsets.values(),
         "drift": c.drift.values(),
+        "reviewer_position_effects": [v for effects in c.reviewer_position_effects.values() for v in effects],
     }
     for name, values in numbers.items():
         check(all(math.isfinite(v) for v in values), name, f"{name} must be finite numbers")
@@ -146,6 +156,7 @@ def _validate(c: SimulationConfig) -> None:
         ("model_quality", c.model_quality, c.models),
         ("reviewer_offsets", c.reviewer_offsets, c.reviewer_ids),
         ("drift", c.drift, c.reviewer_ids),
+        ("reviewer_position_effects", c.reviewer_position_effects, c.reviewer_ids),
     ):
         for key in mapping:
             check(key in known, name, f"unknown id {key!r}: expected one of {', '.join(known)}")
@@ -156,6 +167,11 @@ def _validate(c: SimulationConfig) -> None:
         f"{len(c.position_effects)} position effects but sessions show only {k} answers: "
         f"expected at most one value per display slot",
     )
+    for reviewer, effects in c.reviewer_position_effects.items():
+        check(len(effects) <= k, "reviewer_position_effects",
+              f"{len(effects)} position effects for {reviewer!r} but sessions show only {k} answers")
+    check(not (c.swap_orders and c.positions_are_rankings), "swap_orders",
+          "a swap design needs display slots: schema_version 1.2.0 or later")
     for reviewer, shares in c.scoring_share.items():
         check(reviewer in c.reviewer_ids, "scoring_share",
               f"unknown reviewer {reviewer!r}: expected one of {', '.join(c.reviewer_ids)}")

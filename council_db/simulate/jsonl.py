@@ -41,7 +41,8 @@ class _LineFormatter:
             dtype=object,
         )
         self.positions = np.array(
-            [f'{p}, "response_length_chars": ' for p in range(c.answers_per_session)], dtype=object
+            [f'{p % c.answers_per_session}, "response_length_chars": ' for p in range(c.lines_per_reviewer)],
+            dtype=object
         )
         self.scores = np.array([f"{t // 10}.{t % 10}" for t in range(MAX_TENTHS + 1)], dtype=object)
         self.tails = np.array(
@@ -85,7 +86,7 @@ def write_jsonl(config: SimulationConfig, out: BinaryIO | TextIO) -> dict[str, A
     plan = build_plan(config, rng)
     formatter = _LineFormatter(config)
     text_mode = isinstance(out, io.TextIOBase)
-    per_session = len(plan.offsets) * config.answers_per_session
+    per_session = len(plan.offsets) * config.lines_per_reviewer
     chunk_sessions = max(1, RECORDS_PER_CHUNK // per_session)
     anomalies: dict[str, dict[str, Any]] = {}
     records = 0
@@ -121,6 +122,8 @@ def _truth(
         "model_quality": dict(zip(c.models, plan.quality.tolist())),
         "reviewer_offsets": dict(zip(reviewers, plan.offsets.tolist())),
         "position_effects": plan.position_effects.tolist(),
+        "reviewer_position_effects": dict(zip(reviewers, plan.reviewer_position.tolist())),
+        "swap_orders": c.swap_orders,
         "self_preference": c.self_preference,
         "verbosity": c.verbosity,
         "length_quality_corr": c.length_quality_corr,

@@ -31,6 +31,7 @@ class Plan:
     offsets: np.ndarray  # (R,)
     drift: np.ndarray  # (R,)
     position_effects: np.ndarray  # (K,)
+    reviewer_position: np.ndarray  # (R, K) each reviewer's own effect per slot, on top of position_effects
     self_model: np.ndarray  # (R,) index of the reviewer among models, -1 if it is not one
     scoring_share: np.ndarray | None  # (R, M) share of each model's answers each reviewer scores
     model_log_length: np.ndarray  # (M,) mean log length of each model's answers
@@ -49,6 +50,8 @@ def build_plan(c: SimulationConfig, rng: np.random.Generator) -> Plan:
         offsets=np.array([c.reviewer_offsets.get(r, 0.0) for r in reviewers]),
         drift=np.array([c.drift.get(r, 0.0) for r in reviewers]),
         position_effects=effects,
+        reviewer_position=np.array([(list(c.reviewer_position_effects.get(r, [])) + [0.0] * c.answers_per_session)
+                                    [: c.answers_per_session] for r in reviewers], dtype=np.float64),
         self_model=np.array([c.models.index(r) if r in c.models else -1 for r in reviewers]),
         scoring_share=np.array([[c.scoring_share.get(r, {}).get(m, 1.0) for m in c.models] for r in reviewers])
         if c.scoring_share else None,
@@ -121,12 +124,18 @@ def simulate_chunk(
     # slot[s, i, j]: where reviewer i saw answer j (0 = shown first).
     shuffle_shape = (n, r, k) if c.per_reviewer_shuffle else (n, 1, k)
     slot = np.broadcast_to(np.argsort(rng.random(shuffle_shape), axis=-1), (n, r, k))
+    call = np.zeros(k, dtype=np.int64)
+    if c.swap_orders:  # a second call per reviewer, the answers in reversed order
+        candidates, z, lengths = (np.concatenate([a, a], axis=1) for a in (candidates, z, lengths))
+        slot, call = np.concatenate([slot, k - 1 - slot], axis=-1), np.repeat([0, 1], k)
+        k = 2 * k
 
     score = (
         c.base_score
         + plan.quality[candidates][:, None, :]
         + plan.offsets[None, :, None]
         + plan.position_effects[slot]
+        + plan.reviewer_position[np.arange(r)[None, :, None], slot]
         + c.self_preference * (plan.self_model[None, :, None] == candidates[:, None, :])
         + c.verbosity * z[:, None, :]
         + plan.drift[None, :, None] * _drift_shape(c, t)[:, None, None]
@@ -138,8 +147,8 @@ def simulate_chunk(
     # llm-council enumerates a reviewer's answers in `position` order; old schemas ranked them.
     if c.positions_are_rankings:
         columns = np.argsort(-tenths * k + slot, axis=-1)  # best first, ties in display order
-    else:
-        columns = np.argsort(slot, axis=-1)
+    else:  # one call after the other, each in display order
+        columns = np.argsort(slot + call * k, axis=-1, kind="stable")
     tenths = np.take_along_axis(tenths, columns, axis=-1)
     if c.unscored_rate > 0:
         tenths[rng.random((n, r, k)) < c.unscored_rate] = 0

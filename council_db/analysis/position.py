@@ -1,20 +1,23 @@
 """Position consistency: when the same two answers were shown in both orders (to different
-reviewers of one session), how often does the one shown first win?
+reviewers of one session, or to one reviewer twice), how often does the one shown first win?
 
-Only pairs seen in both orders count, so each pair's own quality difference cancels out:
+Only pairs seen in both orders count, so each pair's own quality difference cancels out (a
+pair of copies of one answer, shown together, is its own other order):
 0.5 means no position effect, above 0.5 primacy, below recency. A judgment where both answers
 got the same score is neither a win nor a loss: the share counts wins among decided judgments
 only (on a 1-10 integer scale ties are common). With ADR-017's default (one shuffle per
-session) every reviewer sees one order and there is nothing to compare.
+session) every reviewer sees one order and there is nothing to compare. Each judgment
+compares two answers shown together in one call (``calls``: one reviewer scoring a pair in
+both orders in one session is two calls, a swap design).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 
+from council_db.analysis.calls import calls
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import Estimate, clustered_mean
 
@@ -24,16 +27,11 @@ NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgmen
 @dataclass
 class Judgments:
     session: np.ndarray  # the session of each judgment (for clustered CIs)
+    reviewer: np.ndarray  # who judged
     first_won: np.ndarray  # 1.0 when the answer shown first scored higher, 0.0 when lower
     pairs: int  # distinct (session, answer pair) seen in both orders
-
-
-def _one_order_per_session(data: ScoreData, shown: np.ndarray) -> bool:
-    """True when every answer kept its slot for all reviewers of its session (one shuffle per
-    session): then no pair was seen in both orders, and the pairing below can be skipped."""
-    answer_slots = np.unique(np.stack([data.session[shown], data.model[shown], data.slot[shown]]), axis=1)
-    answers = np.unique(answer_slots[:2], axis=1)
-    return answer_slots.shape[1] == answers.shape[1]
+    swaps: int = 0  # pairs one reviewer scored in both orders in one session (a swap design)
+    unresolved: int = 0  # (session, reviewer) groups whose calls cannot be told apart (left out)
 
 
 DESIGNS = ("one_shuffle", "per_reviewer", "balanced")
@@ -69,34 +67,38 @@ def presentation_designs(data: ScoreData) -> dict[str, int]:
 
 
 def first_shown_judgments(data: ScoreData) -> Judgments:
-    """Judgments of pairs seen in both orders; ties carry no preference and are left out."""
-    shown = np.flatnonzero(data.slot >= 0)
-    if _one_order_per_session(data, shown):
-        return Judgments(np.array([], dtype=np.int64), np.array([]), 0)
-    order = shown[np.lexsort((data.slot[shown], data.reviewer[shown], data.session[shown]))]
-    by_pair: dict[tuple[int, int, int], list[tuple[bool, float]]] = {}
-    start = 0
-    keys = data.session[order] * (len(data.reviewers) + 1) + data.reviewer[order]
-    for end in np.append(np.flatnonzero(np.diff(keys)) + 1, len(order)):
-        group = order[start:end]  # one reviewer in one session, in display order
-        start = end
-        for earlier, later in combinations(group, 2):
-            a, b = data.model[earlier], data.model[later]
-            if a == b:
-                continue
-            low, high = (a, b) if a < b else (b, a)
-            margin = data.score[earlier] - data.score[later]
-            by_pair.setdefault((int(data.session[earlier]), int(low), int(high)), []).append((a < b, margin))
-    sessions, wins, pairs = [], [], 0
-    for (session, _, _), seen in by_pair.items():
-        if len({low_first for low_first, _ in seen}) < 2:
-            continue  # seen in one order only: quality and position cannot be told apart
-        pairs += 1
-        for _, margin in seen:
-            if margin != 0:
-                sessions.append(session)
-                wins.append(1.0 if margin > 0 else 0.0)
-    return Judgments(np.array(sessions, dtype=np.int64), np.array(wins), pairs)
+    """Judgments of pairs seen in both orders in their session (by one reviewer or several; a
+    pair of copies of one answer counts); each judgment compares two answers shown together in
+    one call (``calls``). Ties carry no preference and are left out."""
+    found = calls(data)
+    first, later = _pairs_within_calls(data, found.call)
+    a, b = data.model[first], data.model[later]
+    session = data.session[first]
+    keys, pair_of = np.unique(np.stack([session, np.minimum(a, b), np.maximum(a, b)]), axis=1,
+                              return_inverse=True)
+    pair_of = pair_of.ravel()
+    low_first = np.bincount(pair_of, weights=a < b, minlength=keys.shape[1])
+    high_first = np.bincount(pair_of, weights=a > b, minlength=keys.shape[1])
+    both = ((low_first > 0) & (high_first > 0)) | (keys[1] == keys[2])
+    margin = data.score[first] - data.score[later]
+    keep = both[pair_of] & (margin != 0)
+    swaps = np.unique(found.swap_group[found.swap_group >= 0]).size
+    return Judgments(session[keep], data.reviewer[first][keep], (margin[keep] > 0).astype(np.float64),
+                     int(both.sum()), swaps, found.unresolved)
+
+
+def _pairs_within_calls(data: ScoreData, call: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every two records of one call: (shown earlier, shown later) record indices."""
+    in_call = np.flatnonzero(call >= 0)
+    order = in_call[np.lexsort((data.slot[in_call], call[in_call]))]
+    of = call[order]
+    longest = int(np.unique(of, return_counts=True)[1].max(initial=1)) if len(of) else 1
+    first, later = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for step in range(1, longest):
+        same = of[:-step] == of[step:]
+        first.append(order[:-step][same])
+        later.append(order[step:][same])
+    return np.concatenate(first), np.concatenate(later)
 
 
 def first_shown_share(judgments: Judgments, level: float = 0.95) -> Estimate:

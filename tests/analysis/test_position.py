@@ -12,7 +12,7 @@ import numpy as np
 from council_db.analysis.position import first_shown_judgments, first_shown_share
 from council_db.analysis.score_data import from_records
 from council_db.report.builder import build
-from tests.conftest import simulated
+from tests.conftest import record, simulated
 
 
 def decided_first_shown_wins(records: list[dict]) -> np.ndarray:
@@ -79,3 +79,34 @@ def test_without_a_position_effect_about_5_percent_of_data_sets_are_significant(
         p_values.append(share.p_value)
     rate = np.mean(np.array(p_values) < 0.05)
     assert 0.02 <= rate <= 0.08
+
+
+def one_reviewer_lines(session_id: str, shown: list[tuple[str, int, float]], reviewer: str = "judge") -> list[dict]:
+    """Records of one reviewer in one session: (candidate, display slot, score) each."""
+    return [record(session_id=session_id, reviewer_id=reviewer, model_id=model, position=slot,
+                   score_value=score) for model, slot, score in shown]
+
+
+def test_a_swap_compares_the_two_answers_shown_together_in_each_call():
+    # one reviewer, A and B in both orders in one session: calls {A@0, B@1} and {B@0, A@1}
+    lines = [line for number in range(3) for line in one_reviewer_lines(
+        f"s{number}", [("m/a", 0, 8.0), ("m/b", 1, 6.0), ("m/b", 0, 7.0), ("m/a", 1, 5.0 + number)])]
+    judgments = first_shown_judgments(from_records(lines))
+    # per session: A first beat B (8 > 6); B first vs A second: 7 vs 5, 7 vs 6, 7 vs 7 (a tie)
+    assert sorted(judgments.first_won.tolist()) == [1.0] * 5  # not A@0 vs B@0, not B@1 vs A@1
+    assert judgments.pairs == 3 and judgments.swaps == 3 and judgments.unresolved == 0
+
+
+def test_two_copies_of_one_answer_shown_together_judge_position_alone():
+    # FastChat's GPT-3.5 run shows one answer as Assistant 1 and Assistant 2 in one call
+    lines = [line for number, (first, second) in enumerate([(7, 8), (8, 9), (9, 9), (6, 5)])
+             for line in one_reviewer_lines(f"s{number}", [("m/a", 0, first), ("m/a", 1, second)])]
+    judgments = first_shown_judgments(from_records(lines))
+    assert judgments.first_won.tolist() == [0.0, 0.0, 1.0] and judgments.pairs == 4
+
+
+def test_repeated_slots_that_are_not_a_two_answer_swap_are_left_out_and_counted():
+    # three answers shown twice (ABC, then CBA): which records were one call cannot be told
+    shown = [("m/a", 0, 8.0), ("m/b", 1, 6.0), ("m/c", 2, 5.0), ("m/c", 0, 7.0), ("m/b", 1, 5.0), ("m/a", 2, 6.0)]
+    judgments = first_shown_judgments(from_records(one_reviewer_lines("s0", shown)))
+    assert judgments.unresolved == 1 and len(judgments.first_won) == 0

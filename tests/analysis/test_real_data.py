@@ -277,3 +277,64 @@ def test_every_affinity_flag_agrees_in_sign_with_the_raw_judge_by_model_table(tw
     assert sorted(others) == ["position", "verbosity"]
     assert others["position"] == pytest.approx(-7 / 79), "GPT-3.5's same-answer reviews, as in its own run"
     assert others["verbosity"] > 0, "both runs' raw within-pair length slopes are positive"
+
+
+# --- Position per reviewer on the FastChat runs: figures from the review tables themselves
+
+
+def same_answer_margins(run: str) -> list[float]:
+    """Assistant 1 minus Assistant 2 where both are one answer (one call shows it twice)."""
+    return [a - b for r in realdata.fastchat_reviews(run) if r["answer1_id"] == r["answer2_id"]
+            for a, b in [r["score"]] if -1 not in r["score"]]
+
+
+def share_with_t_test(wins: list[float]) -> tuple[float, float, float, float]:
+    """The share, its 95% CI and the p-value of share = 0.5: one judgment per session, so
+    the session-clustered test is the one-sample t-test."""
+    from scipy import stats as scipy_stats
+
+    x = np.array(wins)
+    se = x.std(ddof=1) / np.sqrt(len(x))
+    half = scipy_stats.t.ppf(0.975, len(x) - 1) * se
+    return x.mean(), x.mean() - half, x.mean() + half, 2 * scipy_stats.t.sf(abs(x.mean() - 0.5) / se, len(x) - 1)
+
+
+def reviewer_position(report: dict, reviewer: str) -> dict:
+    return next(row for row in report["position"]["by_reviewer"] if row["reviewer_id"] == reviewer)
+
+
+def test_gpt35_first_shown_copy_wins_1_of_12_decided_judgments_and_is_flagged_for_that_reviewer(gpt35_run):
+    _, report, _, _ = gpt35_run
+    decided = [margin > 0 for margin in same_answer_margins(GPT35_RUN) if margin != 0]
+    assert (sum(decided), len(decided)) == (1, 12)
+    share, low, high, p = share_with_t_test([float(d) for d in decided])
+    mine = reviewer_position(report, "gpt-3.5-turbo")["first_shown_wins"]
+    assert (mine["estimate"], mine["n_records"], mine["n_sessions"]) == (pytest.approx(1 / 12), 12, 12)
+    assert (mine["ci_low"], mine["ci_high"], mine["p_value"]) == (pytest.approx(low), pytest.approx(high),
+                                                                  pytest.approx(p))
+    assert p < 0.001
+    flagged = {flag["subject"] for flag in report["flags"] if flag["kind"] == "position"}
+    assert flagged == {"display slots", "gpt-3.5-turbo (first shown)"}
+
+
+def test_gpt35_slot_effect_of_its_own_scores_is_half_the_mean_same_answer_difference(gpt35_run):
+    _, report, _, _ = gpt35_run
+    margins = same_answer_margins(GPT35_RUN)
+    effects = {s["position"]: s for s in reviewer_position(report, "gpt-3.5-turbo")["slot_effects"]}
+    assert effects[0]["estimate"] == pytest.approx(np.mean(margins) / 2) == pytest.approx(-7 / 79)
+    assert effects[1]["estimate"] == pytest.approx(-np.mean(margins) / 2)
+    assert report["position"]["disagreement"] is None
+
+
+def test_two_judges_gpt4_slot_effect_is_not_identified_when_it_saw_each_candidate_in_one_slot(two_judges):
+    slots = defaultdict(set)  # candidate -> the slots GPT-4 showed it in
+    answers = realdata.fastchat_answers()
+    for review in realdata.fastchat_reviews(GPT4_SAME_ANSWERS):
+        for slot, answer_id in enumerate((review["answer1_id"], review["answer2_id"])):
+            slots[answers[answer_id]["model_id"]].add(slot)
+    assert all(len(shown) == 1 for shown in slots.values())
+    gpt4 = reviewer_position(two_judges, "gpt-4")
+    assert gpt4["slot_effects"] == [] and gpt4["test"] is None and gpt4["first_shown_wins"] is None
+    gpt35 = reviewer_position(two_judges, "gpt-3.5-turbo")
+    assert gpt35["first_shown_wins"]["estimate"] == pytest.approx(1 / 12)
+    assert {s["position"]: s["estimate"] for s in gpt35["slot_effects"]}[0] == pytest.approx(-7 / 79)

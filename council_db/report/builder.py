@@ -13,29 +13,25 @@ import numpy as np
 from council_db.analysis import joint_model, stats
 from council_db.analysis.agreement import agreement
 from council_db.analysis.length import answer_table, naive_pooled_r
-from council_db.analysis.position import first_shown_judgments, first_shown_share, presentation_designs
 from council_db.analysis.score_data import ScoreData, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.analysis.window import unreadable_warnings
 from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
+from council_db.report import position_section
 from council_db.report import sections as report_sections
 from council_db.report.model import (
     AgreementMetric,
     BiasReport,
-    Consistency,
     Flag,
     Heterogeneity,
     Length,
     Metric,
     ModelQuality,
-    Position,
-    PositionTest,
     ReportWindow,
     ReviewerProfile,
     Sample,
-    SlotMetric,
 )
 
 FDR = 0.05
@@ -95,7 +91,8 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
         warnings.extend(fit.warnings)
         parts = dict(
             reviewers=_reviewers(context, fit), models=_models(context, fit),
-            position=_position(context, fit, warnings), length=_length(context, fit, resamples, totals),
+            position=position_section.position(data, fit, context.metric, warnings),
+            length=_length(context, fit, resamples, totals),
             self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
             agreement=_agreement(context, resamples),
         )
@@ -104,6 +101,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
                         window=window, confidence=tier, excluded=dict(totals.excluded if totals else data.excluded),
                         flags=[], warnings=warnings, **parts)
     report.flags = _flags(report, sections)
+    position_section.note_disagreement(report)
     sections.fill(report)
     _classify(report)
     report.warnings.extend(_missing_metric_warnings(report))
@@ -193,49 +191,6 @@ def _models(context: _Context, fit) -> list[ModelQuality]:
     return out
 
 
-def _position(context: _Context, fit, warnings: list[str]) -> Position | None:
-    data = context.data
-    shown = data.slot >= 0
-    left_out = int((~shown).sum())
-    if left_out:
-        warnings.append(f"{left_out:,} records left out of the position analysis: their position is not a "
-                        "display slot (schema < 1.2.0: the reviewer's ranking; or the line had no position)")
-    if not shown.any():
-        return None
-    slot_means = []
-    for slot in np.unique(data.slot[shown]):
-        here = shown & (data.slot == slot)
-        estimate = stats.clustered_mean(data.score[here], data.session[here])
-        slot_means.append(context.metric(estimate, int(here.sum()), len(np.unique(data.session[here])),
-                                         cls=SlotMetric, position=int(slot)))
-    slot_effects = [context.metric(effect, int((data.slot == slot).sum()), cls=SlotMetric, position=int(slot))
-                    for slot, effect in sorted(fit.slot_effects.items())]
-    test = None
-    if fit.position_test is not None:
-        statistic, df1, df2, p_value = fit.position_test
-        test = PositionTest(statistic=float(statistic), df1=int(df1), df2=int(df2), p_value=float(p_value))
-    return Position(records_used=int(shown.sum()), records_left_out=left_out,
-                    slot_means=[m for m in slot_means if m is not None],
-                    slot_effects=[m for m in slot_effects if m is not None],
-                    test=test, consistency=_consistency(context, warnings), designs=presentation_designs(data))
-
-
-def _consistency(context: _Context, warnings: list[str]) -> Consistency | None:
-    judgments = first_shown_judgments(context.data)
-    if judgments.pairs == 0:
-        warnings.append("no pair of answers was shown in both orders (one shuffle per session, as ADR-017's "
-                        "default): position consistency needs per-reviewer shuffles")
-        return None
-    share = first_shown_share(judgments)
-    pattern = "none"
-    if not _missing(share.ci_low) and share.ci_low > 0.5:
-        pattern = "primacy"
-    elif not _missing(share.ci_high) and share.ci_high < 0.5:
-        pattern = "recency"
-    metric = context.metric(share, len(judgments.first_won), len(np.unique(judgments.session)))
-    return None if metric is None else Consistency(first_shown_wins=metric, pattern=pattern, pairs=judgments.pairs)
-
-
 def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None) -> Length:
     data = context.data
     if totals is None:
@@ -314,7 +269,8 @@ def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]
         candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
                            f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
                            f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"))
-    scored = report_sections.one_family(candidates, sections.groups, FDR)
+    groups = {**sections.groups, position_section.GROUP: position_section.candidates(report.position)}
+    scored = report_sections.one_family(candidates, groups, FDR)
     flags = [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
              for (kind, subject, estimate, p, message), q in scored if q <= FDR]
     return sorted(flags, key=lambda f: (FLAG_ORDER.index(f.kind), f.p_value, f.subject))

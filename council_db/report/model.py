@@ -97,6 +97,28 @@ class PositionTest(BaseModel):
     p_value: float
 
 
+class SwapConsistency(BaseModel):
+    swaps: int = Field(description="pairs a reviewer scored in both orders in one session (a swap design)")
+    consistent: Metric | None = Field(description="position consistency: share of swapped pairs with the same "
+                                                  "preference in both orders (tied in both counts)")
+    primacy: int = Field(description="swapped pairs where the answer shown first was preferred in both orders")
+    recency: int = Field(description="swapped pairs where the answer shown second was preferred in both orders")
+    one_tie: int = Field(description="swapped pairs with a preference in one order and a tie in the other")
+    first_preferred: Metric | None = Field(description="primacy / (primacy + recency): which way the flipped "
+                                                       "pairs lean; p_value tests 0.5")
+
+
+class ReviewerPosition(BaseModel):
+    reviewer_id: str
+    slot_effects: list[SlotMetric] = Field(description=(
+        "the joint model fitted to this reviewer's own scores, relative to its average slot; empty when not "
+        "identified (it saw each candidate in one slot only)"))
+    test: PositionTest | None = Field(description="all of this reviewer's slots equal (needs 10 sessions)")
+    first_shown_wins: Metric | None = Field(description="as consistency.first_shown_wins, this reviewer's "
+                                                        "judgments only (needs 10 sessions)")
+    swaps: SwapConsistency | None
+
+
 class Position(BaseModel):
     records_used: int
     records_left_out: int = Field(description="records whose position is not a display slot "
@@ -105,6 +127,11 @@ class Position(BaseModel):
     slot_effects: list[SlotMetric] = Field(description="joint model, relative to the average slot")
     test: PositionTest | None
     consistency: Consistency | None
+    by_reviewer: list[ReviewerPosition] = Field(default_factory=list, description=(
+        "position bias per reviewer: pooled, opposite biases of two reviewers cancel"))
+    swaps: SwapConsistency | None = Field(default=None, description="every reviewer's swapped pairs together")
+    disagreement: str | None = Field(default=None, description=(
+        "set when reviewers flagged for position bias lean in opposite directions"))
     designs: dict[str, int] = Field(default_factory=dict, description=(
         "sessions by presentation design: one_shuffle (every reviewer saw one order), per_reviewer (orders "
         "differ between reviewers), balanced (orders differ and every answer was in every slot equally often)"))

@@ -1,0 +1,68 @@
+"""Position bias per reviewer. Pooled over reviewers, one that favours the first-shown answer
+and one that favours the last cancel out, and the report would show nothing.
+
+* Slot effects: the joint model fitted to the reviewer's own display-slot scores (session and
+  candidate effects, length, self-review), so the reviewer's own view of each candidate is
+  taken out before its slots are compared; relative to its average slot, CIs clustered by
+  session, and a Wald test of "all its slots equal". Where the reviewer saw every candidate in
+  one slot only, its liking of a candidate and its slot preference cannot be told apart: the
+  slot effects are not identified and are left out.
+* First-shown wins: its decided judgments of pairs seen in both orders (``position``), the
+  share won by the answer shown first; p tests 0.5.
+* Swaps: its swapped pairs (``swaps``), when it scored pairs in both orders.
+
+A test rests on at least MIN_SESSIONS sessions, so no reviewer is flagged from one session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from council_db.analysis import joint_model
+from council_db.analysis.least_squares import Effect, WaldTest
+from council_db.analysis.position import Judgments, first_shown_share
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.stats import Estimate
+from council_db.analysis.swaps import Swaps, SwapSummary, summarise
+
+MIN_SESSIONS = 10
+
+
+@dataclass(frozen=True)
+class ReviewerPosition:
+    reviewer: str
+    slot_effects: dict[int, Effect]  # identified effects only; empty when none is
+    test: WaldTest | None  # all of its slots equal; None below MIN_SESSIONS or when not identified
+    n_sessions: int  # sessions its slot effects rest on
+    n_records: int
+    first_shown: Estimate | None  # None below MIN_SESSIONS sessions with decided judgments
+    judgments: int
+    swaps: SwapSummary | None
+
+
+def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[ReviewerPosition]:
+    """One row per reviewer with display-slot scores."""
+    out = []
+    for number in np.unique(data.reviewer[data.slot >= 0]).tolist():
+        fit = joint_model.fit(_records(data, (data.reviewer == number) & (data.slot >= 0)))
+        effects = {slot: effect for slot, effect in fit.slot_effects.items() if effect.identified}
+        enough = fit.n_sessions >= MIN_SESSIONS and len(effects) > 1
+        mine = judgments.reviewer == number
+        first_shown = None
+        if len(np.unique(judgments.session[mine])) >= MIN_SESSIONS:
+            first_shown = first_shown_share(Judgments(judgments.session[mine], judgments.reviewer[mine],
+                                                      judgments.first_won[mine], 0))
+        out.append(ReviewerPosition(
+            reviewer=data.reviewers[number], slot_effects=effects if len(effects) > 1 else {},
+            test=fit.position_test if enough else None, n_sessions=fit.n_sessions, n_records=fit.n_records,
+            first_shown=first_shown, judgments=int(mine.sum()), swaps=summarise(found, found.reviewer == number)))
+    return out
+
+
+def _records(data: ScoreData, keep: np.ndarray) -> ScoreData:
+    """The records where ``keep``, sessions keeping their numbers (the fit needs no others)."""
+    return replace(data, session=data.session[keep], reviewer=data.reviewer[keep], model=data.model[keep],
+                   slot=data.slot[keep], log_length=data.log_length[keep], score=data.score[keep],
+                   self_review=data.self_review[keep])

@@ -138,6 +138,7 @@ def note_disagreement(report: BiasReport) -> None:
             if flag.kind == "position" and flag.subject.endswith(suffix) and flag.estimate != centre:
                 leans["first" if flag.estimate > centre else "later"].add(flag.subject.removesuffix(suffix).strip())
     if leans["first"] and leans["later"]:
+        first, later = (", ".join(sorted(leans[side])) for side in ("first", "later"))
         report.position.disagreement = (
-            f"reviewers disagree in direction: {', '.join(sorted(leans['first']))} favour the answer shown first, "
-            f"{', '.join(sorted(leans['later']))} a later one; pooled over reviewers their biases cancel")
+            f"reviewers disagree in direction: the answer shown first is favoured by {first}, a later one by "
+            f"{later}; pooled over reviewers, their biases offset each other")

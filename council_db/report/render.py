@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from council_db.report.model import BiasReport, Metric
+from council_db.report.model import BiasReport, Metric, Position, SwapConsistency
 
 BAR_WIDTH = 25
 
@@ -154,6 +154,36 @@ def _position(report: BiasReport, add) -> None:
         add(f"  first-shown answer wins {interval(c.first_shown_wins, signed=False)} of "
             f"{c.first_shown_wins.n_records:,} judgments (ties left out) of {c.pairs:,} pairs seen in both orders "
             f"({c.pattern})")
+    if position.disagreement:
+        add(f"  ! {position.disagreement}")
+    if position.swaps is not None:
+        add(f"  swapped pairs (one reviewer, both orders, one session): {_swaps(position.swaps)}")
+    _position_by_reviewer(position, add)
+
+
+def _swaps(swaps: SwapConsistency) -> str:
+    return (f"{swaps.swaps:,}; same preference in both orders {interval(swaps.consistent, signed=False)}; "
+            f"primacy {swaps.primacy:,}, recency {swaps.recency:,}, one tie {swaps.one_tie:,}; "
+            f"flipped towards the first shown {interval(swaps.first_preferred, signed=False)}")
+
+
+def _position_by_reviewer(position: Position, add) -> None:
+    """Each reviewer's slot effects (its own joint model), first-shown wins and swaps."""
+    if not position.by_reviewer:
+        return
+    width = max(len(row.reviewer_id) for row in position.by_reviewer)
+    add("  by reviewer: first slot's effect vs its average slot (its own scores), all its slots equal?, "
+        "first-shown wins")
+    for row in position.by_reviewer:
+        first = row.slot_effects[0] if row.slot_effects else None
+        slots = (f"slot {first.position} {interval(first):<22}" if first is not None
+                 else f"{'not identified (each candidate in one slot)':<29}")
+        test = f"p {_p(row.test.p_value):<6}" if row.test is not None else f"{'p n/a':<8}"
+        wins = row.first_shown_wins
+        add(f"    {row.reviewer_id:<{width}}  {slots}  {test}  first shown "
+            + (f"{interval(wins, signed=False)} of {wins.n_records:,}" if wins is not None else "n/a"))
+        if row.swaps is not None:
+            add(f"    {'':<{width}}  swapped pairs: {_swaps(row.swaps)}")
 
 
 def _length(report: BiasReport, add) -> None:
@@ -243,6 +273,23 @@ def _warnings(report: BiasReport, add) -> None:
             add(f"  - {warning}")
 
 
+def _markdown_position_by_reviewer(position: Position) -> list[str]:
+    out = ["", f"**{position.disagreement}**"] if position.disagreement else []
+    if position.swaps is not None:
+        out += ["", f"Swapped pairs: {_swaps(position.swaps)}."]
+    if position.by_reviewer:
+        out += ["", "| reviewer | first slot's effect (own scores) | all slots equal, p | first-shown wins | "
+                "swaps: same preference / primacy / recency |", "|---|---|---|---|---|"]
+        for row in position.by_reviewer:
+            swaps = row.swaps
+            out.append(f"| {row.reviewer_id} | {interval(row.slot_effects[0]) if row.slot_effects else 'n/a'} | "
+                       f"{_p(row.test.p_value) if row.test else 'n/a'} | "
+                       f"{interval(row.first_shown_wins, signed=False)} | "
+                       + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy} / {swaps.recency} |"
+                          if swaps else "n/a |"))
+    return out
+
+
 def markdown(report: BiasReport) -> str:
     w = report.window
     out = [f"# Bias report ({report.confidence} confidence)", "",
@@ -264,6 +311,7 @@ def markdown(report: BiasReport) -> str:
             out += ["", "## Position", "", "| slot | mean | effect |", "|---:|---|---|"]
             out += [f"| {m.position} | {interval(m, signed=False)} | {interval(effects.get(m.position))} |"
                     for m in report.position.slot_means]
+            out += _markdown_position_by_reviewer(report.position)
         if report.length is not None:
             length = report.length
             out += ["", "## Length", "", "| estimator | value |", "|---|---|",

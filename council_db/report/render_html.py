@@ -83,10 +83,16 @@ def position_chart(report: BiasReport) -> Chart:
     position = report.position
     effects = position.slot_effects if position else []
     rows = _rows((f"slot {s.position}" + (" (shown first)" if s.position == 0 else ""), s) for s in effects)
-    note = "Score points relative to the average display slot (joint model)."
+    flagged = {f.subject.rsplit(" (", 1)[0] for f in report.flags if f.kind == "position"}
+    rows += _rows((f"{r.reviewer_id}: slot {r.slot_effects[0].position}", r.slot_effects[0], r.reviewer_id in flagged)
+                  for r in (position.by_reviewer if position else []) if r.slot_effects)
+    note = "Score points relative to the average display slot (joint model); per reviewer, its first slot " \
+           "from its own scores (bold = flagged at q <= 0.05)."
     if position is not None and position.test is not None:
         note += f" All slots equal: F({position.test.df1}, {position.test.df2}) = {position.test.statistic:.2f}, " \
                 f"p = {position.test.p_value:.3g}."
+    if position is not None and position.disagreement:
+        note += f" {position.disagreement[0].upper()}{position.disagreement[1:]}."
     return _chart("position", "Slot effects", f"{note} {_sample(list(effects))}", rows, "points vs the average slot")
 
 

@@ -1,0 +1,77 @@
+"""One report, one set of counts and tests that mean something (issue 15, on real judge data):
+the window counts every session and each metric the sessions it rests on (and the text says
+which); two judges' mirror-image affinities are one test; test-retest and raw slot means are
+figures, not tests against 0. Every expected figure is derived here from the published files."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tests import realdata
+from tests.conftest import Cli, write_jsonl
+
+GPT4_RUN = "vicuna-13b-20230322-clean-lang"  # one review with a 0 (off the 1-10 scale)
+GPT4_SAME_ANSWERS = "vicuna-13b-20230322-new-hp-fp16"
+GPT35_RUN = "gpt-3.5-turbo_review_vicuna-13b-20230322-new-hp-fp16"
+JUDGE = {GPT4_RUN: "gpt-4", GPT4_SAME_ANSWERS: "gpt-4", GPT35_RUN: "gpt-3.5-turbo"}
+
+
+def reports(folder: Path, records: list[dict]) -> tuple[dict, str]:
+    """The JSON and the text bias report of these records imported into a new SQLite file."""
+    cli = Cli(folder / "council.db")
+    assert cli("import", str(write_jsonl(folder / "in.jsonl", records))).exit_code == 0
+    as_json, as_text = cli("bias-report", "--format", "json"), cli("bias-report")
+    assert as_json.exit_code == 0 and as_text.exit_code == 0, as_json.output
+    return json.loads(as_json.stdout), as_text.stdout
+
+
+def on_scale(score: float) -> bool:
+    return 1 <= score <= 10
+
+
+@pytest.fixture(scope="module", params=[(GPT4_RUN,), (GPT4_SAME_ANSWERS, GPT35_RUN)], ids=["gpt4", "two_judges"])
+def fastchat(request, tmp_path_factory):
+    """The report on these runs, and their rated reviews as (judge, review) pairs."""
+    runs = request.param
+    records = [line for run in runs for line in realdata.fastchat_records(run)[0]]
+    report, text = reports(tmp_path_factory.mktemp("fastchat"), records)
+    rated = [(JUDGE[run], review) for run in runs for review in realdata.fastchat_reviews(run)
+             if realdata.NO_RATING not in review["score"]]
+    return report, text, rated
+
+
+def test_the_window_counts_every_session_and_the_joint_model_the_sessions_it_rests_on(fastchat):
+    """A review with one score off the scale is a session of one record: it counts in the
+    window, but the joint model (a fixed effect per session) learns nothing from it."""
+    report, text, rated = fastchat
+    window = sum(any(on_scale(s) for s in review["score"]) for _, review in rated)
+    fitted = [review for _, review in rated if all(on_scale(s) for s in review["score"])]
+    assert (window, len(fitted)) == ((320, 319) if len(rated) == 320 else (718, 717))
+    assert report["window"]["sessions"] == window
+    for effect in ("adjusted_effect", "adjusted_effect_per_log_length"):
+        assert (report["length"][effect]["n_sessions"], report["length"][effect]["n_records"]) \
+            == (len(fitted), 2 * len(fitted))
+    answers = realdata.fastchat_answers()
+    per_model = defaultdict(set)
+    for review in fitted:
+        for answer_id in (review["answer1_id"], review["answer2_id"]):
+            per_model[answers[answer_id]["model_id"]].add(id(review))
+    for model in report["models"]:
+        if model["quality"] is not None:
+            assert model["quality"]["n_sessions"] == len(per_model[model["model_id"]])
+    for effect in report["position"]["slot_effects"]:
+        assert (effect["n_sessions"], effect["n_records"]) == (len(fitted), len(fitted))
+    fitted_words = f"{len(fitted):,} sessions with two or more scores"
+    assert any(fitted_words in warning and "joint model" in warning for warning in report["warnings"])
+    counts = [(int(n.replace(",", "")), rest) for n, rest in re.findall(r"(\d[\d,]*) sessions(.{0,30})", text)]
+    assert {n for n, _ in counts} >= {window, len(fitted)}
+    for n, rest in counts:
+        if n == len(fitted):
+            assert rest.startswith(" with two or more scores"), f"{n} sessions{rest}: of what?"
+
+

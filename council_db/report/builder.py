@@ -5,7 +5,7 @@ for the flags, and a warning wherever a number cannot be had."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 import numpy as np
@@ -188,7 +188,7 @@ def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
         if not mine.any():
             continue
         records, sessions = int(mine.sum()), len(np.unique(data.session[mine]))
-        raw = stats.clustered_mean(data.score[mine], data.session[mine])
+        raw = _raw_mean(data.score[mine], data.session[mine])
         profiles.append(ReviewerProfile(
             reviewer_id=name, records=records,
             raw_mean=context.metric(raw, records, sessions),
@@ -224,7 +224,7 @@ def _position(context: _Context, fit, warnings: list[str]) -> Position | None:
     slot_means = []
     for slot in np.unique(data.slot[shown]):
         here = shown & (data.slot == slot)
-        estimate = stats.clustered_mean(data.score[here], data.session[here])
+        estimate = _raw_mean(data.score[here], data.session[here])
         slot_means.append(context.metric(estimate, int(here.sum()), len(np.unique(data.session[here])),
                                          cls=SlotMetric, position=int(slot)))
     slot_effects = [context.joint(effect, data.slot == slot, cls=SlotMetric, position=int(slot))
@@ -237,6 +237,14 @@ def _position(context: _Context, fit, warnings: list[str]) -> Position | None:
                     slot_means=[m for m in slot_means if m is not None],
                     slot_effects=[m for m in slot_effects if m is not None],
                     test=test, consistency=_consistency(context, warnings), designs=presentation_designs(data))
+
+
+def _raw_mean(scores: np.ndarray, session: np.ndarray) -> stats.Estimate:
+    """A raw mean score (of a slot, of a reviewer) with its CI, as a figure without a p-value: a
+    mean score is never 0 on a score scale, so a test against 0 says nothing, and one against
+    the other slots' or reviewers' means would mix position or severity with which candidates
+    they scored. The joint model's slot effects and severities are the tests."""
+    return replace(stats.clustered_mean(scores, session), p_value=None)
 
 
 def _consistency(context: _Context, warnings: list[str]) -> Consistency | None:

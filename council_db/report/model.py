@@ -101,7 +101,8 @@ class Position(BaseModel):
     records_used: int
     records_left_out: int = Field(description="records whose position is not a display slot "
                                               "(schema < 1.2.0, or no position given)")
-    slot_means: list[SlotMetric]
+    slot_means: list[SlotMetric] = Field(description="raw mean score per slot, a figure (p_value null): the "
+                                                    "slot effects and the test are the position tests")
     slot_effects: list[SlotMetric] = Field(description="joint model, relative to the average slot")
     test: PositionTest | None
     consistency: Consistency | None

@@ -10,6 +10,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests import realdata
@@ -73,5 +74,24 @@ def test_the_window_counts_every_session_and_the_joint_model_the_sessions_it_res
     for n, rest in counts:
         if n == len(fitted):
             assert rest.startswith(" with two or more scores"), f"{n} sessions{rest}: of what?"
+
+
+def test_raw_means_are_figures_and_the_joint_models_effects_are_the_tests(fastchat):
+    """A slot's (or a judge's) mean score is never 0 on a 1-10 scale; testing it against 0 says
+    nothing, and against the other slot it would mix position with which models sat where."""
+    report, _, rated = fastchat
+    for reviewer in report["reviewers"]:
+        scores = [s for judge, review in rated if judge == reviewer["reviewer_id"] for s in review["score"]
+                  if on_scale(s)]
+        assert reviewer["raw_mean"]["estimate"] == pytest.approx(np.mean(scores))
+        assert reviewer["raw_mean"]["p_value"] is None
+    for mean in report["position"]["slot_means"]:
+        slot = mean["position"]
+        scores = [review["score"][slot] for _, review in rated if on_scale(review["score"][slot])]
+        assert (mean["estimate"], mean["n_records"]) == (pytest.approx(np.mean(scores)), len(scores))
+        assert mean["ci_low"] < mean["estimate"] < mean["ci_high"]
+        assert mean["p_value"] is None
+    if len(rated) > 320:  # the two judges: slot effects are identified, and tested
+        assert all(effect["p_value"] is not None for effect in report["position"]["slot_effects"])
 
 

@@ -17,7 +17,7 @@ are already taken out:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -135,7 +135,12 @@ class Retest:
 
 def self_consistency(data: ScoreData) -> list[Retest]:
     """Per reviewer, over every pair of its scores of one answer (same session, candidate,
-    length); empty when no answer was scored twice by the same reviewer."""
+    length); empty when no answer was scored twice by the same reviewer.
+
+    The mean |difference| is a figure with its n and CI, without a p-value: it is never below
+    0, so a test against 0 calls any disagreement significant, and there is no other null at
+    which a reviewer's retest noise would be a finding (how much noise is too much is the
+    reader's call, which the CI informs)."""
     n_rev, n_mod = len(data.reviewers), len(data.models)
     scored = (data.session * n_rev + data.reviewer) * n_mod + data.model
     if len(scored) == 0 or np.bincount(scored).max() < 2:  # nobody scored a candidate twice in a session
@@ -161,5 +166,6 @@ def self_consistency(data: ScoreData) -> list[Retest]:
     out = []
     for r in np.unique(reviewers).tolist():
         mine = reviewers == r
-        out.append(Retest(data.reviewers[r], clustered_mean(differences[mine], sessions[mine]), int(mine.sum())))
+        figure = replace(clustered_mean(differences[mine], sessions[mine]), p_value=None)
+        out.append(Retest(data.reviewers[r], figure, int(mine.sum())))
     return out

@@ -173,7 +173,8 @@ class AnchoringEffect(BaseModel):
 class Retest(BaseModel):
     reviewer_id: str
     pairs: int
-    mean_abs_difference: Metric = Field(description="mean |difference| between two scores of the same answer")
+    mean_abs_difference: Metric = Field(description="mean |difference| between two scores of the same answer; "
+                                                    "a figure (p_value null): it is never below 0")
 
 
 class SelfConsistency(BaseModel):

@@ -95,3 +95,20 @@ def test_raw_means_are_figures_and_the_joint_models_effects_are_the_tests(fastch
         assert all(effect["p_value"] is not None for effect in report["position"]["slot_effects"])
 
 
+def test_test_retest_is_reported_as_a_figure_with_its_n_and_ci_not_a_test_against_zero(tmp_path):
+    """MT-bench grades 159 answers twice; a mean |difference| is never below 0, so a p-value
+    against 0 would call any disagreement significant."""
+    records, _ = realdata.mt_bench_records()
+    report, _ = reports(tmp_path, records)
+    grades = defaultdict(list)
+    for j in realdata.mt_bench_judgments():
+        if j["score"] != realdata.NO_RATING:
+            grades[(j["judge"][0], j["question_id"], j["turn"], j["model"])].append(j["score"])
+    pairs = [g for g in grades.values() if len(g) == 2]
+    assert len(pairs) == 159 and all(len(g) <= 2 for g in grades.values())
+    (retest,) = report["self_consistency"]["reviewers"]
+    figure = retest["mean_abs_difference"]
+    assert retest["pairs"] == len(pairs) and figure["n_records"] == 2 * len(pairs)
+    assert figure["estimate"] == pytest.approx(np.mean([abs(a - b) for a, b in pairs]))
+    assert figure["ci_low"] < figure["estimate"] < figure["ci_high"]
+    assert figure["p_value"] is None

@@ -162,6 +162,10 @@ class AffinityCell(BaseModel):
     model_id: str
     residual_mean: Metric = Field(description="mean joint-model residual of this reviewer's scores of this "
                                               "candidate: liking beyond its severity and the candidate's quality")
+    mirror_of: str | None = Field(default=None, description=(
+        "set ('reviewer -> model') when this pair is the mirror image of that one: the two are the only pairs "
+        "holding a candidate's (two reviewers) or a reviewer's (two candidates) scores, whose residuals sum to "
+        "zero, so they are one contrast; only that pair enters the flag family"))
 
 
 class AnchoringEffect(BaseModel):

@@ -95,6 +95,38 @@ def test_raw_means_are_figures_and_the_joint_models_effects_are_the_tests(fastch
         assert all(effect["p_value"] is not None for effect in report["position"]["slot_effects"])
 
 
+def judge_by_model_counts(rated: list[tuple[str, dict]]) -> dict[str, set[str]]:
+    answers, judges = realdata.fastchat_answers(), defaultdict(set)
+    for judge, review in rated:
+        for answer_id, score in zip((review["answer1_id"], review["answer2_id"]), review["score"]):
+            if on_scale(score):
+                judges[answers[answer_id]["model_id"]].add(judge)
+    return judges
+
+
+def test_with_two_judges_of_a_candidate_their_mirror_image_affinities_are_one_test(fastchat):
+    """The joint model's residuals sum to zero over each candidate's scores: with two judges,
+    one judge's liking for a candidate is the other's dislike, the same contrast twice."""
+    report, text, rated = fastchat
+    judges = judge_by_model_counts(rated)
+    cells = {(c["reviewer_id"], c["model_id"]): c for c in report["affinity"]}
+    flagged = [f["subject"].split(" -> ") for f in report["flags"] if f["kind"] == "affinity"]
+    if len(set().union(*judges.values())) < 2:
+        assert all(c["mirror_of"] is None for c in cells.values())
+        return
+    assert all(len(found) == 2 for found in judges.values()) and len(judges) == 5
+    tested = [c for c in cells.values() if c["mirror_of"] is None]
+    assert sorted(c["model_id"] for c in tested) == sorted(judges), "one test per candidate"
+    for (reviewer, model), cell in cells.items():
+        other = next(c for (r, m), c in cells.items() if m == model and r != reviewer)
+        total = cell["residual_mean"]["estimate"] * cell["residual_mean"]["n_records"]
+        assert total == pytest.approx(-other["residual_mean"]["estimate"] * other["residual_mean"]["n_records"])
+        if cell["mirror_of"] is not None:
+            assert cell["mirror_of"] == f"{other['reviewer_id']} -> {model}" and other["mirror_of"] is None
+    assert flagged and len({model for _, model in flagged}) == len(flagged), "no candidate flagged twice"
+    assert "mirror" in text
+
+
 def test_test_retest_is_reported_as_a_figure_with_its_n_and_ci_not_a_test_against_zero(tmp_path):
     """MT-bench grades 159 answers twice; a mean |difference| is never below 0, so a p-value
     against 0 would call any disagreement significant."""

@@ -5,6 +5,10 @@ are already taken out:
   joint model gives every reviewer one severity and every candidate one quality; a pair whose
   scores sit above both is a reviewer that likes that candidate in particular. Self pairs are
   left out: the joint model has a self-preference term for them. CI clustered by session.
+  The residuals sum to zero over each reviewer's and each candidate's scores (both are in the
+  model), so where only two pairs hold a candidate's scores (two reviewers) or a reviewer's
+  (two candidates), their residual totals are equal and opposite: one contrast, seen twice.
+  Such mirror images are tested once (``Cell.mirror_of``).
 * anchoring: does the first answer a reviewer sees pull its other scores along? Per
   (session, reviewer) the slope of the other answers' mean residual on the first-shown
   answer's residual, minus the same slope for the last-shown answer (a placebo: any coupling
@@ -17,7 +21,7 @@ are already taken out:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,6 +37,11 @@ class Cell:
     model: str
     estimate: Estimate
     n_records: int
+    mirror_of: str | None = None  # the label of the pair tested in this one's place
+
+    @property
+    def label(self) -> str:
+        return f"{self.reviewer} -> {self.model}"
 
 
 def affinity(data: ScoreData, residuals: np.ndarray) -> list[Cell]:
@@ -45,12 +54,41 @@ def affinity(data: ScoreData, residuals: np.ndarray) -> list[Cell]:
     cell = pair * g + data.session[use]
     totals = np.bincount(cell, weights=residuals[use], minlength=n_pairs * g).reshape(n_pairs, g)
     counts = np.bincount(cell, minlength=n_pairs * g).reshape(n_pairs, g)
-    cells = []
-    for code in np.flatnonzero((counts > 0).sum(axis=1) >= MIN_PAIR_SESSIONS).tolist():
-        estimate = clustered_mean_from_totals(totals[code], counts[code])
-        cells.append(Cell(data.reviewers[code // n_models], data.models[code % n_models], estimate,
-                          int(counts[code].sum())))
-    return cells
+    reported = np.flatnonzero((counts > 0).sum(axis=1) >= MIN_PAIR_SESSIONS).tolist()
+    fitted = np.isfinite(residuals)
+    held = np.bincount(data.reviewer[fitted] * n_models + data.model[fitted], minlength=n_pairs) > 0
+    tested = _mirror_images(held.reshape(-1, n_models), totals.sum(axis=1), counts.sum(axis=1), reported)
+
+    def name(code: int) -> str:
+        return f"{data.reviewers[code // n_models]} -> {data.models[code % n_models]}"
+
+    return [Cell(data.reviewers[code // n_models], data.models[code % n_models],
+                 clustered_mean_from_totals(totals[code], counts[code]), int(counts[code].sum()),
+                 None if tested[code] == code else name(tested[code])) for code in reported]
+
+
+def _mirror_images(held: np.ndarray, total: np.ndarray, count: np.ndarray, reported: list[int]) -> dict[int, int]:
+    """Each reported pair -> the pair tested in its place (itself, unless it is the mirror image
+    of a pair before it). Two pairs are mirror images when they are the only pairs (self pairs
+    included) holding a reviewer's row or a candidate's column of ``held``, and their residual
+    totals cancel (a check that the design held both effects)."""
+    n_models = held.shape[1]
+    first = {code: code for code in reported}
+
+    def root(code: int) -> int:
+        while first[code] != code:
+            code = first[code]
+        return code
+
+    rows = [(np.flatnonzero(row) + r * n_models).tolist() for r, row in enumerate(held)]
+    columns = [(np.flatnonzero(column) * n_models + m).tolist() for m, column in enumerate(held.T)]
+    for line in rows + columns:
+        if len(line) == 2 and all(code in first for code in line):
+            a, b = line
+            if math.isclose(total[a], -total[b], rel_tol=1e-6, abs_tol=1e-9 * (count[a] + count[b])):
+                low, high = sorted((root(a), root(b)))
+                first[high] = low
+    return {code: root(code) for code in reported}
 
 
 @dataclass(frozen=True)
@@ -135,7 +173,12 @@ class Retest:
 
 def self_consistency(data: ScoreData) -> list[Retest]:
     """Per reviewer, over every pair of its scores of one answer (same session, candidate,
-    length); empty when no answer was scored twice by the same reviewer."""
+    length); empty when no answer was scored twice by the same reviewer.
+
+    The mean |difference| is a figure with its n and CI, without a p-value: it is never below
+    0, so a test against 0 calls any disagreement significant, and there is no other null at
+    which a reviewer's retest noise would be a finding (how much noise is too much is the
+    reader's call, which the CI informs)."""
     n_rev, n_mod = len(data.reviewers), len(data.models)
     scored = (data.session * n_rev + data.reviewer) * n_mod + data.model
     if len(scored) == 0 or np.bincount(scored).max() < 2:  # nobody scored a candidate twice in a session
@@ -161,5 +204,6 @@ def self_consistency(data: ScoreData) -> list[Retest]:
     out = []
     for r in np.unique(reviewers).tolist():
         mine = reviewers == r
-        out.append(Retest(data.reviewers[r], clustered_mean(differences[mine], sessions[mine]), int(mine.sum())))
+        figure = replace(clustered_mean(differences[mine], sessions[mine]), p_value=None)
+        out.append(Retest(data.reviewers[r], figure, int(mine.sum())))
     return out

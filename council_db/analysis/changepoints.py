@@ -99,10 +99,10 @@ def why_not_tested(timed: TimedResiduals) -> str | None:
     if g == 0 or times >= 2 * MIN_TIMES_EACH_SIDE:
         return None
     if times == 1:
-        return f"all {g:,} sessions share one time: no trend or change can be tested"
+        return f"all {g:,} sessions with two or more scores share one time: no trend or change can be tested"
     untested = "no trend or change was tested" if times < MIN_TIMES else "no change point was tested"
-    return (f"the {g:,} sessions fall at only {times} distinct times: a trend needs at least {MIN_TIMES}, "
-            f"a change point at least {MIN_TIMES_EACH_SIDE} on each side; {untested} "
+    return (f"the {g:,} sessions with two or more scores fall at only {times} distinct times: a trend needs at "
+            f"least {MIN_TIMES}, a change point at least {MIN_TIMES_EACH_SIDE} on each side; {untested} "
             "(sessions sharing a timestamp are one instant)")
 
 

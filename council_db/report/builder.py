@@ -45,6 +45,7 @@ class _Context:
     data: ScoreData
     tier: str
     rng: np.random.Generator
+    fitted: np.ndarray | None = None  # records the joint model used (sessions with two or more)
 
     def metric(self, value, n_records: int | None = None, n_sessions: int | None = None,
                cls: type[Metric] = Metric, **extra) -> Metric | None:
@@ -56,6 +57,13 @@ class _Context:
                    n_sessions=self.data.n_sessions if n_sessions is None else n_sessions,
                    n_records=self.data.n_records if n_records is None else n_records,
                    confidence=self.tier, **extra)
+
+    def joint(self, value, among: np.ndarray | None = None, cls: type[Metric] = Metric, **extra) -> Metric | None:
+        """A joint-model Metric whose n counts the records (of ``among``) the fit used, and their
+        sessions: a session with one score adds nothing to a model with an effect per session,
+        so it counts in the window but not here."""
+        used = self.fitted if among is None else self.fitted & among
+        return self.metric(value, int(used.sum()), len(np.unique(self.data.session[used])), cls, **extra)
 
 
 def _missing(value) -> bool:
@@ -88,12 +96,13 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
         if tier == "preliminary":
             warnings.append("preliminary: fewer than 20 sessions, estimates are highly volatile")
         fit = joint_model.fit(data)
-        warnings.extend(fit.warnings)
+        context.fitted = np.isfinite(fit.residuals)
+        warnings.extend(fit.warnings + _single_score_sessions(data, fit))
         parts = dict(
             reviewers=_reviewers(context, fit), models=_models(context, fit),
-            position=position_section.position(data, fit, context.metric, warnings),
+            position=position_section.position(data, fit, context.metric, context.joint, warnings),
             length=_length(context, fit, resamples, totals),
-            self_preference=context.metric(fit.self_preference, n_records=int(data.self_review.sum())),
+            self_preference=context.joint(fit.self_preference, data.self_review),
             agreement=_agreement(context, resamples),
         )
         sections = report_sections.compute(data, fit, context.metric, context.rng, resamples)
@@ -157,6 +166,18 @@ def _data_warnings(data: ScoreData, totals: WindowTotals | None) -> list[str]:
     return warnings + unreadable_warnings(excluded)
 
 
+def _single_score_sessions(data: ScoreData, fit) -> list[str]:
+    """Why the joint model's n is below the window's: the window counts every session, each
+    metric the sessions it rests on."""
+    single = data.n_sessions - fit.n_sessions
+    if fit.n_sessions == 0 or single <= 0:
+        return []
+    return [f"the joint model (severity, quality, slot effects, adjusted length, self-preference, trends, "
+            f"affinity, anchoring, anomalies) rests on the {fit.n_sessions:,} sessions with two or more scores: "
+            f"{single:,} session{'s' if single > 1 else ''} with a single score carr{'y' if single > 1 else 'ies'} "
+            "no within-session information"]
+
+
 def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
     data = context.data
     profiles = []
@@ -165,16 +186,15 @@ def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
         if not mine.any():
             continue
         records, sessions = int(mine.sum()), len(np.unique(data.session[mine]))
-        raw = stats.clustered_mean(data.score[mine], data.session[mine])
+        raw = stats.mean_figure(data.score[mine], data.session[mine])
         profiles.append(ReviewerProfile(
             reviewer_id=name, records=records,
             raw_mean=context.metric(raw, records, sessions),
             raw_sd=float(np.std(data.score[mine], ddof=1)) if records > 1 else None,
-            severity=context.metric(fit.severity.get(name), records, sessions),
+            severity=context.joint(fit.severity.get(name), mine),
             classification="unknown",
             scale_sd=_clean(fit.residual_sd_by_reviewer.get(name)),
-            self_preference=context.metric(fit.self_preference_by_reviewer.get(name),
-                                           int((mine & data.self_review).sum())),
+            self_preference=context.joint(fit.self_preference_by_reviewer.get(name), mine & data.self_review),
         ))
     return profiles
 
@@ -186,8 +206,7 @@ def _models(context: _Context, fit) -> list[ModelQuality]:
         mine = data.model == number
         if mine.any():
             out.append(ModelQuality(model_id=name, records=int(mine.sum()),
-                                    quality=context.metric(fit.quality.get(name), int(mine.sum()),
-                                                           len(np.unique(data.session[mine])))))
+                                    quality=context.joint(fit.quality.get(name), mine)))
     return out
 
 
@@ -217,8 +236,8 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         fixed_effect_r=context.metric(meta.fixed, n_answers, meta.k),
         random_effects_r=context.metric(meta.random, n_answers, meta.k),
         heterogeneity=heterogeneity,
-        adjusted_effect=context.metric(fit.length_per_sd),
-        adjusted_effect_per_log_length=context.metric(fit.length_per_log),
+        adjusted_effect=context.joint(fit.length_per_sd),
+        adjusted_effect_per_log_length=context.joint(fit.length_per_log),
         log_length_sd=_clean(log_length_sd(data)),
         disagreement=None,
     )

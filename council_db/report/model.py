@@ -123,7 +123,8 @@ class Position(BaseModel):
     records_used: int
     records_left_out: int = Field(description="records whose position is not a display slot "
                                               "(schema < 1.2.0, or no position given)")
-    slot_means: list[SlotMetric]
+    slot_means: list[SlotMetric] = Field(description="raw mean score per slot, a figure (p_value null): the "
+                                                    "slot effects and the test are the position tests")
     slot_effects: list[SlotMetric] = Field(description="joint model, relative to the average slot")
     test: PositionTest | None
     consistency: Consistency | None
@@ -188,6 +189,10 @@ class AffinityCell(BaseModel):
     model_id: str
     residual_mean: Metric = Field(description="mean joint-model residual of this reviewer's scores of this "
                                               "candidate: liking beyond its severity and the candidate's quality")
+    mirror_of: str | None = Field(default=None, description=(
+        "set ('reviewer -> model') when this pair is the mirror image of that one: the two are the only pairs "
+        "holding a candidate's (two reviewers) or a reviewer's (two candidates) scores, whose residuals sum to "
+        "zero, so they are one contrast; only that pair enters the flag family"))
 
 
 class AnchoringEffect(BaseModel):
@@ -199,7 +204,8 @@ class AnchoringEffect(BaseModel):
 class Retest(BaseModel):
     reviewer_id: str
     pairs: int
-    mean_abs_difference: Metric = Field(description="mean |difference| between two scores of the same answer")
+    mean_abs_difference: Metric = Field(description="mean |difference| between two scores of the same answer; "
+                                                    "a figure (p_value null): it is never below 0")
 
 
 class SelfConsistency(BaseModel):

@@ -31,8 +31,9 @@ SLOTS, FIRST_SHOWN = "(display slots)", "(first shown)"
 Candidate = tuple[str, str, float, float, str]
 
 
-def position(data: ScoreData, fit, metric: Callable, warnings: list[str]) -> Position | None:
-    """The section, or None without display-slot records; warnings say what was left out."""
+def position(data: ScoreData, fit, metric: Callable, joint: Callable, warnings: list[str]) -> Position | None:
+    """The section, or None without display-slot records; warnings say what was left out.
+    ``joint`` makes a joint-model figure whose n counts the records the fit used."""
     shown = data.slot >= 0
     left_out = int((~shown).sum())
     if left_out:
@@ -43,10 +44,10 @@ def position(data: ScoreData, fit, metric: Callable, warnings: list[str]) -> Pos
     slot_means = []
     for slot in np.unique(data.slot[shown]):
         here = shown & (data.slot == slot)
-        estimate = stats.clustered_mean(data.score[here], data.session[here])
+        estimate = stats.mean_figure(data.score[here], data.session[here])
         slot_means.append(metric(estimate, int(here.sum()), len(np.unique(data.session[here])),
                                  cls=SlotMetric, position=int(slot)))
-    slot_effects = [metric(effect, int((data.slot == slot).sum()), cls=SlotMetric, position=int(slot))
+    slot_effects = [joint(effect, data.slot == slot, cls=SlotMetric, position=int(slot))
                     for slot, effect in sorted(fit.slot_effects.items())]
     judgments = first_shown_judgments(data)
     if judgments.unresolved:

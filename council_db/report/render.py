@@ -243,11 +243,16 @@ def _pairs(report: BiasReport, add) -> None:
     flagged = {f.subject for f in report.flags if f.kind == "affinity"}
     if report.affinity:
         add("")
-        add(f"AFFINITY  reviewer x candidate mean residual: {len(report.affinity)} pairs, {len(flagged)} flagged"
-            " (council-db bias-report --format json lists every pair)")
+        mirrored = [cell for cell in report.affinity if cell.mirror_of is not None]
+        add(f"AFFINITY  reviewer x candidate mean residual: {len(report.affinity)} pairs"
+            + (f" ({len(mirrored)} the mirror image of another, tested once)" if mirrored else "")
+            + f", {len(flagged)} flagged (council-db bias-report --format json lists every pair)")
         for cell in report.affinity:
-            if f"{cell.reviewer_id} -> {cell.model_id}" in flagged:
-                add(f"  {cell.reviewer_id} -> {cell.model_id}  {interval(cell.residual_mean)}")
+            label = f"{cell.reviewer_id} -> {cell.model_id}"
+            if label in flagged:
+                add(f"  {label}  {interval(cell.residual_mean)}"
+                    + "".join(f"  (mirror: {c.reviewer_id} -> {c.model_id} {interval(c.residual_mean)})"
+                              for c in mirrored if c.mirror_of == label))
     if report.anchoring:
         add("")
         add("ANCHORING  pull of the first-shown answer's score on the others, beyond the last-shown one's")

@@ -101,15 +101,23 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
 
 
 def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callable) -> None:
-    for cell in affinity.affinity(data, residuals):
+    """Every affinity pair in the JSON; in the family, each contrast once (a mirror image is
+    the same test again, and counting it twice would loosen the family's control)."""
+    cells = affinity.affinity(data, residuals)
+    for cell in cells:
         m = metric(cell.estimate, cell.n_records, cell.estimate.n_sessions)
         if m is None:
             continue
-        out.affinity.append(AffinityCell(reviewer_id=cell.reviewer, model_id=cell.model, residual_mean=m))
+        out.affinity.append(AffinityCell(reviewer_id=cell.reviewer, model_id=cell.model, residual_mean=m,
+                                         mirror_of=cell.mirror_of))
+        if cell.mirror_of is not None:
+            continue
         e = cell.estimate
-        out.add("affinity", ("affinity", f"{cell.reviewer} -> {cell.model}", e.estimate, e.p_value,
+        mirrors = "".join(f"; mirrored by {c.label} at {c.estimate.estimate:+.2f} (the same contrast: tested once)"
+                          for c in cells if c.mirror_of == cell.label)
+        out.add("affinity", ("affinity", cell.label, e.estimate, e.p_value,
                                f"affinity of reviewer {cell.reviewer} for {cell.model}: {e.estimate:+.2f} points "
-                               f"beyond severity and quality (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f})"))
+                               f"beyond severity and quality (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f}){mirrors}"))
     for effect in affinity.anchoring(data, residuals):
         m = metric(effect.estimate, effect.n_records, effect.estimate.n_sessions)
         if m is None:

@@ -5,6 +5,7 @@ was scored twice (and said to be not measurable where none was)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from council_db.analysis.score_data import from_records
 from council_db.report.builder import build
@@ -76,3 +77,20 @@ def test_an_answer_scored_twice_gives_each_reviewer_a_test_retest_difference():
     for reviewer in consistency.reviewers:
         assert reviewer.pairs == 200
         assert 0.3 <= reviewer.mean_abs_difference.estimate <= 0.5  # E|N(0, 0.5)| = 0.40
+
+
+@pytest.mark.parametrize(("reviewers", "models", "contrasts"), [(2, 4, 4), (3, 2, 3), (2, 2, 1)])
+def test_mirror_image_affinities_enter_the_family_once(reviewers, models, contrasts):
+    """Residuals sum to zero over each candidate's and each reviewer's scores: with two
+    reviewers of a candidate (or two candidates of a reviewer) the two pairs are one contrast."""
+    lines = records(120, 44, reviewers=[f"judge/{i}" for i in range(reviewers)],
+                    models=[f"vendor/model-{i}" for i in range(models)])
+    report = build(from_records(lines), resamples=100)
+    assert len(report.affinity) == reviewers * models
+    tested = [c for c in report.affinity if c.mirror_of is None]
+    assert len(tested) == contrasts
+    totals = {f"{c.reviewer_id} -> {c.model_id}": c.residual_mean.estimate * c.residual_mean.n_records
+              for c in report.affinity}
+    for cell in report.affinity:
+        if cell.mirror_of is not None:
+            assert abs(totals[f"{cell.reviewer_id} -> {cell.model_id}"]) == pytest.approx(abs(totals[cell.mirror_of]))

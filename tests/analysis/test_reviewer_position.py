@@ -84,7 +84,9 @@ def build_position_only(data):
     from council_db.report.position_section import position
 
     context = _Context(data, "high", np.random.default_rng(0))
-    return position(data, joint_model.fit(data), context.metric, [])
+    fit = joint_model.fit(data)
+    context.fitted = np.isfinite(fit.residuals)
+    return position(data, fit, context.metric, context.joint, [])
 
 
 def swap_outcomes(records: list[dict]) -> dict[str, list[str]]:

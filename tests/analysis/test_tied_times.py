@@ -48,7 +48,8 @@ def test_sessions_sharing_one_timestamp_raise_no_trend_or_change_and_the_report_
     assert not [f for f in report.flags if f.kind in TIME_KINDS]
     assert report.trends == []
     assert report.window.start == report.window.end
-    assert ("all 300 sessions share one time: no trend or change can be tested" in report.warnings)
+    assert "all 300 sessions with two or more scores share one time: no trend or change can be tested" \
+        in report.warnings
     assert "change" not in " ".join(f.message for f in report.flags)
 
 
@@ -58,8 +59,8 @@ def test_two_batches_of_sessions_are_two_instants_too_few_for_a_trend_or_a_chang
     report = build(from_records(stamp(stepped_records(), batches=2)), resamples=100)
     assert not [f for f in report.flags if f.kind in TIME_KINDS]
     assert report.trends == []
-    assert any(w.startswith("the 300 sessions fall at only 2 distinct times: a trend needs at least 3, "
-                            "a change point at least 3 on each side") for w in report.warnings)
+    assert any(w.startswith("the 300 sessions with two or more scores fall at only 2 distinct times: a trend needs "
+                            "at least 3, a change point at least 3 on each side") for w in report.warnings)
 
 
 def test_a_change_inside_a_batch_is_placed_between_distinct_times_never_inside_the_batch():
@@ -91,7 +92,7 @@ def test_trends_and_bias_report_say_why_when_every_session_shares_one_time(cli, 
     result = cli("trends", "--by", "model", "--format", "json")
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
-    why = "all 60 sessions share one time: no trend or change can be tested"
+    why = "all 60 sessions with two or more scores share one time: no trend or change can be tested"
     assert body["trends"] == [] and why in body["warnings"]
     report = json.loads(cli("bias-report", "--format", "json").stdout)
     assert why in report["warnings"] and not [f for f in report["flags"] if f["kind"] in TIME_KINDS]

@@ -10,6 +10,7 @@ sessions) keeps intervals honest when there are few sessions.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -77,3 +78,11 @@ def clustered_mean(values: ArrayLike, cluster: ArrayLike, level: float = 0.95, n
     counts = np.bincount(codes, minlength=g)
     return clustered_mean_from_totals(totals, counts, level, null)
 
+
+
+def mean_figure(scores: ArrayLike, session: ArrayLike, level: float = 0.95) -> Estimate:
+    """A raw mean score (of a slot, of a reviewer) with its clustered CI, as a figure without a
+    p-value: a mean score is never 0 on a score scale, so a test against 0 says nothing, and one
+    against the other slots' or reviewers' means would mix position or severity with which
+    candidates they scored. The joint model's slot effects and severities are the tests."""
+    return replace(clustered_mean(scores, session, level), p_value=None)

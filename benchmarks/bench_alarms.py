@@ -3,7 +3,7 @@
 them, affinity and anchoring).
 
     python benchmarks/bench_alarms.py [--datasets 200] [--static 100] [--detection 50]
-                                      [--sessions 300] [--workers 2]
+                                      [--sessions 300] [--workers 2] [--arms plain,real-like]
 
 Stationary data sets (seeds 0..N-1, --datasets): nothing planted, nothing changes over time, no
 broken session. Printed: the share of reports raising ANY trend, change-point or anomaly flag
@@ -20,6 +20,11 @@ Detection data sets (seeds 10,000+, --detection): one reviewer drifting by +1 po
 days and 1% broken sessions (the issue's "done when" data). Printed: how often the drifting
 reviewer is flagged, its mean estimated slope against the planted one, how often another
 subject gets a trend or change flag, and the recall and precision of the anomalous sessions.
+
+Each of the three is run plain and real-like (the same seeds with bench_report's REAL_LIKE:
+sessions stamped in batches of 30, whole scores 1..10, 15% constant sessions, as real judge
+data is; issue 15). A constant session is not a planted anomaly: flagging one counts against
+precision, and on stationary data as a false alarm.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from bench_report import PLANTED  # benchmarks/ is on the path when run as a script
+from bench_report import ARMS, PLANTED, REAL_LIKE  # benchmarks/ is on the path when run as a script
 
 from council_db.analysis.score_data import from_records
 from council_db.report.builder import build
@@ -44,8 +49,8 @@ RESAMPLES = 200  # bootstrap CIs of the length and agreement metrics; no part of
 TARGET = 0.05
 
 
-def run(seed: int, sessions: int, arm: str) -> dict:
-    config = dict(sessions=sessions, seed=seed, days=DAYS)
+def run(seed: int, sessions: int, arm: str, variant: str) -> dict:
+    config = dict(sessions=sessions, seed=seed, days=DAYS, **(REAL_LIKE if variant == "real-like" else {}))
     if arm == "static":
         config.update(PLANTED)  # the report benchmark's static effects
     if arm == "detection":
@@ -61,6 +66,7 @@ def run(seed: int, sessions: int, arm: str) -> dict:
         "flagged_sessions": [a.session_id for a in report.anomalies],
         "planted_sessions": sorted(truth["anomalous_sessions"]),
         "slope": slope,
+        "constant_sessions": truth["constant_sessions"],
     }
 
 
@@ -71,21 +77,30 @@ def main() -> None:
     parser.add_argument("--detection", type=int, default=50)
     parser.add_argument("--sessions", type=int, default=300)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated: plain, real-like")
     args = parser.parse_args()
+    variants = [v for v in ARMS if v in args.arms.split(",")]
     started = time.perf_counter()
     arms = {"stationary": (0, args.datasets), "static": (5_000, args.static), "detection": (10_000, args.detection)}
+    jobs = [(seed, arm if arm != "stationary" else "null", variant)
+            for variant in variants for arm, (first, n) in arms.items() for seed in range(first, first + n)]
     with ProcessPoolExecutor(args.workers) as pool:
-        results = {arm: list(pool.map(run, range(first, first + n), [args.sessions] * n, [arm if arm != "stationary"
-                                      else "null"] * n)) for arm, (first, n) in arms.items()}
+        done = list(pool.map(run, [j[0] for j in jobs], [args.sessions] * len(jobs), [j[1] for j in jobs],
+                             [j[2] for j in jobs]))
     elapsed = time.perf_counter() - started
     print(f"bench_alarms: {args.datasets} stationary + {args.static} static-bias + {args.detection} detection data "
-          f"sets x {args.sessions} sessions x 16 records ({args.sessions * 16:,} records each); {elapsed:.0f} s on "
-          f"{args.workers} workers, Python {platform.python_version()}")
-    for arm in ("stationary", "static"):
-        if results[arm]:
-            alarms(arm, results[arm])
-    if results["detection"]:
-        detection(results["detection"])
+          f"sets x {args.sessions} sessions x 16 records ({args.sessions * 16:,} records each) per variant "
+          f"({', '.join(variants)}); {elapsed:.0f} s on {args.workers} workers, Python {platform.python_version()}")
+    print(f"real-like: {', '.join(f'{k}={v}' for k, v in REAL_LIKE.items())}")
+    for variant in variants:
+        results = {arm: [r for (_, a, v), r in zip(jobs, done) if v == variant and a == (arm if arm != "stationary"
+                                                                                      else "null")] for arm in arms}
+        print(f"--- {variant}")
+        for arm in ("stationary", "static"):
+            if results[arm]:
+                alarms(arm, results[arm])
+        if results["detection"]:
+            detection(results["detection"])
 
 
 def alarms(arm: str, reports: list[dict]) -> None:
@@ -100,6 +115,11 @@ def alarms(arm: str, reports: list[dict]) -> None:
     static = {"reviewer_severity", "position", "self_preference", "verbosity"}
     extra = sum(bool(set(r["kinds"]) - (static if arm == "static" else set())) for r in reports) / n
     print(f"  any flag {'beyond the planted static effects' if arm == 'static' else 'at all'}: {extra:.1%}")
+    constant_flagged = sum(len(set(r["flagged_sessions"]) & set(r["constant_sessions"])) for r in reports)
+    constant = sum(len(r["constant_sessions"]) for r in reports)
+    if constant:
+        print(f"  constant sessions flagged as anomalous: {constant_flagged}/{constant}; reports with one: "
+              f"{sum(bool(set(r['flagged_sessions']) & set(r['constant_sessions'])) for r in reports) / n:.1%}")
 
 
 def detection(reports: list[dict]) -> None:

@@ -4,6 +4,7 @@ stay quiet on clean data, and how long does `council-db bias-report` take on 2,0
 
     python benchmarks/bench_report.py [--datasets 200] [--sessions 300] [--workers 2]
                                       [--resamples 1000] [--timing-sessions 2000] [--timing-runs 5]
+                                      [--arms plain,real-like]
 
 Planted data sets (seeds 0..N-1; every effect at once, longer answers from better models, so the
 length estimate must see through the confound): per estimator with a known truth, the share of
@@ -11,6 +12,11 @@ length estimate must see through the confound): per estimator with a known truth
 1.5 points), and the share of reports that flag / name each planted effect. Null data sets (same
 sizes, every effect zero): the share of reports with ANY flag (target <= 5%: the flags are one
 Benjamini-Hochberg family at q <= 0.05), per-kind flag rates, and the null coverage of each CI.
+Real-like arms (the same seeds and effects, printed beside the plain ones): the data shaped as
+real judge data is (issue 15): sessions stamped in batches of 30 (10 tied times over the span),
+whole scores 1..10, and 15% of sessions where each reviewer scores every answer alike; the
+truth is still the planted values (in a constant session they are not expressed, so a
+within-session contrast there is 0).
 Timing: simulate, import into a temporary SQLite database, then `council-db --db FILE bias-report
 --format json` as a subprocess (start-up included) and `window.load` + `build` in process
 (target: well under a second).
@@ -31,6 +37,7 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -48,6 +55,9 @@ PLANTED = dict(
     length_quality_corr=0.5,
     model_quality=dict(zip(MODELS, [0.4, 0.2, -0.1, -0.5])),
 )
+# Real judge data's shape (issue 15): tied timestamps, a 1-10 integer scale, constant sessions.
+REAL_LIKE = dict(batch_size=30, integer_scale=True, constant_share=0.15)
+ARMS = ("plain", "real-like")
 # (label, what the report should call the reviewer) for the planted severities
 NAMED = {"openai/gpt-4o": "harsh", "anthropic/claude-3-5-sonnet": "generous", "meta-llama/llama-3.1-70b": "generous"}
 FLAG_KINDS = ("reviewer_severity", "position", "self_preference", "verbosity")
@@ -69,10 +79,11 @@ def interval(metric) -> tuple[float, float, float]:
     return (metric.estimate, low, high)
 
 
-def run(job: tuple[int, int, bool, int]) -> dict:
+def run(job: tuple[int, int, bool, int, str]) -> dict:
     """One data set through the full report: (planted, estimate, low, high) per estimator, flags."""
-    seed, sessions, null, resamples = job
-    config = SimulationConfig(sessions=sessions, seed=seed, models=MODELS, **({} if null else PLANTED))
+    seed, sessions, null, resamples, arm = job
+    config = SimulationConfig(sessions=sessions, seed=seed, models=MODELS, **({} if null else PLANTED),
+                              **(REAL_LIKE if arm == "real-like" else {}))
     out = io.StringIO()
     truth = write_jsonl(config, out)
     data = from_records(json.loads(line) for line in out.getvalue().splitlines())
@@ -111,13 +122,20 @@ def run(job: tuple[int, int, bool, int]) -> dict:
         "records": data.n_records, "seconds": seconds, "warnings": report.warnings,
         "disagreement": bool(length and length.disagreement),
         "clipped": float(np.mean((data.score <= 1.0) | (data.score >= 10.0))),
+        "expressed": 1.0 - len(truth["constant_sessions"]) / truth["sessions"],
     }
 
 
-def coverage_of(results: list[dict], key: str) -> tuple[float, float, float, int]:
-    """(coverage, mean planted, mean estimate, missing CIs) of one estimator over data sets."""
+def coverage_of(results: list[dict], key: str, expressed: bool = True) -> tuple[float, float, float, int]:
+    """(coverage, mean truth, mean estimate, missing CIs) of one estimator over data sets.
+
+    The truth is the effect the data carries: in a constant session no answer differs from
+    another, so a contrast between answers (all but severities) is planted in the other
+    sessions only; `expressed=False` compares with the planted value instead."""
     rows = np.array([r["rows"][key] for r in results], dtype=float)
     truth, estimate, low, high = rows.T
+    if expressed and not key.startswith("severity"):
+        truth = truth * np.array([r["expressed"] for r in results])
     missing = int(np.sum(np.isnan(low) | np.isnan(high)))
     covered = (low <= truth) & (truth <= high)  # a missing CI counts as not covering
     return float(np.mean(covered)), float(np.mean(truth)), float(np.nanmean(estimate)), missing
@@ -207,86 +225,42 @@ def main() -> None:
                         help="session-bootstrap resamples inside build (headline r, agreement)")
     parser.add_argument("--timing-sessions", type=int, default=2000, help="sessions for the timing (0: skip)")
     parser.add_argument("--timing-runs", type=int, default=5)
+    parser.add_argument("--arms", default=",".join(ARMS),
+                        help="comma-separated: plain (the simulator's defaults), real-like (REAL_LIKE added)")
     args = parser.parse_args()
+    arms = [arm for arm in ARMS if arm in args.arms.split(",")]
 
-    jobs = [(seed, args.sessions, False, args.resamples) for seed in range(args.datasets)]
-    jobs += [(100_000 + seed, args.sessions, True, args.resamples) for seed in range(args.datasets)]
+    jobs = [(seed, args.sessions, null, args.resamples, arm) for arm in arms for null in (False, True)
+            for seed in range(100_000 * null, 100_000 * null + args.datasets)]
     start = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, jobs, chunksize=8))
     elapsed = time.perf_counter() - start
-    planted, null = results[: args.datasets], results[args.datasets:]
+    n = args.datasets
+    planted = {arm: results[2 * i * n: (2 * i + 1) * n] for i, arm in enumerate(arms)}
+    null = {arm: results[(2 * i + 1) * n: (2 * i + 2) * n] for i, arm in enumerate(arms)}
 
     build_ms = 1000 * np.median([r["seconds"] for r in results])
-    print(f"bias-report benchmark - {args.datasets} planted (seeds 0..{args.datasets - 1}) + {args.datasets} null "
-          f"data sets, {args.sessions} sessions x 16 records = {planted[0]['records']:,} records each")
+    print(f"bias-report benchmark - per arm ({', '.join(arms)}) {n} planted (seeds 0..{n - 1}) + {n} null "
+          f"data sets, {args.sessions} sessions x 16 records = {results[0]['records']:,} records each")
+    print(f"real-like: {', '.join(f'{k}={v}' for k, v in REAL_LIKE.items())}")
     print(f"python {platform.python_version()}, numpy {np.__version__}, {args.workers} workers, "
           f"bootstrap resamples in build: {args.resamples}; median build {build_ms:.1f} ms, "
           f"wall {elapsed:.0f} s")
-    print(f"scores at the clip limits (1.0 or 10.0): planted {np.mean([r['clipped'] for r in planted]):.2%}, "
-          f"null {np.mean([r['clipped'] for r in null]):.2%} of records")
-    warnings = Counter(w for r in results for w in r["warnings"])
-    for text, count in warnings.most_common():
-        print(f"warning in {count}/{len(results)} reports: {text[:110]}")
-
-    mc_se = np.sqrt(0.95 * 0.05 / args.datasets)
-    print()
-    print(f"COVERAGE of 95% CIs  (target >= {COVERAGE_TARGET:.0%}; Monte-Carlo SE ~{mc_se:.1%}; "
-          f"null cov: the same CI on null data, truth 0)")
-    print(f"{'estimator':28} {'planted':>8} {'mean est':>9} {'coverage':>9} {'null cov':>9}  target")
-    misses, coverages = [], []
-    for key in planted[0]["rows"]:
-        coverage, truth, estimate, missing = coverage_of(planted, key)
-        null_coverage, _, _, null_missing = coverage_of(null, key)
-        coverages.append(coverage)
-        ok = coverage >= COVERAGE_TARGET and null_coverage >= COVERAGE_TARGET
-        if not ok:
-            misses.append(key)
-        note = "" if not (missing or null_missing) else f"  ({missing}+{null_missing} without CI)"
-        print(f"{key:28} {truth:+8.3f} {estimate:+9.3f} {coverage:9.1%} {null_coverage:9.1%}  "
-              f">= {COVERAGE_TARGET:.0%} {'ok' if ok else '<< MISS'}{note}")
-    print(f"lowest planted coverage {min(coverages):.1%}, mean {np.mean(coverages):.1%}; "
-          f"below target: {', '.join(misses) if misses else 'none'}")
-    print(f"(a true 95% CI shows below {0.95 - 2 * mc_se:.1%} in about 2.5% of estimators at this N: with "
-          f"{2 * len(coverages)} shares, a few misses just under the line are noise; "
-          "rerun with more --datasets to tell)")
+    for arm in arms:
+        print(f"{arm}: scores at the clip limits (1.0 or 10.0): planted "
+              f"{np.mean([r['clipped'] for r in planted[arm]]):.2%}, null "
+              f"{np.mean([r['clipped'] for r in null[arm]]):.2%} of records")
+    warnings = Counter((arm, w) for arm in arms for r in planted[arm] + null[arm] for w in r["warnings"])
+    for (arm, text), count in warnings.most_common():
+        print(f"{arm}: warning in {count}/{2 * n} reports: {text[:110]}")
 
     print()
-    print("DETECTION on planted data  (share of reports)")
-    detection: list[tuple[str, list[bool]]] = []
-    for name, word in NAMED.items():
-        detection.append((f"{SHORT[name]} named {word} (offset {PLANTED['reviewer_offsets'][name]:+.1f})",
-                          [r["classes"].get(name) == word for r in planted]))
-    gemini = "google/gemini-1.5-pro"
-    detection.append(("gemini named harsh/generous (offset 0: a false naming)",
-                      [r["classes"].get(gemini) in ("harsh", "generous") for r in planted]))
-    detection.append(("any planted reviewer named the wrong way",
-                      [any(r["classes"].get(n) not in (w, "neutral") for n, w in NAMED.items()) for r in planted]))
-    detection.append(("position flagged (slots +0.3, 0, 0, -0.2)",
-                      [any(f[0] == "position" for f in r["flags"]) for r in planted]))
-    for name in MODELS:
-        detection.append((f"self-preference of {SHORT[name]} flagged (+0.5)",
-                          [any(f[0] == "self_preference" and f[1] == name for f in r["flags"]) for r in planted]))
-    detection.append(("self-preference flagged for all 4 reviewers",
-                      [sum(f[0] == "self_preference" for f in r["flags"]) == 4 for r in planted]))
-    detection.append(("verbosity flagged, positive (+0.3/SD, length-quality corr 0.5)",
-                      [any(f[0] == "verbosity" and f[2] > 0 for f in r["flags"]) for r in planted]))
-    detection.append(("length disagreement note (headline vs joint model)",
-                      [r["disagreement"] for r in planted]))
-    for label, hits in detection:
-        print(f"  {label:64} {share(hits)}")
-
+    coverage_table(arms, planted, null, n)
     print()
-    any_flag = np.mean([bool(r["flags"]) for r in null])
-    verdict = "PASS" if any_flag <= NULL_FLAG_TARGET else "FAIL"
-    print(f"NULL data sets (every effect zero): reports with ANY flag {any_flag:.1%} "
-          f"(target <= {NULL_FLAG_TARGET:.0%}) -> {verdict}")
-    print(f"  (Monte-Carlo SE {np.sqrt(0.05 * 0.95 / args.datasets):.1%}; under the complete null one BH "
-          f"family at q 0.05 is Simes' test, whose any-flag rate is ~5% by construction)")
-    for kind in FLAG_KINDS:
-        print(f"  {kind + ' flagged':34} {share([any(f[0] == kind for f in r['flags']) for r in null])}")
-    named = np.mean([any(c in ("harsh", "generous") for c in r["classes"].values()) for r in null])
-    print(f"  {'any reviewer named harsh/generous':34} {named:7.1%}")
+    detection_table(arms, planted)
+    print()
+    null_flags(arms, null, n)
 
     if args.timing_sessions > 0:
         print()
@@ -295,6 +269,81 @@ def main() -> None:
             print(line)
     print()
     print(f"total wall time {time.perf_counter() - start:.0f} s")
+
+
+def coverage_table(arms: list[str], planted: dict[str, list[dict]], null: dict[str, list[dict]], n: int) -> None:
+    mc_se = np.sqrt(0.95 * 0.05 / n)
+    print(f"COVERAGE of 95% CIs  (target >= {COVERAGE_TARGET:.0%}; Monte-Carlo SE ~{mc_se:.1%}; "
+          f"cov: planted data; null: the same CI on null data, truth 0)")
+    print(f"{'':37}" + "".join(f" {arm:-^34}" for arm in arms))
+    columns = "".join(f" {'truth':>8} {'mean est':>9} {'cov':>7} {'null':>7}" for arm in arms)
+    print(f"{'estimator':28} {'planted':>8}{columns}  target")
+    misses, coverages = [], []
+    for key in planted[arms[0]][0]["rows"]:
+        cells, notes, ok = [], [], True
+        planted_value = coverage_of(planted[arms[0]], key, expressed=False)[1]
+        for arm in arms:
+            coverage, truth, estimate, missing = coverage_of(planted[arm], key)
+            null_coverage, _, _, null_missing = coverage_of(null[arm], key)
+            coverages.append(coverage)
+            cells.append(f" {truth:+8.3f} {estimate:+9.3f} {coverage:7.1%} {null_coverage:7.1%}")
+            if missing or null_missing:
+                notes.append(f"{arm}: {missing}+{null_missing} without CI")
+            if not (coverage >= COVERAGE_TARGET and null_coverage >= COVERAGE_TARGET):
+                ok = False
+                misses.append(f"{key} ({arm})")
+        note = f"  ({'; '.join(notes)})" if notes else ""
+        print(f"{key:28} {planted_value:+8.3f}{''.join(cells)}  "
+              f">= {COVERAGE_TARGET:.0%} {'ok' if ok else '<< MISS'}{note}")
+    print(f"lowest planted coverage {min(coverages):.1%}, mean {np.mean(coverages):.1%}; "
+          f"below target: {', '.join(misses) if misses else 'none'}")
+    for arm in arms:
+        raw = [coverage_of(planted[arm], key, expressed=False)[0] for key in planted[arm][0]["rows"]]
+        print(f"{arm}: against the planted values (not the share the data carries): lowest coverage "
+              f"{min(raw):.1%}, mean {np.mean(raw):.1%}")
+    print(f"(a true 95% CI shows below {0.95 - 2 * mc_se:.1%} in about 2.5% of estimators at this N: with "
+          f"{2 * len(coverages)} shares, a few misses just under the line are noise; "
+          "rerun with more --datasets to tell)")
+
+
+def detection_table(arms: list[str], planted: dict[str, list[dict]]) -> None:
+    print(f"{'DETECTION on planted data  (share of reports)':66}" + "".join(f" {arm:>10}" for arm in arms))
+    gemini = "google/gemini-1.5-pro"
+    checks: list[tuple[str, Callable[[dict], bool]]] = []
+    for name, word in NAMED.items():
+        checks.append((f"{SHORT[name]} named {word} (offset {PLANTED['reviewer_offsets'][name]:+.1f})",
+                       lambda r, name=name, word=word: r["classes"].get(name) == word))
+    checks.append(("gemini named harsh/generous (offset 0: a false naming)",
+                   lambda r: r["classes"].get(gemini) in ("harsh", "generous")))
+    checks.append(("any planted reviewer named the wrong way",
+                   lambda r: any(r["classes"].get(n) not in (w, "neutral") for n, w in NAMED.items())))
+    checks.append(("position flagged (slots +0.3, 0, 0, -0.2)", lambda r: any(f[0] == "position" for f in r["flags"])))
+    for name in MODELS:
+        checks.append((f"self-preference of {SHORT[name]} flagged (+0.5)",
+                       lambda r, name=name: any(f[0] == "self_preference" and f[1] == name for f in r["flags"])))
+    checks.append(("self-preference flagged for all 4 reviewers",
+                   lambda r: sum(f[0] == "self_preference" for f in r["flags"]) == 4))
+    checks.append(("verbosity flagged, positive (+0.3/SD, length-quality corr 0.5)",
+                   lambda r: any(f[0] == "verbosity" and f[2] > 0 for f in r["flags"])))
+    checks.append(("length disagreement note (headline vs joint model)", lambda r: r["disagreement"]))
+    for label, check in checks:
+        print(f"  {label:64}" + "".join(f" {share([check(r) for r in planted[arm]]):>10}" for arm in arms))
+
+
+def null_flags(arms: list[str], null: dict[str, list[dict]], n: int) -> None:
+    print(f"{'NULL data sets (every effect zero; share of reports)':66}" + "".join(f" {arm:>10}" for arm in arms))
+    rates = {arm: np.mean([bool(r["flags"]) for r in null[arm]]) for arm in arms}
+    verdicts = "".join(f" {rates[arm]:>9.1%}{' ' if rates[arm] <= NULL_FLAG_TARGET else '!'}" for arm in arms)
+    print(f"  {f'ANY flag (target <= {NULL_FLAG_TARGET:.0%}; ! = over it)':64}{verdicts}")
+    print(f"  (Monte-Carlo SE {np.sqrt(0.05 * 0.95 / n):.1%}; under the complete null one BH "
+          f"family at q 0.05 is Simes' test, whose any-flag rate is ~5% by construction)")
+    kinds = sorted({f[0] for arm in arms for r in null[arm] for f in r["flags"]} | set(FLAG_KINDS))
+    for kind in kinds:
+        print(f"  {kind + ' flagged':64}"
+              + "".join(f" {share([any(f[0] == kind for f in r['flags']) for r in null[arm]]):>10}" for arm in arms))
+    for arm in arms:
+        named = np.mean([any(c in ("harsh", "generous") for c in r["classes"].values()) for r in null[arm]])
+        print(f"  {arm}: any reviewer named harsh/generous {named:.1%}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ OPTION_FOR_FIELD = {
     "drift_at": "--drift-at",
     "anomaly_rate": "--anomalies",
     "unscored_rate": "--unscored",
+    "batch_size": "--batch-size",
+    "constant_share": "--constant-share",
     "noise_sd": "--noise",
     "schema_version": "--schema-version",
     "consent_level": "--consent-level",
@@ -109,6 +111,18 @@ def command(
         typer.Option(min=0.0, max=1.0, metavar="RATE", help="Share of records with score 0.0."),
     ] = 0.0,
     noise: Annotated[float, typer.Option(min=0.0, metavar="SD", help="Score noise SD.")] = 1.0,
+    batch_size: Annotated[
+        int,
+        typer.Option(min=1, metavar="N", help="Sessions stamped with one time, as a judge run stamps its batch."),
+    ] = 1,
+    integer_scale: Annotated[
+        bool, typer.Option("--integer-scale", help="Whole scores 1..10 (as GPT-4 grades MT-bench).")
+    ] = False,
+    constant_share: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, metavar="SHARE",
+                     help="Share of sessions where each reviewer gives every answer one score."),
+    ] = 0.0,
     per_reviewer_shuffle: Annotated[
         bool,
         typer.Option("--per-reviewer-shuffle", help="Shuffle per reviewer, not once per session."),
@@ -163,6 +177,9 @@ def command(
             anomaly_rate=anomalies,
             unscored_rate=unscored,
             noise_sd=noise,
+            batch_size=batch_size,
+            integer_scale=integer_scale,
+            constant_share=constant_share,
             per_reviewer_shuffle=per_reviewer_shuffle,
             schema_version=schema_version,
             consent_level=consent_level,

@@ -77,6 +77,10 @@ class SimulationConfig:
     end: datetime = field(default_factory=_midnight_utc_today)
     days: float = 90.0
     unscored_rate: float = 0.0
+    # Real judge data (issue 15), each off by default so existing seeds keep their bytes:
+    batch_size: int = 1  # sessions stamped with one time, as a judge run stamps its whole batch
+    integer_scale: bool = False  # whole scores 1..10, as GPT-4 grades in MT-bench
+    constant_share: float = 0.0  # share of sessions where each reviewer gives every answer one score
 
     def __post_init__(self) -> None:
         if self.end.tzinfo is None:
@@ -132,6 +136,7 @@ def _validate(c: SimulationConfig) -> None:
         "length_quality_corr": [c.length_quality_corr],
         "anomaly_rate": [c.anomaly_rate],
         "unscored_rate": [c.unscored_rate],
+        "constant_share": [c.constant_share],
         "days": [c.days],
         "position_effects": c.position_effects,
         "model_quality": c.model_quality.values(),
@@ -181,7 +186,10 @@ def _validate(c: SimulationConfig) -> None:
                   f"scoring share of {model!r} by {reviewer!r} must be between 0 and 1, got {share}")
     check(c.drift_at is None or 0.0 < c.drift_at < 1.0, "drift_at",
           f"drift-at must be a share of the time span strictly between 0 and 1, got {c.drift_at}")
-    for name, value in (("anomaly_rate", c.anomaly_rate), ("unscored_rate", c.unscored_rate)):
+    check(c.batch_size >= 1, "batch_size", f"batch size must be a whole number >= 1, got {c.batch_size}")
+    shares = (("anomaly_rate", c.anomaly_rate), ("unscored_rate", c.unscored_rate),
+              ("constant_share", c.constant_share))
+    for name, value in shares:
         check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
     check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
     check(c.days > 0, "days", f"days must be a number > 0, got {c.days}")

@@ -89,6 +89,7 @@ def write_jsonl(config: SimulationConfig, out: BinaryIO | TextIO) -> dict[str, A
     per_session = len(plan.offsets) * config.lines_per_reviewer
     chunk_sessions = max(1, RECORDS_PER_CHUNK // per_session)
     anomalies: dict[str, dict[str, Any]] = {}
+    constant: list[str] = []
     records = 0
     for first in range(0, config.sessions, chunk_sessions):
         n = min(chunk_sessions, config.sessions - first)
@@ -96,12 +97,13 @@ def write_jsonl(config: SimulationConfig, out: BinaryIO | TextIO) -> dict[str, A
         text = formatter.format(chunk)
         out.write(text if text_mode else text.encode())  # type: ignore[arg-type]
         anomalies.update(chunk.anomalies)
+        constant += chunk.constant_sessions
         records += n * per_session if chunk.written is None else int(chunk.written.sum())
-    return _truth(config, plan, records, anomalies)
+    return _truth(config, plan, records, anomalies, constant)
 
 
 def _truth(
-    c: SimulationConfig, plan: Plan, records: int, anomalies: dict[str, dict[str, Any]]
+    c: SimulationConfig, plan: Plan, records: int, anomalies: dict[str, dict[str, Any]], constant: list[str]
 ) -> dict[str, Any]:
     """Everything planted, JSON-serialisable, with every model/reviewer spelled out (zeros too)."""
     reviewers = c.reviewer_ids
@@ -137,4 +139,8 @@ def _truth(
         "anomaly_rate": c.anomaly_rate,
         "anomalous_sessions": anomalies,
         "unscored_rate": c.unscored_rate,
+        "batch_size": c.batch_size,
+        "integer_scale": c.integer_scale,
+        "constant_share": c.constant_share,
+        "constant_sessions": constant,
     }

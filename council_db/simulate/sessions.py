@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -99,6 +99,7 @@ class Chunk:
     tenths: np.ndarray  # (n, R, K) score * 10; 0 = unscored
     anomalies: dict[str, dict[str, Any]]
     written: np.ndarray | None = None  # (n, R, K) False where the reviewer did not score the answer
+    constant_sessions: list[str] = field(default_factory=list)  # ids of sessions made constant
 
 
 def simulate_chunk(
@@ -141,7 +142,8 @@ def simulate_chunk(
         + plan.drift[None, :, None] * _drift_shape(c, t)[:, None, None]
         + c.noise_sd * rng.standard_normal((n, r, k))
     )
-    tenths = np.clip(np.rint(score * 10), MIN_TENTHS, MAX_TENTHS).astype(np.int64)
+    tenths = _on_scale(c, score)
+    constant = _make_constant(c, rng, tenths) if c.constant_share > 0 else []
     anomalies = _plant_anomalies(c, rng, session_ids, tenths) if c.anomaly_rate > 0 else {}
 
     # llm-council enumerates a reviewer's answers in `position` order; old schemas ranked them.
@@ -156,7 +158,27 @@ def simulate_chunk(
     written = None  # drawn only when asked for, so other simulations keep their bytes
     if plan.scoring_share is not None:
         written = rng.random((n, r, k)) < plan.scoring_share[np.arange(r)[None, :, None], models]
-    return Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written)
+    return Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written,
+                 [session_ids[s] for s in constant])
+
+
+def _on_scale(c: SimulationConfig, score: np.ndarray) -> np.ndarray:
+    """Scores in tenths of a point, rounded to the scale's step (0.1, or 1 with integer_scale)
+    and clipped to 1..10."""
+    if c.integer_scale:
+        return np.clip(np.rint(score), MIN_TENTHS // 10, MAX_TENTHS // 10).astype(np.int64) * 10
+    return np.clip(np.rint(score * 10), MIN_TENTHS, MAX_TENTHS).astype(np.int64)
+
+
+def _make_constant(c: SimulationConfig, rng: np.random.Generator, tenths: np.ndarray) -> list[int]:
+    """In a random share of sessions each reviewer gives every answer one score: its own mean
+    over the session's answers, on the scale's step. Its level (and drift) stays; only the
+    differences between answers vanish, as when a judge finds every answer equally good."""
+    hit = np.flatnonzero(rng.random(tenths.shape[0]) < c.constant_share)
+    step = 10 if c.integer_scale else 1
+    level = np.rint(tenths[hit].mean(axis=-1, keepdims=True) / step).astype(np.int64) * step
+    tenths[hit] = np.broadcast_to(level, tenths[hit].shape)
+    return hit.tolist()
 
 
 def _drift_shape(c: SimulationConfig, t: np.ndarray) -> np.ndarray:
@@ -178,10 +200,18 @@ def _session_ids(rng: np.random.Generator, n: int) -> list[str]:
 def _session_times(
     c: SimulationConfig, rng: np.random.Generator, first: int, n: int
 ) -> tuple[list[str], np.ndarray]:
-    """Timestamps spread evenly with jitter over (start, end], in session order, and t in [0, 1]."""
+    """Timestamps spread evenly with jitter over (start, end], in session order, and t in [0, 1].
+
+    With batch_size > 1, each batch of consecutive sessions shares one time, the middle of its
+    share of the span, as a judge run stamps every judgment of its batch alike. The jitter is
+    drawn all the same, so every other draw matches the unbatched simulation."""
     total_us = round(c.days * 86_400_000_000)
     index = np.arange(first, first + n)
-    fraction = (index + 1 - rng.random(n)) / c.sessions
+    jitter = rng.random(n)
+    if c.batch_size == 1:
+        fraction = (index + 1 - jitter) / c.sessions
+    else:
+        fraction = (index // c.batch_size + 0.5) / -(-c.sessions // c.batch_size)
     offsets_us = np.rint(fraction * total_us).astype(np.int64)
     start = c.start
     stamps = [(start + timedelta(microseconds=us)).isoformat() for us in offsets_us.tolist()]

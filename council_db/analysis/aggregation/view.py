@@ -49,15 +49,17 @@ def check_names(db: Database, settings: Settings) -> None:
     check_reviewers(settings.offsets, known, "--offsets")
 
 
-def session_scores(db: Database, session_key: str, settings: Settings) -> dict[str, Any]:
+def session_scores(db: Database, session_key: str, settings: Settings,
+                   sample_sessions: int = SAMPLE_SESSIONS) -> dict[str, Any]:
     """Each candidate's consensus score in one session. Offsets and scales a method estimates
-    come from every stored session (the calibration window), on the session's scale."""
+    come from every stored session (the calibration window; above ``sample_sessions``, the
+    bias report's sample of them), on the session's scale."""
     data = load_sessions(db, "SELECT id FROM sessions WHERE session_key = :key", {"key": session_key})
     if data.n_records == 0:
         raise CouncilDbError(_no_scores(db, session_key))
     calibration_data, stored = data, None
     if settings.method in NEEDS_WINDOW and not (settings.method is Method.bias_adjusted and settings.offsets):
-        stored = load_sample(db, Window())
+        stored = load_sample(db, Window(), sample_sessions)
         calibration_data = stored.data
         if calibration_data.scale != data.scale:
             raise CouncilDbError(f"session {session_key} is scored on {data.scale} but most stored scores are on "

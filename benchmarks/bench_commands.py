@@ -40,15 +40,16 @@ COMMANDS = {
 }
 
 
-def run(db: str, args: list[str]) -> tuple[float, float]:
-    """Run council-db on ``db``; (wall seconds, peak RSS in MB) of that process."""
+def run(db: str, args: list[str]) -> tuple[float, float, float]:
+    """Run council-db on ``db``; wall seconds, CPU seconds (user + system: less sensitive to
+    other work on the machine than wall time) and peak RSS in MB of that process."""
     start = time.perf_counter()
     process = subprocess.Popen([*COMMAND, "--db", db, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"council-db {' '.join(args)} failed: {process.stderr.read().decode()}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def store_size(db: str) -> tuple[int, int, str]:
@@ -97,11 +98,12 @@ def main() -> None:
         sessions, records, key = store_size(db)
         print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
               f"store: {sessions:,} sessions, {records:,} records")
-        print(f"{'command':<22} {'wall s':>8} {'peak MB':>8}")
+        print(f"{'command':<22} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
         for name in chosen:
             args = [arg.format(session=key) for arg in COMMANDS[name]]
             results = [run(db, args) for _ in range(options.runs)]
-            print(f"{name:<22} {min(r[0] for r in results):>8.2f} {max(r[1] for r in results):>8.0f}", flush=True)
+            print(f"{name:<22} {min(r[0] for r in results):>8.2f} {min(r[1] for r in results):>8.2f} "
+                  f"{max(r[2] for r in results):>8.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -82,3 +82,10 @@ def test_at_or_below_the_sample_size_a_command_reads_every_session_and_names_no_
     assert default.exit_code == 0, default.output
     assert default.stdout == everything.stdout == just_enough.stdout
     assert '"sample"' not in default.stdout and "a sample of" not in default.stdout + default.stderr
+
+
+def test_the_commands_default_sample_size_is_the_reports():
+    from council_db.analysis.window import SAMPLE_SESSIONS
+    from council_db.cli.window_options import SAMPLE_SESSIONS as OPTION_DEFAULT
+
+    assert OPTION_DEFAULT == SAMPLE_SESSIONS

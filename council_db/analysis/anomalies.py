@@ -55,11 +55,14 @@ def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
         return []
     flat_p, sd, typical_sd = _flatness(data, records, tested)
     erratic_p, worst, ratio = _erratic(data, residuals, records)
+    constant, first = _constant_sessions(data), _first_scores(data)
     out = []
     for g in np.flatnonzero(tested).tolist():
         p = min(1.0, 2.0 * min(flat_p[g], erratic_p[g]))
         if flat_p[g] <= erratic_p[g]:
-            reason, spread = _flat_reason(data, g, sd[g], typical_sd), sd[g] / typical_sd
+            reason = f"every score is {first[g]:g} ({records[g]} scores)" if constant[g] else \
+                f"scores barely vary: SD {sd[g]:.2f} against a typical {typical_sd:.2f}"
+            spread = sd[g] / typical_sd
         else:
             reason = (f"reviewer {data.reviewers[worst[g]]}'s scores do not fit: residual SD {ratio[g]:.1f}x "
                       "its usual")
@@ -217,12 +220,13 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
 
 
-def _flat_reason(data: ScoreData, g: int, sd: float, typical_sd: float) -> str:
-    scores = data.score[data.session == g]
-    if np.all(scores == scores[0]):
-        return f"every score is {scores[0]:g} ({len(scores)} scores)"
-    return f"scores barely vary: SD {sd:.2f} against a typical {typical_sd:.2f}"
-
+def _first_scores(data: ScoreData) -> np.ndarray:
+    """Each session's first score (NaN for a session without any): one pass over the records,
+    where looking each session's scores up would pass over them once per session."""
+    first = np.full(data.n_sessions, np.nan)
+    sessions, where = np.unique(data.session, return_index=True)  # where each session first appears
+    first[sessions] = data.score[where]
+    return first
 
 
 def flagged(data: ScoreData, residuals: np.ndarray) -> list[tuple[SessionAnomaly, float]]:

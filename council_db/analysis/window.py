@@ -107,14 +107,37 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
     return loaded
 
 
-def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
+def load_sample(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS) -> WindowData:
+    """The window's scores; above ``sample_sessions`` sessions (0 = never), those of the
+    report's sample of about that many of its sessions (``sample_query``), with the window's
+    session count. For the analyses that need records (the joint model and what rests on it):
+    reading a million sessions' records would take minutes and gigabytes."""
+    loaded = _sampled(db, window, sample_sessions)
+    loaded.data.excluded.update(_unreadable(db))
+    return loaded
+
+
+def sample_note(loaded: WindowData) -> str | None:
+    """What a sampled window's output says about its sample (None: not sampled)."""
+    if loaded.window_sessions is None:
+        return None
+    return (f"a sample of {loaded.data.n_sessions:,} of the window's {loaded.window_sessions:,} sessions "
+            "(the bias report's)")
+
+
+def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
     sessions_sql, params = window.session_query()
+    in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
+    if chosen is None:
+        return WindowData(load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models))
+    return WindowData(load_sessions(db, _ids_sql(chosen), {}, reviewers=window.reviewers, models=window.models),
+                      in_window)
+
+
+def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
     if window.reviewers or window.models or not sample_sessions:  # no whole-window sums: filtered, or never sampled
-        in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
-        if chosen is None:
-            return WindowData(load(db, window))
-        return WindowData(load_sessions(db, _ids_sql(chosen), {}, reviewers=window.reviewers, models=window.models),
-                          in_window)
+        return _sampled(db, window, sample_sessions)
+    sessions_sql, params = window.session_query()
     # The totals' pass over the whole window is the longest query, so it starts first; the
     # count, the choice of the sample and the sample's records run meanwhile, each on its own
     # connection (the database releases the GIL while a query runs).

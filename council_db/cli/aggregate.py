@@ -11,12 +11,14 @@ import typer
 
 from council_db.cli.context import message, state
 from council_db.cli.window_options import (
+    SAMPLE_SESSIONS,
     AsOf,
     Categories,
     Configs,
     Days,
     Models,
     Reviewers,
+    SampleSessions,
     Sessions,
     Since,
     Until,
@@ -132,6 +134,7 @@ def leaderboard(
     config_version: Configs = None,
     category: Categories = None,
     seed: Annotated[int, typer.Option(help="Seed of the session resampling behind the CIs.")] = 0,
+    sample_sessions: SampleSessions = SAMPLE_SESSIONS,
     fmt: FormatOption = ViewFormat.table,
 ) -> None:
     """Models ranked over a window, with 95% CIs: by default by the bias report's candidate quality.
@@ -148,12 +151,13 @@ def leaderboard(
     check_names(db, settings)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}
-    result = model_leaderboard(db, window, settings, filters=filters, seed=seed)
+    result = model_leaderboard(db, window, settings, filters=filters, seed=seed, sample_sessions=sample_sessions)
     w = result["window"]
+    sampled = f" (a sample of the window's {w['sample']['of']:,})" if "sample" in w else ""
     rows = [{"rank": m["rank"], "model": m["model"], "score": m["score"]["estimate"], "ci_low": m["score"]["ci_low"],
              "ci_high": m["score"]["ci_high"], "rank_ci_low": m["rank_ci_low"], "rank_ci_high": m["rank_ci_high"],
              "sessions": m["sessions"], "answers": m["answers"], "records": m["records"]} for m in result["models"]]
-    title = f"leaderboard, {result['method']}: {w['sessions']} sessions, {w['records']} records, " \
+    title = f"leaderboard, {result['method']}: {w['sessions']} sessions{sampled}, {w['records']} records, " \
             f"{w['start'] or '?'} to {w['end'] or '?'} (scale {w['scale']}), 95% CIs"
     _emit(result, rows, fmt, title, {"method": result["method"], "window_start": w["start"],
                                      "window_end": w["end"], "window_sessions": w["sessions"]})

@@ -12,6 +12,7 @@ import typer
 
 from council_db.cli.context import state
 from council_db.cli.window_options import (
+    SAMPLE_SESSIONS,
     AsOf,
     Categories,
     Configs,
@@ -51,7 +52,7 @@ def bias_report(
     sample_sessions: Annotated[int, typer.Option(
         "--sample-sessions", min=0, metavar="N",
         help="Above N sessions, record-level analyses use a sample of N of the window's sessions "
-             "(counts and length correlations still use all). 0 = never sample.")] = 5000,
+             "(counts and length correlations still use all). 0 = never sample.")] = SAMPLE_SESSIONS,
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
     exclude_anomalies: Annotated[bool, typer.Option(
         "--exclude-anomalies", help="Leave out sessions council-db anomalies flags (says how many).")] = False,

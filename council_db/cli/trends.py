@@ -10,12 +10,14 @@ import typer
 from council_db.cli.context import message, state
 from council_db.cli.output import Format
 from council_db.cli.window_options import (
+    SAMPLE_SESSIONS,
     AsOf,
     Categories,
     Configs,
     Days,
     Models,
     Reviewers,
+    SampleSessions,
     Sessions,
     Since,
     Until,
@@ -40,21 +42,25 @@ class Every(str, Enum):
     month = "30d"
 
 
-def _load(ctx: typer.Context, **options: Any):
-    """The window's scores and the joint model's fit, or a usage error for a bad time."""
+def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
+    """The window's scores (above ``sample_sessions`` sessions, a sample's: said on stderr)
+    and the joint model's fit, or a usage error for a bad time."""
     from council_db.analysis import joint_model
-    from council_db.analysis.window import load, unreadable_warnings
+    from council_db.analysis.window import load_sample, sample_note, unreadable_warnings
     from council_db.errors import CouncilDbError
 
     spec = checked_window(**options)
     db = state(ctx).database(read_only=True)
-    data = load(db, spec)
+    loaded = load_sample(db, spec, sample_sessions)
+    data, note = loaded.data, sample_note(loaded)
     for warning in unreadable_warnings(data.excluded):
         message(f"warning: {warning}")
+    if note:
+        message(f"note: {note}; --sample-sessions 0 reads them all")
     if data.n_sessions < MIN_SESSIONS:
         raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "
                              f"{MIN_SESSIONS}; import more or widen the window")
-    return db, spec, data, joint_model.fit(data)
+    return db, loaded, joint_model.fit(data)
 
 
 def trends(
@@ -63,7 +69,7 @@ def trends(
     every: Annotated[Every, typer.Option("--every", help="Period of the rolling series: 1d, 7d or 30d.")] = Every.week,
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
-    fmt: Fmt = Format.table,
+    sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: Fmt = Format.table,
 ) -> None:
     """Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.
 
@@ -77,9 +83,10 @@ def trends(
     from council_db.analysis import trends as trend_analysis
     from council_db.cli.output import emit_object, emit_rows
 
-    db, spec, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
-                                reviewer=reviewer, model=model,
-                                config_version=config_version, category=category)
+    db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
+                            as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
+                            category=category)
+    data = loaded.data
     timed = trend_analysis.timed_residuals(data, fit.residuals, by.value)
     slopes = trend_analysis.slopes(timed)
     changes = {c.subject: c for c in changepoints.search(timed, np.random.default_rng(0))}
@@ -101,8 +108,11 @@ def trends(
         warnings.append(f"no trend: it needs at least two {by.value}s with scores at {trend_analysis.MIN_TIMES} or "
                         "more distinct times (a drift shared by all cannot be told from a change in the questions)")
     if fmt in (Format.json, Format.jsonl):
+        sample = {} if loaded.window_sessions is None else \
+            {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
         emit_object({"by": by.value, "every": every.value, "sessions": data.n_sessions, "records": data.n_records,
-                     "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}, fmt)
+                     **sample, "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings},
+                    fmt)
     elif fmt is Format.csv:
         emit_rows(series, fmt)
     else:
@@ -170,19 +180,21 @@ def anomalies(
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
     show_all: Annotated[bool, typer.Option("--all", help="List every session tested, not only the flagged.")] = False,
-    fmt: Fmt = Format.table,
+    sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: Fmt = Format.table,
 ) -> None:
     """Sessions whose scores do not fit: all the same (extreme) score, or one reviewer far off.
 
     A p-value per session, calibrated against the other sessions; flagged at
-    Benjamini-Hochberg q <= 0.05 over the sessions in the window."""
+    Benjamini-Hochberg q <= 0.05 over the sessions tested (above --sample-sessions, a sample's)."""
     from council_db.analysis import anomalies as detect
     from council_db.analysis import stats
     from council_db.cli.output import emit_rows
     from council_db.contract.timestamps import format_us
 
-    _, _, data, fit = _load(ctx, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
-                            reviewer=reviewer, model=model, config_version=config_version, category=category)
+    _, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
+                           as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
+                           category=category)
+    data = loaded.data
     found = detect.sessions(data, fit.residuals)
     if not found:
         message(f"warning: anomalies need at least {detect.MIN_SESSIONS} sessions with {detect.MIN_RECORDS} or more "
@@ -193,4 +205,5 @@ def anomalies(
              "p_value": a.p_value, "q_value": float(q), "flagged": bool(q <= detect.FDR), "reason": a.reason}
             for a, q in zip(found, q_values) if show_all or q <= detect.FDR]
     rows.sort(key=lambda r: r["p_value"])
-    emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested")
+    sampled = "" if loaded.window_sessions is None else f" (a sample of the window's {loaded.window_sessions:,})"
+    emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested{sampled}")

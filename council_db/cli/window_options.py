@@ -18,6 +18,11 @@ Reviewers = Annotated[Many, typer.Option("--reviewer", help="Only scores by this
 Models = Annotated[Many, typer.Option("--model", help="Only scores of this candidate model (repeatable).")]
 Configs = Annotated[Many, typer.Option("--config-version", help="Only sessions with this council_config_version.")]
 Categories = Annotated[Many, typer.Option("--category", help="Only sessions of this query category (repeatable).")]
+SAMPLE_SESSIONS = 5000  # analysis.window.SAMPLE_SESSIONS, written out so --help need not import numpy
+SampleSessions = Annotated[int, typer.Option(
+    "--sample-sessions", min=0, metavar="N",
+    help="Above N sessions, use the bias report's sample of about N of the window's sessions (the output "
+         "says so). 0 = never sample.")]
 
 
 def checked_window(*, sessions: int | None, days: float | None, since: str | None, until: str | None,

@@ -4,7 +4,7 @@ dicts (JSON-ready) that say which method, calibration, window and sample sizes t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from council_db.analysis import joint_model
@@ -12,9 +12,16 @@ from council_db.analysis.aggregation.calibration import calibrate, check_reviewe
 from council_db.analysis.aggregation.leaderboard import N_BOOT, leaderboard
 from council_db.analysis.aggregation.quality import INTERVAL, length_warning, quality_standings
 from council_db.analysis.aggregation.strategies import REMOVES, Calibration, Method, consensus
-from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import confidence_tier
-from council_db.analysis.window import Window, load, load_sessions, unreadable_warnings
+from council_db.analysis.window import (
+    SAMPLE_SESSIONS,
+    Window,
+    WindowData,
+    load_sample,
+    load_sessions,
+    sample_note,
+    unreadable_warnings,
+)
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
 from council_db.store.database import Database
@@ -42,21 +49,24 @@ def check_names(db: Database, settings: Settings) -> None:
     check_reviewers(settings.offsets, known, "--offsets")
 
 
-def session_scores(db: Database, session_key: str, settings: Settings) -> dict[str, Any]:
+def session_scores(db: Database, session_key: str, settings: Settings,
+                   sample_sessions: int = SAMPLE_SESSIONS) -> dict[str, Any]:
     """Each candidate's consensus score in one session. Offsets and scales a method estimates
-    come from every stored session (the calibration window), on the session's scale."""
+    come from every stored session (the calibration window; above ``sample_sessions``, the
+    bias report's sample of them), on the session's scale."""
     data = load_sessions(db, "SELECT id FROM sessions WHERE session_key = :key", {"key": session_key})
     if data.n_records == 0:
         raise CouncilDbError(_no_scores(db, session_key))
-    calibration_data = data
+    calibration_data, stored = data, None
     if settings.method in NEEDS_WINDOW and not (settings.method is Method.bias_adjusted and settings.offsets):
-        calibration_data = load(db, Window())
+        stored = load_sample(db, Window(), sample_sessions)
+        calibration_data = stored.data
         if calibration_data.scale != data.scale:
             raise CouncilDbError(f"session {session_key} is scored on {data.scale} but most stored scores are on "
                                  f"{calibration_data.scale}: {settings.method.value} cannot be calibrated for it; "
                                  "use --method mean, weighted or median, or give --offsets")
-    calibration = calibrate(settings.method, calibration_data, weights=settings.weights, offsets=settings.offsets,
-                            include_self=settings.include_self)
+    calibration = _sampled(calibrate(settings.method, calibration_data, weights=settings.weights,
+                                     offsets=settings.offsets, include_self=settings.include_self), stored)
     result = consensus(data, settings.method, calibration, settings.include_self)
     order = sorted(range(len(result)), key=lambda i: -result.score[i])
     rows = [{"rank": place, "model": result.models[result.model[i]], "response_length_chars": int(result.length[i]),
@@ -70,26 +80,30 @@ def session_scores(db: Database, session_key: str, settings: Settings) -> dict[s
 
 
 def model_leaderboard(db: Database, window: Window, settings: Settings, *, filters: dict[str, Any],
-                      seed: int = 0, n_boot: int = N_BOOT) -> dict[str, Any]:
-    """Models ranked over the window: by the joint model's quality (``quality``), or by mean
-    consensus score with session-bootstrap CIs; warned when the ranking follows answer length."""
-    data = load(db, window)
+                      seed: int = 0, n_boot: int = N_BOOT, sample_sessions: int = SAMPLE_SESSIONS) -> dict[str, Any]:
+    """Models ranked over the window (above ``sample_sessions`` sessions, over the bias report's
+    sample of it): by the joint model's quality (``quality``), or by mean consensus score with
+    session-bootstrap CIs; warned when the ranking follows answer length."""
+    loaded = load_sample(db, window, sample_sessions)
+    data = loaded.data
     if data.n_records == 0:
         raise CouncilDbError("no usable scores in this window (see council-db stats, or widen the window)")
     fit = joint_model.fit(data)
     tier = confidence_tier(data.n_sessions)
     warnings = unreadable_warnings(data.excluded)
+    if loaded.window_sessions is not None:
+        warnings.append(f"ranked over {sample_note(loaded)}; --sample-sessions 0 ranks them all")
     if tier == "insufficient":
         warnings.append(f"only {data.n_sessions} sessions (fewer than 10): the ranking is not to be trusted")
     if settings.method is Method.quality:
         standings = quality_standings(data, fit)
-        calibration = Calibration(source=f"the bias report's joint model over {fit.n_sessions} sessions",
-                                  n_sessions=fit.n_sessions, n_records=fit.n_records)
+        calibration = _sampled(Calibration(source=f"the bias report's joint model over {fit.n_sessions} sessions",
+                                           n_sessions=fit.n_sessions, n_records=fit.n_records), loaded)
         interval = INTERVAL
         warnings.extend(fit.warnings)
     else:
-        calibration = calibrate(settings.method, data, weights=settings.weights, offsets=settings.offsets,
-                                include_self=settings.include_self)
+        calibration = _sampled(calibrate(settings.method, data, weights=settings.weights, offsets=settings.offsets,
+                                         include_self=settings.include_self), loaded)
         standings = leaderboard(consensus(data, settings.method, calibration, settings.include_self), n_boot, seed)
         interval = f"95%, {n_boot} session resamples (seed {seed}), expanded percentile; ranks: 2.5-97.5% quantiles"
     follows_length = length_warning(settings.method, standings, data, fit)
@@ -101,7 +115,7 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
                "rank_ci_low": s.rank_low, "rank_ci_high": s.rank_high,
                "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records} for s in standings]
     return {"method": settings.method.value, "removes": removes(settings.method, settings.include_self),
-            "window": _window(data, window.as_of, filters), "confidence": tier,
+            "window": _window(loaded, window.as_of, filters), "confidence": tier,
             "include_self": settings.include_self, "calibration": _calibration(settings.method, calibration),
             "interval": interval, "excluded": dict(data.excluded), "models": models, "warnings": warnings}
 
@@ -114,12 +128,24 @@ def removes(method: Method, include_self: bool) -> str:
                               else "; self-reviews left out")
 
 
-def _window(data: ScoreData, as_of: str | None, filters: dict[str, Any]) -> dict[str, Any]:
+def _sampled(calibration: Calibration, loaded: WindowData | None) -> Calibration:
+    """The calibration, its source saying so when it was estimated over a sample of sessions."""
+    if loaded is None or loaded.window_sessions is None or calibration.n_sessions is None:
+        return calibration
+    return replace(calibration, source=f"{calibration.source}, a sample of the window's {loaded.window_sessions:,}")
+
+
+def _window(loaded: WindowData, as_of: str | None, filters: dict[str, Any]) -> dict[str, Any]:
+    """The window ranked: its analysed sessions' span and counts (and, when they are a sample,
+    how many sessions the window holds)."""
+    data = loaded.data
     times = data.session_ts_us[data.session_ts_us >= 0]
+    sample = {} if loaded.window_sessions is None else \
+        {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
     return {"start": format_us(int(times.min())) if len(times) else None,
             "end": format_us(int(times.max())) if len(times) else None,
             "sessions": data.n_sessions, "records": data.n_records, "scale": data.scale, "as_of": as_of,
-            "filters": filters}
+            "filters": filters, **sample}
 
 
 def _calibration(method: Method, calibration: Calibration) -> dict[str, Any]:

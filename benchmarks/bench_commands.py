@@ -1,0 +1,110 @@
+"""Command benchmark: wall time and peak memory of each analysis command on one store, each a
+real `council-db` process as a user runs it, printed with the store's size.
+
+    python benchmarks/bench_commands.py --db FILE|URL [--runs 1] [--commands trends,anomalies,...]
+    python benchmarks/bench_commands.py --sessions 100000 [--work DIR]
+
+Targets at 1,000,000 4x4 sessions (16M records, issue 16): `trends`, `anomalies`,
+`leaderboard`, `scores`, `audit` and `stats` each <= 5 s and <= 300 MB peak; `bias-report`
+<= 3 s and <= 300 MB. Above `--sample-sessions` (default 5,000) sessions the record-level
+commands read the bias report's sample of the window, so their cost stays flat in the store
+size; `scores` and `audit` read one session (plus, for `scores --method bias-adjusted`, the
+sample its offsets are estimated from).
+
+With --sessions a store of that many simulated sessions is built in --work (default: a
+temporary folder) first. The figures are one machine's: on a shared machine, rough.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMAND = [sys.executable, "-m", "council_db"]
+COMMANDS = {
+    "trends": ["trends"],
+    "anomalies": ["anomalies"],
+    "leaderboard": ["leaderboard"],
+    "leaderboard-mean": ["leaderboard", "--method", "mean"],
+    "scores": ["scores", "--session", "{session}"],
+    "scores-bias-adjusted": ["scores", "--session", "{session}", "--method", "bias-adjusted"],
+    "audit": ["audit", "{session}"],
+    "stats": ["stats"],
+    "bias-report": ["bias-report"],
+}
+
+
+def run(db: str, args: list[str]) -> tuple[float, float, float]:
+    """Run council-db on ``db``; wall seconds, CPU seconds (user + system: less sensitive to
+    other work on the machine than wall time) and peak RSS in MB of that process."""
+    start = time.perf_counter()
+    process = subprocess.Popen([*COMMAND, "--db", db, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"council-db {' '.join(args)} failed: {process.stderr.read().decode()}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def store_size(db: str) -> tuple[int, int, str]:
+    """Sessions, records, and the latest session's id (the one `scores` and `audit` read)."""
+    from sqlalchemy import text
+
+    from council_db.store.database import open_reader
+
+    database = open_reader(db if "://" in db else f"sqlite:///{Path(db).resolve()}")
+    with database.engine.connect() as connection:
+        sessions = connection.execute(text("SELECT COUNT(*) FROM sessions")).scalar_one()
+        records = connection.execute(text("SELECT COUNT(*) FROM scores")).scalar_one()
+        latest = connection.execute(text("SELECT session_key FROM sessions ORDER BY ts_us DESC, id DESC LIMIT 1"))
+        key = latest.scalar_one()
+    database.engine.dispose()
+    return sessions, records, key
+
+
+def build(sessions: int, work: Path) -> str:
+    """A SQLite store of ``sessions`` simulated 4x4 sessions in ``work``."""
+    from council_db.simulate import SimulationConfig, write_jsonl
+
+    jsonl, db = work / f"{sessions}.jsonl", work / f"{sessions}.db"
+    with jsonl.open("w", encoding="utf-8") as out:
+        write_jsonl(SimulationConfig(sessions=sessions, seed=sessions, days=365), out)
+    subprocess.run([*COMMAND, "--db", str(db), "import", str(jsonl)], check=True, stdout=subprocess.DEVNULL)
+    jsonl.unlink()
+    return str(db)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", help="an existing store (file or SQLAlchemy URL); never written to")
+    source.add_argument("--sessions", type=int, help="build a store of this many simulated sessions")
+    parser.add_argument("--work", type=Path, help="where --sessions builds its store (default: a temporary folder)")
+    parser.add_argument("--runs", type=int, default=1, help="runs per command: the best time, the largest peak")
+    parser.add_argument("--commands", default=",".join(COMMANDS), help=f"comma-separated, of {', '.join(COMMANDS)}")
+    options = parser.parse_args()
+    chosen = options.commands.split(",")
+    unknown = set(chosen) - set(COMMANDS)
+    if unknown:
+        parser.error(f"unknown command(s): {', '.join(sorted(unknown))}")
+    with tempfile.TemporaryDirectory() as scratch:
+        db = options.db or build(options.sessions, options.work or Path(scratch))
+        sessions, records, key = store_size(db)
+        print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+              f"store: {sessions:,} sessions, {records:,} records")
+        print(f"{'command':<22} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
+        for name in chosen:
+            args = [arg.format(session=key) for arg in COMMANDS[name]]
+            results = [run(db, args) for _ in range(options.runs)]
+            print(f"{name:<22} {min(r[0] for r in results):>8.2f} {min(r[1] for r in results):>8.2f} "
+                  f"{max(r[2] for r in results):>8.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

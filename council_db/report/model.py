@@ -132,9 +132,11 @@ class ModelQuality(BaseModel):
 
 class ChangePoint(BaseModel):
     at: str = Field(description="when the later segment starts (UTC): the first session after the change")
-    p_value: float = Field(description="permutation p-value of the change-point search")
+    p_value: float = Field(description="permutation p-value of the change-point search (null: a straight-line "
+                                       "trend and no step)")
     q_value: float
-    shift: float = Field(description="mean residual after minus before, relative to the median of the other "
+    shift: float = Field(description="the step at the change beyond the subject's straight-line trend (a "
+                                     "line-plus-step fit of its residuals), relative to the median of the other "
                                      "subjects; descriptive (measured where the change looks largest), no CI")
     sessions_before: int
     sessions_after: int
@@ -145,7 +147,8 @@ class Trend(BaseModel):
     kind: Literal["reviewer", "model"]
     slope_per_30d: Metric = Field(description="joint-model residuals on time: score points per 30 days, relative "
                                               "to the median slope of the other subjects")
-    change_search_p_value: float | None = Field(description="permutation p-value of the change-point search")
+    change_search_p_value: float | None = Field(description="permutation p-value of the change-point search, "
+                                                            "against a null that holds a straight-line trend")
     change_points: list[ChangePoint] = Field(description="changes flagged at q <= 0.05 (at most one per subject)")
 
 

@@ -96,7 +96,7 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
         out.changes[(timed.kind, subject)] = change
         out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
                                f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
-                               f"{change.shift:+.2f} points after vs before, relative to the other "
+                               f"a step of {change.shift:+.2f} points beyond its trend, relative to the other "
                                f"{timed.kind}s (permutation p {change.p_value:.2g})"))
 
 

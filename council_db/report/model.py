@@ -122,6 +122,16 @@ class ReviewerProfile(BaseModel):
     self_preference: Metric | None = Field(
         description="its scores of its own answers minus other reviewers' scores of the same answers, "
                     "adjusted for its severity")
+    severity_drifts: bool = Field(default=False, description=(
+        "its trend over time is flagged (q <= 0.05): severity is a window average, and recent_severity "
+        "gives its severity at the window's end"))
+    recent_severity: Metric | None = Field(default=None, description=(
+        "set when severity_drifts: points vs the average reviewer at recent_severity_at, from a line through its "
+        "window-average severity with its residuals' slope in time (vs the average reviewer); 95% CI from the "
+        "severity's and the slope's SEs (slope clustered by instant, t with instants - 2 df); n: its dated "
+        "sessions and records the line rests on"))
+    recent_severity_at: str | None = Field(default=None, description=(
+        "the time recent_severity refers to (UTC): the window's last session time"))
 
 
 class ModelQuality(BaseModel):

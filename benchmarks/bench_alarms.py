@@ -18,7 +18,8 @@ of these reports; printed for what it is.
 
 Detection data sets (seeds 10,000+, --detection): one reviewer drifting by +1 point over the 90
 days and 1% broken sessions (the issue's "done when" data). Printed: how often the drifting
-reviewer is flagged, its mean estimated slope against the planted one, how often another
+reviewer is flagged (and how often as a dated change point: its drift is linear, it has no step), its
+mean estimated slope against the planted one, how often another
 subject gets a trend or change flag, and the recall and precision of the anomalous sessions.
 """
 

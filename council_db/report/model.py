@@ -150,6 +150,16 @@ class ReviewerProfile(BaseModel):
     self_preference: Metric | None = Field(
         description="its scores of its own answers minus other reviewers' scores of the same answers, "
                     "adjusted for its severity")
+    severity_drifts: bool = Field(default=False, description=(
+        "its trend over time is flagged (q <= 0.05): severity is a window average, and recent_severity "
+        "gives its severity at the window's end"))
+    recent_severity: Metric | None = Field(default=None, description=(
+        "set when severity_drifts: points vs the average reviewer at recent_severity_at, from a line through its "
+        "window-average severity with its residuals' slope in time (vs the average reviewer); 95% CI from the "
+        "severity's and the slope's SEs (slope clustered by instant, t with instants - 2 df); n: its dated "
+        "sessions and records the line rests on"))
+    recent_severity_at: str | None = Field(default=None, description=(
+        "the time recent_severity refers to (UTC): the window's last session time"))
 
 
 class ModelQuality(BaseModel):
@@ -160,9 +170,11 @@ class ModelQuality(BaseModel):
 
 class ChangePoint(BaseModel):
     at: str = Field(description="when the later segment starts (UTC): the first session after the change")
-    p_value: float = Field(description="permutation p-value of the change-point search")
+    p_value: float = Field(description="permutation p-value of the change-point search (null: a straight-line "
+                                       "trend and no step)")
     q_value: float
-    shift: float = Field(description="mean residual after minus before, relative to the median of the other "
+    shift: float = Field(description="the step at the change beyond the subject's straight-line trend (a "
+                                     "line-plus-step fit of its residuals), relative to the median of the other "
                                      "subjects; descriptive (measured where the change looks largest), no CI")
     sessions_before: int
     sessions_after: int
@@ -173,7 +185,8 @@ class Trend(BaseModel):
     kind: Literal["reviewer", "model"]
     slope_per_30d: Metric = Field(description="joint-model residuals on time: score points per 30 days, relative "
                                               "to the median slope of the other subjects")
-    change_search_p_value: float | None = Field(description="permutation p-value of the change-point search")
+    change_search_p_value: float | None = Field(description="permutation p-value of the change-point search, "
+                                                            "against a null that holds a straight-line trend")
     change_points: list[ChangePoint] = Field(description="changes flagged at q <= 0.05 (at most one per subject)")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from council_db.report.model import BiasReport, Metric, Position, SwapConsistency
+from council_db.report.model import BiasReport, Metric, Position, ReviewerProfile, SwapConsistency
 
 BAR_WIDTH = 25
 
@@ -129,6 +129,18 @@ def _reviewers(report: BiasReport, add) -> None:
         add(f"  {r.reviewer_id:<{name_width}}  {r.records:>7,}  {_number(r.raw_mean.estimate):>8}  "
             f"{interval(r.severity):<22} {ci_bar(r.severity, low, high)}  {r.classification:<9} "
             f"{_number(r.scale_sd):>8}  {interval(r.self_preference)}")
+        if r.severity_drifts:
+            add(f"  {'':<{name_width}}  severity drifts (trend flagged; the {_number(r.severity.estimate, True)} "
+                f"above is the window average): {recent_severity(r)}")
+
+
+def recent_severity(r: ReviewerProfile) -> str:
+    """'+0.38 [+0.10, +0.66] at 2026-06-01T00:00:00Z (line over 300 sessions, 1,200 records)'."""
+    m = r.recent_severity
+    if m is None:
+        return "its recent severity cannot be estimated"
+    return (f"{interval(m)} at {r.recent_severity_at} (line over {m.n_sessions:,} sessions, "
+            f"{m.n_records:,} records)")
 
 
 def _position(report: BiasReport, add) -> None:
@@ -308,8 +320,9 @@ def markdown(report: BiasReport) -> str:
         out += ["", "## Reviewers", "",
                 "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
                 "|---|---:|---:|---|---|---:|---|"]
-        out += [f"| {r.reviewer_id} | {r.records:,} | {_number(r.raw_mean.estimate)} | {interval(r.severity)} | "
-                f"{r.classification} | {_number(r.scale_sd)} | {interval(r.self_preference)} |"
+        out += [f"| {r.reviewer_id} | {r.records:,} | {_number(r.raw_mean.estimate)} | {interval(r.severity)}"
+                + (f" (window average; drifts: {recent_severity(r)})" if r.severity_drifts else "")
+                + f" | {r.classification} | {_number(r.scale_sd)} | {interval(r.self_preference)} |"
                 for r in report.reviewers]
         if report.position is not None:
             effects = {s.position: s for s in report.position.slot_effects}

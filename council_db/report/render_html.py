@@ -13,7 +13,7 @@ from html import escape
 from council_db.analysis.session_means import Series
 from council_db.report import svg
 from council_db.report.model import BiasReport, Metric
-from council_db.report.render import interval
+from council_db.report.render import interval, recent_severity
 
 # One colour per chart, so a screenshot shows which charts were drawn.
 COLOURS = {
@@ -73,9 +73,13 @@ def _sample(metrics: list[Metric | None]) -> str:
 def severity_chart(report: BiasReport) -> Chart:
     flagged = {f.subject for f in report.flags if f.kind == "reviewer_severity"}
     rows = _rows((r.reviewer_id, r.severity, r.reviewer_id in flagged,
-                  r.classification if r.reviewer_id in flagged else "") for r in report.reviewers)
-    note = ("Score points relative to the average reviewer (joint model); negative = harsh. Bold = flagged at "
-            f"q <= 0.05. {_sample([r.severity for r in report.reviewers])}")
+                  " ".join(filter(None, (r.classification if r.reviewer_id in flagged else "",
+                                         "drifts" if r.severity_drifts else ""))))
+                 for r in report.reviewers)
+    note = ("Score points relative to the average reviewer (joint model), averaged over the window; negative = "
+            f"harsh. Bold = flagged at q <= 0.05. {_sample([r.severity for r in report.reviewers])}")
+    note += "".join(f" {r.reviewer_id}'s severity drifts (trend flagged): {recent_severity(r)}."
+                    for r in report.reviewers if r.severity_drifts)
     return _chart("severity", "Reviewer severity", note, rows, "points vs the average reviewer")
 
 

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from council_db.analysis import affinity, agreement, anomalies, changepoints, trends
+from council_db.analysis import affinity, agreement, anomalies, changepoints, recent_severity, trends
 from council_db.analysis.score_data import ScoreData
 from council_db.contract.timestamps import format_us
 from council_db.report.model import (
@@ -18,6 +18,7 @@ from council_db.report.model import (
     Anomaly,
     BiasReport,
     ChangePoint,
+    Metric,
     Retest,
     SelfConsistency,
     Trend,
@@ -37,6 +38,7 @@ class Sections:
     affinity: list[AffinityCell] = field(default_factory=list)
     anchoring: list[AnchoringEffect] = field(default_factory=list)
     self_consistency: SelfConsistency | None = None
+    recent_severity: dict[str, tuple[Metric, str]] = field(default_factory=dict)  # reviewer -> (metric, at)
     groups: dict[str, list[Candidate]] = field(default_factory=dict)  # tests entering the family as one member
     notes: list[str] = field(default_factory=list)  # why a section's tests were not run
 
@@ -54,6 +56,10 @@ class Sections:
                     at=format_us(found.at_us), p_value=found.p_value, q_value=q, shift=found.shift,
                     sessions_before=found.sessions_before, sessions_after=found.sessions_after))
         report.trends = self.trends
+        for profile in report.reviewers:  # a drifting reviewer's window-average severity is not its severity now
+            if ("trend", f"reviewer {profile.reviewer_id}") in q_of and profile.reviewer_id in self.recent_severity:
+                profile.severity_drifts = True
+                profile.recent_severity, profile.recent_severity_at = self.recent_severity[profile.reviewer_id]
         report.warnings.extend(self.notes)
         report.anomalies = [Anomaly(session_id=a.session_id, p_value=a.p_value, reason=a.reason,
                                     q_value=q_of[("anomaly", a.session_id)])
@@ -69,6 +75,11 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     residuals = fit.residuals
     for kind in ("reviewer", "model"):
         _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
+    for name, recent in recent_severity.at_window_end(trends.timed_residuals(data, residuals, "reviewer"),
+                                                      fit.severity).items():
+        found = metric(recent, recent.n_records, recent.n_sessions)
+        if found is not None:
+            out.recent_severity[name] = (found, format_us(recent.at_us))
     out.sessions = anomalies.sessions(data, residuals)
     for a in out.sessions:
         out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,
@@ -96,7 +107,7 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
         out.changes[(timed.kind, subject)] = change
         out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
                                f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
-                               f"{change.shift:+.2f} points after vs before, relative to the other "
+                               f"a step of {change.shift:+.2f} points beyond its trend, relative to the other "
                                f"{timed.kind}s (permutation p {change.p_value:.2g})"))
 
 

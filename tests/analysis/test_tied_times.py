@@ -64,18 +64,19 @@ def test_two_batches_of_sessions_are_two_instants_too_few_for_a_trend_or_a_chang
 
 
 def test_a_change_inside_a_batch_is_placed_between_distinct_times_never_inside_the_batch():
-    # 10 batches of 30 sessions; the model steps up in the middle of batch 5 (session 165).
-    records = stamp(stepped_records(step_from=165), batches=10)
+    # 20 batches of 15 sessions; the model steps up in the middle of batch 11 (session 172). Against a
+    # null that holds a line, a step smeared across one of only 10 batches is too much like a ramp (p 0.11).
+    records = stamp(stepped_records(step_from=172), batches=20)
     data = from_records(records)
     timed = trends.timed_residuals(data, joint_model.fit(data).residuals, "model")
     found = {c.subject: c for c in changepoints.search(timed, np.random.default_rng(0))}
     change = found[STEPPED_MODEL]
     assert change.p_value < 0.01
-    assert change.sessions_before in (150, 180)  # a batch boundary
+    assert change.sessions_before in (165, 180)  # a batch boundary
     batch_times = sorted(set(timed.ts_us.tolist()))
     assert change.at_us in batch_times[1:]
     for c in found.values():
-        assert c.sessions_before % 30 == 0
+        assert c.sessions_before % 15 == 0
 
 
 def test_distinct_times_per_subject_not_sessions_decide_whether_a_slope_is_estimated():

@@ -6,11 +6,14 @@ scale and effective degrees of freedom are fitted to the median and the 10th / 9
 percentile of all sessions (``scaled_chi_square_p``): calibrated against the rest, robustly,
 so the few anomalies cannot hide by inflating the yardstick:
 
-* flat: the sum of squares of the session's scores around their mean (nominal degrees of
-  freedom: records - 1), lower tail. Catches "every reviewer gives every answer the same
-  (extreme) score". On a discrete scale constant sessions tie at 0 and can be common (an easy
-  question scored all 10s): ``_flat_p`` corrects for the atom and never gives them p = 0 or a
-  p below the share of the window as flat as they are, once that share reaches 10%.
+* flat: the sum over the session's reviewers of the squares of each reviewer's scores around
+  its own mean there (nominal degrees of freedom: records - reviewers), lower tail. Catches
+  "every reviewer gives every answer the same (extreme) score". Within each reviewer, because
+  a reviewer's level is not flatness: judges often give every answer of an easy question one
+  score each (MT-bench's GPT-4: all 10s), and whether the reviewers' scores then coincide
+  says nothing more. On a discrete scale such sessions tie at 0 and can be common:
+  ``_flat_p`` corrects for the atom and never gives them p = 0 or a p below the share of the
+  window as flat as they are, once that share reaches 10%.
 * erratic: per reviewer in the session, the sum of its squared joint-model residuals (nominal
   degrees of freedom: its records x (1 - 1/session records), the session effect taking one),
   fitted per reviewer, upper tail, times the number of reviewers in the session (Bonferroni).
@@ -72,12 +75,17 @@ def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
 
 
 def _flatness(data: ScoreData, records: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Lower-tail p of each session's within-session sum of squares, its SD and the typical SD."""
-    ss, nominal = _within_session_ss(data, records)
-    sd = np.sqrt(ss / nominal)
+    """Lower-tail p of each session's within-reviewer sum of squares, its SD and the typical SD.
+
+    Sessions where no reviewer scored two answers have no within-reviewer spread: p = 1."""
+    ss, nominal, per_reviewer = _within_session_ss(data, records)
+    judged = tested & (nominal >= 1)
+    sd = np.sqrt(ss / np.maximum(nominal, 1))
     p = np.ones(data.n_sessions)
-    p[tested] = _flat_p(ss[tested], nominal[tested], records[tested], _resolution(data.score))
-    return p, sd, float(np.median(sd[tested]))
+    if judged.sum() < MIN_SESSIONS:
+        return p, sd, 1.0
+    p[judged] = _flat_p(ss[judged], nominal[judged], per_reviewer[judged], _resolution(data.score))
+    return p, sd, float(np.median(sd[judged]))
 
 
 def flat_p_values(data: ScoreData) -> np.ndarray:
@@ -89,21 +97,32 @@ def flat_p_values(data: ScoreData) -> np.ndarray:
     return _flatness(data, records, tested)[0]
 
 
-def _within_session_ss(data: ScoreData, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each session's sum of squares of its scores around their mean, and its records - 1."""
-    n = np.maximum(records, 1)
-    total = np.bincount(data.session, weights=data.score, minlength=data.n_sessions)
-    square = np.bincount(data.session, weights=data.score ** 2, minlength=data.n_sessions)
-    ss = np.maximum(square - total ** 2 / n, 0.0)
-    ss[_constant_sessions(data)] = 0.0  # exactly, not a rounding error's 1e-15
-    return ss, np.maximum(n - 1, 1).astype(float)
+def _within_session_ss(data: ScoreData, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per session: the sum over its reviewers of the squares of each one's scores around its
+    own mean there, the degrees of freedom (records - reviewers present) and the mean number
+    of scores per reviewer.
+
+    Within each reviewer, not around the session mean: a reviewer's level (harsh, generous)
+    is not flatness, and a session where every reviewer gives every answer one score is as
+    flat as one where they also agree: both are the atom at 0 (see ``_flat_p``)."""
+    n_rev = len(data.reviewers)
+    cell = data.session * n_rev + data.reviewer
+    size = n_rev * data.n_sessions
+    count = np.bincount(cell, minlength=size).astype(float)
+    total = np.bincount(cell, weights=data.score, minlength=size)
+    square = np.bincount(cell, weights=data.score ** 2, minlength=size)
+    cell_ss = np.maximum(square - total ** 2 / np.maximum(count, 1), 0.0)
+    cell_ss[_constant_cells(cell, data.score, size)] = 0.0  # exactly, not a rounding error's 1e-15
+    ss = cell_ss.reshape(data.n_sessions, n_rev).sum(axis=1)
+    present = (count.reshape(data.n_sessions, n_rev) > 0).sum(axis=1)
+    return ss, (records - present).astype(float), records / np.maximum(present, 1)
 
 
-def _constant_sessions(data: ScoreData) -> np.ndarray:
-    low = np.full(data.n_sessions, np.inf)
-    high = np.full(data.n_sessions, -np.inf)
-    np.minimum.at(low, data.session, data.score)
-    np.maximum.at(high, data.session, data.score)
+def _constant_cells(cell: np.ndarray, score: np.ndarray, size: int) -> np.ndarray:
+    low = np.full(size, np.inf)
+    high = np.full(size, -np.inf)
+    np.minimum.at(low, cell, score)
+    np.maximum.at(high, cell, score)
     return low == high
 
 
@@ -114,18 +133,25 @@ def _resolution(scores: np.ndarray) -> float:
     return float(gaps.min()) if gaps.size else 0.0
 
 
-def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, records: np.ndarray, step: float) -> np.ndarray:
+def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, step: float) -> np.ndarray:
     """Lower-tail p of the sums of squares against the scaled chi-square fitted to the window,
     made right for a discrete scale.
+
+    "Constant" here is every reviewer giving every answer one score (the sums of squares are
+    within reviewers, ``_within_session_ss``), whether or not the reviewers agree: on real
+    data that is what is common, and counting only the sessions where they also agree would
+    call rare what is merely a coincidence of levels (the simulator's real-like data: 15% of
+    sessions with every reviewer constant, about 1% with all reviewers on one score, and
+    those were flagged in half the reports).
 
     On a scale with step d a constant session is an atom: the continuous yardstick gives it
     p = 0, whatever share of the window it holds (MT-bench: 25 of 160 questions scored all
     10s). Two things fix that:
 
     * continuity correction: a constant session's sum of squares is taken as half the
-      smallest non-zero one its scores could have had (one score one step off:
-      d^2 (n - 1) / n), so its p is the yardstick's probability of "about as flat as that",
-      never 0;
+      smallest non-zero one its scores could have had (one score of a reviewer's n one step
+      off: d^2 (n - 1) / n, n its scores per reviewer), so its p is the yardstick's
+      probability of "about as flat as that", never 0;
     * ties in the fit: when the sessions at least as flat as the constant ones reach the 10th
       percentile the yardstick's lower point, the fit matches the yardstick there to their
       share instead, so a constant session's p is exactly the share of the window at least as
@@ -137,7 +163,7 @@ def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, records: np.ndarray, step: f
     or more as flat, being as flat as they are is not rare. From half the window on the
     yardstick cannot be fitted (its median is in the atom) and that share is the p-value."""
     constant = ss == 0
-    corrected = np.where(constant, step ** 2 * (records - 1) / (2.0 * records), ss)
+    corrected = np.where(constant, step ** 2 * (per_reviewer - 1) / (2.0 * per_reviewer), ss)
     per_df = corrected / nominal_df
     if not constant.any() or step == 0:
         return scaled_chi_square_p(corrected, nominal_df, lower=True)

@@ -58,13 +58,13 @@ def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
         return []
     flat_p, sd, typical_sd = _flatness(data, records, tested)
     erratic_p, worst, ratio = _erratic(data, residuals, records)
-    constant, first = _constant_sessions(data), _first_scores(data)
+    constant = _constant_cells(data.session, data.score, data.n_sessions)
+    first = _first_scores(data)
     out = []
     for g in np.flatnonzero(tested).tolist():
         p = min(1.0, 2.0 * min(flat_p[g], erratic_p[g]))
         if flat_p[g] <= erratic_p[g]:
-            reason = f"every score is {first[g]:g} ({records[g]} scores)" if constant[g] else \
-                f"scores barely vary: SD {sd[g]:.2f} against a typical {typical_sd:.2f}"
+            reason = _flat_reason(records[g], first[g], bool(constant[g]), sd[g], typical_sd)
             spread = sd[g] / typical_sd
         else:
             reason = (f"reviewer {data.reviewers[worst[g]]}'s scores do not fit: residual SD {ratio[g]:.1f}x "
@@ -244,6 +244,16 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     x = per_df * k / scale
     p = chdtr(k, x) if lower else chdtrc(k, x)
     return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
+
+
+def _flat_reason(records: int, first: float, constant: bool, sd: float, typical_sd: float) -> str:
+    """What a flat session looks like: one score everywhere, one score per reviewer (the
+    within-reviewer spread is 0 though the reviewers differ), or little spread."""
+    if constant:
+        return f"every score is {first:g} ({records} scores)"
+    if sd == 0:
+        return f"each reviewer gives every answer one score ({records} scores)"
+    return f"scores barely vary within each reviewer: SD {sd:.2f} against a typical {typical_sd:.2f}"
 
 
 def _first_scores(data: ScoreData) -> np.ndarray:

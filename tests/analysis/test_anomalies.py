@@ -103,7 +103,8 @@ def _ceiling_scores(rng: np.random.Generator, sessions: int, centre: float = 8.3
 
 def _flat_flags(data: ScoreData) -> list[str]:
     found = anomalies.flagged(data, joint_model.fit(data).residuals)
-    return [a.session_id for a, _ in found if a.reason.startswith(("every score is", "scores barely vary"))]
+    flat = ("every score is", "each reviewer gives", "scores barely vary")
+    return [a.session_id for a, _ in found if a.reason.startswith(flat)]
 
 
 def test_constant_sessions_that_are_common_on_a_1_to_10_scale_are_not_flagged_and_never_get_p_0():
@@ -145,6 +146,17 @@ def test_a_lone_constant_session_among_widely_varying_ones_is_still_flagged():
     found = anomalies.flagged(data, joint_model.fit(data).residuals)
     assert [(a.session_id, a.reason) for a, _ in found] == [("s0100", "every score is 6 (8 scores)")]
 
+
+
+def test_a_lone_session_where_each_reviewer_gives_one_score_at_its_own_level_is_flagged_and_said_so():
+    rng = np.random.default_rng(3)
+    level = rng.normal(5.5, 1.0, size=(200, 1, 1))
+    scores = np.clip(np.rint(level + rng.normal(0.0, 2.0, size=(200, 2, 4))), 1, 10)
+    scores[100, 0], scores[100, 1] = 4.0, 8.0  # one reviewer gives every answer 4, the other 8
+    data = _window(scores)
+    found = anomalies.flagged(data, joint_model.fit(data).residuals)
+    assert [(a.session_id, a.reason) for a, _ in found] == [
+        ("s0100", "each reviewer gives every answer one score (8 scores)")]
 
 # Real-like simulated data (issue 15): in 15% of sessions each reviewer gives every answer its
 # own (rounded) session mean. When the reviewers' rounded means coincide the whole session is

@@ -11,7 +11,7 @@ import sqlite3
 
 from council_db.ingest.importer import import_files
 from council_db.store.derived import check
-from tests.conftest import Cli, both_backends, same_numbers, scalar, write_jsonl
+from tests.conftest import Cli, both_backends, record, same_numbers, scalar, write_jsonl
 from tests.outlets.test_export_identical import varied_lines
 from tests.realdata import mt_bench_records
 from tests.store.sqlite_files import url_for
@@ -100,3 +100,21 @@ def test_rows_of_sessions_deleted_by_hand_are_extra_and_repair_removes_them(tmp_
     assert status == 1 and (found["missing"], found["extra"], found["differing"]) == (0, 1, 0)
     assert checked(cli, "--repair")[0] == 0
     assert checked(cli)[1]["extra"] == 0
+
+
+def test_an_answer_z_made_of_rounding_errors_is_no_false_alarm(db, tmp_path):
+    """A session of the 1M simulated store whose four answers all have mean score 5.9 from
+    other reviewers: answer_syy is rounding (~1e-31), not 0, so answer_z is noise, and numpy
+    (at import) and SQL (the check) gave -0.24 and 0.41. The check found it "differing"."""
+    names = ["anthropic/claude", "google/gemini", "meta-llama/llama", "openai/gpt-4"]
+    lengths, positions = [749, 1641, 1373, 853], [1, 2, 3, 0]
+    scores = [[6.6, 5.9, 6.2, 5.1], [5.2, 7.5, 5.9, 7.9], [6.4, 6.1, 7.9, 4.7], [6.1, 5.7, 5.6, 7.5]]
+    lines = [record(session_id="778f5efa", reviewer_id=names[r], model_id=names[m], position=positions[m],
+                    response_length_chars=lengths[m], score_value=scores[r][m]) for r in range(4) for m in range(4)]
+    import_files(db, [str(write_jsonl(tmp_path / "in.jsonl", lines))])
+    by_hand(db.url, "UPDATE session_stats SET score_sum = 100.30000000000003, length_score_sum = 116198.3, "
+                    "answer_sxy = 4.438366953782031e-16, answer_z = 0.406188732764821")  # as the 1M import stored it
+    (finding,) = check(db)
+    assert finding.wrong == 0, finding.examples
+    by_hand(db.url, "UPDATE session_stats SET answer_syy = 0.5")  # a real difference is still one
+    assert check(db)[0].differing == 1

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
-CHUNK_ROWS = 10_000  # records fetched and written at a time
+CHUNK_ROWS = 500  # records fetched and written at a time: larger text blocks cost page faults (sys time)
 CACHE_LIMIT = 10_000  # frames and envelopes kept; a session's are used together, so few are needed
 
 

@@ -1,5 +1,6 @@
 -- Every stored record with what export needs to give back the line as imported.
--- Filters and ORDER BY are appended by council_db/exporter.py; the order follows the
+-- Export's records with their names and envelopes joined, read as dicts (the copier, the
+-- tests); council_db/outlets/export.py appends filters and ORDER BY. The order follows the
 -- primary key of scores, so SQLite streams without sorting.
 SELECT
     s.session_key,

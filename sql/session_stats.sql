@@ -1,6 +1,7 @@
--- Per-session sufficient statistics, kept at import time in the same transaction as the
--- scores (and rebuilt by migration 0004 for older databases): one row per session and
--- score scale, for the sessions whose ids lie in a range (first, last). The report sums these rows
+-- Per-session sufficient statistics: the rows session_stats holds for the sessions whose ids
+-- lie in a range (first, last), one per session and score scale. The importer inserts them
+-- in the same transaction as the scores (store/writer.py; migration 0004 built them for older
+-- databases); council-db db check compares the table with them (store/derived.py). The report sums these rows
 -- instead of reading every record, so a window of a million sessions costs one pass
 -- over a million short rows (sql/report_session_sums.sql).
 --
@@ -44,16 +45,12 @@ WITH answers AS (
     WHERE session_id BETWEEN :first AND :last
     GROUP BY session_id, scale_id
 )
-INSERT INTO session_stats (
-    session_id, scale_id, records, usable, unscored, out_of_scale,
-    score_sum, score_sq_sum, length_sum, length_sq_sum, length_score_sum,
-    answers, answer_sxx, answer_syy, answer_sxy, answer_z
-)
 SELECT r.session_id, r.scale_id, r.records, r.usable, r.unscored, r.out_of_scale,
        r.score_sum, r.score_sq_sum, r.length_sum, r.length_sq_sum, r.length_score_sum,
-       COALESCE(a.answers, 0), COALESCE(a.answer_sxx, 0), COALESCE(a.answer_syy, 0), COALESCE(a.answer_sxy, 0),
+       COALESCE(a.answers, 0) AS answers, COALESCE(a.answer_sxx, 0) AS answer_sxx,
+       COALESCE(a.answer_syy, 0) AS answer_syy, COALESCE(a.answer_sxy, 0) AS answer_sxy,
        CASE WHEN a.answers >= 4 AND a.answer_sxx > 0 AND a.answer_syy > 0
                  AND abs(a.answer_sxy) < sqrt(a.answer_sxx * a.answer_syy)
-            THEN atanh(a.answer_sxy / sqrt(a.answer_sxx * a.answer_syy)) END
+            THEN atanh(a.answer_sxy / sqrt(a.answer_sxx * a.answer_syy)) END AS answer_z
 FROM record_sums AS r
 LEFT JOIN answer_moments AS a ON a.session_id = r.session_id AND a.scale_id = r.scale_id

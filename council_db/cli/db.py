@@ -1,4 +1,4 @@
-"""council-db db ...: where the database is, and its schema migrations."""
+"""council-db db ...: where the database is, its schema migrations, backups, and derived tables."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from council_db.cli.context import message, state
 from council_db.cli.importing import SummaryFormat
 from council_db.cli.output import Format, emit_object, emit_rows
 
-app = typer.Typer(help="The database file, its schema migrations and backups.", no_args_is_help=True,
+app = typer.Typer(help="The database file, its schema migrations, backups and derived tables.", no_args_is_help=True,
                   rich_markup_mode=None)
 
 
@@ -114,6 +114,25 @@ def history(
     from council_db.store import migrate
 
     emit_rows(migrate.history(), fmt, title="schema revisions")
+
+
+@app.command()
+def check(
+    ctx: typer.Context,
+    repair: Annotated[bool, typer.Option("--repair", help="Rebuild the rows that differ from the records.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
+) -> None:
+    """Verify every derived row (session_stats) against the records; exits 1 when some
+    differ (scores edited by hand, say) and --repair was not given."""
+    from council_db.store.derived import check as check_derived
+    from council_db.store.derived import describe
+
+    findings = check_derived(state(ctx).database(read_only=not repair), repair=repair)
+    emit_rows([finding.as_row() for finding in findings], fmt, title="derived tables")
+    for finding in findings:
+        message(describe(finding))
+    if any(finding.wrong and not finding.repaired for finding in findings):
+        raise typer.Exit(1)
 
 
 def _sqlite_file(ctx: typer.Context, command: str) -> Path:

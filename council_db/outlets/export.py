@@ -9,18 +9,21 @@ never a slot, and the stored 0 is written (the line without one cannot be told a
 
 from __future__ import annotations
 
-import csv
-import json
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, TextIO
+from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
-from council_db.contract.fields import FIELDS
-from council_db.contract.schema_versions import export_schema_version, schema_version
+from council_db.outlets.export_lines import CsvLines, Frame, JsonLines, envelope_fields, record_dict
 from council_db.resources import read_sql
 from council_db.store.database import Database
 from council_db.store.sql_filters import RECORD_CONSENT, time_range
 
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
 ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
+CHUNK_ROWS = 500  # records fetched and written at a time: larger text blocks cost page faults (sys time)
+CACHE_LIMIT = 10_000  # frames and envelopes kept; a session's are used together, so few are needed
 
 
 @dataclass
@@ -33,21 +36,39 @@ class ExportFilter:
     min_consent: int = 0
 
     def where(self) -> tuple[str, dict[str, Any]]:
-        """SQL conditions and their parameters; times are compared as instants."""
-        clauses, params = time_range(self.since, self.until)
-        for column, name in (("reviewer.name", "reviewer"), ("candidate.name", "model"), ("s.session_key", "session")):
+        """SQL conditions on records (scores AS sc, sessions AS s, record_envelopes AS e) and
+        their parameters; times are compared as instants. Raises LineError for a bad time."""
+        clauses, params = self._session_clauses()
+        for column, name in (("sc.reviewer_id", "reviewer"), ("sc.model_id", "model")):
             if getattr(self, name):
-                clauses.append(f"{column} = :{name}")
+                clauses.append(f"{column} = (SELECT id FROM models WHERE name = :{name})")
                 params[name] = getattr(self, name)
         if self.min_consent:
             clauses.append(f"{RECORD_CONSENT} >= :min_consent")
             params["min_consent"] = self.min_consent
-        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+        return _where(clauses), params
+
+    def session_where(self) -> tuple[str, dict[str, Any]]:
+        """The conditions on sessions (AS s) alone: every session of a selected record meets them."""
+        clauses, params = self._session_clauses()
+        return _where(clauses), params
+
+    def _session_clauses(self) -> tuple[list[str], dict[str, Any]]:
+        clauses, params = time_range(self.since, self.until)
+        if self.session:
+            clauses.append("s.session_key = :session")
+            params["session"] = self.session
+        return clauses, params
+
+
+def _where(clauses: list[str]) -> str:
+    return (" WHERE " + " AND ".join(clauses)) if clauses else ""
 
 
 def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
     """Each record as a dict with llm-council's 13 fields, in its order (position left out
-    where the line gave none: see the module's docstring)."""
+    where the line gave none: see the module's docstring). For code that wants dicts (the
+    copier); ``write`` makes text lines without them."""
     from sqlalchemy import text
 
     where, params = filters.where()
@@ -55,39 +76,119 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
     with db.engine.connect() as connection:
         result = connection.execution_options(stream_results=True, yield_per=5_000).execute(query, params)
         for row in result:
-            record = {
-                "schema_version": export_schema_version(row.schema_version, row.schema_version_raw),
-                "session_id": row.session_key,
-                "timestamp": row.timestamp,
-                "consent_level": row.consent_level,
-                "reviewer_id": row.reviewer,
-                "model_id": row.model,
-                "position": row.position,
-                "response_length_chars": row.response_length_chars,
-                "score_value": float(row.score_value),
-                "score_scale": row.score_scale,
-                "council_config_version": row.council_config_version,
-                "query_hash": row.query_hash,
-                "query_metadata": None if row.query_metadata is None else json.loads(row.query_metadata),
-            }
-            if not row.display_order and schema_version(row.schema_version).display_order:
-                del record["position"]  # not given: a slot from 1.2.0 on, so the line had none
-            yield record
+            envelope = (row.timestamp, row.consent_level, row.schema_version, row.schema_version_raw,
+                        row.council_config_version, row.query_hash, row.query_metadata)
+            yield record_dict(envelope_fields(row.session_key, envelope, row.score_scale), row.reviewer, row.model,
+                              row.position, row.display_order, row.response_length_chars, row.score_value)
 
 
 def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
-    """Write the records; returns how many."""
+    """Write the records as JSONL or CSV; returns how many. Streamed: memory does not grow
+    with the number of records."""
+    encoding = CsvLines if fmt == "csv" else JsonLines
+    out.write(encoding.header)
     count = 0
-    if fmt == "csv":
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(FIELDS)
-        for record in records(db, filters):
-            metadata = record["query_metadata"]
-            record["query_metadata"] = None if metadata is None else json.dumps(metadata)
-            writer.writerow(["" if record.get(name) is None else record[name] for name in FIELDS])
-            count += 1
-        return count
-    for record in records(db, filters):
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        count += 1
+    with _streams(db, filters) as (scores, sessions, lookups):
+        frames = _Frames(sessions, lookups, encoding)
+        names = {number: encoding.name(name) for number, name in lookups.models.items()}
+        while rows := scores.fetchmany(CHUNK_ROWS):
+            out.write("".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole)))
+            count += len(rows)
     return count
+
+
+class _Lookups:
+    """Names and scales by id (a few hundred rows at most), and envelopes on demand."""
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+        self.models = dict(connection.exec_driver_sql("SELECT id, name FROM models").all())
+        self.scales = dict(connection.exec_driver_sql("SELECT id, name FROM scales").all())
+        self._envelopes: dict[int, tuple] = {}
+
+    def envelope(self, number: int) -> tuple:
+        """A record_envelopes row (rare: records whose envelope differs from their session's)."""
+        from sqlalchemy import text
+
+        if number not in self._envelopes:
+            if len(self._envelopes) > CACHE_LIMIT:
+                self._envelopes.clear()
+            self._envelopes[number] = tuple(self.connection.execute(text(
+                "SELECT timestamp, consent_level, schema_version, schema_version_raw, council_config_version, "
+                "query_hash, query_metadata FROM record_envelopes WHERE id = :id"), {"id": number}).one())
+        return self._envelopes[number]
+
+
+class _Sessions:
+    """The sessions' envelopes, read in id order beside the scores (which are in session order)."""
+
+    def __init__(self, cursor):
+        self.cursor = cursor
+        self.current: tuple = (None,)
+
+    def get(self, session_id: int) -> tuple:
+        """(session_key, envelope) of a session at or after the last one asked for."""
+        while self.current[0] != session_id:
+            row = self.cursor.fetchone()
+            if row is None:
+                raise RuntimeError(f"session {session_id} has scores but was not read")  # one snapshot: cannot be
+            self.current = row
+        return self.current[1], self.current[2:]
+
+
+class _Frames:
+    """Each (session, envelope, scale)'s frame, made once (export_lines' docstring)."""
+
+    def __init__(self, sessions: _Sessions, lookups: _Lookups, encoding):
+        self.sessions, self.lookups, self.encoding = sessions, lookups, encoding
+        self.cache: dict[tuple, Frame] = {}
+
+    def shared(self, session: int, envelope: int | None, scale: int) -> dict[str, Any]:
+        key, session_envelope = self.sessions.get(session)
+        own = session_envelope if envelope is None else self.lookups.envelope(envelope)
+        return envelope_fields(key, own, self.lookups.scales[scale])
+
+    def build(self, key: tuple) -> Frame:
+        if len(self.cache) > CACHE_LIMIT:
+            self.cache.clear()
+        frame = self.cache[key] = self.encoding.frame(self.shared(*key))
+        return frame
+
+    def whole(self, row: tuple) -> str:
+        """A line that does not fit its frame, encoded from its record's dict."""
+        session, reviewer, model, position, display, length, score, scale, envelope = row
+        names = self.lookups.models
+        return self.encoding.whole(record_dict(self.shared(session, envelope, scale), names[reviewer], names[model],
+                                               position, display, length, score))
+
+
+@contextmanager
+def _streams(db: Database, filters: ExportFilter) -> Iterator[tuple[Any, _Sessions, _Lookups]]:
+    """Driver cursors over the scores and their sessions, in one transaction (one snapshot:
+    an import running meanwhile adds to neither). The driver's own rows, not SQLAlchemy's:
+    a Row per record cost a quarter of the export's time."""
+    record_where, params = filters.where()
+    session_where, session_params = filters.session_where()
+    with db.engine.connect() as connection, connection.begin():
+        lookups = _Lookups(connection)
+        scores = _cursor(connection, read_sql("export_scores") + record_where + ORDER, params, "export_scores")
+        sessions = _cursor(connection, read_sql("export_sessions") + session_where + " ORDER BY s.id",
+                           session_params, "export_sessions")
+        try:
+            yield scores, _Sessions(sessions), lookups
+        finally:
+            sessions.close()
+            scores.close()
+
+
+def _cursor(connection: Connection, sql: str, params: dict[str, Any], name: str):
+    """An executed driver cursor; on PostgreSQL a server-side one, so rows stream."""
+    from sqlalchemy import text
+
+    compiled = text(sql).compile(dialect=connection.dialect)
+    values = compiled.construct_params(params)
+    arguments = tuple(values[key] for key in compiled.positiontup) if compiled.positional else values
+    driver = connection.connection.driver_connection
+    cursor = driver.cursor(name=name) if connection.dialect.name == "postgresql" else driver.cursor()
+    cursor.execute(compiled.string, arguments)
+    return cursor

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from council_db.contract.fields import EXCLUSION_REASONS
 from council_db.contract.timestamps import MAX_US, MIN_US, format_us
 from council_db.resources import read_sql
 from council_db.store.database import Database
@@ -17,14 +18,18 @@ def _rows(db: Database, name: str, **params: Any) -> list[dict[str, Any]]:
 
 
 def stats(db: Database) -> dict[str, Any]:
+    """Totals: one scan of the records, the rest from sessions and session_stats (which
+    ``council-db db check`` verifies against the records)."""
     counts = _rows(db, "stats_counts", min_us=MIN_US, max_us=MAX_US)[0]
     first, last = counts.pop("first_us"), counts.pop("last_us")
+    versions = _rows(db, "stats_schema_versions")
+    excluded = {code: sum(int(row[code]) for row in versions) for code in sorted(EXCLUSION_REASONS)}
     return {
         "database": db.engine.url.render_as_string(hide_password=True),
         **counts,
         "window": {"start": format_us(first), "end": format_us(last)},
-        "schema_versions": {r["schema_version"]: r["records"] for r in _rows(db, "stats_schema_versions")},
-        "excluded": {r["reason"]: r["records"] for r in _rows(db, "stats_excluded")},
+        "schema_versions": {row["schema_version"]: int(row["records"]) for row in versions},
+        "excluded": {code: records for code, records in excluded.items() if records},
     }
 
 

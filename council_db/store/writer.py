@@ -22,6 +22,7 @@ from council_db.contract.envelope import Envelope
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.resources import read_sql
+from council_db.store.session_stats import COLUMNS as STATS_COLUMNS
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -234,10 +235,10 @@ class ScoreWriter:
         touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched if all_new else set()
         if created:
-            from council_db.store.session_stats import COLUMNS, stats_rows
+            from council_db.store.session_stats import stats_rows
 
             keep = np.isin(columns.session_id, np.fromiter(created, dtype=np.int64, count=len(created)))
-            self._insert("session_stats", COLUMNS, "session_id, scale_id", stats_rows(columns.select(keep)))
+            self._insert("session_stats", STATS_COLUMNS, "session_id, scale_id", stats_rows(columns.select(keep)))
         self.refresh_session_stats(touched - created)
         self.created -= touched
 
@@ -249,7 +250,8 @@ class ScoreWriter:
             bounds = {"first": first, "last": last}
             self.connection.execute(_sql("DELETE FROM session_stats WHERE session_id BETWEEN :first AND :last"),
                                     bounds)
-            self.connection.execute(_sql(read_sql("session_stats")), bounds)
+            self.connection.execute(_sql(f"INSERT INTO session_stats ({', '.join(STATS_COLUMNS)}) "
+                                         + read_sql("session_stats")), bounds)
 
 
 def id_runs(ids: set[int]) -> list[tuple[int, int]]:

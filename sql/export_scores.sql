@@ -1,0 +1,8 @@
+-- Export's records as ids and numbers; names, scales and envelopes are looked up once each
+-- (council_db/outlets/export.py). Filters and ORDER BY are appended there; the order
+-- follows the primary key of scores, so SQLite streams without sorting.
+SELECT sc.session_id, sc.reviewer_id, sc.model_id, sc.position, sc.display_order,
+       sc.response_length_chars, sc.score_value, sc.scale_id, sc.envelope_id
+FROM scores AS sc
+JOIN sessions AS s ON s.id = sc.session_id
+LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id

@@ -67,7 +67,7 @@ def trends(
 ) -> None:
     """Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.
 
-    Slopes are relative to the median other subject, with 95% CIs clustered by session;
+    Slopes are relative to the typical other subject, with 95% CIs clustered by instant;
     change points are calibrated by permutation; q-values are Benjamini-Hochberg over the
     slopes and change searches shown. Also: severity per council_config_version and per
     model-id version."""
@@ -106,7 +106,7 @@ def trends(
     elif fmt is Format.csv:
         emit_rows(series, fmt)
     else:
-        emit_rows(rows, fmt, title=f"trends per {by.value} (points per 30 days vs the median other {by.value})")
+        emit_rows(rows, fmt, title=f"trends per {by.value} (points per 30 days vs the typical other {by.value})")
         if drift:
             emit_rows(drift, fmt, title="adjusted severity by version")
         emit_rows(series, fmt, title=f"rolling series of mean residuals, every {every.value}")

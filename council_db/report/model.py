@@ -144,7 +144,8 @@ class Trend(BaseModel):
     subject: str
     kind: Literal["reviewer", "model"]
     slope_per_30d: Metric = Field(description="joint-model residuals on time: score points per 30 days, relative "
-                                              "to the median slope of the other subjects")
+                                              "to the typical other subject (the precision-weighted mean slope of "
+                                              "the subjects not clearly apart)")
     change_search_p_value: float | None = Field(description="permutation p-value of the change-point search")
     change_points: list[ChangePoint] = Field(description="changes flagged at q <= 0.05 (at most one per subject)")
 

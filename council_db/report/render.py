@@ -191,7 +191,7 @@ def _trends(report: BiasReport, add) -> None:
     if not report.trends:
         return
     add("")
-    add("TRENDS  joint-model residuals over time: points per 30 days vs the median other subject")
+    add("TRENDS  joint-model residuals over time: points per 30 days vs the typical other subject")
     width = max(len(t.subject) for t in report.trends)
     for t in report.trends:
         changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {_p(c.q_value)})" for c in t.change_points)

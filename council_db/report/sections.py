@@ -83,7 +83,7 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
     if note is not None and note not in out.notes:
         out.notes.append(note)
     changes = {c.subject: c for c in changepoints.search(timed, rng)}
-    for slope in trends.slopes(timed):
+    for slope in trends.slopes(timed, rng):
         label = f"{timed.kind} {slope.subject}"
         change = changes.get(slope.subject)
         out.trends.append(Trend(subject=slope.subject, kind=timed.kind, change_points=[],

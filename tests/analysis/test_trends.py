@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
+from council_db.analysis import joint_model, trends
 from council_db.analysis.score_data import from_records
 from council_db.analysis.subjects import median_of_others
 from council_db.report.builder import build
@@ -61,7 +62,29 @@ def test_stationary_data_raises_no_trend_change_or_anomaly_flag(seed):
     assert len(report.trends) == 8 and all(not t.change_points for t in report.trends)
 
 
-def test_trends_are_relative_to_the_median_other_subject():
+def reviewer_slopes(sessions: int, seed: int, drift: dict[str, float]) -> list:
+    records, _ = simulated(sessions=sessions, seed=seed, days=90, end=END, drift=drift)
+    data = from_records(records)
+    return trends.slopes(trends.timed_residuals(data, joint_model.fit(data).residuals, "reviewer"))
+
+
+def test_one_drifting_reviewer_does_not_bias_the_other_reviewers_slopes():
+    # The median of the three others is, once one of them drifts, the larger (or smaller) of two
+    # noisy slopes: it centred the non-drifting reviewers 0.05 points per 30 days off at 40 sessions.
+    drifter, truth = "google/gemini-1.5-pro", 1.0 * 30 / 90
+    errors, covered = {"drifter": [], "others": []}, []
+    for seed in range(60):
+        for s in reviewer_slopes(40, 3000 + seed, {drifter: 1.0}):
+            planted = truth if s.subject == drifter else 0.0
+            errors["drifter" if s.subject == drifter else "others"].append(s.estimate - planted)
+            covered.append(s.ci_low <= planted <= s.ci_high)
+    assert len(errors["others"]) == 180
+    assert abs(np.mean(errors["others"])) < 0.02  # Monte-Carlo SE about 0.009
+    assert abs(np.mean(errors["drifter"])) < 0.04
+    assert np.mean(covered) >= 0.92
+
+
+def test_median_of_others_is_each_subjects_median_of_the_rest():
     values = np.array([[3.0, 0.0, 0.1, -0.1], [1.0, 1.0, 5.0, 2.0]])
     expected = np.array([[0.0, 0.1, 0.0, 0.1], [2.0, 2.0, 1.0, 1.0]])
     assert np.allclose(median_of_others(values), expected)

@@ -2,8 +2,9 @@
 candidates or questions changes; residuals have the session, the candidate, the slot and the
 length taken out, so what is left of a time trend belongs to the reviewer (or candidate).
 
-Slope: per subject, least squares of its residuals on the session time (in units of 30 days),
-then the contrast "this subject's slope minus the typical other subject's": the
+Slope: per subject, least squares of its residuals on the session time (in units of 30 days)
+within each of its (reviewer, candidate) pairs (``slope_fits``: a panel that changes over the
+window cannot make a slope), then the contrast "this subject's slope minus the typical other subject's": the
 precision-weighted mean slope of the anchors, the subjects left once those clearly apart are
 purified away (``subjects.anchors``), less the subject itself. A drift shared by all cannot be
 told from a change in the questions, so only the contrast is estimable. The median of the
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.score_data import ScoreData
+from council_db.analysis.slope_fits import Cells, Records, line_fits
 from council_db.analysis.subjects import Kind, anchors, codes_and_names, reference_contrast
 
 DAY_US = 86_400 * 1_000_000
@@ -65,6 +67,7 @@ class TimedResiduals:
     ts_us: np.ndarray  # per record: its session's time
     residual: np.ndarray
     kind: Kind
+    partner: np.ndarray | None = None  # per record: the other side of its pair (candidate or reviewer)
 
     @property
     def n_sessions(self) -> int:
@@ -81,13 +84,23 @@ class TimedResiduals:
     def n_instants(self) -> int:
         return len(np.unique(self.ts_us))
 
+    def fit_records(self) -> Records:
+        """As codes for the line fits: pairs are (subject, partner), time in 30 days, centred."""
+        partner = self.partner if self.partner is not None else np.zeros(len(self.subject), dtype=np.int64)
+        _, pair = np.unique(self.subject * (int(partner.max(initial=0)) + 1) + partner, return_inverse=True)
+        t = self.ts_us / PER_30_DAYS_US
+        return Records(self.session_instant[self.session], self.session, self.subject, pair.reshape(-1),
+                       t - t.mean() if len(t) else t, self.residual, self.n_instants, len(self.names))
+
 
 def timed_residuals(data: ScoreData, residuals: np.ndarray, kind: Kind) -> TimedResiduals:
     codes, names = codes_and_names(data, kind)
+    partner, _ = codes_and_names(data, "model" if kind == "reviewer" else "reviewer")
     ts = data.session_ts_us[data.session] if data.n_records else np.zeros(0, dtype=np.int64)
     use = np.isfinite(residuals) & (ts >= 0)
     _, session = np.unique(data.session[use], return_inverse=True)
-    return TimedResiduals(codes[use], names, session.astype(np.int64), ts[use], residuals[use], kind)
+    return TimedResiduals(codes[use], names, session.astype(np.int64), ts[use], residuals[use], kind,
+                          np.asarray(partner)[use].astype(np.int64))
 
 
 def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> list[Slope]:
@@ -98,7 +111,8 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
 
     if timed.n_instants < MIN_TIMES:
         return []
-    fit = _line_fits(timed)
+    records = timed.fit_records()
+    fit = line_fits(records, MIN_TIMES)
     identified = np.flatnonzero(fit.ok)
     if len(identified) < 2:
         return []
@@ -106,7 +120,7 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     cov = fit.cov[np.ix_(identified, identified)]
     df = timed.n_instants - 2
     typical = anchors(beta, cov, precision, df)
-    choice = _choice_variance(timed, identified, typical, cov, precision, df,
+    choice = _choice_variance(Cells.of(records), identified, typical, cov, precision, df,
                               rng if rng is not None else np.random.default_rng(0))
     out = []
     for i, j in enumerate(identified.tolist()):
@@ -120,31 +134,20 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     return out
 
 
-def _choice_variance(timed: TimedResiduals, identified: np.ndarray, typical: np.ndarray, cov: np.ndarray,
+def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, cov: np.ndarray,
                      precision: np.ndarray, df: float, rng: np.random.Generator) -> np.ndarray:
     """Per subject: the variance that choosing the typical subjects adds to its contrast, which
     the clustered covariance (anchors fixed) leaves out. Instants are resampled; in each
-    resample the slopes are refitted from per-(instant, subject) sums and the anchors chosen
-    again; the variance of those contrasts less that of the contrasts with today's anchors
-    kept is the choice's share (0 when the choice is clear). Without it a drift about 3 SEs
-    in size, which the data cannot always tell from noise, left the intervals at 92% coverage."""
-    n_times, n_subjects = timed.n_instants, len(timed.names)
-    instant = timed.session_instant[timed.session]
-    cell = instant * n_subjects + timed.subject
-    records = np.bincount(cell, minlength=n_times * n_subjects).reshape(n_times, n_subjects)[:, identified]
-    total = np.bincount(cell, weights=timed.residual, minlength=n_times * n_subjects).reshape(
-        n_times, n_subjects)[:, identified]
-    t = np.zeros(n_times)
-    t[instant] = timed.ts_us / PER_30_DAYS_US
-    t -= t.mean()
-    sums = [records, records * t[:, None], records * (t * t)[:, None], total, total * t[:, None]]
+    resample the slopes are refitted and the anchors chosen again; the variance of those
+    contrasts less that of the contrasts with today's anchors kept is the choice's share (0
+    when the choice is clear). Without it a drift about 3 SEs in size, which the data cannot
+    always tell from noise, left the intervals at 92% coverage."""
+    n_times = cells.sums[0].shape[0]
     fixed = np.array([reference_contrast(i, typical, precision) for i in range(len(identified))])
     rechosen, kept = [], []
-    for start in range(0, RESAMPLES, RESAMPLE_BATCH):
+    for _ in range(0, RESAMPLES, RESAMPLE_BATCH):
         weights = rng.multinomial(n_times, np.full(n_times, 1.0 / n_times), size=RESAMPLE_BATCH).astype(float)
-        n, st, stt, sr, str_ = (weights @ s for s in sums)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            beta = (str_ - st * sr / n) / (stt - st * st / n)
+        beta = cells.slopes(weights)[:, identified]
         for b in beta[np.isfinite(beta).all(axis=1)]:
             chosen = anchors(b, cov, precision, df)
             rechosen.append([reference_contrast(i, chosen, precision) @ b for i in range(len(b))])
@@ -152,55 +155,3 @@ def _choice_variance(timed: TimedResiduals, identified: np.ndarray, typical: np.
     if len(rechosen) < 2:
         return np.zeros(len(identified))
     return np.maximum(np.var(rechosen, axis=0) - np.var(kept, axis=0), 0.0)
-
-
-@dataclass(frozen=True)
-class _LineFits:
-    """Per subject: its residuals' slope on time, and the slopes' joint clustered covariance."""
-
-    beta: np.ndarray  # points per 30 days (NaN where not identified)
-    ok: np.ndarray  # scores at MIN_TIMES distinct times, and time varies
-    precision: np.ndarray  # Sxx / residual variance: the weight in the typical subject
-    cov: np.ndarray  # subjects x subjects, clustered by instant (CR2)
-    records: np.ndarray
-    sessions: np.ndarray
-
-
-def _line_fits(timed: TimedResiduals) -> _LineFits:
-    n_subjects, n_times = len(timed.names), timed.n_instants
-    instant = timed.session_instant[timed.session]
-    t = timed.ts_us / PER_30_DAYS_US
-    s = timed.subject
-    counts = np.bincount(s, minlength=n_subjects).astype(float)
-    safe = np.maximum(counts, 1.0)
-    t_mean = np.bincount(s, weights=t, minlength=n_subjects) / safe
-    r_mean = np.bincount(s, weights=timed.residual, minlength=n_subjects) / safe
-    dt = t - t_mean[s]
-    sxx = np.bincount(s, weights=dt * dt, minlength=n_subjects)
-    sxy = np.bincount(s, weights=dt * (timed.residual - r_mean[s]), minlength=n_subjects)
-    sessions_per = np.bincount(np.unique(s * timed.n_sessions + timed.session) // timed.n_sessions,
-                               minlength=n_subjects)
-    times_per = np.bincount(np.unique(s * n_times + instant) // n_times, minlength=n_subjects)
-    ok = (sxx > 1e-12 * np.maximum(counts, 1)) & (times_per >= MIN_TIMES)
-    beta = np.where(ok, sxy / np.where(ok, sxx, 1.0), np.nan)
-    fitted_resid = timed.residual - r_mean[s] - np.nan_to_num(beta)[s] * dt
-    variance = np.bincount(s, weights=fitted_resid ** 2, minlength=n_subjects) / np.maximum(counts - 2, 1.0)
-    ok &= variance > 0
-    influence = np.where(ok[s], dt * fitted_resid / np.where(ok, sxx, 1.0)[s], 0.0)
-    cell = instant * n_subjects + s
-    influence *= _small_sample_factor(cell, counts[s], dt * dt / np.where(ok, sxx, 1.0)[s])
-    u = np.bincount(cell, weights=influence, minlength=n_times * n_subjects).reshape(n_times, n_subjects)
-    precision = np.where(ok, sxx / np.where(ok, variance, 1.0), 0.0)
-    return _LineFits(beta, ok, precision, u.T @ u, counts, sessions_per)
-
-
-def _small_sample_factor(cell: np.ndarray, records: np.ndarray, dt2_over_sxx: np.ndarray) -> np.ndarray:
-    """Per record: 1 / sqrt(1 - h) with h the leverage of its (instant, subject) cell in the
-    subject's line fit (CR2, Bell & McCaffrey 2002). Time is constant within an instant, so
-    h = cell records x (1 / subject records + dt^2 / Sxx). Few instants give the end ones a
-    leverage near 1 and residuals near 0, and the plain clustered SE would then be far too
-    small (a 22% false-flag rate at 3 instants, 12% at 4)."""
-    per_cell = np.bincount(cell)[cell]
-    leverage = per_cell * (1.0 / np.maximum(records, 1.0) + dt2_over_sxx)
-    room = 1.0 - leverage
-    return np.where(room > 1e-9, 1.0 / np.sqrt(np.maximum(room, 1e-9)), 0.0)

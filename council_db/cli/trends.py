@@ -73,7 +73,7 @@ def trends(
     model-id version."""
     import numpy as np
 
-    from council_db.analysis import changepoints, stats, version_drift
+    from council_db.analysis import changepoints, panel, stats, version_drift
     from council_db.analysis import trends as trend_analysis
     from council_db.cli.output import emit_object, emit_rows
 
@@ -93,7 +93,7 @@ def trends(
     if by is By.reviewer:
         drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)
                  + version_drift.model_id_severities(data, fit.severity)]
-    warnings = version_drift.mixed_version_warnings(data, versions)
+    warnings = version_drift.mixed_version_warnings(data, versions) + panel.changes(data)
     untested = changepoints.why_not_tested(timed)
     if untested is not None:
         warnings.append(untested)

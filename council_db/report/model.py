@@ -143,7 +143,8 @@ class ChangePoint(BaseModel):
 class Trend(BaseModel):
     subject: str
     kind: Literal["reviewer", "model"]
-    slope_per_30d: Metric = Field(description="joint-model residuals on time: score points per 30 days, relative "
+    slope_per_30d: Metric = Field(description="joint-model residuals on time, fitted within each (reviewer, candidate) "
+                                              "pair: score points per 30 days, relative "
                                               "to the typical other subject (the precision-weighted mean slope of "
                                               "the subjects not clearly apart)")
     change_search_p_value: float | None = Field(description="permutation p-value of the change-point search")

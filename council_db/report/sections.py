@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from council_db.analysis import affinity, agreement, anomalies, changepoints, trends
+from council_db.analysis import affinity, agreement, anomalies, changepoints, panel, trends
 from council_db.analysis.score_data import ScoreData
 from council_db.contract.timestamps import format_us
 from council_db.report.model import (
@@ -69,6 +69,7 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     residuals = fit.residuals
     for kind in ("reviewer", "model"):
         _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
+    out.notes.extend(panel.changes(data))
     out.sessions = anomalies.sessions(data, residuals)
     for a in out.sessions:
         out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,

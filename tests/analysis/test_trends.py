@@ -14,6 +14,7 @@ from council_db.analysis.score_data import from_records
 from council_db.analysis.subjects import median_of_others
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
+from council_db.simulate.config import DEFAULT_MODELS
 from tests.conftest import simulated
 
 END = datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -146,3 +147,29 @@ def test_model_ids_with_a_snapshot_suffix_are_versions_of_one_family():
 def test_trends_on_too_few_sessions_is_a_clear_error(cli):
     result = cli("trends")
     assert result.exit_code == 1 and "time analyses need at least 10" in str(result.exception or result.output)
+
+
+LATE_REVIEWER, LIKED = "mistral/mistral-large", "anthropic/claude-3-5-sonnet"
+
+
+def panel_joined_late(seed: int) -> list[dict]:
+    """The four council models review throughout; a fifth reviewer scores only the last third of
+    the window and likes one candidate 1.5 points beyond its quality. No candidate drifts."""
+    records, _ = simulated(sessions=300, seed=seed, end=END, reviewers=[*DEFAULT_MODELS, LATE_REVIEWER])
+    cut = sorted({r["timestamp"] for r in records})[200]
+    kept = [r for r in records if r["reviewer_id"] != LATE_REVIEWER or r["timestamp"] >= cut]
+    for r in kept:
+        if r["reviewer_id"] == LATE_REVIEWER and r["model_id"] == LIKED:
+            r["score_value"] = min(10.0, r["score_value"] + 1.5)
+    return kept
+
+
+@pytest.mark.parametrize("seed", [51, 52])
+def test_a_reviewer_joining_late_with_a_liking_is_no_candidate_drift_and_the_report_says_the_panel_changed(seed):
+    report = build(from_records(panel_joined_late(seed)), resamples=50)
+    liked = next(t for t in report.trends if t.kind == "model" and t.subject == LIKED)
+    assert liked.slope_per_30d.ci_low <= 0.0 <= liked.slope_per_30d.ci_high
+    assert not [f for f in report.flags if f.kind == "trend"]
+    joined = [w for w in report.warnings if w.startswith("the reviewer panel changes over the window")]
+    assert len(joined) == 1 and f"reviewer {LATE_REVIEWER} scores only from" in joined[0]
+    assert "(100 of 300 sessions)" in joined[0]

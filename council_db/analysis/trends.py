@@ -27,7 +27,7 @@ which cannot be told from the batches asking different things.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -56,6 +56,13 @@ class Slope:
     n_sessions: int
     n_records: int
 
+    def over(self, span_us: int) -> Slope:
+        """The same line as the change across ``span_us`` (score points), the unit to read when
+        the window spans far less than 30 days: minutes of data say nothing about a month."""
+        factor = span_us / PER_30_DAYS_US
+        return replace(self, estimate=self.estimate * factor, se=self.se * factor,
+                       ci_low=self.ci_low * factor, ci_high=self.ci_high * factor)
+
 
 @dataclass
 class TimedResiduals:
@@ -79,6 +86,11 @@ class TimedResiduals:
         times = np.zeros(self.n_sessions, dtype=np.int64)
         times[self.session] = self.ts_us
         return np.unique(times, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+    @property
+    def span_us(self) -> int:
+        """From the first to the last session time."""
+        return int(self.ts_us.max() - self.ts_us.min()) if len(self.ts_us) else 0
 
     @property
     def n_instants(self) -> int:

@@ -86,7 +86,8 @@ def trends(
     q = stats.benjamini_hochberg([s.p_value for s in slopes] + [c.p_value for c in changes.values()])
     slope_q = dict(zip((s.subject for s in slopes), q[:len(slopes)]))
     change_q = dict(zip(changes, q[len(slopes):]))
-    rows = [_trend_row(s, slope_q[s.subject], changes.get(s.subject), change_q.get(s.subject)) for s in slopes]
+    rows = [_trend_row(s, slope_q[s.subject], changes.get(s.subject), change_q.get(s.subject), timed.span_us)
+            for s in slopes]
     series = _series(timed, EVERY_US[every.value], {s: c for s, c in changes.items() if change_q[s] <= 0.05})
     versions = version_drift.load_config_versions(db, data)
     drift = []
@@ -114,14 +115,15 @@ def trends(
         message(f"warning: {warning}")
 
 
-def _trend_row(slope, q_value: float, change, change_q: float | None) -> dict[str, Any]:
+def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: int) -> dict[str, Any]:
     from council_db.contract.timestamps import format_us
 
     flagged = change is not None and change_q is not None and change_q <= 0.05
     return {
         "subject": slope.subject, "slope_per_30d": slope.estimate, "ci_low": slope.ci_low, "ci_high": slope.ci_high,
         "p_value": slope.p_value, "q_value": float(q_value), "n_sessions": slope.n_sessions,
-        "n_records": slope.n_records,
+        "n_records": slope.n_records, "span_days": span_us / 86_400_000_000,
+        "change_over_span": slope.over(span_us).estimate,
         "change_p_value": None if change is None else change.p_value,
         "change_q_value": None if change_q is None else float(change_q),
         "change_at": format_us(change.at_us) if flagged else None,

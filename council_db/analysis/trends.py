@@ -3,9 +3,9 @@ candidates or questions changes; residuals have the session, the candidate, the 
 length taken out, so what is left of a time trend belongs to the reviewer (or candidate).
 
 Slope: per subject, least squares of its residuals on the session time (in units of 30 days)
-within each of its (reviewer, candidate) pairs (``slope_fits``: a panel that changes over the
-window cannot make a slope), then the contrast "this subject's slope minus the typical other subject's": the
-precision-weighted mean slope of the anchors, the subjects left once those clearly apart are
+within each of its (reviewer, candidate) pairs (``slope_fits``: a panel that changes over
+the window cannot make a slope), then the contrast "this subject's slope minus the typical
+other subject's": the precision-weighted mean slope of the anchors, the subjects left once those clearly apart are
 purified away (``subjects.anchors``), less the subject itself. A drift shared by all cannot be
 told from a change in the questions, so only the contrast is estimable. The median of the
 others, used before, is an order statistic: once one subject drifts it is the larger (or
@@ -21,7 +21,9 @@ sessions sharing a timestamp carry no order (file order is not time). Clusters a
 instants (a batch shares whatever its moment shared), each instant's score is corrected for
 its leverage (CR2), t has (instants - 2) df (the line takes two), and a subject
 needs scores at ``MIN_TIMES`` distinct times: two times give a difference between two batches,
-which cannot be told from the batches asking different things.
+which cannot be told from the batches asking different things. A window of minutes (one
+judge run) makes "per 30 days" an extrapolation far beyond the data: ``Slope.over`` gives the
+change across the window's own span.
 """
 
 from __future__ import annotations

@@ -24,8 +24,6 @@ from council_db.report.model import (
 )
 from council_db.report.render import duration
 
-DAY_US = 86_400 * 1_000_000
-
 # kind, subject, estimate, p-value, message
 Candidate = tuple[str, str, float, float, str]
 
@@ -87,7 +85,7 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
     if note is not None and note not in out.notes:
         out.notes.append(note)
     changes = {c.subject: c for c in changepoints.search(timed, rng)}
-    span_days = timed.span_us / DAY_US
+    span_days = timed.span_us / trends.DAY_US
     for slope in trends.slopes(timed, rng):
         label = f"{timed.kind} {slope.subject}"
         change = changes.get(slope.subject)

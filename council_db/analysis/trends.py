@@ -41,7 +41,7 @@ DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US
 MIN_TIMES = 3
 RESAMPLES = 200  # resamples of instants for the variance of the anchor choice
-RESAMPLE_BATCH = 50  # bounds memory: a batch holds RESAMPLE_BATCH x instants weights
+MAX_WEIGHTS = 2_000_000  # bounds memory: a batch of resamples holds at most this many instant weights
 
 
 @dataclass(frozen=True)
@@ -159,8 +159,10 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, 
     n_times = cells.sums[0].shape[0]
     fixed = np.array([reference_contrast(i, typical, precision) for i in range(len(identified))])
     rechosen, kept = [], []
-    for _ in range(0, RESAMPLES, RESAMPLE_BATCH):
-        weights = rng.multinomial(n_times, np.full(n_times, 1.0 / n_times), size=RESAMPLE_BATCH).astype(float)
+    batch = max(1, min(RESAMPLES, MAX_WEIGHTS // n_times))
+    for start in range(0, RESAMPLES, batch):
+        size = min(batch, RESAMPLES - start)
+        weights = rng.multinomial(n_times, np.full(n_times, 1.0 / n_times), size=size).astype(float)
         beta = cells.slopes(weights)[:, identified]
         for b in beta[np.isfinite(beta).all(axis=1)]:
             chosen = anchors(b, cov, precision, df)

@@ -1,9 +1,10 @@
 """Who a time or pair analysis is about: reviewers or candidate models, as codes and names.
 
 A drift common to every reviewer cannot be told from a change in the questions (the session
-effects absorb it), so trends are reported relative to the other subjects. Centring on the
-*median* of the others, not their mean, keeps one drifting reviewer from making every other
-reviewer look as if it drifted the other way.
+effects absorb it), so time analyses are relative to the other subjects, in a way one
+drifting subject cannot sway: slopes against the precision-weighted mean of the *anchors*
+(the subjects not clearly apart, ``anchors``), change-point paths against the median path of
+the others (``median_of_others``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 from council_db.analysis.score_data import ScoreData
 
 Kind = Literal["reviewer", "model"]
+ANCHOR_ALPHA = 0.2
 
 
 def codes_and_names(data: ScoreData, kind: Kind) -> tuple[np.ndarray, list[str]]:
@@ -39,15 +41,39 @@ def median_of_others(values: np.ndarray) -> np.ndarray:
     return (other((n - 1) // 2 - 1) + other((n - 1) // 2)) / 2.0
 
 
-def median_weights(values: np.ndarray, j: int) -> np.ndarray:
-    """Weights w with w @ values == the median of the values other than the j-th: 1 on the
-    middle one, or 1/2 on the two middle ones (for the variance of a median contrast)."""
-    others = [i for i in range(len(values)) if i != j]
-    order = sorted(others, key=lambda i: values[i])
-    w = np.zeros(len(values))
-    middle = len(order) // 2
-    if len(order) % 2:
-        w[order[middle]] = 1.0
-    else:
-        w[order[middle - 1]] = w[order[middle]] = 0.5
-    return w
+def anchors(estimates: np.ndarray, cov: np.ndarray, precision: np.ndarray, df: float,
+            alpha: float = ANCHOR_ALPHA) -> np.ndarray:
+    """Which subjects make up "the typical subject" (a boolean mask): all of them, less those
+    whose estimate is clearly apart from the others' (anchor purification, as in tests of
+    differential item functioning). Repeatedly, the anchor furthest (in its own SEs) from the
+    median of the other anchors, a choice one drifting subject cannot sway, is dropped when its
+    contrast with the precision-weighted mean of the other anchors has two-sided p < ``alpha``;
+    the anchors stay a strict majority (at most (n - 1) // 2 are dropped): drift is judged
+    against most subjects. ``cov`` is the estimates' joint covariance, ``df`` the t degrees of
+    freedom. A liberal ``alpha`` costs little: dropping a subject that does not drift leaves
+    the others' contrasts unbiased, keeping one that does biases them all."""
+    from council_db.analysis.stats import t_p_value
+
+    n = len(estimates)
+    keep = np.ones(n, dtype=bool)
+    scale = np.sqrt(np.maximum(np.diag(cov), 1e-300))
+    for _ in range((n - 1) // 2):
+        candidates = np.flatnonzero(keep)
+        apart = np.abs(estimates[candidates] - median_of_others(estimates[candidates])) / scale[candidates]
+        furthest = int(candidates[np.argmax(apart)])
+        contrast = reference_contrast(furthest, keep, precision)
+        se = float(np.sqrt(max(contrast @ cov @ contrast, 0.0)))
+        if not (se > 0 and t_p_value(abs(float(contrast @ estimates)) / se, df) < alpha):
+            break
+        keep[furthest] = False
+    return keep
+
+
+def reference_contrast(j: int, anchors: np.ndarray, precision: np.ndarray) -> np.ndarray:
+    """Weights c with c @ estimates == subject j's estimate minus the precision-weighted mean of
+    the anchors other than j (fixed weights, so c @ cov @ c is the contrast's variance)."""
+    weights = np.where(anchors, precision, 0.0)
+    weights[j] = 0.0
+    contrast = -weights / weights.sum()
+    contrast[j] += 1.0
+    return contrast

@@ -73,13 +73,13 @@ def trends(
 ) -> None:
     """Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.
 
-    Slopes are relative to the median other subject, with 95% CIs clustered by session;
+    Slopes are relative to the typical other subject, with 95% CIs clustered by instant;
     change points are calibrated by permutation; q-values are Benjamini-Hochberg over the
     slopes and change searches shown. Also: severity per council_config_version and per
     model-id version."""
     import numpy as np
 
-    from council_db.analysis import changepoints, stats, version_drift
+    from council_db.analysis import changepoints, panel, stats, version_drift
     from council_db.analysis import trends as trend_analysis
     from council_db.cli.output import emit_object, emit_rows
 
@@ -93,14 +93,15 @@ def trends(
     q = stats.benjamini_hochberg([s.p_value for s in slopes] + [c.p_value for c in changes.values()])
     slope_q = dict(zip((s.subject for s in slopes), q[:len(slopes)]))
     change_q = dict(zip(changes, q[len(slopes):]))
-    rows = [_trend_row(s, slope_q[s.subject], changes.get(s.subject), change_q.get(s.subject)) for s in slopes]
+    rows = [_trend_row(s, slope_q[s.subject], changes.get(s.subject), change_q.get(s.subject), timed.span_us)
+            for s in slopes]
     series = _series(timed, EVERY_US[every.value], {s: c for s, c in changes.items() if change_q[s] <= 0.05})
     versions = version_drift.load_config_versions(db, data)
     drift = []
     if by is By.reviewer:
         drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)
                  + version_drift.model_id_severities(data, fit.severity)]
-    warnings = version_drift.mixed_version_warnings(data, versions)
+    warnings = version_drift.mixed_version_warnings(data, versions) + panel.changes(data)
     untested = changepoints.why_not_tested(timed)
     if untested is not None:
         warnings.append(untested)
@@ -116,7 +117,7 @@ def trends(
     elif fmt is Format.csv:
         emit_rows(series, fmt)
     else:
-        emit_rows(rows, fmt, title=f"trends per {by.value} (points per 30 days vs the median other {by.value})")
+        emit_rows(rows, fmt, title=f"trends per {by.value} (points per 30 days vs the typical other {by.value})")
         if drift:
             emit_rows(drift, fmt, title="adjusted severity by version")
         emit_rows(series, fmt, title=f"rolling series of mean residuals, every {every.value}")
@@ -124,14 +125,15 @@ def trends(
         message(f"warning: {warning}")
 
 
-def _trend_row(slope, q_value: float, change, change_q: float | None) -> dict[str, Any]:
+def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: int) -> dict[str, Any]:
     from council_db.contract.timestamps import format_us
 
     flagged = change is not None and change_q is not None and change_q <= 0.05
     return {
         "subject": slope.subject, "slope_per_30d": slope.estimate, "ci_low": slope.ci_low, "ci_high": slope.ci_high,
         "p_value": slope.p_value, "q_value": float(q_value), "n_sessions": slope.n_sessions,
-        "n_records": slope.n_records,
+        "n_records": slope.n_records, "span_days": span_us / 86_400_000_000,
+        "change_over_span": slope.over(span_us).estimate,
         "change_p_value": None if change is None else change.p_value,
         "change_q_value": None if change_q is None else float(change_q),
         "change_at": format_us(change.at_us) if flagged else None,

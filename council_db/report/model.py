@@ -183,8 +183,17 @@ class ChangePoint(BaseModel):
 class Trend(BaseModel):
     subject: str
     kind: Literal["reviewer", "model"]
-    slope_per_30d: Metric = Field(description="joint-model residuals on time: score points per 30 days, relative "
-                                              "to the median slope of the other subjects")
+    slope_per_30d: Metric = Field(description="joint-model residuals on time, fitted within each (reviewer, candidate) "
+                                              "pair: score points per 30 days, relative "
+                                              "to the typical other subject (the precision-weighted mean slope of "
+                                              "the subjects not clearly apart)")
+    span_days: float | None = Field(default=None, description="days from the window's first to its last session "
+                                                              "time: the span the slope is fitted over")
+    change_over_span: Metric | None = Field(
+        default=None, description="slope_per_30d x span_days / 30: score points the line moves across the window's "
+                                  "own span, relative to the typical other subject; the figure to read when the "
+                                  "span is far shorter than 30 days (a per-30-days slope then extrapolates far "
+                                  "beyond the data)")
     change_search_p_value: float | None = Field(description="permutation p-value of the change-point search, "
                                                             "against a null that holds a straight-line trend")
     change_points: list[ChangePoint] = Field(description="changes flagged at q <= 0.05 (at most one per subject)")

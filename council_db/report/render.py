@@ -17,6 +17,15 @@ def _number(value: float | None, signed: bool = False, digits: int = 2) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
+def duration(days: float) -> str:
+    """A span for people: '23 minutes', '5 hours', '12 days'."""
+    if days * 24 < 1:
+        return f"{max(round(days * 1440), 1)} minutes"
+    if days < 2:
+        return f"{round(days * 24)} hours"
+    return f"{round(days)} days"
+
+
 def _p(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -233,12 +242,22 @@ def _trends(report: BiasReport, add) -> None:
     if not report.trends:
         return
     add("")
-    add("TRENDS  joint-model residuals over time: points per 30 days vs the median other subject")
+    unit, short = _trend_unit(report)
+    add(f"TRENDS  joint-model residuals over time: {unit} vs the typical other subject")
     width = max(len(t.subject) for t in report.trends)
     for t in report.trends:
         changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {_p(c.q_value)})" for c in t.change_points)
-        add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(t.slope_per_30d):<22}  "
+        add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(t.change_over_span if short else t.slope_per_30d):<22}  "
             f"change search p {_p(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
+
+
+def _trend_unit(report: BiasReport) -> tuple[str, bool]:
+    """Points per 30 days, or, when the window spans less than 30 days, points across its span
+    (a slope per 30 days from 23 minutes of data reads +-1,470 points on a 1-10 scale)."""
+    span = report.trends[0].span_days if report.trends else None
+    if span is None or span >= 30:
+        return "points per 30 days", False
+    return f"points across the window's {duration(span)} (its whole span)", True
 
 
 def _anomalies(report: BiasReport, add) -> None:
@@ -338,8 +357,9 @@ def markdown(report: BiasReport) -> str:
                     f"| naive pooled r (llm-council) | {interval(length.naive_pooled_r)} |",
                     f"| fixed-effect r | {interval(length.fixed_effect_r)} |",
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
-        out += ["", "## Trends", "", "| subject | points per 30 days | change points |", "|---|---|---|"]
-        out += [f"| {t.kind} {t.subject} | {interval(t.slope_per_30d)} | "
+        unit, short = _trend_unit(report)
+        out += ["", "## Trends", "", f"| subject | {unit} | change points |", "|---|---|---|"]
+        out += [f"| {t.kind} {t.subject} | {interval(t.change_over_span if short else t.slope_per_30d)} | "
                 f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t in report.trends]
         out += ["", "## Anomalous sessions", ""]
         out += [f"- {a.session_id}: {a.reason} (p {_p(a.p_value)}, q {_p(a.q_value)})"

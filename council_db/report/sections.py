@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from council_db.analysis import affinity, agreement, anomalies, changepoints, recent_severity, trends
+from council_db.analysis import affinity, agreement, anomalies, changepoints, panel, recent_severity, trends
 from council_db.analysis.score_data import ScoreData
 from council_db.contract.timestamps import format_us
 from council_db.report.model import (
@@ -23,6 +23,7 @@ from council_db.report.model import (
     SelfConsistency,
     Trend,
 )
+from council_db.report.render import duration
 
 # kind, subject, estimate, p-value, message
 Candidate = tuple[str, str, float, float, str]
@@ -80,6 +81,7 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
         found = metric(recent, recent.n_records, recent.n_sessions)
         if found is not None:
             out.recent_severity[name] = (found, format_us(recent.at_us))
+    out.notes.extend(panel.changes(data))
     out.sessions = anomalies.sessions(data, residuals)
     for a in out.sessions:
         out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,
@@ -94,15 +96,20 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
     if note is not None and note not in out.notes:
         out.notes.append(note)
     changes = {c.subject: c for c in changepoints.search(timed, rng)}
-    for slope in trends.slopes(timed):
+    span_days = timed.span_us / trends.DAY_US
+    for slope in trends.slopes(timed, rng):
         label = f"{timed.kind} {slope.subject}"
         change = changes.get(slope.subject)
+        across = slope.over(timed.span_us)
         out.trends.append(Trend(subject=slope.subject, kind=timed.kind, change_points=[],
                                 slope_per_30d=metric(slope, slope.n_records, slope.n_sessions),
+                                span_days=span_days, change_over_span=metric(across, slope.n_records, slope.n_sessions),
                                 change_search_p_value=None if change is None else change.p_value))
+        shown, unit = (slope, "points per 30 days") if span_days >= 30 else (
+            across, f"points across the window's {duration(span_days)}")
         out.add(f"{timed.kind} trends", ("trend", label, slope.estimate, slope.p_value,
-                               f"drift of {label}: {slope.estimate:+.2f} points per 30 days vs the other "
-                               f"{timed.kind}s (95% CI {slope.ci_low:+.2f} to {slope.ci_high:+.2f})"))
+                               f"drift of {label}: {shown.estimate:+.2f} {unit} vs the other "
+                               f"{timed.kind}s (95% CI {shown.ci_low:+.2f} to {shown.ci_high:+.2f})"))
     for subject, change in changes.items():
         out.changes[(timed.kind, subject)] = change
         out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,

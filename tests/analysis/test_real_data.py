@@ -107,6 +107,31 @@ def test_mt_bench_window_and_trends_follow_the_session_times_and_place_no_change
     assert not [flag for flag in report["flags"] if flag["kind"] in ("trend", "change_point")]
 
 
+def test_mt_bench_slopes_are_read_across_the_23_minutes_the_sessions_span_not_per_30_days(mt_bench, tmp_path):
+    """Every session's first grading falls within 23 minutes: a slope per 30 days extrapolates
+    that to a month (issue 15 read +-1,470 points on a 1-10 scale); the change across the span
+    is the figure on the scale of the data, and the text report shows it."""
+    _, report, rated, _ = mt_bench
+    first = defaultdict(lambda: float("inf"))
+    for j in rated:
+        first[(j["question_id"], j["turn"])] = min(first[(j["question_id"], j["turn"])], j["tstamp"])
+    span_seconds = max(first.values()) - min(first.values())
+    assert round(span_seconds / 60) == 23
+    assert report["trends"]
+    for trend in report["trends"]:
+        assert trend["span_days"] == pytest.approx(span_seconds / 86_400, abs=1e-6)
+        per_30d, across = trend["slope_per_30d"], trend["change_over_span"]
+        for key in ("estimate", "ci_low", "ci_high"):
+            assert across[key] == pytest.approx(per_30d[key] * span_seconds / (30 * 86_400), rel=1e-6)
+        assert across["ci_high"] - across["ci_low"] < 9  # within the 1-10 scale's width
+    assert max(abs(t["slope_per_30d"]["estimate"]) for t in report["trends"]) > 100
+    cli = Cli(tmp_path / "council.db")
+    records, _ = realdata.mt_bench_records()
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
+    text = cli("bias-report").stdout
+    assert "points across the window's 23 minutes" in text and "points per 30 days" not in text
+
+
 def test_mt_bench_repeated_gradings_are_test_retest_not_agreement(mt_bench):
     _, report, rated, _ = mt_bench
     grades = defaultdict(list)

@@ -9,10 +9,12 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
+from council_db.analysis import joint_model, trends
 from council_db.analysis.score_data import from_records
 from council_db.analysis.subjects import median_of_others
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
+from council_db.simulate.config import DEFAULT_MODELS
 from tests.conftest import simulated
 
 END = datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -61,7 +63,29 @@ def test_stationary_data_raises_no_trend_change_or_anomaly_flag(seed):
     assert len(report.trends) == 8 and all(not t.change_points for t in report.trends)
 
 
-def test_trends_are_relative_to_the_median_other_subject():
+def reviewer_slopes(sessions: int, seed: int, drift: dict[str, float]) -> list:
+    records, _ = simulated(sessions=sessions, seed=seed, days=90, end=END, drift=drift)
+    data = from_records(records)
+    return trends.slopes(trends.timed_residuals(data, joint_model.fit(data).residuals, "reviewer"))
+
+
+def test_one_drifting_reviewer_does_not_bias_the_other_reviewers_slopes():
+    # The median of the three others is, once one of them drifts, the larger (or smaller) of two
+    # noisy slopes: it centred the non-drifting reviewers 0.05 points per 30 days off at 40 sessions.
+    drifter, truth = "google/gemini-1.5-pro", 1.0 * 30 / 90
+    errors, covered = {"drifter": [], "others": []}, []
+    for seed in range(60):
+        for s in reviewer_slopes(40, 3000 + seed, {drifter: 1.0}):
+            planted = truth if s.subject == drifter else 0.0
+            errors["drifter" if s.subject == drifter else "others"].append(s.estimate - planted)
+            covered.append(s.ci_low <= planted <= s.ci_high)
+    assert len(errors["others"]) == 180
+    assert abs(np.mean(errors["others"])) < 0.02  # Monte-Carlo SE about 0.009
+    assert abs(np.mean(errors["drifter"])) < 0.04
+    assert np.mean(covered) >= 0.92
+
+
+def test_median_of_others_is_each_subjects_median_of_the_rest():
     values = np.array([[3.0, 0.0, 0.1, -0.1], [1.0, 1.0, 5.0, 2.0]])
     expected = np.array([[0.0, 0.1, 0.0, 0.1], [2.0, 2.0, 1.0, 1.0]])
     assert np.allclose(median_of_others(values), expected)
@@ -123,3 +147,29 @@ def test_model_ids_with_a_snapshot_suffix_are_versions_of_one_family():
 def test_trends_on_too_few_sessions_is_a_clear_error(cli):
     result = cli("trends")
     assert result.exit_code == 1 and "time analyses need at least 10" in str(result.exception or result.output)
+
+
+LATE_REVIEWER, LIKED = "mistral/mistral-large", "anthropic/claude-3-5-sonnet"
+
+
+def panel_joined_late(seed: int) -> list[dict]:
+    """The four council models review throughout; a fifth reviewer scores only the last third of
+    the window and likes one candidate 1.5 points beyond its quality. No candidate drifts."""
+    records, _ = simulated(sessions=300, seed=seed, end=END, reviewers=[*DEFAULT_MODELS, LATE_REVIEWER])
+    cut = sorted({r["timestamp"] for r in records})[200]
+    kept = [r for r in records if r["reviewer_id"] != LATE_REVIEWER or r["timestamp"] >= cut]
+    for r in kept:
+        if r["reviewer_id"] == LATE_REVIEWER and r["model_id"] == LIKED:
+            r["score_value"] = min(10.0, r["score_value"] + 1.5)
+    return kept
+
+
+@pytest.mark.parametrize("seed", [51, 52])
+def test_a_reviewer_joining_late_with_a_liking_is_no_candidate_drift_and_the_report_says_the_panel_changed(seed):
+    report = build(from_records(panel_joined_late(seed)), resamples=50)
+    liked = next(t for t in report.trends if t.kind == "model" and t.subject == LIKED)
+    assert liked.slope_per_30d.ci_low <= 0.0 <= liked.slope_per_30d.ci_high
+    assert not [f for f in report.flags if f.kind == "trend"]
+    joined = [w for w in report.warnings if w.startswith("the reviewer panel changes over the window")]
+    assert len(joined) == 1 and f"reviewer {LATE_REVIEWER} scores only from" in joined[0]
+    assert "(100 of 300 sessions)" in joined[0]

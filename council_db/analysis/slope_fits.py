@@ -1,0 +1,126 @@
+"""Lines of residuals on time, one slope per subject fitted WITHIN pairs: a reviewer's slope
+from the time variation inside each (reviewer, candidate) pair, a candidate's from inside each
+(candidate, reviewer) pair. Pooled over its pairs, a candidate's residuals step up when a
+reviewer that likes it joins the panel late, and that read as the candidate drifting; within
+a pair the composition of the panel cannot make a slope.
+
+The covariance of the slopes is cluster-robust by instant (sessions sharing a timestamp are one
+instant), with each (instant, subject) cell's score corrected for its leverage in the
+subject's fit (CR2). ``Cells`` keeps the per-(instant, pair) sums, from which a resample of
+instants refits every slope with one matrix product.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+
+@dataclass(frozen=True)
+class LineFits:
+    """Per subject: its within-pair slope and the slopes' joint clustered covariance."""
+
+    beta: np.ndarray  # NaN where not identified
+    ok: np.ndarray  # scored at min_times distinct times, and time varies within its pairs
+    precision: np.ndarray  # Sxx / residual variance: its weight in the typical subject
+    cov: np.ndarray  # subjects x subjects, clustered by instant (CR2)
+    records: np.ndarray
+    sessions: np.ndarray
+
+
+@dataclass(frozen=True)
+class Records:
+    """The records a fit uses, as codes: instant (0..T-1), session, subject (0..S-1), pair
+    (0..P-1, nested in subject), time (any unit, centred) and residual."""
+
+    instant: np.ndarray
+    session: np.ndarray
+    subject: np.ndarray
+    pair: np.ndarray
+    t: np.ndarray
+    residual: np.ndarray
+    n_instants: int
+    n_subjects: int
+
+    @property
+    def n_pairs(self) -> int:
+        return int(self.pair.max()) + 1 if len(self.pair) else 0
+
+    def subject_of_pair(self) -> np.ndarray:
+        out = np.zeros(self.n_pairs, dtype=np.int64)
+        out[self.pair] = self.subject
+        return out
+
+
+def line_fits(r: Records, min_times: int) -> LineFits:
+    s, p, n_subjects = r.subject, r.pair, r.n_subjects
+    counts = np.bincount(s, minlength=n_subjects).astype(float)
+    pair_n = np.bincount(p, minlength=r.n_pairs).astype(float)
+    dt = r.t - (np.bincount(p, weights=r.t, minlength=r.n_pairs) / np.maximum(pair_n, 1.0))[p]
+    dr = r.residual - (np.bincount(p, weights=r.residual, minlength=r.n_pairs) / np.maximum(pair_n, 1.0))[p]
+    sxx = np.bincount(s, weights=dt * dt, minlength=n_subjects)
+    sxy = np.bincount(s, weights=dt * dr, minlength=n_subjects)
+    ok = (sxx > 1e-12 * np.maximum(counts, 1)) & (_distinct(s, r.instant, n_subjects) >= min_times)
+    safe_sxx = np.where(ok, sxx, 1.0)
+    beta = np.where(ok, sxy / safe_sxx, np.nan)
+    fitted = dr - np.nan_to_num(beta)[s] * dt
+    pairs_per = np.bincount(r.subject_of_pair(), minlength=n_subjects)
+    variance = np.bincount(s, weights=fitted ** 2, minlength=n_subjects) / np.maximum(counts - pairs_per - 1, 1.0)
+    ok &= variance > 0
+    cell = r.instant * n_subjects + s
+    influence = np.where(ok[s], dt * fitted / safe_sxx[s], 0.0) * _small_sample_factor(r, cell, dt, pair_n, sxx)
+    u = np.bincount(cell, weights=influence, minlength=r.n_instants * n_subjects).reshape(r.n_instants, n_subjects)
+    precision = np.where(ok, sxx / np.where(ok, variance, 1.0), 0.0)
+    return LineFits(beta, ok, precision, u.T @ u, counts, _distinct(s, r.session, n_subjects))
+
+
+def _distinct(subject: np.ndarray, code: np.ndarray, n_subjects: int) -> np.ndarray:
+    """Per subject: how many distinct values of ``code`` its records have."""
+    span = int(code.max()) + 1 if len(code) else 1
+    return np.bincount(np.unique(subject * span + code) // span, minlength=n_subjects)
+
+
+def _small_sample_factor(r: Records, cell: np.ndarray, dt: np.ndarray, pair_n: np.ndarray,
+                         sxx: np.ndarray) -> np.ndarray:
+    """Per record: 1 / sqrt(1 - h), h the leverage of its (instant, subject) cell in the
+    subject's fit along the cell's score (CR2, Bell & McCaffrey 2002). Time is constant within
+    an instant, so a pair's m records in the cell share one dt: h = sum m^2 dt^2 / n_pair over
+    the cell's pairs / sum m dt^2, plus sum m dt^2 / Sxx (one pair: m / n + m dt^2 / Sxx). Few
+    instants give the end ones a leverage near 1 and residuals near 0, and the plain clustered
+    SE would then be far too small (a 22% false-flag rate at 3 instants, 12% at 4)."""
+    _, sub = np.unique(r.instant * r.n_pairs + r.pair, return_inverse=True)
+    in_sub = np.bincount(sub.reshape(-1))[sub.reshape(-1)]
+    size = r.n_instants * r.n_subjects
+    spread = np.bincount(cell, weights=in_sub * dt * dt / pair_n[r.pair], minlength=size)
+    total = np.bincount(cell, weights=dt * dt, minlength=size)
+    subject_of_cell = np.arange(size) % r.n_subjects
+    with np.errstate(invalid="ignore", divide="ignore"):
+        leverage = np.where(total > 0, spread / total + total / sxx[subject_of_cell], 0.0)
+    room = 1.0 - leverage[cell]
+    return np.where(room > 1e-9, 1.0 / np.sqrt(np.maximum(room, 1e-9)), 0.0)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """Per (instant, pair) sums of n, n t, n t^2, residual and residual x t (instants x pairs)."""
+
+    sums: list[sparse.csr_matrix]
+    pair_to_subject: np.ndarray  # pairs x subjects, 0/1
+
+    @classmethod
+    def of(cls, r: Records) -> Cells:
+        values = [np.ones(len(r.t)), r.t, r.t * r.t, r.residual, r.residual * r.t]
+        shape = (r.n_instants, r.n_pairs)
+        sums = [sparse.csr_matrix((v, (r.instant, r.pair)), shape=shape) for v in values]
+        return cls(sums, np.eye(r.n_subjects)[r.subject_of_pair()])
+
+    def slopes(self, weights: np.ndarray) -> np.ndarray:
+        """(resamples x instants) weights -> (resamples x subjects) within-pair slopes; NaN
+        where time does not vary within a subject's pairs."""
+        n, st, stt, sr, str_ = (np.asarray((m.T @ weights.T).T) for m in self.sums)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sxx = np.where(n > 0, stt - st * st / n, 0.0) @ self.pair_to_subject
+            sxy = np.where(n > 0, str_ - st * sr / n, 0.0) @ self.pair_to_subject
+            return np.where(sxx > 1e-12, sxy / sxx, np.nan)

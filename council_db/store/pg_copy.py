@@ -94,17 +94,23 @@ class StagedWriter:
 
     def insert(self, target: StagedTable, columns: Sequence[np.ndarray]) -> int:
         """Insert the rows, skipping those whose key is already stored; how many were new."""
+        self._stage(target)
+        data = binary_copy_data([kind for _, kind in target.columns], columns)
+        with self.connection.connection.driver_connection.cursor() as cursor, \
+                cursor.copy(f"COPY {target.stage} FROM STDIN (FORMAT BINARY)") as copy:
+            copy.write(data)
+        return self.connection.exec_driver_sql(target.insert_sql()).rowcount
+
+    def _stage(self, target: StagedTable) -> None:
+        """An empty staging table: made if this transaction has none yet, else emptied."""
+        if not self.connection.in_transaction():
+            self.connection.begin()  # so the transaction the table lives in is known now
         transaction = self.connection.get_transaction()
         if transaction is not self._transaction:  # the last one's staging tables went with it
             self._made.clear()
             self._transaction = transaction
         if target.stage in self._made:
             self.connection.exec_driver_sql(f"TRUNCATE {target.stage}")
-        else:
-            self.connection.exec_driver_sql(target.create_sql())
-            self._made.add(target.stage)
-        data = binary_copy_data([kind for _, kind in target.columns], columns)
-        cursor = self.connection.connection.driver_connection.cursor()
-        with cursor.copy(f"COPY {target.stage} FROM STDIN (FORMAT BINARY)") as copy:
-            copy.write(data)
-        return self.connection.exec_driver_sql(target.insert_sql()).rowcount
+            return
+        self.connection.exec_driver_sql(target.create_sql())
+        self._made.add(target.stage)

@@ -5,9 +5,11 @@ INSERT: this is the hot path, and per-row work would cost more than SQLite's own
 Every insert is ``ON CONFLICT DO NOTHING`` on a natural key, which makes importing
 idempotent and safe for several importers at once, on SQLite and PostgreSQL alike.
 
-SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets one array per column, unnested
-into rows: the statement text stays short and the same, so psycopg does not re-parse
-thousands of placeholders for every batch (measured: that parsing was 60% of the import).
+SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score and statistics rows
+(all numbers) by binary COPY into a staging table and one INSERT from it (store.pg_copy),
+and the few other rows as one array per column, unnested into rows: the statement text
+stays short and the same, so psycopg does not re-parse thousands of placeholders for every
+batch (measured: that parsing was 60% of the import).
 """
 
 from __future__ import annotations

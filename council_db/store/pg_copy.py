@@ -12,7 +12,8 @@ never otherwise holds (0 for an id, NaN for a float) that the INSERT turns into 
 
 The staging table is temporary and ``ON COMMIT DROP``: made in the transaction that
 uses it, so emptying it between batches is an in-place truncation, and nothing of it
-outlives a commit, a rollback or a killed process.
+outlives a commit, a rollback or a killed process. Making it needs the ``TEMPORARY``
+privilege on the database, which PostgreSQL grants to every role unless a DBA revoked it.
 """
 
 from __future__ import annotations

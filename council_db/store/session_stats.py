@@ -32,8 +32,8 @@ def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return group, order[new]
 
 
-def stats_rows(columns: ScoreColumns) -> list[tuple]:
-    """session_stats rows (COLUMNS order) for a batch's score rows."""
+def stats_columns(columns: ScoreColumns) -> list[np.ndarray]:
+    """session_stats columns (COLUMNS order) for a batch's score rows; answer_z is NaN where unusable."""
     session, model, scale, score = columns.session_id, columns.model_id, columns.scale_id, columns.score
     length, own, reason = columns.length.astype(np.float64), columns.self_review, columns.exclusion
     usable = reason == 0
@@ -52,10 +52,14 @@ def stats_rows(columns: ScoreColumns) -> list[tuple]:
               total(keep=reason == OUT_OF_SCALE)]
     sums = [total(score, usable), total(score * score, usable), total(length, usable),
             total(length * length, usable), total(length * score, usable)]
-    z = _fisher_z(answers, sxx, syy, sxy)
-    return list(zip(*(column.astype(np.int64).tolist() for column in counts), *(column.tolist() for column in sums),
-                    answers.tolist(), sxx.tolist(), syy.tolist(), sxy.tolist(),
-                    [None if math.isnan(value) else value for value in z.tolist()]))
+    return [*(column.astype(np.int64) for column in counts), *sums, answers.astype(np.int64), sxx, syy, sxy,
+            _fisher_z(answers, sxx, syy, sxy)]
+
+
+def stats_rows(columns: ScoreColumns) -> list[tuple]:
+    """``stats_columns`` as rows of Python values, answer_z None where unusable."""
+    *values, z = (column.tolist() for column in stats_columns(columns))
+    return list(zip(*values, [None if math.isnan(value) else value for value in z]))
 
 
 def _fisher_z(n: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray) -> np.ndarray:

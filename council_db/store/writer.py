@@ -5,9 +5,11 @@ INSERT: this is the hot path, and per-row work would cost more than SQLite's own
 Every insert is ``ON CONFLICT DO NOTHING`` on a natural key, which makes importing
 idempotent and safe for several importers at once, on SQLite and PostgreSQL alike.
 
-SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets one array per column, unnested
-into rows: the statement text stays short and the same, so psycopg does not re-parse
-thousands of placeholders for every batch (measured: that parsing was 60% of the import).
+SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score and statistics rows
+(all numbers) by binary COPY into a staging table and one INSERT from it (store.pg_copy),
+and the few other rows as one array per column, unnested into rows: the statement text
+stays short and the same, so psycopg does not re-parse thousands of placeholders for every
+batch (measured: that parsing was 60% of the import).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from council_db.contract.envelope import Envelope
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.resources import read_sql
+from council_db.store.pg_copy import StagedTable, StagedWriter
 from council_db.store.session_stats import COLUMNS as STATS_COLUMNS
 
 if TYPE_CHECKING:
@@ -38,6 +41,8 @@ SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "le
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
                  "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id")
+SCORE_KEY = "session_id, reviewer_id, model_id, position"
+STATS_KEY = "session_id, scale_id"
 
 
 @cache
@@ -77,6 +82,7 @@ class ScoreWriter:
         self.connection = connection
         self.mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
         self.arrays = connection.dialect.name == "postgresql"
+        self.staged = StagedWriter(connection)
         self.models: dict[str, int] = {}
         self.scales: dict[str, int] = {}
         self.sessions: dict[str, tuple[int, tuple]] = {}
@@ -193,17 +199,18 @@ class ScoreWriter:
         self.envelopes[envelope.stored] = envelope_id
         return envelope_id
 
-    def _envelope_ids(self, batch: ScoreBatch, stored: list[tuple]) -> list[int | None]:
-        """Per row: None when the row's envelope is its session's, else its own envelope's id."""
+    def _envelope_ids(self, batch: ScoreBatch, stored: list[tuple]) -> np.ndarray | None:
+        """Per row: 0 when the row's envelope is its session's, else its own envelope's id;
+        None when every row's is its session's (the usual case)."""
         _, first_rows, inverse = np.unique(batch.session.astype(np.int64) * len(batch.envelopes) + batch.envelope,
                                            return_index=True, return_inverse=True)
-        per_pair = [None if batch.envelopes[envelope].stored == stored[session] else
+        per_pair = [0 if batch.envelopes[envelope].stored == stored[session] else
                     self._envelope_id(batch.envelopes[envelope])
                     for session, envelope in zip(batch.session[first_rows].tolist(),
                                                  batch.envelope[first_rows].tolist())]
         if not any(per_pair):
-            return [None] * len(batch)
-        return [per_pair[pair] for pair in inverse.tolist()]
+            return None
+        return np.array(per_pair, dtype=np.int64)[inverse.ravel()]
 
     def write(self, batch: ScoreBatch, import_id: int | None) -> int:
         """Insert the batch's records; returns how many were new (the rest were already stored)."""
@@ -221,12 +228,20 @@ class ScoreWriter:
                                batch.position, batch.length, batch.score, scale_ids[batch.scale],
                                display_order[batch.envelope] & batch.position_given, batch.reviewer == batch.model,
                                batch.exclusion)
-        inserted = self._insert_columns("scores", SCORE_COLUMNS, "session_id, reviewer_id, model_id, position",
-                                        [*columns.as_lists(), self._envelope_ids(batch, stored)])
+        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored))
         if inserted:
             self._session_stats(columns, all_new=inserted == len(batch))
         self._transaction = self.connection.get_transaction()
         return inserted
+
+    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None) -> int:
+        """The score rows; on PostgreSQL by COPY through a staging table (store.pg_copy)."""
+        if self.arrays:
+            envelopes = np.zeros(len(columns.session_id), dtype=np.int64) if envelope_ids is None else envelope_ids
+            return self.staged.insert(_staged_scores(), [*vars(columns).values(), envelopes])
+        envelopes = [None] * len(columns.session_id) if envelope_ids is None else \
+            [value or None for value in envelope_ids.tolist()]
+        return self._insert_columns("scores", SCORE_COLUMNS, SCORE_KEY, [*columns.as_lists(), envelopes])
 
     def _session_stats(self, columns: ScoreColumns, all_new: bool) -> None:
         """Statistics of the sessions this batch touched, in its transaction. Sessions it
@@ -235,12 +250,18 @@ class ScoreWriter:
         touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched if all_new else set()
         if created:
-            from council_db.store.session_stats import stats_rows
-
             keep = np.isin(columns.session_id, np.fromiter(created, dtype=np.int64, count=len(created)))
-            self._insert("session_stats", STATS_COLUMNS, "session_id, scale_id", stats_rows(columns.select(keep)))
+            self._insert_stats(columns.select(keep))
         self.refresh_session_stats(touched - created)
         self.created -= touched
+
+    def _insert_stats(self, columns: ScoreColumns) -> None:
+        from council_db.store.session_stats import COLUMNS, stats_columns, stats_rows
+
+        if self.arrays:
+            self.staged.insert(_staged_stats(), stats_columns(columns))
+        else:
+            self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
 
     def refresh_session_stats(self, session_ids: set[int]) -> None:
         """Recompute the touched sessions' statistics from their scores (a session's records
@@ -263,6 +284,18 @@ def id_runs(ids: set[int]) -> list[tuple[int, int]]:
         else:
             runs.append((value, value))
     return runs
+
+
+@cache
+def _staged_scores() -> StagedTable:
+    return StagedTable.of("scores", SCORE_COLUMNS, SCORE_KEY, nullable=("exclusion_id", "envelope_id"))
+
+
+@cache
+def _staged_stats() -> StagedTable:
+    from council_db.store.session_stats import COLUMNS
+
+    return StagedTable.of("session_stats", COLUMNS, STATS_KEY, nullable=("answer_z",))
 
 
 @cache

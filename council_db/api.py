@@ -51,15 +51,24 @@ class Council:
                        label_to_model=label_to_model, query=query, consent_level=consent_level, timestamp=timestamp)
         return record(self.database, session, source="python:record_session")
 
-    def report(self, *, seed: int = 0, **window: Any) -> BiasReport:
+    def report(self, *, seed: int = 0, sample_sessions: int | None = None, **window: Any) -> BiasReport:
         """The bias report for a window: the keyword arguments of ``analysis.window.Window``
-        (sessions, days, since, until, as_of, reviewers, models, config_versions, categories)."""
-        from council_db.analysis.window import Window, load
+        (sessions, days, since, until, as_of, reviewers, models, config_versions, categories).
+        The same report as ``council-db bias-report``: above ``sample_sessions`` sessions
+        (default 5,000; 0 = never) the record-level analyses read a sample of the window's
+        sessions, so a report over a million sessions takes seconds, not minutes."""
+        from council_db.analysis import version_drift
+        from council_db.analysis.window import SAMPLE_SESSIONS, Window, load_for_report
         from council_db.report.builder import build
 
         chosen = Window(**window)
         filters = {k: v for k, v in window.items() if v and k != "as_of"}
-        return build(load(self.database, chosen), as_of=chosen.as_of, filters=filters, seed=seed)
+        loaded = load_for_report(self.database, chosen, SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
+        result = build(loaded.data, as_of=chosen.as_of, filters=filters, seed=seed, totals=loaded.totals,
+                       window_sessions=loaded.window_sessions)
+        versions = version_drift.load_config_versions(self.database, loaded.data)
+        result.warnings.extend(version_drift.mixed_version_warnings(loaded.data, versions))
+        return result
 
     def close(self) -> None:
         self.database.engine.dispose()

@@ -50,16 +50,14 @@ class VersionSeverity:
 def load_config_versions(db, data: ScoreData) -> list[str | None]:
     """Each session's council_config_version, aligned with ``data.session_keys``: looked up for
     the sessions analysed (a sample of a large window), never for the whole window."""
-    from sqlalchemy import String, bindparam, text
-
     from council_db.resources import read_sql
 
-    query = text(read_sql("session_versions")).bindparams(bindparam("keys", expanding=True, type_=String))
+    query = read_sql("session_versions")
     versions: dict[str, str | None] = {}
     keys = data.session_keys
-    with db.engine.connect() as connection:
+    with db.reading() as reader:
         for start in range(0, len(keys), VERSION_LOOKUP_CHUNK):
-            versions.update(connection.execute(query, {"keys": keys[start:start + VERSION_LOOKUP_CHUNK]}).fetchall())
+            versions.update(reader.rows(query, {"keys": list(keys[start:start + VERSION_LOOKUP_CHUNK])}))
     return [versions.get(key) for key in keys]
 
 

@@ -153,14 +153,12 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
 
 def _sample(db: Database, sessions_sql: str, params: dict[str, Any], sample_sessions: int) -> tuple[int, list | None]:
     """How many sessions the window holds, and the ids of its sample (None: no sample needed)."""
-    from sqlalchemy import text
-
-    with db.engine.connect() as connection:
-        in_window = connection.execute(text(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w"), params).scalar_one()
+    with db.reading() as reader:
+        in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
         if not sample_sessions or in_window <= sample_sessions:
             return in_window, None
         share = {**params, "sample_share": sample_sessions / in_window}
-        return in_window, [row[0] for row in connection.execute(text(sample_query(sessions_sql)), share)]
+        return in_window, [row[0] for row in reader.rows(sample_query(sessions_sql), share)]
 
 
 def _ids_sql(ids: list[int]) -> str:
@@ -192,11 +190,9 @@ def _unreadable(db: Database) -> dict[str, int]:
     """The records left out because their session's stored time cannot be read (no window
     holds them), as an exclusion reason; {} when there are none. Cheap: an index range on
     sessions.ts_us, usually empty."""
-    from sqlalchemy import text
-
     query = f"SELECT COUNT(*) FROM scores WHERE session_id IN (SELECT s.id FROM sessions AS s WHERE {UNREADABLE_TIME})"
-    with db.engine.connect() as connection:
-        count = connection.execute(text(query)).scalar_one()
+    with db.reading() as reader:
+        count = reader.scalar(query)
     return {UNREADABLE: count} if count else {}
 
 
@@ -221,14 +217,11 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
                   reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> list:
     """The rows of sql/report_records.sql for the sessions ``sessions_sql`` selects, of the
     records whose own consent level is at least ``min_consent``."""
-    from sqlalchemy import String, bindparam, text
-
-    query = text(f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")).bindparams(
-        bindparam("reviewers", expanding=True, type_=String), bindparam("models", expanding=True, type_=String))
+    query = f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
                    min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
-    with db.engine.connect() as connection:
-        return connection.execute(query, {**params, **filters}).fetchall()
+    with db.reading() as reader:
+        return reader.rows(query, {**params, **filters})
 
 
 def score_data(rows: list, scale: str | None = None) -> ScoreData:

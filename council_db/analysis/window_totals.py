@@ -39,14 +39,12 @@ class WindowTotals:
 def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> WindowTotals | None:
     """The totals of the sessions ``sessions_sql`` selects (their id and ts_us); None when
     the window has no usable score."""
-    from sqlalchemy import text
-
     prefix = f"WITH report_window AS ({sessions_sql}) "
-    sums = text(prefix + read_sql("report_session_sums"))
-    with db.engine.connect() as connection:
-        scales = connection.execute(text("SELECT id, name FROM scales ORDER BY id")).fetchall()
-        rows = {name: {**connection.execute(sums, {**params, "scale_id": scale_id}).one()._mapping,
-                       "scale_id": scale_id} for scale_id, name in scales}
+    sums = prefix + read_sql("report_session_sums")
+    with db.reading() as reader:
+        scales = reader.rows("SELECT id, name FROM scales ORDER BY id")
+        rows = {name: {**reader.mapping(sums, {**params, "scale_id": scale_id}), "scale_id": scale_id}
+                for scale_id, name in scales}
     usable = {name: row for name, row in rows.items() if row["usable"]}
     if not usable:
         return None
@@ -57,10 +55,9 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> Wind
     excluded.update({f"other_scale:{name}": int(row["usable"]) for name, row in usable.items() if name != scale})
 
     def random_sums(tau2: float) -> tuple[float, float]:
-        query = text(prefix + read_sql("report_session_random_effects"))
-        with db.engine.connect() as connection:
-            sw_star, swz_star = connection.execute(query, {**params, "tau2": tau2,
-                                                           "scale_id": main["scale_id"]}).one()
+        query = prefix + read_sql("report_session_random_effects")
+        with db.reading() as reader:
+            (sw_star, swz_star), = reader.rows(query, {**params, "tau2": tau2, "scale_id": main["scale_id"]})
         return float(sw_star), float(swz_star)
 
     def number(column: str) -> float:

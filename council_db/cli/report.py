@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -66,6 +65,8 @@ def bias_report(
     if schema:
         print(json.dumps(BiasReport.model_json_schema(), indent=2))
         return
+    from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
+
     from council_db.analysis.window import load_for_report
 
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,

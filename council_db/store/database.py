@@ -13,9 +13,8 @@ import sqlite3
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
@@ -24,6 +23,8 @@ from council_db.store.location import ENV_VAR, POSTGRES_DRIVERS, checked_url, sq
 if TYPE_CHECKING:
     from sqlalchemy import Connection
     from sqlalchemy.engine import Engine
+
+    from council_db.store.reading import Reader
 
 BUSY_TIMEOUT_MS = 30_000
 BULK_PRAGMAS = {"temp_store": 2, "cache_size": -64 * 1024, "foreign_keys": 0}  # 2: MEMORY; negative: KiB
@@ -128,14 +129,37 @@ def create_engine_for(url: str, *, create: bool = True) -> Engine:
     return engine
 
 
-@dataclass
 class Database:
-    url: str
-    engine: Engine
+    """An open database. Reads go through ``reading()``; writers and everything else use the
+    SQLAlchemy ``engine``, which a database opened by ``open_reader`` on a current SQLite file
+    creates only when first asked for (reading() then uses sqlite3: see store/reading.py)."""
+
+    def __init__(self, url: str, engine: Engine | None = None, *, sqlite_target: str | None = None):
+        self.url = url
+        self._engine = engine
+        self._sqlite_target = sqlite_target  # the file, or a read-only file: URI, sqlite3 reads
+
+    def __repr__(self) -> str:
+        return f"Database(url={self.url!r})"
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = read_only_engine(self.url) or create_engine_for(self.url, create=False)
+        return self._engine
 
     @property
     def dialect(self) -> str:
-        return self.engine.dialect.name
+        return "sqlite" if self._sqlite_target is not None else self.engine.dialect.name
+
+    def reading(self) -> ContextManager[Reader]:
+        """One read transaction: ``rows``, ``mapping`` and ``scalar`` of named-parameter SQL."""
+        from council_db.store import reading
+
+        if self._sqlite_target is not None:
+            return reading.sqlite_reading(self._sqlite_target, uri=self._sqlite_target.startswith("file:"),
+                                          busy_timeout_ms=BUSY_TIMEOUT_MS)
+        return reading.engine_reading(self.engine.connect())
 
     def writer(self) -> Connection:
         """A connection whose transactions take the write lock up front."""
@@ -232,6 +256,9 @@ def open_reader(url: str, *, notify: Callable[[str], None] = say) -> Database:
     this code's schema."""
     from council_db.store import migrate
 
+    current = _current_sqlite_file(url, migrate.HEAD)
+    if current is not None:
+        return Database(url, sqlite_target=current)
     engine = read_only_engine(url)
     if engine is None:
         return open_database(url, notify=notify)
@@ -243,3 +270,27 @@ def open_reader(url: str, *, notify: Callable[[str], None] = say) -> Database:
                              "be upgraded here: run council-db db upgrade as a user who can, or use a matching "
                              "council-db")
     return Database(url=url, engine=engine)
+
+
+def _current_sqlite_file(url: str, head: str) -> str | None:
+    """What sqlite3 should open to read an existing SQLite file that needs nothing done on open
+    (at schema ``head``; in WAL mode unless read-only here); None for anything else, which
+    ``open_database`` or ``read_only_engine`` then opens, upgrades or refuses as before."""
+    path = sqlite_path(url)
+    if path is None or "?" in url or not url.startswith(("sqlite:///", "sqlite+pysqlite:///")) or not path.exists():
+        return None
+    uri = read_only_uri(path)
+    target = uri or str(path)
+    try:
+        connection = sqlite3.connect(target, uri=uri is not None)
+        try:
+            connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            (revision,) = connection.execute("SELECT version_num FROM alembic_version").fetchone() or (None,)
+            (journal,) = connection.execute("PRAGMA journal_mode").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return None
+    if revision != head or (uri is None and journal != "wal"):
+        return None
+    return target

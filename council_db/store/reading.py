@@ -1,0 +1,107 @@
+"""Read queries, the same on every backend: one transaction, named ``:parameters``, and a
+list value expanded into an ``IN`` list of strings.
+
+A SQLite file that ``open_reader`` found current is read with the standard library's sqlite3,
+not SQLAlchemy: importing SQLAlchemy takes longer than a whole report on a small history, or
+on a window of the latest thousand sessions of any store. Anything else (PostgreSQL, a file
+that needs upgrading) goes through the SQLAlchemy engine as before."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+
+class Reader:
+    """Queries inside one read transaction (one snapshot of the database)."""
+
+    def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[Sequence[Any]]:
+        raise NotImplementedError
+
+    def mapping(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The query's one row, by column name."""
+        raise NotImplementedError
+
+    def scalar(self, sql: str, params: dict[str, Any] | None = None) -> Any:
+        """The first column of the query's one row."""
+        (row,) = self.rows(sql, params)
+        return row[0]
+
+
+class EngineReader(Reader):
+    def __init__(self, connection: Connection):
+        self.connection = connection
+
+    def _run(self, sql: str, params: dict[str, Any] | None):
+        from sqlalchemy import String, bindparam, text
+
+        params = params or {}
+        lists = [bindparam(name, expanding=True, type_=String) for name, value in params.items()
+                 if isinstance(value, (list, tuple)) and f":{name}" in sql]
+        return self.connection.execute(text(sql).bindparams(*lists), params)
+
+    def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[Sequence[Any]]:
+        return self._run(sql, params).fetchall()
+
+    def mapping(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return dict(self._run(sql, params).one()._mapping)
+
+
+class SqliteReader(Reader):
+    def __init__(self, connection: sqlite3.Connection):
+        self.connection = connection
+
+    def _run(self, sql: str, params: dict[str, Any] | None) -> sqlite3.Cursor:
+        sql, values = sqlite_params(sql, params or {})
+        return self.connection.execute(sql, values)
+
+    def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[Sequence[Any]]:
+        return self._run(sql, params).fetchall()
+
+    def mapping(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        cursor = self._run(sql, params)
+        (row,) = cursor.fetchall()
+        return dict(zip((column[0] for column in cursor.description), row))
+
+
+def sqlite_params(sql: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``sql`` and ``params`` as SQLAlchemy would bind them on SQLite: a list becomes
+    ``(:name_0, :name_1, ...)`` (``()`` when empty, which SQLite reads as an empty set), a
+    datetime the text SQLAlchemy stores (always with microseconds, so stored and given times
+    compare as strings the same way)."""
+    values: dict[str, Any] = {}
+    for name, value in params.items():
+        if isinstance(value, (list, tuple)):
+            names = [f"{name}_{i}" for i in range(len(value))]
+            marks = "(" + ", ".join(f":{n}" for n in names) + ")"
+            sql = re.sub(rf"(?<![\w:]):{name}\b", lambda _: marks, sql)
+            values.update(zip(names, value))
+        elif isinstance(value, datetime):
+            values[name] = value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        else:
+            values[name] = value
+    return sql, values
+
+
+@contextmanager
+def sqlite_reading(target: str, *, uri: bool, busy_timeout_ms: int) -> Iterator[Reader]:
+    """A read transaction on its own connection (callers read from several threads at once)."""
+    connection = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+    try:
+        connection.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+        connection.execute("BEGIN")
+        yield SqliteReader(connection)
+    finally:
+        connection.close()  # closing ends the transaction: nothing was written
+
+
+@contextmanager
+def engine_reading(connection: Connection) -> Iterator[Reader]:
+    with connection:
+        yield EngineReader(connection)

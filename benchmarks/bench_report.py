@@ -4,12 +4,14 @@ stay quiet on clean data, and how long does `council-db bias-report` take on 2,0
 
     python benchmarks/bench_report.py [--datasets 200] [--sessions 300] [--workers 2]
                                       [--resamples 1000] [--timing-sessions 2000] [--timing-runs 5]
-                                      [--arms plain,real-like]
+                                      [--arms plain,real-like] [--first-seed 0]
 
-Planted data sets (seeds 0..N-1; every effect at once, longer answers from better models, so the
-length estimate must see through the confound): per estimator with a known truth, the share of
-95% CIs that cover it (target >= 93%; with 200 data sets one share has a Monte-Carlo SE of about
-1.5 points), and the share of reports that flag / name each planted effect. Null data sets (same
+Planted data sets (seeds F..F+N-1, F = --first-seed; every effect at once, longer answers from
+better models, so the length estimate must see through the confound): per estimator with a known
+truth, the share of 95% CIs that cover it (target >= 93%; with 200 data sets one share has a
+Monte-Carlo SE of about 1.5 points: a one-sided binomial p-value says how surprising the share
+would be from a true 95% CI, and the summary compares the count of misses with the count that
+noise alone gives), and the share of reports that flag / name each planted effect. Null data sets (same
 sizes, every effect zero): the share of reports with ANY flag (target <= 5%: the flags are one
 Benjamini-Hochberg family at q <= 0.05), per-kind flag rates, and the null coverage of each CI.
 Real-like arms (the same seeds and effects, printed beside the plain ones): the data shaped as
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import platform
 import statistics
@@ -40,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from scipy.stats import binom
 
 from council_db.analysis.score_data import from_records
 from council_db.report.builder import BOOTSTRAP_RESAMPLES, build
@@ -141,6 +145,11 @@ def coverage_of(results: list[dict], key: str, expressed: bool = True) -> tuple[
     return float(np.mean(covered)), float(np.mean(truth)), float(np.nanmean(estimate)), missing
 
 
+def below_95_p(coverage: float, n: int) -> float:
+    """P(a true 95% CI covers this rarely or less in n data sets): small = a real shortfall."""
+    return float(binom.cdf(round(coverage * n), n, 0.95))
+
+
 def share(flags: list[bool]) -> str:
     return f"{np.mean(flags):7.1%}"
 
@@ -225,13 +234,15 @@ def main() -> None:
                         help="session-bootstrap resamples inside build (headline r, agreement)")
     parser.add_argument("--timing-sessions", type=int, default=2000, help="sessions for the timing (0: skip)")
     parser.add_argument("--timing-runs", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seed of the first data set (null: 100,000 more), to rerun a share on fresh data sets")
     parser.add_argument("--arms", default=",".join(ARMS),
                         help="comma-separated: plain (the simulator's defaults), real-like (REAL_LIKE added)")
     args = parser.parse_args()
     arms = [arm for arm in ARMS if arm in args.arms.split(",")]
 
     jobs = [(seed, args.sessions, null, args.resamples, arm) for arm in arms for null in (False, True)
-            for seed in range(100_000 * null, 100_000 * null + args.datasets)]
+            for seed in range(args.first_seed + 100_000 * null, args.first_seed + 100_000 * null + args.datasets)]
     start = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, jobs, chunksize=8))
@@ -241,8 +252,10 @@ def main() -> None:
     null = {arm: results[(2 * i + 1) * n: (2 * i + 2) * n] for i, arm in enumerate(arms)}
 
     build_ms = 1000 * np.median([r["seconds"] for r in results])
-    print(f"bias-report benchmark - per arm ({', '.join(arms)}) {n} planted (seeds 0..{n - 1}) + {n} null "
-          f"data sets, {args.sessions} sessions x 16 records = {results[0]['records']:,} records each")
+    first = args.first_seed
+    print(f"bias-report benchmark - per arm ({', '.join(arms)}) {n} planted (seeds {first}..{first + n - 1}) + {n} "
+          f"null data sets (seeds {100_000 + first}..), {args.sessions} sessions x 16 records = "
+          f"{results[0]['records']:,} records each")
     print(f"real-like: {', '.join(f'{k}={v}' for k, v in REAL_LIKE.items())}")
     print(f"python {platform.python_version()}, numpy {np.__version__}, {args.workers} workers, "
           f"bootstrap resamples in build: {args.resamples}; median build {build_ms:.1f} ms, "
@@ -275,8 +288,8 @@ def coverage_table(arms: list[str], planted: dict[str, list[dict]], null: dict[s
     mc_se = np.sqrt(0.95 * 0.05 / n)
     print(f"COVERAGE of 95% CIs  (target >= {COVERAGE_TARGET:.0%}; Monte-Carlo SE ~{mc_se:.1%}; "
           f"cov: planted data; null: the same CI on null data, truth 0)")
-    print(f"{'':37}" + "".join(f" {arm:-^34}" for arm in arms))
-    columns = "".join(f" {'truth':>8} {'mean est':>9} {'cov':>7} {'null':>7}" for arm in arms)
+    print(f"{'':37}" + "".join(f" {arm:-^41}" for arm in arms))
+    columns = "".join(f" {'truth':>8} {'mean est':>9} {'cov':>7} {'p<95%':>6} {'null':>7}" for arm in arms)
     print(f"{'estimator':28} {'planted':>8}{columns}  target")
     misses, coverages = [], []
     for key in planted[arms[0]][0]["rows"]:
@@ -286,7 +299,8 @@ def coverage_table(arms: list[str], planted: dict[str, list[dict]], null: dict[s
             coverage, truth, estimate, missing = coverage_of(planted[arm], key)
             null_coverage, _, _, null_missing = coverage_of(null[arm], key)
             coverages.append(coverage)
-            cells.append(f" {truth:+8.3f} {estimate:+9.3f} {coverage:7.1%} {null_coverage:7.1%}")
+            cells.append(f" {truth:+8.3f} {estimate:+9.3f} {coverage:7.1%} {below_95_p(coverage, n):6.3f} "
+                         f"{null_coverage:7.1%}")
             if missing or null_missing:
                 notes.append(f"{arm}: {missing}+{null_missing} without CI")
             if not (coverage >= COVERAGE_TARGET and null_coverage >= COVERAGE_TARGET):
@@ -301,9 +315,12 @@ def coverage_table(arms: list[str], planted: dict[str, list[dict]], null: dict[s
         raw = [coverage_of(planted[arm], key, expressed=False)[0] for key in planted[arm][0]["rows"]]
         print(f"{arm}: against the planted values (not the share the data carries): lowest coverage "
               f"{min(raw):.1%}, mean {np.mean(raw):.1%}")
-    print(f"(a true 95% CI shows below {0.95 - 2 * mc_se:.1%} in about 2.5% of estimators at this N: with "
-          f"{2 * len(coverages)} shares, a few misses just under the line are noise; "
-          "rerun with more --datasets to tell)")
+    below = sum(c < COVERAGE_TARGET for c in coverages)
+    by_chance = len(coverages) * binom.cdf(math.ceil(COVERAGE_TARGET * n) - 1, n, 0.95)
+    print(f"{below} of {len(coverages)} planted shares below {COVERAGE_TARGET:.0%}; true 95% CIs would give "
+          f"{by_chance:.1f} on average at {n} data sets. p<95%: one-sided binomial p of a share this low from a "
+          f"true 95% CI (one of {len(coverages)}: expect a few under 0.05); rerun with another --first-seed or more "
+          "--datasets to tell noise from a real shortfall")
 
 
 def detection_table(arms: list[str], planted: dict[str, list[dict]]) -> None:

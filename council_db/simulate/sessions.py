@@ -176,7 +176,9 @@ def _make_constant(c: SimulationConfig, rng: np.random.Generator, tenths: np.nda
     differences between answers vanish, as when a judge finds every answer equally good."""
     hit = np.flatnonzero(rng.random(tenths.shape[0]) < c.constant_share)
     step = 10 if c.integer_scale else 1
-    level = np.rint(tenths[hit].mean(axis=-1, keepdims=True) / step).astype(np.int64) * step
+    # halves up, not numpy's halves to even: to even would move each reviewer's level by its
+    # parity (a level near an odd score up, near an even one down) and bias its severity
+    level = np.floor(tenths[hit].mean(axis=-1, keepdims=True) / step + 0.5).astype(np.int64) * step
     tenths[hit] = np.broadcast_to(level, tenths[hit].shape)
     return hit.tolist()
 

@@ -111,10 +111,21 @@ def test_in_a_constant_session_each_reviewer_gives_its_own_mean_score() -> None:
     listed = set(truth["constant_sessions"])
     for key, scores in after.items():
         if key[0] in listed:
-            tenths = np.rint(np.mean(np.rint(np.array(before[key]) * 10)))  # halves to even, as numpy rounds
+            tenths = np.floor(np.mean(np.rint(np.array(before[key]) * 10)) + 0.5)  # halves up
             assert set(scores) == {tenths / 10}
         else:
             assert scores == before[key]
+
+
+def test_a_constant_score_rounds_a_half_up_so_no_reviewer_level_moves_with_its_parity() -> None:
+    """Halves to even would put 6.5 at 6 and 7.5 at 8: a reviewer's level would shift by whether
+    it sits near an odd or an even score (a severity bias of ~0.006 at 15% constant sessions)."""
+    plain, _ = simulate(sessions=400, seed=8, integer_scale=True)
+    flat, truth = simulate(sessions=400, seed=8, integer_scale=True, constant_share=0.5)
+    before, after = scores_by(plain, "session_id", "reviewer_id"), scores_by(flat, "session_id", "reviewer_id")
+    halves = [key for key in after if key[0] in set(truth["constant_sessions"]) and np.mean(before[key]) % 1 == 0.5]
+    assert len(halves) > 20
+    assert all(after[key][0] == np.mean(before[key]) + 0.5 for key in halves)
 
 
 def test_constant_sessions_on_the_integer_scale_are_whole_scores() -> None:

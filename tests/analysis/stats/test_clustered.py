@@ -104,3 +104,12 @@ def test_percentile_interval_uses_quantiles_and_expands_with_few_sessions():
     assert low < 25 and high > 975
     assert expanded_tail(0.95, 100_000) == pytest.approx(0.025, abs=1e-4)
     assert all(math.isnan(v) for v in percentile_interval(np.array([1.0, nan, nan]), 0.95))
+
+
+def test_large_integer_labels_such_as_hashes_get_dense_codes_not_one_slot_per_possible_label():
+    from council_db.analysis.stats.clustered import cluster_codes
+
+    codes, count = cluster_codes(np.array([2**62, 7, 2**62, 2**40]))
+    assert count == 3 and sorted(set(codes.tolist())) == [0, 1, 2] and codes[0] == codes[2]
+    estimate = clustered_mean([1.0, 2.0, 3.0, 4.0], [2**62, 7, 2**62, 2**40])
+    assert estimate.estimate == 2.5 and estimate.n_sessions == 3

@@ -19,7 +19,7 @@ import numpy as np
 
 from council_db.analysis.calls import calls
 from council_db.analysis.score_data import ScoreData
-from council_db.analysis.stats import Estimate, clustered_mean
+from council_db.analysis.stats import Estimate, clustered_share
 
 NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgments
 
@@ -106,4 +106,4 @@ def first_shown_share(judgments: Judgments, level: float = 0.95) -> Estimate:
     share = 0.5 (no position effect). Judgments of one session share answers and reviewers,
     so the SE is clustered by session (CR1, t with G-1 df); CI and p-value come from that one
     SE and t, so the CI leaves out 0.5 exactly when p < 1 - level."""
-    return clustered_mean(judgments.first_won, judgments.session, level, null=NO_POSITION_EFFECT)
+    return clustered_share(judgments.first_won, judgments.session, level, null=NO_POSITION_EFFECT)

@@ -19,7 +19,7 @@ import numpy as np
 
 from council_db.analysis.calls import calls
 from council_db.analysis.score_data import ScoreData
-from council_db.analysis.stats import Estimate, clustered_mean
+from council_db.analysis.stats import Estimate, clustered_share
 
 CONSISTENT, PRIMACY, RECENCY, ONE_TIE = range(4)
 
@@ -65,7 +65,7 @@ def summarise(found: Swaps, keep: np.ndarray | None = None) -> SwapSummary | Non
     counts = np.bincount(outcome, minlength=4)
     flipped = (outcome == PRIMACY) | (outcome == RECENCY)
     return SwapSummary(
-        swaps=len(outcome), consistent=clustered_mean(outcome == CONSISTENT, session),
+        swaps=len(outcome), consistent=clustered_share(outcome == CONSISTENT, session),
         primacy=int(counts[PRIMACY]), recency=int(counts[RECENCY]), one_tie=int(counts[ONE_TIE]),
-        first_preferred=clustered_mean(outcome[flipped] == PRIMACY, session[flipped], null=0.5),
+        first_preferred=clustered_share(outcome[flipped] == PRIMACY, session[flipped], null=0.5),
         n_sessions=len(np.unique(session)))

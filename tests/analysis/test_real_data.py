@@ -336,8 +336,8 @@ def test_gpt35_first_shown_copy_wins_1_of_12_decided_judgments_and_is_flagged_fo
     share, low, high, p = share_with_t_test([float(d) for d in decided])
     mine = reviewer_position(report, "gpt-3.5-turbo")["first_shown_wins"]
     assert (mine["estimate"], mine["n_records"], mine["n_sessions"]) == (pytest.approx(1 / 12), 12, 12)
-    assert (mine["ci_low"], mine["ci_high"], mine["p_value"]) == (pytest.approx(low), pytest.approx(high),
-                                                                  pytest.approx(p))
+    assert low < 0  # the t interval runs past what a share can be; the report's stops at 0
+    assert (mine["ci_low"], mine["ci_high"], mine["p_value"]) == (0.0, pytest.approx(high), pytest.approx(p))
     assert p < 0.001
     flagged = {flag["subject"] for flag in report["flags"] if flag["kind"] == "position"}
     assert flagged == {"display slots", "gpt-3.5-turbo (first shown)"}

@@ -24,7 +24,12 @@ from council_db.analysis.stats.bootstrap import (
     resampled_sums,
     session_weights,
 )
-from council_db.analysis.stats.clustered import clustered_mean, clustered_mean_from_totals, mean_figure
+from council_db.analysis.stats.clustered import (
+    clustered_mean,
+    clustered_mean_from_totals,
+    clustered_share,
+    mean_figure,
+)
 from council_db.analysis.stats.correlation import (
     SessionMoments,
     correlation_p_value,
@@ -65,6 +70,7 @@ __all__ = [
     "expanded_tail",
     "clustered_mean",
     "clustered_mean_from_totals",
+    "clustered_share",
     "mean_figure",
     "confidence_tier",
     "correlation_p_value",

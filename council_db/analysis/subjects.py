@@ -9,6 +9,7 @@ the others (``median_of_others``).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -52,8 +53,6 @@ def anchors(estimates: np.ndarray, cov: np.ndarray, precision: np.ndarray, df: f
     against most subjects. ``cov`` is the estimates' joint covariance, ``df`` the t degrees of
     freedom. A liberal ``alpha`` costs little: dropping a subject that does not drift leaves
     the others' contrasts unbiased, keeping one that does biases them all."""
-    from council_db.analysis.stats import t_p_value
-
     n = len(estimates)
     keep = np.ones(n, dtype=bool)
     scale = np.sqrt(np.maximum(np.diag(cov), 1e-300))
@@ -63,10 +62,19 @@ def anchors(estimates: np.ndarray, cov: np.ndarray, precision: np.ndarray, df: f
         furthest = int(candidates[np.argmax(apart)])
         contrast = reference_contrast(furthest, keep, precision)
         se = float(np.sqrt(max(contrast @ cov @ contrast, 0.0)))
-        if not (se > 0 and t_p_value(abs(float(contrast @ estimates)) / se, df) < alpha):
+        if not (se > 0 and abs(float(contrast @ estimates)) / se > _critical_t(alpha, df)):  # p < alpha
             break
         keep[furthest] = False
     return keep
+
+
+@lru_cache(maxsize=64)
+def _critical_t(alpha: float, df: float) -> float:
+    """|t| beyond which a two-sided p is below alpha: one quantile per window, not one
+    p-value per purification step (the choice's resamples take hundreds of steps)."""
+    from council_db.analysis.stats import t_quantile
+
+    return t_quantile(1.0 - alpha, df)  # two-sided: P(|T| <= q) = 1 - alpha
 
 
 def reference_contrast(j: int, anchors: np.ndarray, precision: np.ndarray) -> np.ndarray:

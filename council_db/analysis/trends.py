@@ -158,6 +158,7 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, 
     always tell from noise, left the intervals at 92% coverage."""
     n_times = cells.sums[0].shape[0]
     fixed = np.array([reference_contrast(i, typical, precision) for i in range(len(identified))])
+    contrasts: dict[bytes, np.ndarray] = {}  # per anchor set: most resamples choose one of a few
     rechosen, kept = [], []
     batch = max(1, min(RESAMPLES, MAX_WEIGHTS // n_times))
     for start in range(0, RESAMPLES, batch):
@@ -166,7 +167,10 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, 
         beta = cells.slopes(weights)[:, identified]
         for b in beta[np.isfinite(beta).all(axis=1)]:
             chosen = anchors(b, cov, precision, df)
-            rechosen.append([reference_contrast(i, chosen, precision) @ b for i in range(len(b))])
+            key = chosen.tobytes()
+            if key not in contrasts:
+                contrasts[key] = np.array([reference_contrast(i, chosen, precision) for i in range(len(b))])
+            rechosen.append(contrasts[key] @ b)
             kept.append(fixed @ b)
     if len(rechosen) < 2:
         return np.zeros(len(identified))

@@ -20,6 +20,7 @@ import numpy as np
 from council_db.analysis.calls import calls
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import Estimate, clustered_share
+from council_db.analysis.stats.unique_rows import unique_rows
 
 NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgments
 
@@ -47,11 +48,11 @@ def presentation_designs(data: ScoreData) -> dict[str, int]:
     if not shown.any():
         return {}
     session, model, slot = data.session[shown], data.model[shown], data.slot[shown]
-    triples, counts = np.unique(np.stack([session, model, slot]), axis=1, return_counts=True)
-    answers, answer_of = np.unique(triples[:2], axis=1, return_inverse=True)
-    slots_per_answer = np.bincount(answer_of.ravel(), minlength=answers.shape[1])
+    triples, _, counts = unique_rows(session, model, slot)
+    answers, answer_of, _ = unique_rows(triples[0], triples[1])
+    slots_per_answer = np.bincount(answer_of, minlength=answers.shape[1])
     varied = np.bincount(answers[0], weights=slots_per_answer > 1, minlength=data.n_sessions) > 0
-    n_slots = np.bincount(np.unique(np.stack([session, slot]), axis=1)[0], minlength=data.n_sessions)
+    n_slots = np.bincount(unique_rows(session, slot)[0][0], minlength=data.n_sessions)
     n_answers = np.bincount(answers[0], minlength=data.n_sessions)
     low = np.full(data.n_sessions, np.iinfo(np.int64).max)
     high = np.zeros(data.n_sessions, dtype=np.int64)
@@ -74,9 +75,7 @@ def first_shown_judgments(data: ScoreData) -> Judgments:
     first, later = _pairs_within_calls(data, found.call)
     a, b = data.model[first], data.model[later]
     session = data.session[first]
-    keys, pair_of = np.unique(np.stack([session, np.minimum(a, b), np.maximum(a, b)]), axis=1,
-                              return_inverse=True)
-    pair_of = pair_of.ravel()
+    keys, pair_of, _ = unique_rows(session, np.minimum(a, b), np.maximum(a, b))
     low_first = np.bincount(pair_of, weights=a < b, minlength=keys.shape[1])
     high_first = np.bincount(pair_of, weights=a > b, minlength=keys.shape[1])
     both = ((low_first > 0) & (high_first > 0)) | (keys[1] == keys[2])

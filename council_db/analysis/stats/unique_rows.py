@@ -1,0 +1,23 @@
+"""Distinct rows of small non-negative integer columns, as np.unique(np.stack(...), axis=1)
+gives them, through one int64 key per row: unique over axis 1 sorts a structured view and is
+about ten times slower on a report's hundred thousand records."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def unique_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct rows as a (columns, rows) array in sorted order, each input row's index among
+    them, how often each occurs): the same as np.unique(np.stack(columns), axis=1,
+    return_inverse=True, return_counts=True) for non-negative integer codes."""
+    sizes = [int(c.max()) + 1 if len(c) else 1 for c in columns]
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for column, size in zip(columns, sizes):
+        key = key * size + column.astype(np.int64)
+    distinct, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    rows = []
+    for size in reversed(sizes):
+        rows.append(distinct % size)
+        distinct = distinct // size
+    return np.stack(rows[::-1]), inverse.reshape(-1), counts

@@ -21,12 +21,18 @@ are already taken out:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from council_db.analysis.score_data import ScoreData
-from council_db.analysis.stats import Estimate, clustered_mean, clustered_mean_from_totals, t_interval, t_p_value
+from council_db.analysis.stats import (
+    Estimate,
+    clustered_mean_from_totals,
+    mean_figure,
+    t_interval,
+    t_p_value,
+)
 
 MIN_PAIR_SESSIONS = 10
 
@@ -204,6 +210,5 @@ def self_consistency(data: ScoreData) -> list[Retest]:
     out = []
     for r in np.unique(reviewers).tolist():
         mine = reviewers == r
-        figure = replace(clustered_mean(differences[mine], sessions[mine]), p_value=None)
-        out.append(Retest(data.reviewers[r], figure, int(mine.sum())))
+        out.append(Retest(data.reviewers[r], mean_figure(differences[mine], sessions[mine]), int(mine.sum())))
     return out

@@ -94,8 +94,9 @@ def clustered_share(values: ArrayLike, cluster: ArrayLike, level: float = 0.95, 
 
 
 def mean_figure(scores: ArrayLike, session: ArrayLike, level: float = 0.95) -> Estimate:
-    """A raw mean score (of a slot, of a reviewer) with its clustered CI, as a figure without a
-    p-value: a mean score is never 0 on a score scale, so a test against 0 says nothing, and one
-    against the other slots' or reviewers' means would mix position or severity with which
-    candidates they scored. The joint model's slot effects and severities are the tests."""
+    """A mean with its clustered CI, as a figure without a p-value, where no null value means
+    anything: a raw mean score (of a slot, of a reviewer) is never 0 on a score scale, and one
+    tested against the other slots' or reviewers' means would mix position or severity with
+    which candidates they scored (the joint model's slot effects and severities are the
+    tests); a test-retest difference is never below 0."""
     return replace(clustered_mean(scores, session, level), p_value=None)

@@ -98,6 +98,15 @@ def meta_analysis(r_s: ArrayLike, n_s: ArrayLike, level: float = 0.95) -> MetaAn
     return meta_analysis_from_sums(sums, random_sums, level)
 
 
+def _equal_weights(sums: FisherZSums) -> bool:
+    """Whether every session has the same weight (k sum w^2 = (sum w)^2), as in a council
+    whose every session has the same number of answers. Weights are whole numbers (n - 3),
+    so the test is made in exact integers: the floats' products would round above 2^53."""
+    if not (sums.sw.is_integer() and sums.sw2.is_integer()):
+        return False
+    return sums.k * int(sums.sw2) == int(sums.sw) ** 2
+
+
 def meta_analysis_from_sums(sums: FisherZSums, random_sums: RandomSums, level: float = 0.95) -> MetaAnalysis:
     """``meta_analysis`` from the sums of its usable sessions (see ``FisherZSums``)."""
     k, reasons = sums.k, dict(sums.dropped_reasons)
@@ -115,7 +124,13 @@ def meta_analysis_from_sums(sums: FisherZSums, random_sums: RandomSums, level: f
     c = sw - sums.sw2 / sw
     tau2 = max(0.0, (q - df) / c) if c > 0 else 0.0
     i2 = (q - df) / q if q > df else 0.0
-    sw_star, swz_star = random_sums(tau2) if tau2 > 0 else (sw, sums.swz)
+    if tau2 == 0.0:
+        sw_star, swz_star = sw, sums.swz
+    elif _equal_weights(sums):  # then every w* is k / (1/w + tau^2): no second pass needed
+        sw_star = k / (k / sw + tau2)
+        swz_star = sw_star * z_fixed
+    else:
+        sw_star, swz_star = random_sums(tau2)
     z_random = swz_star / sw_star
     se_random = 1.0 / math.sqrt(sw_star)
     return MetaAnalysis(

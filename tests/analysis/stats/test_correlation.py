@@ -22,6 +22,7 @@ from council_db.analysis.stats import (
     session_moments,
     within_session_correlation,
 )
+from council_db.analysis.stats.meta_analysis import FisherZSums, meta_analysis_from_sums
 from tests.conftest import simulated
 
 nan = np.nan
@@ -172,6 +173,28 @@ def test_meta_analysis_matches_brute_force_and_counts_dropped_sessions():
     assert meta.k == 25 and meta.dropped == 4
     assert meta.dropped_reasons == {"too_few_answers": 2, "perfect_correlation": 1, "no_correlation": 1}
     assert math.isnan(meta_analysis([nan], [5]).fixed.estimate)
+
+
+def test_meta_analysis_of_equal_sized_sessions_needs_no_second_pass():
+    """Every session with 4 answers (a full 4x4 council) gives every session one weight, so
+    the random-effects sums follow from the fixed ones; a second pass over a million
+    sessions would cost the report half a second."""
+    rng = np.random.default_rng(8)
+    r = list(np.tanh(rng.normal(0.3, 0.6, size=40)))
+    n = [7] * 40
+    sums = meta_analysis(r, n)
+    assert sums.tau2 > 0  # heterogeneous: random effects differ from fixed in their SE
+
+    def second_pass(tau2: float) -> tuple[float, float]:
+        raise AssertionError("a second pass over the sessions was made")
+
+    w = np.full(40, 4.0)
+    z = np.arctanh(r)
+    fisher = FisherZSums(40, float(w.sum()), float(w @ w), float(w @ z), float(w @ (z * z)))
+    meta = meta_analysis_from_sums(fisher, second_pass)
+    fe, q, tau2, re = brute_force_dl(r, n)
+    assert (meta.z_fixed, meta.q, meta.tau2, meta.z_random) == pytest.approx((fe, q, tau2, re))
+    assert meta.se_random == pytest.approx(1 / math.sqrt(40 / (1 / 4 + tau2)))
 
 
 # --------------------------------------------------------------------------- within-session r

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.slope_fits import Cells, Records, line_fits
+from council_db.analysis.stats.bootstrap import session_weights
 from council_db.analysis.subjects import Kind, anchors, codes_and_names, reference_contrast
 
 DAY_US = 86_400 * 1_000_000
@@ -78,11 +80,13 @@ class TimedResiduals:
     kind: Kind
     partner: np.ndarray | None = None  # per record: the other side of its pair (candidate or reviewer)
 
-    @property
+    # Cached: the change-point search, slopes and recent severity each ask several times
+    # (the arrays are never changed in place; ``replace`` makes a new object).
+    @cached_property
     def n_sessions(self) -> int:
         return int(self.session.max()) + 1 if len(self.session) else 0
 
-    @property
+    @cached_property
     def session_instant(self) -> np.ndarray:
         """Per session: the rank of its time among the distinct times (tied sessions share one)."""
         times = np.zeros(self.n_sessions, dtype=np.int64)
@@ -94,9 +98,9 @@ class TimedResiduals:
         """From the first to the last session time."""
         return int(self.ts_us.max() - self.ts_us.min()) if len(self.ts_us) else 0
 
-    @property
+    @cached_property
     def n_instants(self) -> int:
-        return len(np.unique(self.ts_us))
+        return int(self.session_instant.max()) + 1 if self.n_sessions else 0
 
     def fit_records(self) -> Records:
         """As codes for the line fits: pairs are (subject, partner), time in 30 days, centred."""
@@ -160,10 +164,7 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, 
     fixed = np.array([reference_contrast(i, typical, precision) for i in range(len(identified))])
     contrasts: dict[bytes, np.ndarray] = {}  # per anchor set: most resamples choose one of a few
     rechosen, kept = [], []
-    batch = max(1, min(RESAMPLES, MAX_WEIGHTS // n_times))
-    for start in range(0, RESAMPLES, batch):
-        size = min(batch, RESAMPLES - start)
-        weights = rng.multinomial(n_times, np.full(n_times, 1.0 / n_times), size=size).astype(float)
+    for weights in session_weights(n_times, RESAMPLES, rng, max_cells=MAX_WEIGHTS):
         beta = cells.slopes(weights)[:, identified]
         for b in beta[np.isfinite(beta).all(axis=1)]:
             chosen = anchors(b, cov, precision, df)

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from doc_tables import machine, markdown_table, write_table  # benchmarks/ is on the path when run as a script
+
 from council_db.simulate import SimulationConfig, write_jsonl
 
 COMMAND = [sys.executable, "-m", "council_db"]
@@ -64,6 +66,7 @@ def main() -> None:
     parser.add_argument("--db", type=Path, help="An existing SQLite store (only read).")
     parser.add_argument("--sessions", type=int, default=100_000, help="Sessions to simulate when --db is not given.")
     parser.add_argument("--work", type=Path, help="Where a simulated store is kept (default: a temporary folder).")
+    parser.add_argument("--write-docs", action="store_true", help="Write the table into docs/benchmarks.md.")
     options = parser.parse_args()
     work = options.work or Path(tempfile.mkdtemp(prefix="council-bench-export-"))
     db = options.db or simulated_store(options.sessions, work)
@@ -72,14 +75,20 @@ def main() -> None:
           f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}")
     print(f"store: {db} ({sessions:,} sessions, {records:,} records, {db.stat().st_size / 1e6:,.0f} MB)\n")
     print(f"{'command':<22} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}  rate")
+    rows = []
     for fmt in ("jsonl", "csv"):
         wall, cpu, peak = run("--db", str(db), "export", "--format", fmt, "-o", os.devnull)
-        print(f"{'export --format ' + fmt:<22} {wall:8.1f} {cpu:8.1f} {peak:8.0f}  "
-              f"{records / wall:,.0f} records/s wall, {records / cpu:,.0f} per CPU second")
+        rate = f"{records / wall:,.0f} records/s ({records / cpu:,.0f} per CPU second)"
+        print(f"{'export --format ' + fmt:<22} {wall:8.1f} {cpu:8.1f} {peak:8.0f}  {rate}")
+        rows.append([f"`export --format {fmt}`", f"{wall:.1f} s", f"{cpu:.1f} s", f"{peak:.0f} MB", rate])
     for name, args, ok in (("stats", ("stats",), (0,)), ("db check", ("db", "check"), (0, 1))):
         wall, cpu, peak = run("--db", str(db), *args, ok=ok)
         print(f"{name:<22} {wall:8.1f} {cpu:8.1f} {peak:8.0f}")
-
+        rows.append([f"`{name}`", f"{wall:.1f} s", f"{cpu:.1f} s", f"{peak:.0f} MB", ""])
+    if options.write_docs:
+        table = markdown_table(["command", "wall", "CPU", "peak", "rate"], rows, right={1, 2, 3})
+        write_table("export-sqlite", table, f"{machine()}; {sessions:,} sessions, {records:,} records, "
+                                            f"{db.stat().st_size / 1e6:,.0f} MB")
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,6 @@
-"""The council-db command line. Only typer and the command modules (which import their
-heavy libraries inside the commands) load at start-up, so --help stays fast."""
+"""The council-db command line. At start-up only typer and this module load; a command's
+module is imported, and its options built, when that command runs (lazy_group), and the
+command modules import their heavy libraries inside the commands, so --help stays fast."""
 
 from __future__ import annotations
 
@@ -9,25 +10,33 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.cli import (
-    adhoc_sql,
-    aggregate,
-    db,
-    exporting,
-    importing,
-    inspecting,
-    orders,
-    push,
-    recording,
-    report,
-    simulate,
-    trends,
-)
 from council_db.cli.context import State
+from council_db.cli.lazy_group import lazy_group
 from council_db.errors import CouncilDbError
+
+COMMANDS = {  # in the order --help lists them
+    "bias-report": "council_db.cli.report:bias_report",
+    "audit": "council_db.cli.report:audit",
+    "trends": "council_db.cli.trends:trends",
+    "anomalies": "council_db.cli.trends:anomalies",
+    "import": "council_db.cli.importing:command",
+    "export": "council_db.cli.exporting:command",
+    "ingest": "council_db.cli.recording:ingest",
+    "orders": "council_db.cli.orders:command",
+    "push": "council_db.cli.push:command",
+    "stats": "council_db.cli.inspecting:stats",
+    "sessions": "council_db.cli.inspecting:sessions",
+    "rejected": "council_db.cli.inspecting:rejected",
+    "simulate": "council_db.cli.simulate:command",
+    "scores": "council_db.cli.aggregate:scores",
+    "leaderboard": "council_db.cli.aggregate:leaderboard",
+    "sql": "council_db.cli.adhoc_sql:command",
+    "db": "council_db.cli.db:app",
+}
 
 app = typer.Typer(
     name="council-db",
+    cls=lazy_group(COMMANDS),
     help="Keep LLM-council judge scores in a database and find out whether the judges can be trusted.",
     no_args_is_help=True,
     add_completion=False,
@@ -56,25 +65,6 @@ def _global(
     if ctx.obj is None:  # main() passes one in; typer's test runner does not
         ctx.obj = State()
     ctx.obj.db_option = db_option
-
-
-app.command("bias-report")(report.bias_report)
-app.command("audit")(report.audit)
-app.command("trends")(trends.trends)
-app.command("anomalies")(trends.anomalies)
-app.command("import")(importing.command)
-app.command("export")(exporting.command)
-app.command("ingest")(recording.ingest)
-app.command("orders")(orders.command)
-app.command("push")(push.command)
-app.command("stats")(inspecting.stats)
-app.command("sessions")(inspecting.sessions)
-app.command("rejected")(inspecting.rejected)
-app.command("simulate")(simulate.command)
-app.command("scores")(aggregate.scores)
-app.command("leaderboard")(aggregate.leaderboard)
-app.command("sql")(adhoc_sql.command)
-app.add_typer(db.app, name="db")
 
 
 def main() -> None:

@@ -10,10 +10,24 @@ import typer
 
 from council_db.cli.context import message, state
 from council_db.cli.importing import SummaryFormat
+from council_db.cli.lazy_group import lazy_group
 from council_db.cli.output import Format, emit_object, emit_rows
 
-app = typer.Typer(help="The database file, its schema migrations, backups and derived tables.", no_args_is_help=True,
-                  rich_markup_mode=None)
+COMMANDS = {  # in the order --help lists them; each built only when run (lazy_group)
+    "path": "council_db.cli.db:path",
+    "metadata": "council_db.cli.db:metadata",
+    "upgrade": "council_db.cli.db:upgrade",
+    "downgrade": "council_db.cli.db:downgrade",
+    "current": "council_db.cli.db:current",
+    "history": "council_db.cli.db:history",
+    "check": "council_db.cli.db:check",
+    "backup": "council_db.cli.db:backup",
+    "restore": "council_db.cli.db:restore",
+    "copy": "council_db.cli.db:copy",
+    "readonly-role": "council_db.cli.db:readonly_role",
+}
+app = typer.Typer(name="db", cls=lazy_group(COMMANDS), no_args_is_help=True, rich_markup_mode=None,
+                  help="The database file, its schema migrations, backups and derived tables.")
 
 
 def _migrate(ctx: typer.Context, step: Callable, revision: str, *, create: bool) -> tuple[str | None, str | None]:
@@ -38,7 +52,6 @@ def _engine(ctx: typer.Context, *, create: bool = True):
     return create_engine_for(state(ctx).url, create=create)
 
 
-@app.command()
 def path(ctx: typer.Context) -> None:
     """Print the database file (or URL), e.g. for: datasette "$(council-db db path)"."""
     from council_db.store.location import checked_url, sqlite_path
@@ -51,7 +64,6 @@ def path(ctx: typer.Context) -> None:
         print(found)
 
 
-@app.command()
 def metadata(ctx: typer.Context) -> None:
     """Print the Datasette metadata file (view titles and descriptions), for:
     datasette "$(council-db db path)" -m "$(council-db db metadata)"."""
@@ -61,7 +73,6 @@ def metadata(ctx: typer.Context) -> None:
     print(for_database(sqlite_path(state(ctx).url)))
 
 
-@app.command()
 def upgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
@@ -77,7 +88,6 @@ def upgrade(
     message(f"schema {before or '(empty)'} -> {after}" if before != after else f"schema already at {after}")
 
 
-@app.command()
 def downgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001, or base for an empty schema.")],
@@ -89,7 +99,6 @@ def downgrade(
     message(f"schema {before} -> {after or '(empty)'}")
 
 
-@app.command()
 def current(
     ctx: typer.Context,
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
@@ -106,7 +115,6 @@ def current(
     emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
 
 
-@app.command()
 def history(
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
 ) -> None:
@@ -116,7 +124,6 @@ def history(
     emit_rows(migrate.history(), fmt, title="schema revisions")
 
 
-@app.command()
 def check(
     ctx: typer.Context,
     repair: Annotated[bool, typer.Option("--repair", help="Rebuild the rows that differ from the records.")] = False,
@@ -149,7 +156,6 @@ def _held(summary) -> str:
     return f"schema {summary.revision}, {summary.sessions:,} sessions, {summary.records:,} records"
 
 
-@app.command()
 def backup(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="The backup file to write.", dir_okay=False)],
@@ -165,7 +171,6 @@ def backup(
     message(f"backed up {database} to {file}: {_held(summary)}")
 
 
-@app.command()
 def restore(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A backup made by council-db db backup.", dir_okay=False)],
@@ -182,7 +187,6 @@ def restore(
     message(f"restored {file} into {database}: {_held(summary)}")
 
 
-@app.command()
 def copy(
     ctx: typer.Context,
     to: Annotated[str, typer.Option("--to", metavar="PATH|URL", help=(
@@ -230,7 +234,6 @@ def _open_target(url: str):
         raise CouncilDbError(text) from None
 
 
-@app.command("readonly-role")
 def readonly_role(
     ctx: typer.Context,
     role: Annotated[str, typer.Argument(help="The role to create.")] = "council_reader",

@@ -1,0 +1,87 @@
+"""A typer group that builds only the command it runs.
+
+typer turns every command of a group into click parameters (its signature, its type hints,
+an object per option) before it reads the command line: for council-db's 27 commands that
+was a fifth of `council-db --help`. A lazy group names its commands as "module:attribute"
+(a command function, or a typer.Typer sub-app); a command's module is imported and its
+parameters built only when that command runs or shows its help. The group's own help lists
+the commands from their docstrings, with none of them built.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+from typer.main import get_command_from_info, get_group
+from typer.models import CommandInfo
+
+if TYPE_CHECKING:
+    from click import Command
+
+
+def lazy_group(commands: dict[str, str]) -> type[TyperGroup]:
+    """The group class for typer.Typer(cls=...) whose commands are ``commands``: name ->
+    "module:attribute", listed in this order."""
+    return type("LazyGroup", (LazyGroup,), {"lazy": commands})
+
+
+class LazyGroup(TyperGroup):
+    lazy: dict[str, str] = {}
+
+    def __init__(self, *, commands: dict[str, Command] | None = None, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        # Commands typer built itself (registered with app.command()) stand beside the lazy ones.
+        self.commands = LazyCommands(self.lazy, dict(commands or {}), self.rich_markup_mode)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """TyperGroup's listing, given outlines (name and help) instead of built commands."""
+        outlines = {name: self.commands.outline(name) for name in self.commands}
+        TyperGroup(commands=outlines, rich_markup_mode=self.rich_markup_mode).format_commands(ctx, formatter)
+
+
+class LazyCommands(Mapping[str, "Command"]):
+    """Command name -> click command, each built on its first look-up."""
+
+    def __init__(self, lazy: dict[str, str], built: dict[str, Command], rich_markup_mode: Any) -> None:
+        self._lazy = lazy
+        self._built = built
+        self._rich_markup_mode = rich_markup_mode
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._built
+        yield from (name for name in self._lazy if name not in self._built)
+
+    def __len__(self) -> int:
+        return len(self._built.keys() | self._lazy.keys())
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built:
+            target = _attribute(self._lazy[name])
+            if isinstance(target, typer.Typer):
+                self._built[name] = get_group(target)
+            else:
+                info = CommandInfo(name=name, callback=target)
+                # pretty_exceptions_short: typer's default; council-db shows no pretty exceptions.
+                self._built[name] = get_command_from_info(info, pretty_exceptions_short=True,
+                                                          rich_markup_mode=self._rich_markup_mode)
+        return self._built[name]
+
+    def outline(self, name: str) -> Command:
+        """The command if built, else a stand-in with its help and no parameters: enough for
+        a listing. A sub-app is built (cheaply: its own commands are lazy too)."""
+        if name in self._built:
+            return self._built[name]
+        target = _attribute(self._lazy[name])
+        if isinstance(target, typer.Typer):
+            return self[name]
+        return TyperCommand(name, help=inspect.getdoc(target), rich_markup_mode=self._rich_markup_mode)
+
+
+def _attribute(reference: str) -> Any:
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -5,7 +5,9 @@ an object per option) before it reads the command line: for council-db's 27 comm
 was a fifth of `council-db --help`. A lazy group names its commands as "module:attribute"
 (a command function, or a typer.Typer sub-app); a command's module is imported and its
 parameters built only when that command runs or shows its help. The group's own help lists
-the commands from their docstrings, with none of them built.
+the commands with none of them built: from summaries given with the group (the first sentence
+of each command's help, all that a listing shows), so their modules need not be imported
+either, or else from their docstrings.
 """
 
 from __future__ import annotations
@@ -24,21 +26,23 @@ if TYPE_CHECKING:
     from click import Command
 
 
-def lazy_group(commands: dict[str, str]) -> type[TyperGroup]:
+def lazy_group(commands: dict[str, str], summaries: dict[str, str] | None = None) -> type[TyperGroup]:
     """The group class for typer.Typer(cls=...) whose commands are ``commands``: name ->
-    "module:attribute", listed in this order."""
-    return type("LazyGroup", (LazyGroup,), {"lazy": commands})
+    "module:attribute", listed in this order; ``summaries``: name -> the first sentence of
+    the command's help, for the listing (tests/cli/test_startup.py checks they agree)."""
+    return type("LazyGroup", (LazyGroup,), {"lazy": commands, "summaries": summaries or {}})
 
 
 class LazyGroup(TyperGroup):
     lazy: dict[str, str] = {}
+    summaries: dict[str, str] = {}
 
     def __init__(self, *, commands: dict[str, Command] | None = None, **attrs: Any) -> None:
         super().__init__(**attrs)
         # Commands typer built itself (registered with app.command()) stand beside the lazy ones.
-        self.commands = LazyCommands(self.lazy, dict(commands or {}), self.rich_markup_mode)
+        self.commands = LazyCommands(self.lazy, dict(commands or {}), self.summaries, self.rich_markup_mode)
 
-    def format_commands(self, ctx: Any, formatter: Any) -> None:
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
         """TyperGroup's listing, given outlines (name and help) instead of built commands."""
         outlines = {name: self.commands.outline(name) for name in self.commands}
         TyperGroup(commands=outlines, rich_markup_mode=self.rich_markup_mode).format_commands(ctx, formatter)
@@ -47,9 +51,11 @@ class LazyGroup(TyperGroup):
 class LazyCommands(Mapping[str, "Command"]):
     """Command name -> click command, each built on its first look-up."""
 
-    def __init__(self, lazy: dict[str, str], built: dict[str, Command], rich_markup_mode: Any) -> None:
+    def __init__(self, lazy: dict[str, str], built: dict[str, Command], summaries: dict[str, str],
+                 rich_markup_mode: Any) -> None:
         self._lazy = lazy
         self._built = built
+        self._summaries = summaries
         self._rich_markup_mode = rich_markup_mode
 
     def __iter__(self) -> Iterator[str]:
@@ -72,14 +78,17 @@ class LazyCommands(Mapping[str, "Command"]):
         return self._built[name]
 
     def outline(self, name: str) -> Command:
-        """The command if built, else a stand-in with its help and no parameters: enough for
-        a listing. A sub-app is built (cheaply: its own commands are lazy too)."""
+        """The command if built, else a stand-in with its summary (or its docstring) and no
+        parameters: enough for a listing. A sub-app without a summary is built."""
         if name in self._built:
             return self._built[name]
-        target = _attribute(self._lazy[name])
-        if isinstance(target, typer.Typer):
-            return self[name]
-        return TyperCommand(name, help=inspect.getdoc(target), rich_markup_mode=self._rich_markup_mode)
+        summary = self._summaries.get(name)
+        if summary is None:
+            target = _attribute(self._lazy[name])
+            if isinstance(target, typer.Typer):
+                return self[name]
+            summary = inspect.getdoc(target)
+        return TyperCommand(name, help=summary, rich_markup_mode=self._rich_markup_mode)
 
 
 def _attribute(reference: str) -> Any:

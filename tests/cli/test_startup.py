@@ -1,0 +1,79 @@
+"""Start-up stays cheap (issue 16): `council-db --help` loads typer and the command table, not
+the commands; a command's --help loads that command's module alone; neither loads the
+libraries the work needs. Checked by what a real process imports, not by timing it
+(benchmarks/bench_small_history.py times it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+from typer.core import TyperCommand
+
+from council_db.cli.app import COMMANDS, SUMMARIES, app
+
+HEAVY = {"numpy", "scipy", "sqlalchemy", "alembic", "pydantic", "msgspec", "rich", "httpx", "platformdirs"}
+# typer (0.2x) checks every option's value with a pydantic TypeAdapter, even the group's --db
+# before a command's --help: pydantic is typer's cost there, not council-db's.
+HEAVY_BUT_TYPERS = HEAVY - {"pydantic"}
+SHARED = {"council_db", "council_db.errors", "council_db.cli", "council_db.cli.app", "council_db.cli.context",
+          "council_db.cli.lazy_group"}
+
+
+def loaded_modules(*args: str) -> set[str]:
+    """The modules a real council-db process has imported once it has run ``args``."""
+    script = ("import contextlib, io, json, sys\n"
+              "from council_db.cli.app import main\n"
+              f"sys.argv = ['council-db', *{list(args)!r}]\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    try:\n"
+              "        main()\n"
+              "    except SystemExit as done:\n"
+              "        assert done.code == 0, done.code\n"
+              "print(json.dumps(sorted(sys.modules)))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    return set(json.loads(result.stdout))
+
+
+def council_db_modules(modules: set[str]) -> set[str]:
+    return {name for name in modules if name.split(".")[0] == "council_db"}
+
+
+def libraries(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+def test_help_loads_no_command_module_and_no_library_the_work_needs():
+    modules = loaded_modules("--help")
+
+    assert council_db_modules(modules) == SHARED
+    assert not libraries(modules) & HEAVY
+
+
+@pytest.mark.parametrize("args, own", [
+    (["bias-report", "--help"], {"council_db.cli.report", "council_db.cli.window_options"}),
+    (["stats", "-h"], {"council_db.cli.inspecting", "council_db.cli.output"}),
+    (["db", "check", "--help"], {"council_db.cli.db", "council_db.cli.importing", "council_db.cli.output"}),
+])
+def test_a_commands_help_loads_that_commands_module_alone(args, own):
+    modules = loaded_modules(*args)
+
+    assert council_db_modules(modules) == SHARED | own
+    assert not libraries(modules) & HEAVY_BUT_TYPERS
+
+
+def test_the_command_list_shows_what_each_commands_own_help_would():
+    """SUMMARIES stand in for the commands' docstrings in --help's list: at any terminal
+    width they must shorten to the same line."""
+    root = typer.main.get_command(app)
+
+    assert list(SUMMARIES) == list(COMMANDS) == list(root.commands)
+    for name, summary in SUMMARIES.items():
+        command = root.commands[name]
+        for width in range(10, 200):
+            listed = TyperCommand(name, help=summary).get_short_help_str(width)
+            assert listed == command.get_short_help_str(width), (name, width)

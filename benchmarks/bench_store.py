@@ -4,7 +4,7 @@ bytes per session, re-import of a grown file, and `council-db --help` start-up t
     python benchmarks/bench_store.py [--sessions 20000]
 
 Targets (PRODUCT.md): import >= 200,000 records/s and >= 1/3 of the bare executemany
-rate; <= 1 KB per 4x4 session; --help <= 150 ms; re-import reads only new bytes.
+rate; <= 1 KB per 4x4 session; --help <= 100 ms (issue 16); re-import reads only new bytes.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from compiled import ENV, compile_council_db  # benchmarks/ is on the path when run as a script
 
 from council_db.ingest.importer import import_files
 from council_db.simulate import SimulationConfig, write_jsonl
@@ -74,10 +76,11 @@ def bytes_per_session(db_file: Path, sessions: int) -> float:
 def help_times(runs: int = 15) -> list[float]:
     script = Path(sys.executable).with_name("council-db")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "council_db"]
+    compile_council_db()  # untimed: --help starts from compiled bytecode, as installed
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([*command, "--help"], stdout=subprocess.DEVNULL, check=True)
+        subprocess.run([*command, "--help"], stdout=subprocess.DEVNULL, check=True, env=ENV)
         times.append(time.perf_counter() - start)
     return times
 
@@ -116,7 +119,7 @@ def main() -> None:
         ("bytes per 4x4 session (with indexes)", f"{per_session:,.0f}", "<= 1,024"),
         (f"re-import after +{grown:,} sessions (s)", f"{reimport_s:.3f} ({reinserted:,} new)", "reads only new bytes"),
         ("council-db --help (ms, min/median)",
-         f"{min(helps) * 1e3:.0f} / {statistics.median(helps) * 1e3:.0f}", "<= 150"),
+         f"{min(helps) * 1e3:.0f} / {statistics.median(helps) * 1e3:.0f}", "<= 100"),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value, target in rows:

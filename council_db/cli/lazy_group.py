@@ -2,7 +2,7 @@
 
 typer turns every command of a group into click parameters (its signature, its type hints,
 an object per option) before it reads the command line: for council-db's 27 commands that
-was a fifth of `council-db --help`. A lazy group names its commands as "module:attribute"
+was ~25 ms, a quarter of `council-db --help`. A lazy group names its commands as "module:attribute"
 (a command function, or a typer.Typer sub-app); a command's module is imported and its
 parameters built only when that command runs or shows its help. The group's own help lists
 the commands with none of them built: from summaries given with the group (the first sentence

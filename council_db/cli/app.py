@@ -1,6 +1,6 @@
-"""The council-db command line. At start-up only typer and this module load; a command's
-module is imported, and its options built, when that command runs (lazy_group), and the
-command modules import their heavy libraries inside the commands, so --help stays fast."""
+"""The council-db command line. At start-up only typer and this command table load; a
+command's module is imported, and its options built, when that command runs (lazy_group),
+and the command modules import their heavy libraries inside the commands, so --help stays fast."""
 
 from __future__ import annotations
 

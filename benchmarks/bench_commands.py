@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from compiled import ENV, compile_council_db  # benchmarks/ is on the path when run as a script
+from doc_tables import machine, markdown_table, write_table
 
 COMMAND = [sys.executable, "-m", "council_db"]
 COMMANDS = {
@@ -91,6 +92,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="where --sessions builds its store (default: a temporary folder)")
     parser.add_argument("--runs", type=int, default=1, help="runs per command: the best time, the largest peak")
     parser.add_argument("--commands", default=",".join(COMMANDS), help=f"comma-separated, of {', '.join(COMMANDS)}")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="write the table into docs/benchmarks.md (commands-sqlite or commands-postgresql)")
     options = parser.parse_args()
     chosen = options.commands.split(",")
     unknown = set(chosen) - set(COMMANDS)
@@ -103,12 +106,19 @@ def main() -> None:
         print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
               f"store: {sessions:,} sessions, {records:,} records")
         print(f"{'command':<22} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
+        rows = []
         for name in chosen:
             args = [arg.format(session=key) for arg in COMMANDS[name]]
             results = [run(db, args) for _ in range(options.runs)]
-            print(f"{name:<22} {min(r[0] for r in results):>8.2f} {min(r[1] for r in results):>8.2f} "
-                  f"{max(r[2] for r in results):>8.0f}", flush=True)
-
+            wall, cpu, peak = min(r[0] for r in results), min(r[1] for r in results), max(r[2] for r in results)
+            print(f"{name:<22} {wall:>8.2f} {cpu:>8.2f} {peak:>8.0f}", flush=True)
+            shown = " ".join(arg if arg != "{session}" else "ID" for arg in COMMANDS[name])
+            rows.append([f"`{shown}`", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB"])
+    if options.write_docs:
+        backend = "postgresql" if db.startswith("postgresql") else "sqlite"
+        table = markdown_table(["command", "wall", "CPU", "peak"], rows, right={1, 2, 3})
+        write_table(f"commands-{backend}", table, f"{machine()}; {sessions:,} sessions, {records:,} records; "
+                                                  f"best of {options.runs}")
 
 if __name__ == "__main__":
     main()

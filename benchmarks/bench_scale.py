@@ -30,6 +30,7 @@ from typing import Iterator
 
 from bench_store import bytes_per_session, help_times  # benchmarks/ is on the path when run as a script
 from compiled import ENV, compile_council_db
+from doc_tables import machine, markdown_table, write_table
 
 from council_db.simulate import SimulationConfig, write_jsonl
 
@@ -133,6 +134,8 @@ def main() -> None:
                         help="start the test suite's PostgreSQL server (tests/postgres.py: 127.0.0.1, fsync off) "
                              "and measure against it")
     parser.add_argument("--work", type=Path, help="folder for the JSONL and SQLite files (kept); default: temporary")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="write the table into docs/benchmarks.md (scale-sqlite or scale-postgresql)")
     parser.add_argument("--import-runs", type=int, default=3, help="imports per size, each into an empty database; "
                         "the table shows the median rate")
     args = parser.parse_args()
@@ -147,13 +150,19 @@ def main() -> None:
         rows = [measure(size, work, args.db_url, args.import_runs) for size in sizes]
     backend = args.db_url.split(":", 1)[0] if args.db_url else f"SQLite {sqlite3.sqlite_version}"
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {backend}")
-    print(f"council-db --help: {statistics.median(help_times()) * 1e3:.0f} ms median of 15")
+    help_ms = statistics.median(help_times()) * 1e3
+    print(f"council-db --help: {help_ms:.0f} ms median of 15")
     columns = list(rows[0])
     widths = [max(len(c), *(len(r[c]) for r in rows)) for c in columns]
     print("| " + " | ".join(c.rjust(w) for c, w in zip(columns, widths)) + " |")
     print("|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|")
     for row in rows:
         print("| " + " | ".join(row[c].rjust(w) for c, w in zip(columns, widths)) + " |")
+    if args.write_docs:
+        table = markdown_table(columns, [list(row.values()) for row in rows], right=set(range(len(columns))))
+        write_table("scale-postgresql" if args.db_url else "scale-sqlite", table,
+                    f"{machine()}; {backend}; `--help` {help_ms:.0f} ms; "
+                    f"import: median of {args.import_runs}, reports: best of 3")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import venv
 from pathlib import Path
 
 from compiled import ENV  # benchmarks/ is on the path when run as a script
+from doc_tables import machine, markdown_table, write_table
 
 COUNCIL_DB = [sys.executable, "-m", "council_db"]
 
@@ -82,6 +83,7 @@ def main() -> None:
     source.add_argument("--install", default="llm-council-core", help="pip spec for the throwaway virtualenv")
     parser.add_argument("--big-store", type=Path, help="a large store for the --sessions 1000 figure")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
+    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         work = options.work or Path(scratch)
@@ -126,6 +128,13 @@ def report(options: argparse.Namespace, jsonl: Path, times: dict[str, list[tuple
     base = "llm-council bias-report"
     for name in ("council-db bias-report", "council-db import + bias-report"):
         print(f"{name} / {base}: wall {wall[name] / wall[base]:.2f}, CPU {cpu[name] / cpu[base]:.2f}")
+    if options.write_docs:
+        rows = [[name, f"{wall[name]:.3f} s", f"{cpu[name]:.3f} s", f"{wall[name] / wall[base]:.2f}"]
+                for name in times]
+        table = markdown_table(["run", "wall", "CPU", "wall / llm-council's"], rows, right={1, 2, 3})
+        write_table("small-history", table, f"{machine()}; {options.sessions:,} sessions, {records:,} records; "
+                                            f"llm-council from {options.llm_council or options.install}; "
+                                            f"median of {options.repeats}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from compiled import ENV, compile_council_db  # benchmarks/ is on the path when run as a script
+from doc_tables import machine, markdown_table, write_table
 
 from council_db.ingest.importer import import_files
 from council_db.simulate import SimulationConfig, write_jsonl
@@ -89,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=20_000, help="4x4 sessions to simulate (16 records each)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as folder:
@@ -124,6 +126,10 @@ def main() -> None:
     width = max(len(r[0]) for r in rows)
     for name, value, target in rows:
         print(f"{name:<{width}}  {value:>22}  {target}")
+    if args.write_docs:
+        table = markdown_table(["figure", "value", "target"], [list(row) for row in rows], right={1})
+        write_table("store", table, f"{machine()}; {args.sessions:,} sessions, {records:,} records, "
+                                    f"{size_mb:,.1f} MB of JSONL")
 
 
 def _empty_copy(work: Path) -> Path:

@@ -3,7 +3,9 @@
 Everything that needs a confidence interval treats sessions, not records, as the independent
 units: cluster-robust standard errors by session, and bootstraps that resample whole
 sessions. Modules: ``estimate`` (the result shape), ``tiers`` (ADR-018 confidence tiers),
-``inference`` (t/normal tests, Benjamini-Hochberg), ``bootstrap`` (session resampling),
+``distributions`` (t, F, chi-square and normal, on ``special_functions``: council-db's own, as
+importing scipy.special cost a report a quarter second), ``inference`` (t/normal tests,
+Benjamini-Hochberg), ``bootstrap`` (session resampling),
 ``clustered`` (cluster-robust means), ``answers`` (one row per candidate answer),
 ``correlation`` (length-score correlations), ``meta_analysis`` (fixed/random effects),
 ``agreement`` (Krippendorff's alpha).

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.score_data import ScoreData, keep_sessions
+from council_db.analysis.stats.distributions import chi2_cdf, chi2_isf, chi2_sf
 
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
@@ -214,8 +215,6 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     model knows (an answer every reviewer likes, a length effect): the sums then spread more
     than chi-square(nominal) would say. Quantiles, not moments, so the few broken sessions
     cannot move the yardstick."""
-    from scipy.special import chdtr, chdtrc, chdtri
-
     per_df = ss / nominal_df
     median = float(np.median(per_df))
     if median <= 0:
@@ -226,7 +225,7 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
         q, observed = tail_point[0], tail_point[1] / median
 
     def ratio(k: float) -> float:  # chi-square(k) quantile q over its median: -> 1 as k grows
-        return float(chdtri(k, 1.0 - q)) / float(chdtri(k, 0.5))
+        return float(chi2_isf(1.0 - q, k)) / float(chi2_isf(0.5, k))
 
     low, high = math.log(0.2), math.log(1e5)
     for _ in range(60):  # bisection on log k: ratio(k) is monotone in k
@@ -239,10 +238,10 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     # Never more degrees of freedom than the nominal ones: a fitted k above them only says the
     # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.
     k_typical = min(math.exp((low + high) / 2.0), typical_nominal)
-    scale = median * k_typical / float(chdtri(k_typical, 0.5))  # s: per-df values ~ s chi2(k)/k
+    scale = median * k_typical / float(chi2_isf(0.5, k_typical))  # s: per-df values ~ s chi2(k)/k
     k = k_typical * nominal_df / typical_nominal
     x = per_df * k / scale
-    p = chdtr(k, x) if lower else chdtrc(k, x)
+    p = chi2_cdf(x, k) if lower else chi2_sf(x, k)
     return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special
+
+from council_db.analysis.stats.distributions import f_sf, t_cdf, t_ppf
 
 _RANK_TOL = 1e-10  # squared relative residual norm at or below which a column counts as dependent
 _ZERO_TOL = 1e-10  # a demeaned column this small relative to the raw one is absorbed (all zero)
@@ -141,7 +142,7 @@ class Inference:
     def __init__(self, beta: np.ndarray, cov: np.ndarray, null: np.ndarray, removed: np.ndarray,
                  df: int) -> None:
         self.beta, self.cov, self.null, self.removed, self.df = beta, cov, null, removed, df
-        self.crit = float(special.stdtrit(df, 0.975))
+        self.crit = float(t_ppf(0.975, df))
 
     def estimable(self, contrast: np.ndarray) -> bool:
         if np.any(contrast[self.removed] != 0):
@@ -155,7 +156,7 @@ class Inference:
         estimate = float(contrast @ self.beta)
         se = math.sqrt(max(float(contrast @ self.cov @ contrast), 0.0))
         if se > 0:
-            p_value = float(2.0 * special.stdtr(self.df, -abs(estimate) / se))
+            p_value = float(2.0 * t_cdf(-abs(estimate) / se, self.df))
         else:
             p_value = math.nan
         return Effect(estimate, se, estimate - self.crit * se, estimate + self.crit * se, p_value)
@@ -179,5 +180,5 @@ class Inference:
         middle = b @ self.cov @ b.T
         inverse = np.linalg.pinv(middle)
         statistic = float(value @ inverse @ value) / q
-        p_value = float(special.fdtrc(q, self.df, statistic)) if math.isfinite(statistic) else math.nan
+        p_value = float(f_sf(statistic, q, self.df)) if math.isfinite(statistic) else math.nan
         return WaldTest(statistic, q, self.df, p_value)

@@ -16,6 +16,9 @@ from typing import Iterator
 
 import numpy as np
 
+from council_db.analysis.stats.distributions import normal_cdf
+from council_db.analysis.stats.inference import t_quantile
+
 RngLike = np.random.Generator | int | None
 BLOCK_CELLS = 1 << 22  # weights per block: 4M float64 = 32 MB
 
@@ -68,13 +71,9 @@ def expanded_tail(level: float, n_sessions: int) -> float:
     behaves like a normal interval with a divide-by-G variance); this widens it the way a t
     interval with G-1 df would (Hesterberg 2015, "What teachers should know about the
     bootstrap"), and tends to (1-level)/2 as G grows (0.0246 at G = 500, 0.016 at G = 20)."""
-    from scipy.special import ndtr
-
-    from council_db.analysis.stats.inference import t_quantile
-
     if n_sessions < 2:
         return math.nan
-    return float(ndtr(-math.sqrt(n_sessions / (n_sessions - 1)) * t_quantile(level, n_sessions - 1)))
+    return float(normal_cdf(-math.sqrt(n_sessions / (n_sessions - 1)) * t_quantile(level, n_sessions - 1)))
 
 
 def percentile_interval(samples: np.ndarray, level: float = 0.95,

@@ -160,7 +160,7 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, 
     contrasts less that of the contrasts with today's anchors kept is the choice's share (0
     when the choice is clear). Without it a drift about 3 SEs in size, which the data cannot
     always tell from noise, left the intervals at 92% coverage."""
-    n_times = cells.sums[0].shape[0]
+    n_times = cells.n_instants
     fixed = np.array([reference_contrast(i, typical, precision) for i in range(len(identified))])
     contrasts: dict[bytes, np.ndarray] = {}  # per anchor set: most resamples choose one of a few
     rechosen, kept = [], []

@@ -115,9 +115,9 @@ def main() -> None:
             shown = " ".join(arg if arg != "{session}" else "ID" for arg in COMMANDS[name])
             rows.append([f"`{shown}`", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB"])
     if options.write_docs:
-        backend = "postgresql" if db.startswith("postgresql") else "sqlite"
+        table_name = "commands-postgresql" if db.startswith("postgresql") else "commands-sqlite"
         table = markdown_table(["command", "wall", "CPU", "peak"], rows, right={1, 2, 3})
-        write_table(f"commands-{backend}", table, f"{machine()}; {sessions:,} sessions, {records:,} records; "
+        write_table(table_name, table, f"{machine()}; {sessions:,} sessions, {records:,} records; "
                                                   f"best of {options.runs}")
 
 if __name__ == "__main__":

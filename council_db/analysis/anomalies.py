@@ -228,7 +228,7 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
         return float(chi2_isf(1.0 - q, k)) / float(chi2_isf(0.5, k))
 
     low, high = math.log(0.2), math.log(1e5)
-    for _ in range(60):  # bisection on log k: ratio(k) is monotone in k
+    while high - low > 1e-9:  # bisection on log k (ratio(k) is monotone in k), to 1e-9 relative in k
         middle = (low + high) / 2.0
         if (ratio(math.exp(middle)) > observed) == (q > 0.5):
             low = middle

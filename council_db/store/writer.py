@@ -5,11 +5,12 @@ INSERT: this is the hot path, and per-row work would cost more than SQLite's own
 Every insert is ``ON CONFLICT DO NOTHING`` on a natural key, which makes importing
 idempotent and safe for several importers at once, on SQLite and PostgreSQL alike.
 
-SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score and statistics rows
-(all numbers) by binary COPY into a staging table and one INSERT from it (store.pg_copy),
-and the few other rows as one array per column, unnested into rows: the statement text
-stays short and the same, so psycopg does not re-parse thousands of placeholders for every
-batch (measured: that parsing was 60% of the import).
+SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score, statistics and session
+rows by COPY (store.pg_copy): straight into the table for the rows of sessions the batch
+created (nothing of theirs can be stored yet), through a staging table and one INSERT from
+it for the rest. The few other rows go as one array per column, unnested into rows: the
+statement text stays short and the same, so psycopg does not re-parse thousands of
+placeholders for every batch (measured: that parsing was 60% of the import).
 """
 
 from __future__ import annotations
@@ -159,20 +160,30 @@ class ScoreWriter:
         return np.array(ids, dtype=np.int64), list(stored)
 
     def _add_sessions(self, first_seen: dict[str, Envelope], import_id: int | None) -> None:
-        """Insert sessions not yet stored, under ids reserved up front: when every one is new
-        (the usual case) no query is needed to learn them. Writers take turns
-        (database.write_lock), so the reserved ids are free."""
+        """Insert sessions not yet stored, under ids reserved up front. Writers take turns
+        (database.write_lock), so the reserved ids are free, and no other writer stores a
+        session between this writer's look-up and its insert.
+
+        SQLite inserts every one and looks up ids only when some were stored already (when
+        every one is new, the usual case, no query is needed to learn them). PostgreSQL looks
+        the keys up first and copies the missing sessions straight in (store.pg_copy)."""
+        if self.arrays:
+            first_seen = dict(first_seen)
+            for key, session_id, *envelope in self._select_ids("sessions", "session_key", list(first_seen),
+                                                               _ENVELOPE_SQL):
+                self.sessions[key] = (session_id, _stored(envelope))
+                del first_seen[key]
+            if first_seen:
+                reserved = self._reserve_session_ids(len(first_seen))
+                self.staged.copy_rows(_staged_sessions(), _session_rows(reserved, first_seen, import_id))
+                self._created(reserved, first_seen)
+            return
         keys = list(first_seen)
         reserved = self._reserve_session_ids(len(keys))
-        inserted = self._insert("sessions", ("id", *SESSION_COLUMNS), "session_key", [
-            (session_id, key, *_envelope_values(envelope), envelope.category, envelope.language,
-             envelope.length_bucket, import_id)
-            for session_id, (key, envelope) in zip(reserved, first_seen.items())
-        ])
+        inserted = self._insert("sessions", ("id", *SESSION_COLUMNS), "session_key",
+                                _session_rows(reserved, first_seen, import_id))
         if inserted == len(keys):
-            self.created.update(reserved)
-            self.sessions.update((key, (session_id, envelope.stored))
-                                 for session_id, (key, envelope) in zip(reserved, first_seen.items()))
+            self._created(reserved, first_seen)
             return
         ours = set(reserved)
         for key, session_id, *envelope in self._select_ids("sessions", "session_key", keys, _ENVELOPE_SQL):
@@ -180,10 +191,19 @@ class ScoreWriter:
                 self.created.add(session_id)
             self.sessions[key] = (session_id, _stored(envelope))
 
+    def _created(self, reserved: list[int], first_seen: dict[str, Envelope]) -> None:
+        self.created.update(reserved)
+        self.sessions.update((key, (session_id, envelope.stored))
+                             for session_id, (key, envelope) in zip(reserved, first_seen.items()))
+
     def _reserve_session_ids(self, count: int) -> list[int]:
-        if self.arrays:
-            return [value for value, in self.connection.exec_driver_sql(
-                "SELECT nextval(pg_get_serial_sequence('sessions', 'id')) FROM generate_series(1, %s)", (count,))]
+        if self.arrays:  # the ids, as a range when they are one (always, unless another role draws ids too)
+            first, last, listed = self.connection.exec_driver_sql(
+                "WITH ids AS (SELECT nextval(pg_get_serial_sequence('sessions', 'id')) AS id "
+                "FROM generate_series(1, %s)) "
+                "SELECT MIN(id), MAX(id), CASE WHEN MAX(id) - MIN(id) + 1 > COUNT(*) THEN array_agg(id) END FROM ids",
+                (count,)).one()
+            return list(range(first, last + 1)) if listed is None else sorted(listed)
         last = self.connection.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM sessions").scalar_one()
         return list(range(last + 1, last + 1 + count))
 
@@ -228,38 +248,47 @@ class ScoreWriter:
                                batch.position, batch.length, batch.score, scale_ids[batch.scale],
                                display_order[batch.envelope] & batch.position_given, batch.reviewer == batch.model,
                                batch.exclusion)
-        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored))
+        touched = set(np.unique(columns.session_id).tolist())
+        created = self.created & touched  # this batch's new sessions: none of their rows is stored
+        fresh = _fresh_rows(columns, created)
+        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), fresh, created)
         if inserted:
-            self._session_stats(columns, all_new=inserted == len(batch))
+            self._session_stats(columns, fresh, touched - created)
+        self.created -= touched
         self._transaction = self.connection.get_transaction()
         return inserted
 
-    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None) -> int:
-        """The score rows; on PostgreSQL by COPY through a staging table (store.pg_copy)."""
+    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, fresh: np.ndarray,
+                       created: set[int]) -> int:
+        """The score rows. PostgreSQL copies the ``fresh`` rows straight into the table and
+        the rows of older sessions through a staging table (store.pg_copy); the rest of the
+        new sessions' rows repeat a key of a fresh row, so they are left out."""
         if self.arrays:
             envelopes = np.zeros(len(columns.session_id), dtype=np.int64) if envelope_ids is None else envelope_ids
-            return self.staged.insert(_staged_scores(), [*vars(columns).values(), envelopes])
+            rows = [*vars(columns).values(), envelopes]
+            inserted = self.staged.copy(_staged_scores(), [column[fresh] for column in rows]) if fresh.any() else 0
+            older = ~_in_sessions(columns.session_id, created)
+            if older.any():
+                inserted += self.staged.insert(_staged_scores(), [column[older] for column in rows])
+            return inserted
         envelopes = [None] * len(columns.session_id) if envelope_ids is None else \
             [value or None for value in envelope_ids.tolist()]
         return self._insert_columns("scores", SCORE_COLUMNS, SCORE_KEY, [*columns.as_lists(), envelopes])
 
-    def _session_stats(self, columns: ScoreColumns, all_new: bool) -> None:
-        """Statistics of the sessions this batch touched, in its transaction. Sessions it
-        created hold only its rows, so numpy computes theirs from memory; any other session
-        (or every one, when some rows were already stored) is recomputed from the database."""
-        touched = set(np.unique(columns.session_id).tolist())
-        created = self.created & touched if all_new else set()
-        if created:
-            keep = np.isin(columns.session_id, np.fromiter(created, dtype=np.int64, count=len(created)))
-            self._insert_stats(columns.select(keep))
-        self.refresh_session_stats(touched - created)
-        self.created -= touched
+    def _session_stats(self, columns: ScoreColumns, fresh: np.ndarray, older: set[int]) -> None:
+        """Statistics of the sessions this batch touched, in its transaction. A session it
+        created holds exactly its ``fresh`` rows, so numpy computes its statistics from
+        memory; an older one is recomputed from the database."""
+        if fresh.any():
+            self._insert_stats(columns.select(fresh))
+        self.refresh_session_stats(older)
 
     def _insert_stats(self, columns: ScoreColumns) -> None:
+        """New sessions' statistics: on PostgreSQL copied straight in (none can be stored yet)."""
         from council_db.store.session_stats import COLUMNS, stats_columns, stats_rows
 
         if self.arrays:
-            self.staged.insert(_staged_stats(), stats_columns(columns))
+            self.staged.copy(_staged_stats(), stats_columns(columns))
         else:
             self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
 
@@ -273,6 +302,28 @@ class ScoreWriter:
                                     bounds)
             self.connection.execute(_sql(f"INSERT INTO session_stats ({', '.join(STATS_COLUMNS)}) "
                                          + read_sql("session_stats")), bounds)
+
+
+def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:
+    return np.isin(session_id, np.fromiter(sessions, dtype=np.int64, count=len(sessions)))
+
+
+def _fresh_rows(columns: ScoreColumns, created: set[int]) -> np.ndarray:
+    """Per row: whether it is the first in the batch with its key among the rows of sessions
+    the batch created, i.e. what an INSERT ... ON CONFLICT DO NOTHING in batch order stores."""
+    fresh = _in_sessions(columns.session_id, created)
+    if not fresh.any():
+        return fresh
+    rows = np.flatnonzero(fresh)
+    keys = (columns.position[rows], columns.model_id[rows], columns.reviewer_id[rows], columns.session_id[rows])
+    order = np.lexsort(keys)  # stable: among equal keys the earliest row comes first
+    repeated = np.ones(len(order), dtype=bool)
+    repeated[0] = False
+    for key in keys:
+        ordered = key[order]
+        repeated[1:] &= ordered[1:] == ordered[:-1]
+    fresh[rows[order[repeated]]] = False
+    return fresh
 
 
 def id_runs(ids: set[int]) -> list[tuple[int, int]]:
@@ -292,6 +343,11 @@ def _staged_scores() -> StagedTable:
 
 
 @cache
+def _staged_sessions() -> StagedTable:
+    return StagedTable.of("sessions", ("id", *SESSION_COLUMNS), "session_key")
+
+
+@cache
 def _staged_stats() -> StagedTable:
     from council_db.store.session_stats import COLUMNS
 
@@ -303,6 +359,13 @@ def _sql(statement: str):
     from sqlalchemy import text
 
     return text(statement)
+
+
+def _session_rows(reserved: list[int], first_seen: dict[str, Envelope], import_id: int | None) -> list[tuple]:
+    """``sessions`` rows (id, SESSION_COLUMNS) under the reserved ids."""
+    return [(session_id, key, *_envelope_values(envelope), envelope.category, envelope.language,
+             envelope.length_bucket, import_id)
+            for session_id, (key, envelope) in zip(reserved, first_seen.items())]
 
 
 def _envelope_values(envelope: Envelope) -> tuple:

@@ -25,8 +25,11 @@ TABLES = {
 def _lines() -> list[dict]:
     """Sessions with what travels as a NULL marker: unscored and out-of-scale scores
     (exclusion_id), a record whose envelope differs from its session's (envelope_id), and
-    sessions whose answer-level correlation is unusable (answer_z)."""
-    return (session("plain") + session("unscored", score_value=0.0) + session("flat", response_length_chars=900)
+    sessions whose answer-level correlation is unusable (answer_z); and a new session with
+    keys repeated in one batch, once with another score (the first line's is kept)."""
+    repeated = session("repeated")
+    return (repeated + [dict(repeated[3], score_value=1.0), repeated[0]]
+            + session("plain") + session("unscored", score_value=0.0) + session("flat", response_length_chars=900)
             + session("mixed")[:8] + [record(session_id="mixed", reviewer_id="vendor/model-3", position=2,
                                              model_id="vendor/model-1", score_value=42.0,
                                              timestamp="2025-12-18T00:00:00Z")]

@@ -5,7 +5,7 @@ import os
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from council_db.store.models import Base
+from council_db.store.models import Base, schema_filter
 
 config = context.config
 target_metadata = Base.metadata
@@ -17,6 +17,7 @@ def _configure(connection) -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_object=schema_filter(connection.dialect.name),
     )
 
 

@@ -126,19 +126,24 @@ def history(
 
 def check(
     ctx: typer.Context,
-    repair: Annotated[bool, typer.Option("--repair", help="Rebuild the rows that differ from the records.")] = False,
+    repair: Annotated[bool, typer.Option("--repair", help="Delete records that refer to a missing row, then "
+                                                          "rebuild the derived rows that differ.")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
 ) -> None:
-    """Verify every derived row (session_stats) against the records; exits 1 when some
-    differ (scores edited by hand, say) and --repair was not given."""
-    from council_db.store.derived import check as check_derived
-    from council_db.store.derived import describe
+    """Verify every derived row (session_stats) against the records, and that every record
+    refers to stored rows; exits 1 when some do not (scores edited by hand, say) and
+    --repair was not given."""
+    from council_db.store import derived, references
 
-    findings = check_derived(state(ctx).database(read_only=not repair), repair=repair)
-    emit_rows([finding.as_row() for finding in findings], fmt, title="derived tables")
+    database = state(ctx).database(read_only=not repair)
+    orphans = references.orphans(database, repair=repair)  # first: a deleted orphan changes derived rows
+    findings = derived.check(database, repair=repair)
+    emit_rows([finding.as_row() for finding in findings + orphans], fmt, title="derived tables and references")
     for finding in findings:
-        message(describe(finding))
-    if any(finding.wrong and not finding.repaired for finding in findings):
+        message(derived.describe(finding))
+    for finding in orphans:
+        message(references.describe(finding))
+    if any(finding.wrong and not finding.repaired for finding in findings + orphans):
         raise typer.Exit(1)
 
 

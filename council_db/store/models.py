@@ -8,6 +8,9 @@ Design choices that matter for size and speed (<= 1 KB per 4x4 session):
   config version, query hash, query metadata) is stored once on ``sessions``;
   the rare record whose envelope differs from its session's points at a row
   of ``record_envelopes`` so that export gives back exactly what was imported.
+- The foreign keys of ``scores`` and ``session_stats`` are SQLite's only: PostgreSQL
+  checked them row by row, most of an import's time there, and keeps what they did with
+  statement-level triggers instead (migration 0008).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from sqlalchemy import (
     CheckConstraint,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Integer,
     MetaData,
     SmallInteger,
@@ -40,6 +44,21 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def sqlite_only(column: str, referred: str, ondelete: str | None = None) -> ForeignKeyConstraint:
+    """A foreign key that only SQLite has (see the module's docstring); ``schema_filter``
+    leaves it out when the models are compared with a PostgreSQL database."""
+    constraint = ForeignKeyConstraint([column], [referred], ondelete=ondelete, info={"dialects": ("sqlite",)})
+    return constraint.ddl_if(dialect="sqlite")
+
+
+def schema_filter(dialect: str):
+    """Alembic's ``include_object`` for a database of ``dialect``: what the models declare
+    for other databases only is not expected there."""
+    def include(item, name, kind, reflected, compare_to) -> bool:
+        return reflected or dialect in getattr(item, "info", {}).get("dialects", (dialect,))
+    return include
 
 
 class Model(Base):
@@ -162,19 +181,24 @@ class Score(Base):
     """One bias record: the score one reviewer gave one candidate answer in one session."""
 
     __tablename__ = "scores"
-    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True)
-    reviewer_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
-    model_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    session_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    reviewer_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    model_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     response_length_chars: Mapped[int] = mapped_column(Integer)
     score_value: Mapped[float] = mapped_column(Float)
-    scale_id: Mapped[int] = mapped_column(ForeignKey("scales.id"))
+    scale_id: Mapped[int] = mapped_column(Integer)
     display_order: Mapped[bool] = mapped_column(Boolean)  # position is the display slot (schema >= 1.2.0)
     self_review: Mapped[bool] = mapped_column(Boolean)
-    exclusion_id: Mapped[int | None] = mapped_column(ForeignKey("exclusion_reasons.id"))
-    envelope_id: Mapped[int | None] = mapped_column(ForeignKey("record_envelopes.id"))
+    exclusion_id: Mapped[int | None] = mapped_column(SmallInteger)
+    envelope_id: Mapped[int | None] = mapped_column(Integer)
 
-    __table_args__ = ({"sqlite_with_rowid": False},)
+    __table_args__ = (
+        sqlite_only("session_id", "sessions.id", ondelete="CASCADE"), sqlite_only("reviewer_id", "models.id"),
+        sqlite_only("model_id", "models.id"), sqlite_only("scale_id", "scales.id"),
+        sqlite_only("exclusion_id", "exclusion_reasons.id"), sqlite_only("envelope_id", "record_envelopes.id"),
+        {"sqlite_with_rowid": False},
+    )
 
 
 class SessionStats(Base):
@@ -183,8 +207,8 @@ class SessionStats(Base):
     sessions sums a million short rows instead of reading sixteen million records."""
 
     __tablename__ = "session_stats"
-    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True)
-    scale_id: Mapped[int] = mapped_column(ForeignKey("scales.id"), primary_key=True)
+    session_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    scale_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     records: Mapped[int] = mapped_column(Integer)
     usable: Mapped[int] = mapped_column(Integer)
     unscored: Mapped[int] = mapped_column(Integer)
@@ -200,7 +224,8 @@ class SessionStats(Base):
     answer_sxy: Mapped[float] = mapped_column(Float)
     answer_z: Mapped[float | None] = mapped_column(Float)  # Fisher z of the answer-level r, when usable
 
-    __table_args__ = ({"sqlite_with_rowid": False},)
+    __table_args__ = (sqlite_only("session_id", "sessions.id", ondelete="CASCADE"),
+                      sqlite_only("scale_id", "scales.id"), {"sqlite_with_rowid": False})
 class OutboxEvent(Base):
     """A session summary waiting for (or already given to) a telemetry endpoint. Rows are
     written before anything is sent and marked sent after the endpoint accepted them, so a

@@ -17,7 +17,7 @@ from sqlalchemy import inspect, text
 from council_db.contract.fields import EXCLUSION_REASONS
 from council_db.store import migrate
 from council_db.store.database import create_engine_for
-from council_db.store.models import Base
+from council_db.store.models import Base, schema_filter
 from tests.conftest import run_module, scalar, session, write_jsonl
 from tests.store.sqlite_files import EXPECTED_TABLES, EXPECTED_VIEWS, revisions_oldest_first
 
@@ -46,7 +46,8 @@ def test_migrations_build_every_table_and_view_on_postgresql_and_match_the_model
             assert set(inspect(connection).get_view_names()) == EXPECTED_VIEWS
             for view in EXPECTED_VIEWS:
                 assert connection.execute(text(f"SELECT count(*) FROM {view}")).scalar() == 0
-            assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
+            context = MigrationContext.configure(connection, opts={"include_object": schema_filter("postgresql")})
+            assert compare_metadata(context, Base.metadata) == []
             assert connection.execute(text("SELECT count(*) FROM exclusion_reasons")).scalar() == len(
                 EXCLUSION_REASONS)
     finally:
@@ -146,5 +147,33 @@ def test_a_postgresql_database_holding_other_tables_is_refused_and_left_untouche
         result = run_module("--db", pg_url, "stats")
         assert result.returncode == 1 and b"not a council-db database" in result.stderr
         assert set(inspect(engine).get_table_names()) == {"recipes"}
+    finally:
+        engine.dispose()
+
+
+def test_a_filled_postgresql_database_goes_down_to_0007_with_its_foreign_keys_and_up_again(pg_url, tmp_path):
+    path = write_jsonl(tmp_path / "in.jsonl", session("a") + session("b", score_value=0.0))
+    assert run_module("--db", pg_url, "import", "-q", str(path)).returncode == 0
+    engine = create_engine_for(pg_url)
+    tables = ("scores", "session_stats", "sessions")
+    try:
+        def rows() -> dict[str, list]:
+            with engine.connect() as connection:
+                return {t: sorted(map(tuple, connection.execute(text(f"SELECT * FROM {t}")))) for t in tables}
+
+        def triggers() -> int:
+            with engine.connect() as connection:
+                return connection.execute(text(
+                    "SELECT count(*) FROM pg_trigger WHERE tgname LIKE '%\\_deleted' OR tgname LIKE '%\\_truncated' "
+                    "OR tgname LIKE '%\\_id\\_fixed'")).scalar()
+
+        before = rows()
+        assert triggers() == 15 and not inspect(engine).get_foreign_keys("scores")
+        migrate.downgrade(engine, "0007")
+        assert rows() == before and triggers() == 0
+        assert len(inspect(engine).get_foreign_keys("scores")) == 6
+        assert len(inspect(engine).get_foreign_keys("session_stats")) == 2
+        migrate.upgrade(engine, "head")
+        assert rows() == before and triggers() == 15 and not inspect(engine).get_foreign_keys("scores")
     finally:
         engine.dispose()

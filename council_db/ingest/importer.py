@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
-from council_db.ingest.pipeline import Chunk, source_chunks
+from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
 from council_db.ingest.resume import Start, close_abandoned, fingerprint, held_tail, resume_point
 from council_db.ingest.sources import Source, resolve_sources
@@ -153,7 +153,9 @@ class FileImport:
         writer = ScoreWriter(connection)
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
-        for chunk in source_chunks(self.source, start.offset, start.first_line):
+        chunks = merged(source_chunks(self.source, start.offset, start.first_line), writer.batch_records,
+                        COMMIT_EVERY_LINES)
+        for chunk in chunks:
             self._write_chunk(connection, writer, chunk)
             end_offset, end_line = chunk.end_offset, chunk.last_line
             since_commit += chunk.lines

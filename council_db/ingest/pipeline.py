@@ -48,6 +48,13 @@ class Chunk:
     position: int  # bytes of the source read so far, for progress (compressed for gzip)
     normalised: Normalised
 
+    @classmethod
+    def joined(cls, parts: list[Chunk]) -> Chunk:
+        """Consecutive chunks as one, ending where the last one ends."""
+        last = parts[-1]
+        return cls(last.end_offset, last.last_line, sum(part.lines for part in parts), last.position,
+                   Normalised.joined([part.normalised for part in parts]))
+
     def shifted(self, lines_before: int) -> Chunk:
         """Line numbers made absolute: a worker numbers each segment from 1."""
         self.last_line += lines_before
@@ -225,6 +232,22 @@ def _empty(received: queue.Queue) -> None:
             received.get_nowait()
         except queue.Empty:
             return
+
+
+def merged(chunks: Iterator[Chunk], records: int, lines: int) -> Iterator[Chunk]:
+    """Consecutive chunks joined until they hold ``records`` rows or ``lines`` lines (so a
+    commit every ``lines`` lines stays one): for a writer with a fixed cost per batch."""
+    parts: list[Chunk] = []
+    held_records = held_lines = 0
+    for chunk in chunks:
+        parts.append(chunk)
+        held_records += len(chunk.normalised.rows)
+        held_lines += chunk.lines
+        if held_records >= records or held_lines >= lines:
+            yield Chunk.joined(parts)
+            parts, held_records, held_lines = [], 0, 0
+    if parts:
+        yield Chunk.joined(parts)
 
 
 def source_chunks(source: Source, offset: int, first_line: int) -> Iterator[Chunk]:

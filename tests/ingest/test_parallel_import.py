@@ -9,6 +9,7 @@ import gzip
 import json
 import threading
 
+import numpy as np
 import pytest
 
 from council_db.ingest import pipeline
@@ -36,6 +37,22 @@ def test_segments_are_cut_after_newlines_and_cover_the_file(tmp_path, parallel):
     data = path.read_bytes()
     assert len(parts) > 5 and parts[0].start == 0 and parts[-1].end == len(data) and parts[-1].last
     assert all(a.end == b.start and data[a.end - 1:a.end] == b"\n" for a, b in zip(parts, parts[1:]))
+
+
+def test_chunks_joined_for_the_writer_keep_every_row_bad_line_and_end_and_stop_at_a_commit(tmp_path, parallel):
+    lines = many_sessions(12)
+    lines.insert(40, "{broken")
+    source = resolve_sources([str(write_jsonl(tmp_path / "in.jsonl", lines))])[0]
+    chunks = list(pipeline.source_chunks(source, 0, 1))
+    for batch_records, commit_lines in ((100, 10**6), (10**6, 50)):
+        joined = list(pipeline.merged(iter(chunks), batch_records, commit_lines))
+        assert 1 < len(joined) < len(chunks)
+        assert all(len(j.normalised.rows) >= batch_records or j.lines >= commit_lines for j in joined[:-1])
+        assert [j.end_offset for j in joined][-1] == source.size and joined[-1].last_line == len(lines)
+        assert sum(j.lines for j in joined) == len(lines)
+        assert [r.line_number for j in joined for r in j.normalised.rejected] == [41]
+        keys = [k for j in joined for k in np.array(j.normalised.rows.session_keys)[j.normalised.rows.session]]
+        assert keys == [k for c in chunks for k in np.array(c.normalised.rows.session_keys)[c.normalised.rows.session]]
 
 
 @both_backends

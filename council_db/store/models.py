@@ -8,9 +8,10 @@ Design choices that matter for size and speed (<= 1 KB per 4x4 session):
   config version, query hash, query metadata) is stored once on ``sessions``;
   the rare record whose envelope differs from its session's points at a row
   of ``record_envelopes`` so that export gives back exactly what was imported.
-- The foreign keys of ``scores`` and ``session_stats`` are SQLite's only: PostgreSQL
-  checked them row by row, most of an import's time there, and keeps what they did with
-  statement-level triggers instead (migration 0008).
+- The foreign keys of the rows an import writes (``scores``, ``session_stats``,
+  ``sessions.import_id``) are SQLite's only: PostgreSQL checked them row by row, most of an
+  import's time there, and keeps what they did with statement-level triggers instead
+  (migration 0008).
 """
 
 from __future__ import annotations
@@ -156,9 +157,10 @@ class Session(Base):
     category: Mapped[str | None] = mapped_column(Text)
     language: Mapped[str | None] = mapped_column(Text)
     length_bucket: Mapped[str | None] = mapped_column(Text)
-    import_id: Mapped[int | None] = mapped_column(ForeignKey("imports.id", ondelete="SET NULL"))
+    import_id: Mapped[int | None] = mapped_column(Integer)
 
-    __table_args__ = (CheckConstraint("consent_level BETWEEN 1 AND 4", name="consent_level"),)
+    __table_args__ = (CheckConstraint("consent_level BETWEEN 1 AND 4", name="consent_level"),
+                      sqlite_only("import_id", "imports.id", ondelete="SET NULL"))
 
 
 class RecordEnvelope(Base):

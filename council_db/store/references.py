@@ -3,9 +3,10 @@
 council-db itself never writes one: the importer only uses ids that it read or inserted in
 the same transaction under the write lock, and a session's delete takes its records along.
 But neither backend checks every edit by hand: SQLite's own shell leaves foreign keys off,
-and on PostgreSQL scores and session_stats have no per-row foreign keys (migration 0008;
-triggers there refuse removing a row that records use, but do not check an insert). An
-orphan cannot be named in a report or an export, so ``--repair`` deletes it.
+and on PostgreSQL scores, session_stats and sessions.import_id have no per-row foreign keys
+(migration 0008; triggers there refuse removing a row that records use, but do not check an
+insert). An orphan record cannot be named in a report or an export, so ``--repair`` deletes
+it; a session whose import is gone keeps its records and loses its import_id.
 
 One scan of each table checks all its references at once: a LEFT JOIN per reference, which
 PostgreSQL runs as hash joins and SQLite as primary-key look-ups.
@@ -20,7 +21,7 @@ from council_db.store.derived import EXAMPLES, Finding
 if TYPE_CHECKING:
     from council_db.store.database import Database
 
-# (table, column, referred table): every reference of a record to another table's id
+# (table, column, referred table): every reference from a row council-db writes to another row's id
 REFERENCES = (
     ("scores", "session_id", "sessions"),
     ("scores", "reviewer_id", "models"),
@@ -30,14 +31,16 @@ REFERENCES = (
     ("scores", "envelope_id", "record_envelopes"),
     ("session_stats", "session_id", "sessions"),
     ("session_stats", "scale_id", "scales"),
+    ("sessions", "import_id", "imports"),
 )
+KEPT = {("sessions", "import_id")}  # a session outlives its import's row: --repair empties the column
 
 
 def _tables() -> list[str]:
     return list(dict.fromkeys(table for table, _, _ in REFERENCES))
 
 
-def _missing(column: str, referred: str, alias: str = "c") -> str:
+def _missing(column: str, referred: str, alias: str) -> str:
     """SQL true where the row's ``column`` names no row of ``referred`` (NULL names none)."""
     return (f"({alias}.{column} IS NOT NULL AND "
             f"NOT EXISTS (SELECT 1 FROM {referred} AS p WHERE p.id = {alias}.{column}))")
@@ -52,29 +55,36 @@ def _count_sql(table: str, references: list[tuple[str, str]]) -> str:
     return f"SELECT COUNT(*), {sums} FROM {table} AS c {joins}"
 
 
+def _repair_sql(table: str, column: str, referred: str) -> str:
+    if (table, column) in KEPT:
+        return f"UPDATE {table} SET {column} = NULL WHERE {_missing(column, referred, table)}"
+    return f"DELETE FROM {table} WHERE {_missing(column, referred, table)}"
+
+
 def orphans(db: Database, *, repair: bool = False) -> list[Finding]:
     """Per reference, a Finding named ``table.column``: the table's rows, and as ``extra`` those
-    referring to a missing row; with ``repair``, those rows are deleted (under the write lock)."""
+    referring to a missing row; with ``repair``, those rows are deleted (or the column
+    emptied, for KEPT), under the write lock."""
     from sqlalchemy import text
 
     findings = []
     for table in _tables():
         references = [(column, referred) for name, column, referred in REFERENCES if name == table]
         with db.engine.connect() as connection:
-            found = connection.execute(text(_count_sql(table, references))).one()
-            for (column, referred), count in zip(references, found[1:]):
-                finding = Finding(f"{table}.{column}", rows=found[0], extra=count or 0)
+            total, *counts = connection.execute(text(_count_sql(table, references))).one()
+            for (column, referred), count in zip(references, counts):
+                finding = Finding(f"{table}.{column}", rows=total, extra=count or 0)
                 if finding.extra:
                     finding.examples = [f"{column}={value}" for value, in connection.execute(text(
-                        f"SELECT DISTINCT c.{column} FROM {table} AS c WHERE {_missing(column, referred)} "
+                        f"SELECT DISTINCT c.{column} FROM {table} AS c WHERE {_missing(column, referred, 'c')} "
                         f"ORDER BY 1 LIMIT {EXAMPLES}"))]
                 findings.append(finding)
-        if repair and any(finding.extra for finding in findings[-len(references):]):
-            with db.writer() as connection, connection.begin():
-                connection.execute(text(f"DELETE FROM {table} WHERE "
-                                        + " OR ".join(_missing(c, r, table) for c, r in references)))
-            for finding in findings[-len(references):]:
-                finding.repaired = bool(finding.extra)
+    if repair and any(finding.extra for finding in findings):
+        with db.writer() as connection, connection.begin():
+            for (table, column, referred), finding in zip(REFERENCES, findings):
+                if finding.extra:
+                    connection.execute(text(_repair_sql(table, column, referred)))
+                    finding.repaired = True
     return findings
 
 
@@ -84,5 +94,6 @@ def describe(finding: Finding) -> str:
     referred = next(r for t, c, r in REFERENCES if (t, c) == (table, column))
     if not finding.extra:
         return f"{finding.table} ({finding.rows:,} rows): every one names a stored {referred} row"
+    done = "emptied" if (table, column) in KEPT else "deleted"
     return (f"{finding.table} ({finding.rows:,} rows): {finding.extra:,} name no stored {referred} row"
-            + ("; deleted" if finding.repaired else "; council-db db check --repair deletes them"))
+            + (f"; {done}" if finding.repaired else f"; council-db db check --repair: {done}"))

@@ -1,20 +1,21 @@
-"""PostgreSQL: the references of scores and session_stats are kept once per statement
+"""PostgreSQL: the references of the rows an import writes are kept once per statement
 
 Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-24
 
-PostgreSQL checks a foreign key row by row: an index probe and a row lock per key, six keys
-per score row. Importing 100k sessions, that was 80% of the server's work (35 of 44 CPU
-seconds; issue 16). The importer only writes ids that it read or inserted in the same
+PostgreSQL checks a foreign key row by row: an index probe and a row lock per row and key,
+six keys per score row. Importing 100k sessions, that was 80% of the server's work (35 of
+44 CPU seconds; issue 16). The importer only writes ids that it read or inserted in the same
 transaction under the writers' lock, which SQLite's bulk writer already relies on; so on
-PostgreSQL the foreign keys of scores and session_stats go, and what else they did is kept
-by triggers that run once per statement:
-- deleting sessions deletes their scores and session_stats rows (was ON DELETE CASCADE);
-- deleting a sessions, models, scales, exclusion_reasons or record_envelopes row that
-  such a row refers to is refused, and so is emptying one of those tables by TRUNCATE
-  while they are not empty too;
-- the id of a row of those tables cannot change.
+PostgreSQL the foreign keys of scores, session_stats and sessions.import_id go, and what
+else they did is kept by triggers that run once per statement:
+- deleting sessions deletes their scores and session_stats rows (was ON DELETE CASCADE),
+  and deleting imports empties the sessions' import_id (was ON DELETE SET NULL);
+- deleting a row of sessions, models, scales, exclusion_reasons or record_envelopes that
+  a record refers to is refused, and so is a TRUNCATE of such a table unless the tables
+  referring to it are empty (or truncated with it);
+- the id of a row of those tables (and of imports) cannot change.
 Each trigger first takes the writers' advisory lock (store/database.py), so an edit by hand
 waits for a running import, which cannot then be left holding an id that the edit removed.
 An insert by hand is not checked: `council-db db check` finds a row that refers to a missing
@@ -38,30 +39,33 @@ FOREIGN_KEYS = (
     ("scores", "session_id", "sessions", "CASCADE"),
     ("session_stats", "scale_id", "scales", None),
     ("session_stats", "session_id", "sessions", "CASCADE"),
+    ("sessions", "import_id", "imports", "SET NULL"),
 )
-REFERRED = ("sessions", "models", "scales", "exclusion_reasons", "record_envelopes")
+REFERRED = ("sessions", "models", "scales", "exclusion_reasons", "record_envelopes", "imports")
 WRITE_LOCK_KEY = 27988572848220524  # store/database.py's, written out: a migration does the same thing forever
 
 FUNCTIONS = f"""
 CREATE FUNCTION council_db_references() RETURNS trigger LANGUAGE plpgsql AS $$
--- Revision 0008: what the foreign keys of scores and session_stats did, once per statement.
--- TG_ARGV: (table, column) pairs referring to this table's id. Deleted sessions take their
--- rows along; removing any other row that is referred to is refused.
+-- Revision 0008: what the foreign keys of the rows an import writes did, once per statement.
+-- TG_ARGV: (table, column, ON DELETE) for each reference to this table's id: CASCADE deletes
+-- the rows referring to a deleted row, SET NULL empties their column, NO ACTION refuses.
 DECLARE
     i integer;
-    referred boolean;
+    referred boolean := false;
+    gone constant text := 'ANY (ARRAY(SELECT id FROM removed))';
 BEGIN
     PERFORM pg_advisory_xact_lock({WRITE_LOCK_KEY});
-    FOR i IN 0 .. TG_NARGS - 1 BY 2 LOOP
+    FOR i IN 0 .. TG_NARGS - 1 BY 3 LOOP
         IF TG_OP = 'TRUNCATE' THEN
             EXECUTE format('SELECT EXISTS (SELECT FROM %I)', TG_ARGV[i]) INTO referred;
-        ELSIF TG_TABLE_NAME = 'sessions' THEN
-            EXECUTE format('DELETE FROM %I WHERE %I = ANY (ARRAY(SELECT id FROM removed))', TG_ARGV[i],
-                           TG_ARGV[i + 1]);
-            referred := false;
+        ELSIF TG_ARGV[i + 2] = 'CASCADE' THEN
+            EXECUTE format('DELETE FROM %I WHERE %I = %s', TG_ARGV[i], TG_ARGV[i + 1], gone);
+        ELSIF TG_ARGV[i + 2] = 'SET NULL' THEN
+            EXECUTE format('UPDATE %I SET %I = NULL WHERE %I = %s', TG_ARGV[i], TG_ARGV[i + 1], TG_ARGV[i + 1],
+                           gone);
         ELSE
-            EXECUTE format('SELECT EXISTS (SELECT FROM %I WHERE %I = ANY (ARRAY(SELECT id FROM removed)))',
-                           TG_ARGV[i], TG_ARGV[i + 1]) INTO referred;
+            EXECUTE format('SELECT EXISTS (SELECT FROM %I WHERE %I = %s)', TG_ARGV[i], TG_ARGV[i + 1], gone)
+                INTO referred;
         END IF;
         IF referred THEN
             RAISE foreign_key_violation USING MESSAGE = format(
@@ -81,8 +85,9 @@ END $$;
 
 
 def _referring(table: str) -> str:
-    """The trigger arguments: the (table, column) pairs that refer to ``table``."""
-    return ", ".join(f"'{child}', '{column}'" for child, column, parent, _ in FOREIGN_KEYS if parent == table)
+    """The trigger arguments: (table, column, ON DELETE) of each reference to ``table``."""
+    return ", ".join(f"'{child}', '{column}', '{ondelete or 'NO ACTION'}'"
+                     for child, column, parent, ondelete in FOREIGN_KEYS if parent == table)
 
 
 def upgrade() -> None:

@@ -73,14 +73,23 @@ def test_deleting_sessions_deletes_their_records_and_statistics(cli, db, tmp_pat
 
 
 @both_backends
+def test_deleting_an_import_keeps_its_sessions_and_empties_their_import_id(cli, db, tmp_path):
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", session("a")))).exit_code == 0
+    edited(db, "DELETE FROM imports")
+    with db.engine.connect() as connection:
+        assert connection.execute(text("SELECT COUNT(*), COUNT(import_id) FROM sessions")).one() == (1, 0)
+    assert counts(db, 1) == (16, 1) and set(all_orphans(db).values()) == {0}
+
+
+@both_backends
 @pytest.mark.parametrize("statement", [
     "DELETE FROM models WHERE id = 1", "DELETE FROM scales", "UPDATE models SET id = 1000 WHERE id = 2",
     "UPDATE sessions SET id = 1000 WHERE id = 1", "UPDATE scales SET id = 1000",
-    "DELETE FROM exclusion_reasons WHERE id = 1", "DELETE FROM record_envelopes"])
+    "DELETE FROM exclusion_reasons WHERE id = 1", "DELETE FROM record_envelopes", "UPDATE imports SET id = 1000"])
 def test_removing_or_renumbering_a_row_that_records_use_is_refused(cli, db, tmp_path, statement):
     lines = session("a", score_value=0.0) + [dict(session("a")[0], timestamp="2025-12-18T00:00:00Z", position=7)]
     assert cli("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code == 0
-    with pytest.raises(DBAPIError, match="(?i)foreign key|refer"):
+    with pytest.raises(DBAPIError, match="(?i)foreign key|refer"):  # SQLite's message, or the triggers'
         edited(db, statement)
     assert set(all_orphans(db).values()) == {0} and counts(db, 1) == (17, 1)
 
@@ -107,16 +116,20 @@ def test_db_check_finds_records_pointing_at_missing_rows_and_repair_deletes_them
     assert cli("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code == 0
     # as sqlite3's shell (foreign keys off) or psql (no per-row check of scores) would let a user
     by_hand(db_url, "UPDATE scores SET session_id = 999 WHERE session_id = 2",
-            "UPDATE scores SET reviewer_id = reviewer_id + 700 WHERE session_id = 3 AND position = 0")
+            "UPDATE scores SET reviewer_id = reviewer_id + 700 WHERE session_id = 3 AND position = 0",
+            "UPDATE sessions SET import_id = 99 WHERE id = 1")
     status, found = checked(cli)
     assert status == 1
     rows = {row["table"]: row for row in json.loads(cli("db", "check", "--format", "json").stdout)}
     assert rows["scores.session_id"]["extra"] == 16 and "session_id=999" in rows["scores.session_id"]["examples"]
     assert rows["scores.reviewer_id"]["extra"] == sum(1 for line in session("c") if line["position"] == 0)
+    assert rows["sessions.import_id"]["extra"] == 1
     assert all(row["extra"] == 0 for name, row in rows.items()
-               if name not in ("scores.session_id", "scores.reviewer_id", "session_stats"))
+               if name not in ("scores.session_id", "scores.reviewer_id", "sessions.import_id", "session_stats"))
 
     assert checked(cli, "--repair")[0] == 0
     assert set(all_orphans(db).values()) == {0}
     assert checked(cli)[0] == 0
     assert counts(db, 1) == (16, 1) and counts(db, 2) == (0, 0)
+    with db.engine.connect() as connection:  # the session whose import was gone is kept, without one
+        assert connection.execute(text("SELECT import_id FROM sessions WHERE id = 1")).scalar_one() is None

@@ -81,28 +81,40 @@ class StagedTable:
 
 def binary_copy_data(kinds: Sequence[str], columns: Sequence[np.ndarray], nullable: Sequence[bool] = ()) -> bytes:
     """The rows of equal-length columns (PostgreSQL types ``kinds``) in COPY's binary format;
-    in a ``nullable`` column, the NULL marker of its type (0, NaN) travels as NULL."""
+    in a ``nullable`` column, the NULL marker of its type (0, NaN) travels as NULL.
+
+    A NULL field is its length, -1, without a value, so rows with NULLs in other columns
+    differ in width: the rows are grouped by which of their fields are NULL (each group one
+    block of fixed-width rows), and their order is not kept. (Keeping it by masking bytes
+    cost 4 times as long.)"""
     wire = [np.dtype(WIRE[kind]) for kind in kinds]
+    pattern = np.zeros(len(columns[0]), dtype=np.int64)  # per row: bit k set when field k is NULL
+    for number, (dtype, column) in enumerate(zip(wire, columns)):
+        if number < len(nullable) and nullable[number]:
+            pattern |= (np.isnan(column) if dtype.kind == "f" else column == 0).astype(np.int64) << number
+    found = np.flatnonzero(np.bincount(pattern)) if pattern.any() else [0]
+    if len(found) == 1:
+        return _HEADER + _fixed_rows(wire, columns, int(found[0])) + _TRAILER
+    blocks = [_fixed_rows(wire, [column[pattern == nulls] for column in columns], int(nulls)) for nulls in found]
+    return _HEADER + b"".join(blocks) + _TRAILER
+
+
+def _fixed_rows(wire: list[np.dtype], columns: Sequence[np.ndarray], nulls: int) -> bytes:
+    """Rows whose fields are NULL where bit k of ``nulls`` is set, one numpy block of bytes."""
     layout = [("fields", ">i2")]
     for number, dtype in enumerate(wire):
-        layout += [(f"length{number}", ">i4"), (f"value{number}", dtype)]
+        layout.append((f"length{number}", ">i4"))
+        if not nulls >> number & 1:
+            layout.append((f"value{number}", dtype))
     rows = np.empty(len(columns[0]), dtype=layout)
     rows["fields"] = len(wire)
     for number, (dtype, column) in enumerate(zip(wire, columns)):
-        rows[f"length{number}"] = dtype.itemsize
-        rows[f"value{number}"] = column
-    nulls = {number: np.isnan(column) if wire[number].kind == "f" else column == 0
-             for number, column in enumerate(columns) if number < len(nullable) and nullable[number]}
-    nulls = {number: null for number, null in nulls.items() if null.any()}
-    if not nulls:
-        return _HEADER + rows.tobytes() + _TRAILER
-    # A NULL is its length, -1, with no value bytes: rows lose those bytes, and keep their order
-    keep = np.ones((len(rows), rows.dtype.itemsize), dtype=bool)
-    for number, null in nulls.items():
-        rows[f"length{number}"][null] = -1
-        offset = rows.dtype.fields[f"value{number}"][1]
-        keep[null, offset:offset + wire[number].itemsize] = False
-    return _HEADER + rows.view(np.uint8).reshape(len(rows), -1)[keep].tobytes() + _TRAILER
+        if nulls >> number & 1:
+            rows[f"length{number}"] = -1
+        else:
+            rows[f"length{number}"] = dtype.itemsize
+            rows[f"value{number}"] = column
+    return rows.tobytes()
 
 
 class StagedWriter:

@@ -259,24 +259,25 @@ class ScoreWriter:
                                batch.exclusion)
         touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched  # this batch's new sessions: none of their rows is stored
-        fresh = _fresh_rows(columns, created)
-        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), fresh, created)
+        first = _first_of_each_key(columns)
+        fresh = first & _in_sessions(columns.session_id, created)
+        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), first, fresh)
         if inserted:
             self._session_stats(columns, fresh, touched - created)
         self.created -= touched
         self._transaction = self.connection.get_transaction()
         return inserted
 
-    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, fresh: np.ndarray,
-                       created: set[int]) -> int:
-        """The score rows. PostgreSQL copies the ``fresh`` rows straight into the table and
-        the rows of older sessions through a staging table (store.pg_copy); the rest of the
-        new sessions' rows repeat a key of a fresh row, so they are left out."""
+    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, first: np.ndarray,
+                       fresh: np.ndarray) -> int:
+        """The score rows. PostgreSQL leaves out the rows that repeat a key of an earlier one
+        (``first``), copies the ``fresh`` ones straight into the table and the rows of older
+        sessions through a staging table (store.pg_copy)."""
         if self.arrays:
             envelopes = np.zeros(len(columns.session_id), dtype=np.int64) if envelope_ids is None else envelope_ids
             rows = [*vars(columns).values(), envelopes]
             inserted = self.staged.copy(_staged_scores(), [column[fresh] for column in rows]) if fresh.any() else 0
-            older = ~_in_sessions(columns.session_id, created)
+            older = first & ~fresh
             if older.any():
                 inserted += self.staged.insert(_staged_scores(), [column[older] for column in rows])
             return inserted
@@ -317,22 +318,20 @@ def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:
     return np.isin(session_id, np.fromiter(sessions, dtype=np.int64, count=len(sessions)))
 
 
-def _fresh_rows(columns: ScoreColumns, created: set[int]) -> np.ndarray:
-    """Per row: whether it is the first in the batch with its key among the rows of sessions
-    the batch created, i.e. what an INSERT ... ON CONFLICT DO NOTHING in batch order stores."""
-    fresh = _in_sessions(columns.session_id, created)
-    if not fresh.any():
-        return fresh
-    rows = np.flatnonzero(fresh)
-    keys = (columns.position[rows], columns.model_id[rows], columns.reviewer_id[rows], columns.session_id[rows])
+def _first_of_each_key(columns: ScoreColumns) -> np.ndarray:
+    """Per row: whether no earlier row of the batch has its key, i.e. what an INSERT ... ON
+    CONFLICT DO NOTHING in batch order stores of it. Rows whose key is first can then go in
+    any order."""
+    keys = (columns.position, columns.model_id, columns.reviewer_id, columns.session_id)
     order = np.lexsort(keys)  # stable: among equal keys the earliest row comes first
     repeated = np.ones(len(order), dtype=bool)
     repeated[0] = False
     for key in keys:
         ordered = key[order]
         repeated[1:] &= ordered[1:] == ordered[:-1]
-    fresh[rows[order[repeated]]] = False
-    return fresh
+    first = np.ones(len(order), dtype=bool)
+    first[order[repeated]] = False
+    return first
 
 
 def id_runs(ids: set[int]) -> list[tuple[int, int]]:

@@ -37,9 +37,9 @@ WIRE = {"SMALLINT": ">i2", "INTEGER": ">i4", "BIGINT": ">i8", "FLOAT": ">f8", "B
 
 
 @dataclass(frozen=True)
-class StagedTable:
-    """How one table is written: its columns with their PostgreSQL types, its natural key,
-    and its nullable columns (holding a NULL marker where NULL is meant)."""
+class CopyTable:
+    """How one table is written by COPY: its columns with their PostgreSQL types, its natural
+    key, and its nullable columns (holding a NULL marker where NULL is meant)."""
 
     table: str
     columns: tuple[tuple[str, str], ...]  # (name, PostgreSQL type)
@@ -47,7 +47,7 @@ class StagedTable:
     nullable: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, table: str, names: Sequence[str], conflict: str, nullable: Sequence[str] = ()) -> StagedTable:
+    def of(cls, table: str, names: Sequence[str], conflict: str, nullable: Sequence[str] = ()) -> CopyTable:
         """The table's columns typed as the models declare them."""
         from sqlalchemy.dialects import postgresql
 
@@ -117,22 +117,22 @@ def _fixed_rows(wire: list[np.dtype], columns: Sequence[np.ndarray], nulls: int)
     return rows.tobytes()
 
 
-class StagedWriter:
-    """Writes rows by COPY: through each table's staging table (made once per transaction),
-    or straight into the table."""
+class CopyWriter:
+    """Writes rows by COPY: straight into the table, or through its staging table (made
+    once per transaction)."""
 
     def __init__(self, connection: Connection):
         self.connection = connection
         self._made: set[str] = set()
         self._transaction: object = None
 
-    def insert(self, target: StagedTable, columns: Sequence[np.ndarray]) -> int:
+    def insert(self, target: CopyTable, columns: Sequence[np.ndarray]) -> int:
         """Insert the rows, skipping those whose key is already stored; how many were new."""
         self._stage(target)
         self._copy(f"COPY {target.stage} FROM STDIN (FORMAT BINARY)", target.copy_data(columns))
         return self.connection.exec_driver_sql(target.insert_sql()).rowcount
 
-    def copy_rows(self, target: StagedTable, rows: Sequence[tuple]) -> int:
+    def copy_rows(self, target: CopyTable, rows: Sequence[tuple]) -> int:
         """``copy`` for rows of Python values (text among them), sent by text COPY."""
         if not self.connection.in_transaction():
             self.connection.begin()
@@ -141,7 +141,7 @@ class StagedWriter:
                 copy.write_row(row)
         return len(rows)
 
-    def copy(self, target: StagedTable, columns: Sequence[np.ndarray]) -> int:
+    def copy(self, target: CopyTable, columns: Sequence[np.ndarray]) -> int:
         """Copy rows that cannot be stored yet straight into the table (a stored key is an
         error, not skipped); how many."""
         if not self.connection.in_transaction():
@@ -156,7 +156,7 @@ class StagedWriter:
         with self._cursor() as cursor, cursor.copy(statement) as copy:
             copy.write(data)
 
-    def _stage(self, target: StagedTable) -> None:
+    def _stage(self, target: CopyTable) -> None:
         """An empty staging table: made if this transaction has none yet, else emptied."""
         if not self.connection.in_transaction():
             self.connection.begin()  # so the transaction the table lives in is known now

@@ -2,8 +2,9 @@
 
 Statements go straight to the driver (``exec_driver_sql``), several hundred rows per
 INSERT: this is the hot path, and per-row work would cost more than SQLite's own insert.
-Every insert is ``ON CONFLICT DO NOTHING`` on a natural key, which makes importing
-idempotent and safe for several importers at once, on SQLite and PostgreSQL alike.
+A row whose natural key is stored already is skipped (``ON CONFLICT DO NOTHING``, or left
+out before a COPY of rows known to be new), which makes importing idempotent and safe for
+several importers at once, on SQLite and PostgreSQL alike.
 
 SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score, statistics and session
 rows by COPY (store.pg_copy): straight into the table for the rows of sessions the batch
@@ -25,7 +26,7 @@ from council_db.contract.envelope import Envelope
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.resources import read_sql
-from council_db.store.pg_copy import StagedTable, StagedWriter
+from council_db.store.pg_copy import CopyTable, CopyWriter
 from council_db.store.session_stats import COLUMNS as STATS_COLUMNS
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class ScoreWriter:
         self.mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
         self.arrays = connection.dialect.name == "postgresql"
         self.batch_records = POSTGRESQL_BATCH_RECORDS if self.arrays else 0
-        self.staged = StagedWriter(connection)
+        self.copies = CopyWriter(connection)
         self.models: dict[str, int] = {}
         self.scales: dict[str, int] = {}
         self.sessions: dict[str, tuple[int, tuple]] = {}
@@ -182,7 +183,7 @@ class ScoreWriter:
                 del first_seen[key]
             if first_seen:
                 reserved = self._reserve_session_ids(len(first_seen))
-                self.staged.copy_rows(_staged_sessions(), _session_rows(reserved, first_seen, import_id))
+                self.copies.copy_rows(_sessions_table(), _session_rows(reserved, first_seen, import_id))
                 self._created(reserved, first_seen)
             return
         keys = list(first_seen)
@@ -276,10 +277,10 @@ class ScoreWriter:
         if self.arrays:
             envelopes = np.zeros(len(columns.session_id), dtype=np.int64) if envelope_ids is None else envelope_ids
             rows = [*vars(columns).values(), envelopes]
-            inserted = self.staged.copy(_staged_scores(), [column[fresh] for column in rows]) if fresh.any() else 0
+            inserted = self.copies.copy(_scores_table(), [column[fresh] for column in rows]) if fresh.any() else 0
             older = first & ~fresh
             if older.any():
-                inserted += self.staged.insert(_staged_scores(), [column[older] for column in rows])
+                inserted += self.copies.insert(_scores_table(), [column[older] for column in rows])
             return inserted
         envelopes = [None] * len(columns.session_id) if envelope_ids is None else \
             [value or None for value in envelope_ids.tolist()]
@@ -298,7 +299,7 @@ class ScoreWriter:
         from council_db.store.session_stats import COLUMNS, stats_columns, stats_rows
 
         if self.arrays:
-            self.staged.copy(_staged_stats(), stats_columns(columns))
+            self.copies.copy(_stats_table(), stats_columns(columns))
         else:
             self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
 
@@ -346,20 +347,20 @@ def id_runs(ids: set[int]) -> list[tuple[int, int]]:
 
 
 @cache
-def _staged_scores() -> StagedTable:
-    return StagedTable.of("scores", SCORE_COLUMNS, SCORE_KEY, nullable=("exclusion_id", "envelope_id"))
+def _scores_table() -> CopyTable:
+    return CopyTable.of("scores", SCORE_COLUMNS, SCORE_KEY, nullable=("exclusion_id", "envelope_id"))
 
 
 @cache
-def _staged_sessions() -> StagedTable:
-    return StagedTable.of("sessions", ("id", *SESSION_COLUMNS), "session_key")
+def _sessions_table() -> CopyTable:
+    return CopyTable.of("sessions", ("id", *SESSION_COLUMNS), "session_key")
 
 
 @cache
-def _staged_stats() -> StagedTable:
+def _stats_table() -> CopyTable:
     from council_db.store.session_stats import COLUMNS
 
-    return StagedTable.of("session_stats", COLUMNS, STATS_KEY, nullable=("answer_z",))
+    return CopyTable.of("session_stats", COLUMNS, STATS_KEY, nullable=("answer_z",))
 
 
 @cache

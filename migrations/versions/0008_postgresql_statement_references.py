@@ -12,10 +12,10 @@ PostgreSQL the foreign keys of scores, session_stats and sessions.import_id go, 
 else they did is kept by triggers that run once per statement:
 - deleting sessions deletes their scores and session_stats rows (was ON DELETE CASCADE),
   and deleting imports empties the sessions' import_id (was ON DELETE SET NULL);
-- deleting a row of sessions, models, scales, exclusion_reasons or record_envelopes that
-  a record refers to is refused, and so is a TRUNCATE of such a table unless the tables
-  referring to it are empty (or truncated with it);
-- the id of a row of those tables (and of imports) cannot change.
+- deleting a row of models, scales, exclusion_reasons or record_envelopes that a record
+  refers to is refused, and so is a TRUNCATE of any of these tables (sessions and imports
+  too) unless the tables referring to it are empty (or truncated with it);
+- the id of a row of any of them cannot change.
 Each trigger first takes the writers' advisory lock (store/database.py), so an edit by hand
 waits for a running import, which cannot then be left holding an id that the edit removed.
 An insert by hand is not checked: `council-db db check` finds a row that refers to a missing

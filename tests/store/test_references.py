@@ -17,6 +17,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from council_db.store import migrate
+from council_db.store.database import WRITE_LOCK_KEY
 from council_db.store.references import REFERENCES, orphans
 from tests.conftest import both_backends, session, write_jsonl
 from tests.reliability import council_db_argv, kill_after_first_commit, simulated_file
@@ -133,3 +135,8 @@ def test_db_check_finds_records_pointing_at_missing_rows_and_repair_deletes_them
     assert counts(db, 1) == (16, 1) and counts(db, 2) == (0, 0)
     with db.engine.connect() as connection:  # the session whose import was gone is kept, without one
         assert connection.execute(text("SELECT import_id FROM sessions WHERE id = 1")).scalar_one() is None
+
+
+def test_the_triggers_take_the_lock_that_council_db_writers_take():
+    """An edit by hand must wait for a running import (migration 0008 writes the key out)."""
+    assert migrate.scripts().get_revision("0008").module.WRITE_LOCK_KEY == WRITE_LOCK_KEY

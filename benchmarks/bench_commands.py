@@ -2,7 +2,7 @@
 real `council-db` process as a user runs it, printed with the store's size.
 
     python benchmarks/bench_commands.py --db FILE|URL [--runs 1] [--commands trends,anomalies,...]
-    python benchmarks/bench_commands.py --sessions 100000 [--work DIR]
+    python benchmarks/bench_commands.py --sessions 100000 [--work DIR] [--throwaway-postgres]
 
 Targets at 1,000,000 4x4 sessions (16M records, issue 16): `trends`, `anomalies`,
 `leaderboard`, `scores`, `audit` and `stats` each <= 5 s and <= 300 MB peak; `bias-report`
@@ -24,9 +24,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
-from compiled import ENV, compile_council_db  # benchmarks/ is on the path when run as a script
+from bench_scale import throwaway_postgres  # benchmarks/ is on the path when run as a script
+from compiled import ENV, compile_council_db
 from doc_tables import machine, markdown_table, write_table
 
 COMMAND = [sys.executable, "-m", "council_db"]
@@ -72,16 +74,17 @@ def store_size(db: str) -> tuple[int, int, str]:
     return sessions, records, key
 
 
-def build(sessions: int, work: Path) -> str:
-    """A SQLite store of ``sessions`` simulated 4x4 sessions in ``work``."""
+def build(sessions: int, work: Path, url: str | None = None) -> str:
+    """A store of ``sessions`` simulated 4x4 sessions: a SQLite file in ``work``, or the
+    database ``url``. A file {sessions}.jsonl already in ``work`` is imported as it is."""
     from council_db.simulate import SimulationConfig, write_jsonl
 
-    jsonl, db = work / f"{sessions}.jsonl", work / f"{sessions}.db"
-    with jsonl.open("w", encoding="utf-8") as out:
-        write_jsonl(SimulationConfig(sessions=sessions, seed=sessions, days=365), out)
-    subprocess.run([*COMMAND, "--db", str(db), "import", str(jsonl)], check=True, stdout=subprocess.DEVNULL)
-    jsonl.unlink()
-    return str(db)
+    jsonl, db = work / f"{sessions}.jsonl", url or str(work / f"{sessions}.db")
+    if not jsonl.exists():
+        with jsonl.open("w", encoding="utf-8") as out:
+            write_jsonl(SimulationConfig(sessions=sessions, seed=sessions, days=365), out)
+    subprocess.run([*COMMAND, "--db", db, "import", "-q", str(jsonl)], check=True, stdout=subprocess.DEVNULL)
+    return db
 
 
 def main() -> None:
@@ -90,6 +93,9 @@ def main() -> None:
     source.add_argument("--db", help="an existing store (file or SQLAlchemy URL); never written to")
     source.add_argument("--sessions", type=int, help="build a store of this many simulated sessions")
     parser.add_argument("--work", type=Path, help="where --sessions builds its store (default: a temporary folder)")
+    parser.add_argument("--throwaway-postgres", action="store_true",
+                        help="with --sessions: build the store on the test suite's PostgreSQL server "
+                             "(tests/postgres.py: 127.0.0.1, fsync off), stopped afterwards")
     parser.add_argument("--runs", type=int, default=1, help="runs per command: the best time, the largest peak")
     parser.add_argument("--commands", default=",".join(COMMANDS), help=f"comma-separated, of {', '.join(COMMANDS)}")
     parser.add_argument("--write-docs", action="store_true",
@@ -99,8 +105,9 @@ def main() -> None:
     unknown = set(chosen) - set(COMMANDS)
     if unknown:
         parser.error(f"unknown command(s): {', '.join(sorted(unknown))}")
-    with tempfile.TemporaryDirectory() as scratch:
-        db = options.db or build(options.sessions, options.work or Path(scratch))
+    with tempfile.TemporaryDirectory() as scratch, ExitStack() as stack:
+        url = stack.enter_context(throwaway_postgres()) if options.throwaway_postgres else None
+        db = options.db or build(options.sessions, options.work or Path(scratch), url)
         sessions, records, key = store_size(db)
         compile_council_db()  # untimed: the commands start from compiled bytecode, as installed
         print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "

@@ -10,7 +10,9 @@
 -- Kept lean because it runs over a million rows: a session with fewer than 2 answers has
 -- zero centred sums, so the within-session sums need no condition; answer_z is NULL where
 -- the meta-analysis cannot use a session, so "+ 0 * answer_z" drops those rows from a SUM.
--- One query per scale rather than GROUP BY scale, which would sort the rows.
+-- One query per scale rather than GROUP BY scale, which would sort the rows. Each call sums
+-- the sessions whose id is in first_id..last_id: a window's id range is cut into parts that
+-- run at once (council_db.analysis.window_totals), each part's sums then added up.
 SELECT
     SUM(CASE WHEN st.usable > 0 THEN 1 ELSE 0 END) AS sessions,
     SUM(CASE WHEN st.usable > 0 AND w.ts_us IS NULL THEN 1 ELSE 0 END) AS undated,
@@ -48,4 +50,4 @@ SELECT
              THEN 1 ELSE 0 END) AS perfect_correlation
 FROM report_window AS w
 JOIN session_stats AS st ON st.session_id = w.id
-WHERE st.scale_id = :scale_id
+WHERE st.scale_id = :scale_id AND st.session_id BETWEEN :first_id AND :last_id

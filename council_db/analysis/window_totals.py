@@ -9,6 +9,7 @@ within-session r with its cluster-robust SE, and the fixed/random-effects meta-a
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,12 @@ from council_db.analysis.stats.correlation import PooledSums, WithinSums
 from council_db.analysis.stats.meta_analysis import FisherZSums, RandomSums
 from council_db.resources import read_sql
 from council_db.store.database import Database
+
+# The sums run in this many id ranges at once (SQLite and psycopg release the GIL while a
+# query runs): over a million sessions they are a report's longest query, and while the
+# sample's records are read and the analyses' modules load, a core is free for the rest.
+PARTS = 2
+COMBINE = {"start_us": min, "end_us": max}  # every other column of the sums adds up
 
 
 @dataclass
@@ -36,15 +43,45 @@ class WindowTotals:
     random_sums: RandomSums = field(repr=False)
 
 
+def id_ranges(first_id: int | None, last_id: int | None, parts: int) -> list[tuple[int, int]]:
+    """``first_id..last_id`` cut into at most ``parts`` contiguous ranges of about equal size."""
+    if first_id is None or last_id is None:
+        return [(0, -1)]
+    size = -(-(last_id - first_id + 1) // parts)
+    return [(start, min(start + size - 1, last_id)) for start in range(first_id, last_id + 1, size)]
+
+
+def _part_sums(db: Database, prefix: str, params: dict[str, Any], scale_ids: list[int],
+               ids: tuple[int, int]) -> dict[int, dict[str, Any]]:
+    """The sums of sql/report_session_sums.sql per scale, over the window's sessions with ids in ``ids``."""
+    sums = prefix + read_sql("report_session_sums")
+    with db.reading() as reader:
+        return {scale_id: reader.mapping(sums, {**params, "scale_id": scale_id, "first_id": ids[0], "last_id": ids[1]})
+                for scale_id in scale_ids}
+
+
+def _added(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row of sums from the parts' rows: counts and sums add up, the time span is the
+    widest; NULL (a part with no such session) counts for nothing."""
+    def combine(column: str, values: list[Any]) -> Any:
+        present = [value for value in values if value is not None]
+        if not present:
+            return None
+        return COMBINE.get(column, sum)(present)
+    return {column: combine(column, [part[column] for part in parts]) for column in parts[0]}
+
+
 def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> WindowTotals | None:
     """The totals of the sessions ``sessions_sql`` selects (their id and ts_us); None when
     the window has no usable score."""
     prefix = f"WITH report_window AS ({sessions_sql}) "
-    sums = prefix + read_sql("report_session_sums")
     with db.reading() as reader:
         scales = reader.rows("SELECT id, name FROM scales ORDER BY id")
-        rows = {name: {**reader.mapping(sums, {**params, "scale_id": scale_id}), "scale_id": scale_id}
-                for scale_id, name in scales}
+        first_id, last_id = reader.rows("SELECT MIN(id), MAX(id) FROM sessions")[0]
+    parts = id_ranges(first_id, last_id, PARTS)
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        summed = list(pool.map(lambda ids: _part_sums(db, prefix, params, [i for i, _ in scales], ids), parts))
+    rows = {name: {**_added([part[scale_id] for part in summed]), "scale_id": scale_id} for scale_id, name in scales}
     usable = {name: row for name, row in rows.items() if row["usable"]}
     if not usable:
         return None

@@ -199,3 +199,37 @@ def test_on_postgresql_window_totals_give_the_numbers_that_reading_every_record_
     for name in ("naive_pooled_r", "fixed_effect_r", "random_effects_r", "headline"):
         assert metric(from_sums, f"length.{name}.estimate") == pytest.approx(
             metric(exact, f"length.{name}.estimate"), rel=1e-9), name
+
+
+def test_window_totals_are_the_same_summed_in_one_part_or_in_several(mixed_db, monkeypatch):
+    """The sums run over id ranges at once and are added up: any cut gives the same totals,
+    a window of the newest sessions included (its ids need not fill the ranges evenly)."""
+    from dataclasses import astuple
+
+    from council_db.analysis import window_totals
+
+    for window in (Window(), Window(sessions=50)):
+        counts, sums = {}, {}
+        for parts in (1, 2, 7):
+            monkeypatch.setattr(window_totals, "PARTS", parts)
+            totals = load_for_report(mixed_db, window, sample_sessions=10).totals
+            counts[parts] = (totals.sessions, totals.records, totals.answers, totals.undated, totals.start_us,
+                             totals.end_us, totals.scale, totals.excluded, totals.fisher.k)
+            sums[parts] = (*astuple(totals.pooled), *astuple(totals.within), totals.fisher.swz, totals.fisher.swz2)
+        assert counts[1] == counts[2] == counts[7]
+        assert counts[1][0] == (120 if window.sessions is None else 50)
+        assert sums[2] == pytest.approx(sums[1], rel=1e-12) and sums[7] == pytest.approx(sums[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("first, last, parts", [(1, 10, 2), (1, 10, 3), (5, 5, 2), (1, 3, 7), (100, 1_000_000, 2)])
+def test_id_ranges_cover_every_id_once(first, last, parts):
+    from council_db.analysis.window_totals import id_ranges
+
+    ranges = id_ranges(first, last, parts)
+    assert 1 <= len(ranges) <= parts
+    covered = [i for low, high in ranges for i in range(low, high + 1)] if last - first < 100 else None
+    if covered is not None:
+        assert covered == list(range(first, last + 1))
+    assert ranges[0][0] == first and ranges[-1][1] == last
+    assert all(high + 1 == low for (_, high), (low, _) in zip(ranges, ranges[1:]))
+    assert id_ranges(None, None, parts) == [(0, -1)]

@@ -123,6 +123,16 @@ def _gamma_series(a: Value, x: Value) -> Value:
     return total
 
 
+def _lentz_step(m: type[Floats] | type[Arrays], an: Value, bn: Value, c: Value, d: Value) -> tuple[Value, Value, Value]:
+    """One term a_n / (b_n + ...) of a continued fraction by the modified Lentz method (NR 5.2):
+    the new c and d, and the factor the fraction's value takes; tiny values stand in for 0."""
+    d = bn + an * d
+    d = 1.0 / m.where(abs(d) < FPMIN, FPMIN, d)
+    c = bn + an / c
+    c = m.where(abs(c) < FPMIN, FPMIN, c)
+    return c, d, c * d
+
+
 def _gamma_fraction(a: Value, x: Value) -> Value:
     """Legendre's continued fraction, so Q(a, x) = x^a e^-x / Gamma(a) times it, by the modified
     Lentz method (NR 6.2, gcf); used for x >= a + 1, where it converges fast."""
@@ -134,11 +144,7 @@ def _gamma_fraction(a: Value, x: Value) -> Value:
     for i in range(1, MAX_ITERATIONS):
         an = -i * (i - a)
         b = b + 2.0
-        d = an * d + b
-        d = 1.0 / m.where(abs(d) < FPMIN, FPMIN, d)
-        c = b + an / c
-        c = m.where(abs(c) < FPMIN, FPMIN, c)
-        delta = d * c
+        c, d, delta = _lentz_step(m, an, b, c, d)
         h = h * delta
         if m.largest(abs(delta - 1.0)) < EPS:
             break
@@ -178,11 +184,7 @@ def _beta_fraction(a: Value, b: Value, x: Value, y: Value) -> Value:
         denominator = a + 2 * i - 1
         an = (a + i - 1) * (a + b + i - 1) * i * (b - i) * x * x / (denominator * denominator)
         bn = i + i * (b - i) * x / denominator + (a + i) * (a * y - b * x + 1 + i * (2 - x)) / (a + 2 * i + 1)
-        d = bn + an * d
-        d = 1.0 / m.where(abs(d) < FPMIN, FPMIN, d)
-        c = bn + an / c
-        c = m.where(abs(c) < FPMIN, FPMIN, c)
-        delta = c * d
+        c, d, delta = _lentz_step(m, an, bn, c, d)
         f = f * delta
         if m.largest(abs(delta - 1.0)) < EPS:
             break

@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from council_db.analysis.stats.distributions import f_sf, t_cdf, t_ppf
+from council_db.analysis.stats.distributions import f_sf
+from council_db.analysis.stats.inference import t_p_value, t_quantile
 
 _RANK_TOL = 1e-10  # squared relative residual norm at or below which a column counts as dependent
 _ZERO_TOL = 1e-10  # a demeaned column this small relative to the raw one is absorbed (all zero)
@@ -142,7 +143,7 @@ class Inference:
     def __init__(self, beta: np.ndarray, cov: np.ndarray, null: np.ndarray, removed: np.ndarray,
                  df: int) -> None:
         self.beta, self.cov, self.null, self.removed, self.df = beta, cov, null, removed, df
-        self.crit = float(t_ppf(0.975, df))
+        self.crit = t_quantile(0.95, df)
 
     def estimable(self, contrast: np.ndarray) -> bool:
         if np.any(contrast[self.removed] != 0):
@@ -156,7 +157,7 @@ class Inference:
         estimate = float(contrast @ self.beta)
         se = math.sqrt(max(float(contrast @ self.cov @ contrast), 0.0))
         if se > 0:
-            p_value = float(2.0 * t_cdf(-abs(estimate) / se, self.df))
+            p_value = t_p_value(estimate / se, self.df)
         else:
             p_value = math.nan
         return Effect(estimate, se, estimate - self.crit * se, estimate + self.crit * se, p_value)

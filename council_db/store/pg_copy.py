@@ -134,8 +134,7 @@ class CopyWriter:
 
     def copy_rows(self, target: CopyTable, rows: Sequence[tuple]) -> int:
         """``copy`` for rows of Python values (text among them), sent by text COPY."""
-        if not self.connection.in_transaction():
-            self.connection.begin()
+        self._begun()
         with self._cursor() as cursor, cursor.copy(f"COPY {target.table} ({target.names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
@@ -144,10 +143,15 @@ class CopyWriter:
     def copy(self, target: CopyTable, columns: Sequence[np.ndarray]) -> int:
         """Copy rows that cannot be stored yet straight into the table (a stored key is an
         error, not skipped); how many."""
-        if not self.connection.in_transaction():
-            self.connection.begin()
+        self._begun()
         self._copy(f"COPY {target.table} ({target.names}) FROM STDIN (FORMAT BINARY)", target.copy_data(columns))
         return len(columns[0])
+
+    def _begun(self) -> None:
+        """The connection's transaction begun: the driver's cursor below SQLAlchemy does not
+        begin one itself, and the COPY must commit or roll back with the rest."""
+        if not self.connection.in_transaction():
+            self.connection.begin()
 
     def _cursor(self):
         return self.connection.connection.driver_connection.cursor()
@@ -158,8 +162,7 @@ class CopyWriter:
 
     def _stage(self, target: CopyTable) -> None:
         """An empty staging table: made if this transaction has none yet, else emptied."""
-        if not self.connection.in_transaction():
-            self.connection.begin()  # so the transaction the table lives in is known now
+        self._begun()  # so the transaction the table lives in is known now
         transaction = self.connection.get_transaction()
         if transaction is not self._transaction:  # the last one's staging tables went with it
             self._made.clear()

@@ -90,7 +90,8 @@ def build(sessions: int, work: Path, url: str | None = None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--db", help="an existing store (file or SQLAlchemy URL); never written to")
+    source.add_argument("--db", help="an existing store (file or SQLAlchemy URL); only read, but upgraded "
+                                     "(as by any council-db command) if its schema is older")
     source.add_argument("--sessions", type=int, help="build a store of this many simulated sessions")
     parser.add_argument("--work", type=Path, help="where --sessions builds its store (default: a temporary folder)")
     parser.add_argument("--throwaway-postgres", action="store_true",
@@ -125,7 +126,8 @@ def main() -> None:
         table_name = "commands-postgresql" if db.startswith("postgresql") else "commands-sqlite"
         table = markdown_table(["command", "wall", "CPU", "peak"], rows, right={1, 2, 3})
         write_table(table_name, table, f"{machine()}; {sessions:,} sessions, {records:,} records; "
-                                                  f"best of {options.runs}")
+                                       f"best of {options.runs}")
+
 
 if __name__ == "__main__":
     main()

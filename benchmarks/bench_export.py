@@ -90,5 +90,6 @@ def main() -> None:
         write_table("export-sqlite", table, f"{machine()}; {sessions:,} sessions, {records:,} records, "
                                             f"{db.stat().st_size / 1e6:,.0f} MB")
 
+
 if __name__ == "__main__":
     main()

@@ -1,5 +1,6 @@
-"""The README's command reference and --help stay in sync: every command and option is
-documented, and the README names no option that does not exist."""
+"""The command guide (docs/commands.md) and --help stay in sync: every command and option is
+documented, and the guide names no option that does not exist; the README opens with its two
+commands."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import typer
 
 from council_db.cli.app import app
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+GUIDE = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
 
 
 def _commands() -> dict[str, click.Command]:
@@ -28,23 +31,23 @@ def _options(command: click.Command) -> set[str]:
 
 
 def _section(name: str) -> str:
-    match = re.search(rf"^### `council-db {name}`\n(.*?)(?=^#{{2,3}} |\Z)", README, re.S | re.M)
-    assert match, f"README has no section '### `council-db {name}`'"
+    match = re.search(rf"^## `council-db {name}`\n(.*?)(?=^#{{1,2}} |\Z)", GUIDE, re.S | re.M)
+    assert match, f"docs/commands.md has no section '## `council-db {name}`'"
     return match.group(1)
 
 
-def test_every_command_has_a_readme_section_naming_all_its_options():
+def test_every_command_has_a_guide_section_naming_all_its_options():
     for name, command in _commands().items():
         section = _section(name)
         missing = {option for option in _options(command) if option not in section}
-        assert not missing, f"README section for {name} does not mention {sorted(missing)}"
+        assert not missing, f"docs/commands.md section for {name} does not mention {sorted(missing)}"
 
 
-def test_the_readme_names_no_option_a_command_does_not_have():
+def test_the_guide_names_no_option_a_command_does_not_have():
     for name, command in _commands().items():
         mentioned = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", _section(name)))
         unknown = mentioned - _options(command) - {"--db", "--help"}
-        assert not unknown, f"README section for {name} names options it does not have: {sorted(unknown)}"
+        assert not unknown, f"docs/commands.md section for {name} names options it does not have: {sorted(unknown)}"
 
 
 def test_every_db_subcommand_is_documented():
@@ -55,5 +58,5 @@ def test_every_db_subcommand_is_documented():
 def test_the_readme_opens_with_the_demo_and_the_test_command():
     first_block = README.split("```sh", 1)[1].split("```", 1)[0]
     assert "scripts/demo.sh" in first_block
-    ci = (Path(__file__).parents[2] / ".ci" / "run").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
     assert ".venv/bin/python -m pytest" in first_block and ".venv/bin/python -m pytest" in ci

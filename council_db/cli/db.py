@@ -130,9 +130,9 @@ def check(
                                                           "rebuild the derived rows that differ.")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
 ) -> None:
-    """Verify every derived row (session_stats) against the records, and that every record
-    refers to stored rows; exits 1 when some do not (scores edited by hand, say) and
-    --repair was not given."""
+    """Verify every derived row (session_stats, the day totals) against the records, and
+    that every record refers to stored rows; exits 1 when some do not (scores edited by
+    hand, say) and --repair was not given."""
     from council_db.store import derived, references
 
     database = state(ctx).database(read_only=not repair)

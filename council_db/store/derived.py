@@ -6,9 +6,10 @@ which sums it, goes wrong. ``check`` recomputes every row from the records in SQ
 of keys at a time (memory stays bounded, whatever the size), and compares; ``repair``
 rebuilds the ranges where they differ.
 
-A new derived table (a summary per reviewer, scale and day, say) joins ``DERIVED`` with its
-SQL: a SELECT of the rows the records imply for a range :first..:last of one integer column,
-and the query giving that column's bounds.
+A new derived table joins ``DERIVED`` with its SQL: a SELECT of the rows the records imply
+for a range :first..:last of one integer column, the query giving that column's bounds, and,
+where its values leave gaps (days), the query giving the next value there is after a range.
+The day totals (store/day_totals.py) are checked a few days at a time.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from council_db.resources import read_sql
+from council_db.store.day_totals import TABLES as DAY_TOTALS
 from council_db.store.session_stats import COLUMNS as SESSION_STATS_COLUMNS
 
 if TYPE_CHECKING:
@@ -39,6 +41,9 @@ class DerivedTable:
     range_column: str
     bounds: str  # one row: the least and greatest range_column value there is or should be
     step: int  # range_column values per range
+    # the least range_column value above :last there is or should be (NULL if none); empty:
+    # every value is checked, :last + 1 next
+    following: str = ""
     # (column, SQL condition on the recomputed row ``e``): where it holds, the column is
     # rounding noise whichever way it is computed, and is not compared
     noise: tuple[tuple[str, str], ...] = ()
@@ -61,6 +66,20 @@ DERIVED = (
                             "OR e.answer_sxx <= 1e-12 * (1 + e.answers)"),),
         bounds="SELECT MIN(low), MAX(high) FROM (SELECT MIN(id) AS low, MAX(id) AS high FROM sessions "
                "UNION ALL SELECT MIN(session_id), MAX(session_id) FROM session_stats) AS both_tables"),
+    *(DerivedTable(
+        name=totals.name, columns=totals.columns, key=totals.key, sums=totals.sums, rows_sql=totals.name,
+        range_column="day", step=7,
+        # a session's day is (ts_us + FROM_YEAR_ONE) / US_PER_DAY + 1 (store/day_totals.py), 0 undated
+        bounds="SELECT MIN(low), MAX(high) FROM ("
+               "SELECT (MIN(ts_us) + 62135596800000000) / 86400000000 + 1 AS low, "
+               "(MAX(ts_us) + 62135596800000000) / 86400000000 + 1 AS high FROM sessions "
+               "UNION ALL SELECT 0, 0 WHERE EXISTS (SELECT 1 FROM sessions WHERE ts_us IS NULL) "
+               f"UNION ALL SELECT MIN(day), MAX(day) FROM {totals.name}) AS both_tables",
+        following="SELECT MIN(day) FROM ("
+                  "SELECT (MIN(ts_us) + 62135596800000000) / 86400000000 + 1 AS day FROM sessions "
+                  "WHERE ts_us >= :last * 86400000000 - 62135596800000000 "
+                  f"UNION ALL SELECT MIN(day) FROM {totals.name} WHERE day > :last) AS both_tables")
+      for totals in DAY_TOTALS),
 )
 
 
@@ -99,15 +118,16 @@ def _check_table(db: Database, table: DerivedTable, repair: bool) -> Finding:
     with db.engine.connect() as connection:
         finding.rows = connection.execute(text(f"SELECT COUNT(*) FROM {table.name}")).scalar_one()
         low, high = connection.execute(text(table.bounds)).one()
-    if low is None:
-        return finding
-    for first in range(low, high + 1, table.step):
+    first = low
+    while first is not None and first <= high:
         bounds = {"first": first, "last": min(first + table.step - 1, high)}
         with (db.writer() if repair else db.engine.connect()) as connection, connection.begin():
             wrong = _differences(connection, table, bounds, finding)
             if wrong and repair:
                 _rebuild(connection, table, bounds)
                 finding.repaired = True
+            first = (connection.execute(text(table.following), bounds).scalar() if table.following
+                     else bounds["last"] + 1)
     return finding
 
 

@@ -228,6 +228,96 @@ class SessionStats(Base):
 
     __table_args__ = (sqlite_only("session_id", "sessions.id", ondelete="CASCADE"),
                       sqlite_only("scale_id", "scales.id"), {"sqlite_with_rowid": False})
+def _key() -> Mapped[int]:
+    return mapped_column(Integer, primary_key=True, autoincrement=False)
+
+
+class ReviewerDayTotals(Base):
+    """A reviewer's usable scores on one scale on one UTC day. This and the other day totals
+    below are kept by the importer in its transaction (store/day_totals.py), so that the
+    views over them (reviewer_profiles, reviewer_daily, ...) sum a few thousand rows instead
+    of reading every record. ``day`` is the session's UTC date as a day number (1 is
+    0001-01-01, Python's ``date.toordinal()``), 0 for a session without a time; ``sessions``
+    counts the sessions with at least one of the row's scores."""
+
+    __tablename__ = "reviewer_day_totals"
+    day: Mapped[int] = _key()
+    reviewer_id: Mapped[int] = _key()
+    scale_id: Mapped[int] = _key()
+    sessions: Mapped[int] = mapped_column(Integer)
+    records: Mapped[int] = mapped_column(Integer)
+    self_reviews: Mapped[int] = mapped_column(Integer)
+    score_sum: Mapped[float] = mapped_column(Float)
+    score_sq_sum: Mapped[float] = mapped_column(Float)
+    self_score_sum: Mapped[float] = mapped_column(Float)
+    min_score: Mapped[float] = mapped_column(Float)
+    max_score: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = {"sqlite_with_rowid": False}
+
+
+class ModelDayTotals(Base):
+    """A candidate model's usable scores on one scale on one UTC day (see ReviewerDayTotals)."""
+
+    __tablename__ = "model_day_totals"
+    day: Mapped[int] = _key()
+    model_id: Mapped[int] = _key()
+    scale_id: Mapped[int] = _key()
+    sessions: Mapped[int] = mapped_column(Integer)
+    records: Mapped[int] = mapped_column(Integer)
+    self_reviews: Mapped[int] = mapped_column(Integer)
+    score_sum: Mapped[float] = mapped_column(Float)
+    score_sq_sum: Mapped[float] = mapped_column(Float)
+    self_score_sum: Mapped[float] = mapped_column(Float)
+    length_sum: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = {"sqlite_with_rowid": False}
+
+
+class PairDayTotals(Base):
+    """Usable scores one reviewer gave one candidate on one scale on one UTC day: which
+    reviewers scored a model (see ReviewerDayTotals)."""
+
+    __tablename__ = "pair_day_totals"
+    day: Mapped[int] = _key()
+    reviewer_id: Mapped[int] = _key()
+    model_id: Mapped[int] = _key()
+    scale_id: Mapped[int] = _key()
+    records: Mapped[int] = mapped_column(Integer)
+
+    __table_args__ = {"sqlite_with_rowid": False}
+
+
+class DayTotals(Base):
+    """All usable scores on one scale on one UTC day (see ReviewerDayTotals)."""
+
+    __tablename__ = "day_totals"
+    day: Mapped[int] = _key()
+    scale_id: Mapped[int] = _key()
+    sessions: Mapped[int] = mapped_column(Integer)
+    records: Mapped[int] = mapped_column(Integer)
+    score_sum: Mapped[float] = mapped_column(Float)
+    length_sum: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = {"sqlite_with_rowid": False}
+
+
+class SlotDayTotals(Base):
+    """Usable scores given in one display slot (position, schema >= 1.2.0) on one scale on one
+    UTC day (see ReviewerDayTotals)."""
+
+    __tablename__ = "slot_day_totals"
+    day: Mapped[int] = _key()
+    scale_id: Mapped[int] = _key()
+    slot: Mapped[int] = _key()
+    sessions: Mapped[int] = mapped_column(Integer)
+    records: Mapped[int] = mapped_column(Integer)
+    score_sum: Mapped[float] = mapped_column(Float)
+    score_sq_sum: Mapped[float] = mapped_column(Float)
+
+    __table_args__ = {"sqlite_with_rowid": False}
+
+
 class OutboxEvent(Base):
     """A session summary waiting for (or already given to) a telemetry endpoint. Rows are
     written before anything is sent and marked sent after the endpoint accepted them, so a

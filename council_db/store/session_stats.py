@@ -18,7 +18,7 @@ COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_sc
            "answer_z")
 
 
-def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group number of each row (groups numbered in key order) and the first row of each
     group; rows group together when every key is equal. Needs at least one row."""
     order = np.lexsort(keys[::-1])  # lexsort's primary key is its last
@@ -38,7 +38,7 @@ def stats_columns(columns: ScoreColumns) -> list[np.ndarray]:
     length, own, reason = columns.length.astype(np.float64), columns.self_review, columns.exclusion
     usable = reason == 0
 
-    group, first = _groups(session, scale)
+    group, first = groups(session, scale)
     n = len(first)
 
     def total(weights: np.ndarray | None = None, keep: np.ndarray | None = None) -> np.ndarray:
@@ -76,7 +76,7 @@ def _answer_moments(group: np.ndarray, model: np.ndarray, length: np.ndarray, sc
     y = the answer's mean score (an answer is a (model, length) pair in its session)."""
     if len(group) == 0:
         return [np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n), np.zeros(n)]
-    answer, first = _groups(group, model, length)
+    answer, first = groups(group, model, length)
     y = np.bincount(answer, weights=score) / np.bincount(answer)
     x = np.log(length[first] + 1.0)
     owner = group[first]

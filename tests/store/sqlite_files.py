@@ -25,6 +25,11 @@ EXPECTED_TABLES = {
     "scores",
     "outbox_events",
     "local_keys",
+    "reviewer_day_totals",
+    "model_day_totals",
+    "pair_day_totals",
+    "day_totals",
+    "slot_day_totals",
 }
 EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
                   "reviewer_daily", "daily_scores", "model_profiles"}

@@ -1,4 +1,4 @@
-"""council-db db check: every derived row (session_stats) against the records, and --repair.
+"""council-db db check: every derived row (session_stats, the day totals) against the records, and --repair.
 
 Edits are made by hand, as a user would with sqlite3 (foreign keys off) or psql: council-db
 is not told, so session_stats goes stale and the report with it, until db check finds it
@@ -10,11 +10,13 @@ import json
 import sqlite3
 
 from council_db.ingest.importer import import_files
-from council_db.store.derived import check
+from council_db.store.derived import DERIVED, check
 from tests.conftest import Cli, both_backends, record, same_numbers, scalar, write_jsonl
 from tests.outlets.test_export_identical import varied_lines
 from tests.realdata import mt_bench_records
 from tests.store.sqlite_files import url_for
+
+SESSION_STATS = DERIVED[:1]
 
 
 def by_hand(url: str, *statements: str) -> None:
@@ -57,9 +59,11 @@ def test_a_fresh_import_is_true_to_its_records(db, tmp_path, cli):
     judged, _ = mt_bench_records()
     import_files(db, [str(tmp_path / "sim.jsonl"), str(write_jsonl(tmp_path / "varied.jsonl", varied_lines())),
                       str(write_jsonl(tmp_path / "mt-bench.jsonl", judged))])
-    (finding,) = check(db)
-    assert finding.table == "session_stats" and finding.rows == scalar(db, "SELECT COUNT(*) FROM session_stats")
-    assert (finding.missing, finding.extra, finding.differing, finding.examples) == (0, 0, 0, [])
+    findings = check(db)
+    assert [finding.table for finding in findings] == [table.name for table in DERIVED]
+    for finding in findings:
+        assert finding.rows == scalar(db, f"SELECT COUNT(*) FROM {finding.table}") > 0
+        assert (finding.missing, finding.extra, finding.differing, finding.examples) == (0, 0, 0, []), finding
     assert cli("db", "check").exit_code == 0
 
 
@@ -114,7 +118,7 @@ def test_an_answer_z_made_of_rounding_errors_is_no_false_alarm(db, tmp_path):
     import_files(db, [str(write_jsonl(tmp_path / "in.jsonl", lines))])
     by_hand(db.url, "UPDATE session_stats SET score_sum = 100.30000000000003, length_score_sum = 116198.3, "
                     "answer_sxy = 4.438366953782031e-16, answer_z = 0.406188732764821")  # as the 1M import stored it
-    (finding,) = check(db)
+    (finding,) = check(db, tables=SESSION_STATS)
     assert finding.wrong == 0, finding.examples
     by_hand(db.url, "UPDATE session_stats SET answer_syy = 0.5")  # a real difference is still one
-    assert check(db)[0].differing == 1
+    assert check(db, tables=SESSION_STATS)[0].differing == 1

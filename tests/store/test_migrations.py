@@ -171,3 +171,4 @@ def test_data_written_at_revision_0001_survives_upgrade_and_reads_through_score_
     assert (first["category"], first["language"], first["consent_level"]) == ("coding", "en", 2)
     assert first["schema_version"] == "1.2.0"
     assert second["excluded_because"] == "unscored"
+    assert (second["score_value"], second["stored_score_value"]) == (None, 0.0)

@@ -1,12 +1,21 @@
-"""The series and profile views (migration 0005) give the numbers their definitions promise."""
+"""The views give the numbers their definitions promise: the series and profile views, the
+mean of score_value, and every view as revision 0008 gave it (before the day totals)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections import defaultdict
+from decimal import Decimal
 
 import pytest
+from sqlalchemy import text
 
-from tests.conftest import session, write_jsonl
+from council_db.store import migrate
+from council_db.store.database import create_engine_for
+from tests.conftest import both_backends, same_numbers, session, write_jsonl
+from tests.outlets.test_export_identical import varied_lines
+from tests.realdata import fastchat_records, mt_bench_records
 
 
 @pytest.fixture
@@ -56,3 +65,92 @@ def test_model_profiles_separate_self_scores_from_scores_by_others(two_days):
     # candidate 0 gets 5, 6, 7, 8 from reviewers 0-3; its own score is 5.
     assert found == [{"model": "vendor/model-0", "records": 12, "sessions": 3, "reviewers": 4, "raw_mean": 6.5,
                       "mean_self_score": 5.0, "mean_score_from_others": 7.0}]
+
+
+# The demo of scripts/demo.sh: 300 sessions with planted biases and 1% unscored (0.0) records.
+DEMO = ("--sessions", "300", "--seed", "7", "--reviewer-offset", "openai/gpt-4o=-0.8,anthropic/claude-3-5-sonnet=0.6",
+        "--position-effect", "0.4,0,0,-0.2", "--self-preference", "0.5", "--verbosity", "0.3", "--unscored", "0.01")
+
+
+def demo_lines(cli, tmp_path) -> list[dict]:
+    """The demo's records, imported into the test's database."""
+    path = tmp_path / "demo.jsonl"
+    assert cli("simulate", "-o", str(path), *DEMO).exit_code == 0
+    assert cli("import", "-q", str(path)).exit_code == 0
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_mean_score_value_per_reviewer_in_score_records_leaves_out_excluded_scores(cli, tmp_path, db_path):
+    lines = demo_lines(cli, tmp_path)
+    usable, unscored = defaultdict(list), [line for line in lines if line["score_value"] == 0.0]
+    for line in lines:
+        if 1.0 <= line["score_value"] <= 10.0:
+            usable[line["reviewer_id"]].append(line["score_value"])
+    connection = sqlite3.connect(db_path)
+    found = dict(connection.execute("SELECT reviewer, AVG(score_value) FROM score_records GROUP BY reviewer"))
+
+    assert len(unscored) > 20
+    assert found == pytest.approx({reviewer: sum(scores) / len(scores) for reviewer, scores in usable.items()})
+    excluded = connection.execute("SELECT score_value, stored_score_value, excluded_because FROM score_records "
+                                  "WHERE excluded_because IS NOT NULL").fetchall()
+    assert excluded == [(None, 0.0, "unscored")] * len(unscored)  # the stored value is still there
+    connection.close()
+
+
+VIEWS = ("score_records", "within_session_scores", "session_summaries", "slot_means", "reviewer_profiles",
+         "model_profiles", "reviewer_daily", "daily_scores")
+
+
+def all_views(url: str) -> dict[str, list[dict]]:
+    """Every row of every view, in one order whatever the database returned."""
+    engine = create_engine_for(url)
+    try:
+        with engine.connect() as connection:
+            return {view: sorted(([{name: float(value) if isinstance(value, Decimal) else value
+                                    for name, value in row._mapping.items()}
+                                   for row in connection.execute(text(f"SELECT * FROM {view}"))]), key=_order)
+                    for view in VIEWS}
+    finally:
+        engine.dispose()
+
+
+def _order(row: dict) -> tuple:
+    """Floats rounded, so that two sums of the same numbers in another order sort alike."""
+    return tuple((value is None, round(value, 6) if isinstance(value, float) else value) for value in row.values())
+
+
+def as_revision_0009_shows_them(views: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """Revision 0008's score_records showed an excluded score's stored value as its score_value;
+    0009's has it as stored_score_value (after excluded_because), its score_value NULL."""
+    rows = []
+    for row in views["score_records"]:
+        shown = {}
+        for name, value in row.items():
+            shown[name] = None if name == "score_value" and row["excluded_because"] is not None else value
+            if name == "excluded_because":
+                shown["stored_score_value"] = row["score_value"]
+        rows.append(shown)
+    return {**views, "score_records": sorted(rows, key=_order)}
+
+
+@both_backends
+@pytest.mark.parametrize("data", ["demo", "public judge data", "varied"])
+def test_every_view_gives_the_rows_revision_0008s_views_gave(db_url, cli, tmp_path, data):
+    """0008's views grouped every record on each query: the definitions. 0009's read the day
+    totals and per-session subqueries; downgraded to 0008, the same store gives the same rows."""
+    if data == "demo":
+        demo_lines(cli, tmp_path)
+    else:
+        lines = varied_lines() if data == "varied" else \
+            mt_bench_records()[0] + fastchat_records("gpt-3.5-turbo_review_vicuna-13b-20230322-new-hp-fp16")[0]
+        assert cli("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code in (0, 3)
+    at_head = all_views(db_url)
+    engine = create_engine_for(db_url)
+    migrate.downgrade(engine, "0008")
+    engine.dispose()
+    before = as_revision_0009_shows_them(all_views(db_url))
+
+    for view in VIEWS:
+        assert at_head[view], view
+        assert [list(row) for row in at_head[view]] == [list(row) for row in before[view]], view
+        assert same_numbers(at_head[view], before[view], view)

@@ -1,0 +1,151 @@
+"""Day totals: usable scores summed per UTC day and reviewer, candidate, reviewer-candidate
+pair, scale or display slot, kept by the importer in its transaction.
+
+The views for sqlite3 and Datasette users sum these small tables instead of every record
+(migration 0009; a million sessions over a year are a few thousand rows). For each batch,
+numpy sums the batch's new usable rows per key, and one upsert per table adds them to the
+stored rows: a day's rows grow across batches and imports. Sums, counts and extremes add
+up; ``sessions`` (sessions with at least one score under the key) does not, when a batch
+carries more records of a session stored before it (a session cut between two batches, or
+a file grown since its last import). For those sessions the rows stored before the batch
+are read first, and a session counts under a key only where it had no stored row there.
+
+sql/NAME.sql define the same rows over a range of days; ``council-db db check`` compares
+them with the tables (store/derived.py) and --repair rebuilds a range that differs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from council_db.store.day_sums import EXTREMES, TABLES, TotalsRows, TotalsTable, sums
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from council_db.contract.score_batch import ScoreColumns
+
+ROWS_PER_STATEMENT = 500
+US_PER_DAY = 86_400_000_000
+FROM_YEAR_ONE = 62_135_596_800_000_000  # microseconds from 0001-01-01 to 1970-01-01 (contract.timestamps.MIN_US)
+UNDATED = 0  # the day of a session without a time
+
+
+def day_numbers(ts_us: Sequence[int | None]) -> np.ndarray:
+    """Each time's UTC date as a day number (1 = 0001-01-01, as ``date.toordinal()``), UNDATED for None."""
+    return np.array([UNDATED if t is None else (t + FROM_YEAR_ONE) // US_PER_DAY + 1 for t in ts_us], dtype=np.int64)
+
+
+def _new_rows(columns: ScoreColumns, day: np.ndarray, new: np.ndarray) -> TotalsRows:
+    keep = new & (columns.exclusion == 0)
+    return TotalsRows(columns.session_id[keep], day[keep], columns.reviewer_id[keep], columns.model_id[keep],
+                      columns.scale_id[keep], columns.position[keep], columns.display_order[keep],
+                      columns.self_review[keep], columns.score[keep], columns.length[keep].astype(np.float64),
+                      np.ones(int(keep.sum()), dtype=bool))
+
+
+class DayTotalsWriter:
+    """Adds each batch's day totals on the importer's connection, in its transaction."""
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+        self.dialect = connection.dialect.name
+
+    def stored_before(self, runs: list[tuple[int, int]]) -> list[tuple] | None:
+        """The keys and usability of the rows stored now, before the batch's insert, of the
+        sessions whose ids lie in ``runs`` (first, last): (session_id, reviewer_id, model_id,
+        position, scale_id, display_order, usable). None without runs (the usual batch)."""
+        from sqlalchemy import text
+
+        if not runs:
+            return None
+        found: list[tuple] = []
+        for first, last in runs:
+            found += self.connection.execute(text(
+                "SELECT session_id, reviewer_id, model_id, position, scale_id, display_order, "
+                "CASE WHEN exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores "
+                "WHERE session_id BETWEEN :first AND :last"), {"first": first, "last": last}).all()
+        return found
+
+    def add(self, columns: ScoreColumns, day: np.ndarray, first: np.ndarray, before: list[tuple] | None) -> None:
+        """Add the totals of the batch's rows that were new: the first row of each key
+        (``first``), unless ``before`` (from ``stored_before``) held it. ``day`` is each
+        row's session's day."""
+        parts = []
+        new = first
+        if before:
+            held, stored = _stored(columns, day, before)
+            new = first & ~held
+            parts.append(stored)
+        parts.append(_new_rows(columns, day, new))
+        summed = sums(TABLES, TotalsRows.joined(parts))
+        for table in TABLES:
+            found = summed.get(table.name)
+            if found is not None:
+                self._upsert(table, found)
+
+    def _upsert(self, table: TotalsTable, found: list[np.ndarray]) -> None:
+        data = [column.tolist() for column in found]
+        if self.dialect == "postgresql":
+            self.connection.exec_driver_sql(_unnest_upsert(table), tuple(data))
+            return
+        width = len(data)
+        for start in range(0, len(data[0]), ROWS_PER_STATEMENT):
+            chunk = [column[start:start + ROWS_PER_STATEMENT] for column in data]
+            flat = [value for row in zip(*chunk) for value in row]
+            self.connection.exec_driver_sql(_values_upsert(table, len(flat) // width), tuple(flat))
+
+
+def _stored(columns: ScoreColumns, day: np.ndarray, before: list[tuple]) -> tuple[np.ndarray, TotalsRows]:
+    """Per batch row, whether a stored row has its key (session, reviewer, model, position);
+    and the usable stored rows, as rows that are not new. Only the batch's rows of sessions
+    stored before can be held: a few, looked up as tuples."""
+    theirs = np.flatnonzero(np.isin(columns.session_id, [row[0] for row in before]))
+    keys = {row[:4] for row in before}
+    held = np.zeros(len(columns.session_id), dtype=bool)
+    held[theirs] = [key in keys for key in zip(*(column[theirs].tolist() for column in (
+        columns.session_id, columns.reviewer_id, columns.model_id, columns.position)))]
+    session_day = dict(zip(columns.session_id[theirs].tolist(), day[theirs].tolist()))
+    usable = [row for row in before if row[6]]
+    session, reviewer, model, slot, scale, shown = (np.array([row[n] for row in usable], dtype=np.int64)
+                                                    for n in range(6))
+    no, zero = np.zeros(len(usable), dtype=bool), np.zeros(len(usable))
+    return held, TotalsRows(session, np.array([session_day[s] for s in session.tolist()], dtype=np.int64), reviewer,
+                            model, scale, slot, shown.astype(bool), no, zero, zero, no)
+
+
+def _on_conflict(table: TotalsTable) -> str:
+    """Adds a row's values to the stored row of its key: sums add, extremes keep the extreme."""
+    name = table.name
+
+    def merged(column: str) -> str:
+        if column in EXTREMES:
+            closer = "<" if column == "min_score" else ">"
+            return (f"{column} = CASE WHEN excluded.{column} {closer} {name}.{column} "
+                    f"THEN excluded.{column} ELSE {name}.{column} END")
+        return f"{column} = {name}.{column} + excluded.{column}"
+
+    return f"ON CONFLICT ({', '.join(table.key)}) DO UPDATE SET {', '.join(map(merged, table.values))}"
+
+
+@cache
+def _values_upsert(table: TotalsTable, rows: int) -> str:
+    one = "(" + ", ".join("?" * len(table.columns)) + ")"
+    return f"INSERT INTO {table.name} ({', '.join(table.columns)}) VALUES {', '.join([one] * rows)} " \
+           + _on_conflict(table)
+
+
+@cache
+def _unnest_upsert(table: TotalsTable) -> str:
+    """PostgreSQL: the rows as one binary array parameter per column (as store.writer does)."""
+    from sqlalchemy.dialects import postgresql
+
+    from council_db.store.models import Base
+
+    dialect, model = postgresql.dialect(), Base.metadata.tables[table.name]
+    arrays = ", ".join(f"%b::{model.c[name].type.compile(dialect=dialect)}[]" for name in table.columns)
+    return f"INSERT INTO {table.name} ({', '.join(table.columns)}) SELECT * FROM unnest({arrays}) " \
+           + _on_conflict(table)

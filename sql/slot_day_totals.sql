@@ -1,0 +1,19 @@
+-- Day totals (store/day_totals.py): the rows slot_day_totals holds for the days in a range (first,
+-- last): per score scale and display slot, the usable scores given to the answer shown in that
+-- slot (schema >= 1.2.0 only: before, position is no slot). A day is the session's UTC date as a
+-- day number, 1 = 0001-01-01 (the earliest time stored), 0 for a session without a time; ts_us is
+-- UTC microseconds, so the integer arithmetic below gives the day on both databases. The importer
+-- adds each batch's part in its transaction (numpy: store/day_totals.py; migration 0009 built them
+-- for older databases); council-db db check compares the table with these rows (store/derived.py).
+WITH d AS (
+    SELECT id, (ts_us + 62135596800000000) / 86400000000 + 1 AS day FROM sessions
+    WHERE ts_us >= (:first - 1) * 86400000000 - 62135596800000000
+      AND ts_us < :last * 86400000000 - 62135596800000000
+    UNION ALL
+    SELECT id, 0 AS day FROM sessions WHERE ts_us IS NULL AND :first <= 0 AND 0 <= :last
+)
+SELECT d.day, sc.scale_id, sc.position AS slot, COUNT(DISTINCT sc.session_id) AS sessions, COUNT(*) AS records,
+       SUM(sc.score_value) AS score_sum, SUM(sc.score_value * sc.score_value) AS score_sq_sum
+FROM d JOIN scores AS sc ON sc.session_id = d.id
+WHERE sc.exclusion_id IS NULL AND sc.display_order
+GROUP BY d.day, sc.scale_id, sc.position

@@ -102,8 +102,9 @@ def sums(tables: Sequence[TotalsTable], rows: TotalsRows) -> dict[str, list[np.n
 
 
 class _Grid:
-    """The new rows' quantities summed per cell of the AXES grid (each row's values as offsets
-    from the batch's least: ``codes``, the session's last)."""
+    """The batch's new rows summed per cell of a dense grid with the AXES as axes, each as
+    long as the batch's values of it span (``codes``: each row's offsets from the least
+    values, in AXES order and the session's last, which only the session counts use)."""
 
     def __init__(self, rows: TotalsRows, codes: list[np.ndarray], shape: tuple[int, ...], lows: list[int]):
         self.codes, self.sessions, self.new = codes[:-1], codes[-1], rows.new
@@ -151,7 +152,6 @@ class _Grid:
             self.cells[name] = cells.reshape(self.shape)
         pick = EXTREMES[name][0] if name in EXTREMES else np.add
         return pick.reduce(self.cells[name][shown], axis=other)
-
 
     def _sessions(self, axes: list[int]) -> np.ndarray:
         """Per cell of these axes: the sessions with a new row there and none stored before."""

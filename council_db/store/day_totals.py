@@ -54,32 +54,28 @@ class DayTotalsWriter:
         self.connection = connection
         self.dialect = connection.dialect.name
 
-    def stored_before(self, runs: list[tuple[int, int]]) -> list[tuple] | None:
-        """The keys and usability of the rows stored now, before the batch's insert, of the
-        sessions whose ids lie in ``runs`` (first, last): (session_id, reviewer_id, model_id,
-        position, scale_id, display_order, usable). None without runs (the usual batch)."""
+    def stored(self, columns: ScoreColumns, day: np.ndarray,
+               runs: list[tuple[int, int]]) -> tuple[np.ndarray, TotalsRows | None]:
+        """Read before the batch's insert: per batch row, whether its key is stored already;
+        and the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
+        sessions the batch adds to that were stored before it), None without any (the usual
+        batch). ``day`` is each batch row's session's day."""
         from sqlalchemy import text
 
-        if not runs:
-            return None
         found: list[tuple] = []
         for first, last in runs:
             found += self.connection.execute(text(
                 "SELECT session_id, reviewer_id, model_id, position, scale_id, display_order, "
                 "CASE WHEN exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores "
                 "WHERE session_id BETWEEN :first AND :last"), {"first": first, "last": last}).all()
-        return found
+        if not found:
+            return np.zeros(len(columns.session_id), dtype=bool), None
+        return _stored(columns, day, found)
 
-    def add(self, columns: ScoreColumns, day: np.ndarray, first: np.ndarray, before: list[tuple] | None) -> None:
-        """Add the totals of the batch's rows that were new: the first row of each key
-        (``first``), unless ``before`` (from ``stored_before``) held it. ``day`` is each
-        row's session's day."""
-        parts = []
-        new = first
-        if before:
-            held, stored = _stored(columns, day, before)
-            new = first & ~held
-            parts.append(stored)
+    def add(self, columns: ScoreColumns, day: np.ndarray, new: np.ndarray, before: TotalsRows | None) -> None:
+        """Add the totals of the batch's ``new`` rows, counting a session under a key only
+        where the rows stored ``before`` the batch have none. ``day`` as for ``stored``."""
+        parts = [] if before is None else [before]
         parts.append(_new_rows(columns, day, new))
         summed = sums(TABLES, TotalsRows.joined(parts))
         for table in TABLES:
@@ -100,9 +96,9 @@ class DayTotalsWriter:
 
 
 def _stored(columns: ScoreColumns, day: np.ndarray, before: list[tuple]) -> tuple[np.ndarray, TotalsRows]:
-    """Per batch row, whether a stored row has its key (session, reviewer, model, position);
-    and the usable stored rows, as rows that are not new. Only the batch's rows of sessions
-    stored before can be held: a few, looked up as tuples."""
+    """``DayTotalsWriter.stored`` from the stored rows' keys (session, reviewer, model,
+    position, scale, display order, usable). Only the batch's rows of those sessions can be
+    held: a few, looked up as tuples."""
     theirs = np.flatnonzero(np.isin(columns.session_id, [row[0] for row in before]))
     keys = {row[:4] for row in before}
     held = np.zeros(len(columns.session_id), dtype=bool)

@@ -39,7 +39,7 @@ ROWS_PER_STATEMENT = 500  # one multi-row INSERT: ~50% faster than a per-row exe
 # (statements, round trips, the day totals' numpy sums, a statistics refresh where a batch
 # boundary splits a session). On PostgreSQL 16,000 against 4,000 (the readers' batch) took it
 # from 5.4-6.0 to 4.7-5.1 us a record, writer and server CPU together; on SQLite the writer's
-# CPU fell 5-13% and the day totals' share of it from 11% to 6% (320,000 records).
+# CPU fell 4-13%, and the day totals' share of it from 9% to 6% (320,000 records, medians of 7).
 BATCH_RECORDS = 16_000
 SESSION_CACHE_LIMIT = 200_000
 
@@ -263,30 +263,33 @@ class ScoreWriter:
                                batch.exclusion)
         touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched  # this batch's new sessions: none of their rows is stored
-        first = _first_of_each_key(columns)
-        fresh = first & _in_sessions(columns.session_id, created)
-        before = self.totals.stored_before(id_runs(touched - created))  # what the day totals hold of them
-        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), first, fresh)
+        day = day_numbers(ts_us)[batch.session]
+        held, before = self.totals.stored(columns, day, id_runs(touched - created))  # read before the insert
+        new = _first_of_each_key(columns) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
+        fresh = new & _in_sessions(columns.session_id, created)
+        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), new, fresh)
         if inserted:
             self._session_stats(columns, fresh, touched - created)
-            self.totals.add(columns, day_numbers(ts_us)[batch.session], first, before)
+            self.totals.add(columns, day, new, before)
         self.created -= touched
         self._transaction = self.connection.get_transaction()
         return inserted
 
-    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, first: np.ndarray,
+    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, new: np.ndarray,
                        fresh: np.ndarray) -> int:
-        """The score rows. PostgreSQL leaves out the rows that repeat a key of an earlier one
-        (``first``), copies the ``fresh`` ones straight into the table and the rows of older
-        sessions through a staging table (store.pg_copy)."""
+        """The ``new`` score rows (the others repeat a key stored or earlier in the batch; the
+        insert still skips a stored key). PostgreSQL copies the ``fresh`` ones straight into
+        the table and the rows of older sessions through a staging table (store.pg_copy)."""
         if self.arrays:
             envelopes = np.zeros(len(columns.session_id), dtype=np.int64) if envelope_ids is None else envelope_ids
             rows = [*vars(columns).values(), envelopes]
             inserted = self.copies.copy(_scores_table(), [column[fresh] for column in rows]) if fresh.any() else 0
-            older = first & ~fresh
+            older = new & ~fresh
             if older.any():
                 inserted += self.copies.insert(_scores_table(), [column[older] for column in rows])
             return inserted
+        if not new.all():
+            columns, envelope_ids = columns.select(new), None if envelope_ids is None else envelope_ids[new]
         envelopes = [None] * len(columns.session_id) if envelope_ids is None else \
             [value or None for value in envelope_ids.tolist()]
         return self._insert_columns("scores", SCORE_COLUMNS, SCORE_KEY, [*columns.as_lists(), envelopes])

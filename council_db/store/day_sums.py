@@ -78,13 +78,16 @@ class TotalsRows:
 
     @classmethod
     def joined(cls, parts: Sequence[TotalsRows]) -> TotalsRows:
+        if len(parts) == 1:
+            return parts[0]
         return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
 
     def quantities(self) -> dict[str, np.ndarray | None]:
         """Per new row, what each value column sums (None: a count of rows)."""
-        score, own = self.score[self.new], self.self_review[self.new].astype(np.float64)
+        new = slice(None) if self.new.all() else self.new  # the usual batch: every row is new
+        score, own = self.score[new], self.self_review[new].astype(np.float64)
         return {"records": None, "self_reviews": own, "score_sum": score, "score_sq_sum": score * score,
-                "self_score_sum": score * own, "length_sum": self.length[self.new].astype(np.float64),
+                "self_score_sum": score * own, "length_sum": self.length[new].astype(np.float64, copy=False),
                 "min_score": score, "max_score": score}
 
 
@@ -92,7 +95,7 @@ def sums(tables: Sequence[TotalsTable], rows: TotalsRows) -> dict[str, list[np.n
     """Each table's columns (key, then values) for the rows to add; a table with none is left out."""
     if not rows.new.any():
         return {}
-    columns = [getattr(rows, name).astype(np.int64) for name in (*AXES, "session_id")]
+    columns = [getattr(rows, name).astype(np.int64, copy=False) for name in (*AXES, "session_id")]
     lows = [int(column.min()) for column in columns]
     shape = tuple(int(column.max()) - low + 1 for column, low in zip(columns, lows))
     if math.prod(shape) > MAX_CELLS:
@@ -108,10 +111,12 @@ class _Grid:
 
     def __init__(self, rows: TotalsRows, codes: list[np.ndarray], shape: tuple[int, ...], lows: list[int]):
         self.codes, self.sessions, self.new = codes[:-1], codes[-1], rows.new
+        self.spread = shape[-1]  # session codes run from 0 to spread - 1
         self.everything_new = bool(rows.new.all())  # the usual batch: none of its sessions was stored
         self.shape, self.lows, self.quantities = shape[:-1], lows[:-1], rows.quantities()
         self.cells: dict[str, np.ndarray] = {}  # quantity -> its grid, made when a table first asks
-        self.cell, self.size = np.ravel_multi_index(self.codes, self.shape)[rows.new], math.prod(self.shape)
+        cell = np.ravel_multi_index(self.codes, self.shape)
+        self.cell, self.size = cell if self.everything_new else cell[rows.new], math.prod(self.shape)
 
     def table(self, table: TotalsTable) -> list[np.ndarray] | None:
         """The table's columns: the grid summed over the axes it does not key on."""
@@ -155,8 +160,7 @@ class _Grid:
 
     def _sessions(self, axes: list[int]) -> np.ndarray:
         """Per cell of these axes: the sessions with a new row there and none stored before."""
-        shape = tuple(self.shape[axis] for axis in axes)
-        spread = int(self.sessions.max()) + 1
+        shape, spread = tuple(self.shape[axis] for axis in axes), self.spread
         pairs = np.ravel_multi_index([*(self.codes[axis] for axis in axes), self.sessions], (*shape, spread))
         counted = np.zeros(math.prod(shape) * spread, dtype=bool)
         counted[pairs if self.everything_new else pairs[self.new]] = True

@@ -40,11 +40,14 @@ def day_numbers(ts_us: Sequence[int | None]) -> np.ndarray:
 
 
 def _new_rows(columns: ScoreColumns, day: np.ndarray, new: np.ndarray) -> TotalsRows:
+    """The batch's new usable rows."""
     keep = new & (columns.exclusion == 0)
+    if keep.all():  # the usual batch
+        keep = slice(None)
     return TotalsRows(columns.session_id[keep], day[keep], columns.reviewer_id[keep], columns.model_id[keep],
                       columns.scale_id[keep], columns.position[keep], columns.display_order[keep],
                       columns.self_review[keep], columns.score[keep], columns.length[keep].astype(np.float64),
-                      np.ones(int(keep.sum()), dtype=bool))
+                      np.ones(len(columns.session_id) if isinstance(keep, slice) else int(keep.sum()), dtype=bool))
 
 
 class DayTotalsWriter:

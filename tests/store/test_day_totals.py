@@ -1,18 +1,22 @@
 """The day totals that the views sum (migration 0009): true to the records however an import
 brings them (batches cutting sessions, files growing, lines shuffled, repeated, undated),
 found stale by db check after an edit by hand and rebuilt by --repair; on PostgreSQL a
-DELETE by hand keeps them true itself."""
+DELETE by hand keeps them true itself. A batch's sums (numpy, on a grid or after a sort)
+equal the totals' definition computed a row at a time."""
 
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 
+import numpy as np
 import pytest
 from sqlalchemy import text
 
 from council_db.ingest.importer import import_files
+from council_db.store import day_sums
 from council_db.store.database import Database, open_database
-from council_db.store.day_sums import TABLES
+from council_db.store.day_sums import TABLES, TotalsRows, sums
 from council_db.store.derived import DERIVED, check
 from tests.conftest import Cli, both_backends, record, same_numbers, simulated, write_jsonl
 from tests.outlets.test_export_identical import varied_lines
@@ -137,3 +141,50 @@ def test_an_import_writes_the_day_totals_it_writes_on_sqlite(db_url, tmp_path):
     for url in (sqlite_url, db_url):
         assert Cli(url)("import", "-q", str(source)).exit_code == 0
     assert same_numbers(totals(db_url), totals(sqlite_url))
+
+
+def defined_totals(table, rows: TotalsRows) -> dict[tuple, tuple]:
+    """A table's rows by their definition, one row at a time: the new rows' sums per key, and
+    the sessions with a new row under the key and no row stored before it."""
+    under: dict[tuple, list[int]] = defaultdict(list)
+    for row in range(len(rows.new)):
+        if rows.display_order[row] or not table.slots_only:
+            under[tuple(int(getattr(rows, name)[row]) for name in table.key)].append(row)
+    found = {}
+    for key, members in under.items():
+        new = [row for row in members if rows.new[row]]
+        if not new:
+            continue
+        score = [float(rows.score[row]) for row in new]
+        own = [float(rows.score[row]) for row in new if rows.self_review[row]]
+        sessions = {int(rows.session_id[row]) for row in new} - {int(rows.session_id[row]) for row in members
+                                                               if not rows.new[row]}
+        value = {"sessions": len(sessions), "records": len(new), "self_reviews": len(own), "score_sum": sum(score),
+                 "score_sq_sum": sum(s * s for s in score), "self_score_sum": sum(own),
+                 "length_sum": sum(float(rows.length[row]) for row in new), "min_score": min(score),
+                 "max_score": max(score)}
+        found[key] = tuple(value[name] for name in table.values)
+    return found
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_batch_summed_on_a_grid_or_after_a_sort_gives_the_totals_of_their_definition(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(1, 400))
+    rows = TotalsRows(rng.integers(1, 60, count), rng.integers(739_000, 739_005, count), rng.integers(1, 6, count),
+                      rng.integers(1, 6, count), rng.integers(1, 3, count), rng.integers(0, 5, count),
+                      rng.random(count) < 0.7, rng.random(count) < 0.2, rng.integers(10, 101, count) / 10.0,
+                      rng.integers(50, 5000, count).astype(float), rng.random(count) < (1.0 if seed % 3 else 0.7))
+    on_a_grid = sums(TABLES, rows)
+    monkeypatch.setattr(day_sums, "MAX_CELLS", 0)
+    after_a_sort = sums(TABLES, rows)
+    for table in TABLES:
+        expected = defined_totals(table, rows)
+        for found in (on_a_grid, after_a_sort):
+            columns = found.get(table.name, [[]] * len(table.columns))
+            keys = len(table.key)
+            got = {tuple(int(c[n]) for c in columns[:keys]): tuple(float(c[n]) for c in columns[keys:])
+                   for n in range(len(columns[0]))}
+            assert got.keys() == expected.keys(), table.name
+            for key, value in expected.items():
+                assert got[key] == pytest.approx(value, rel=1e-12), (table.name, key)

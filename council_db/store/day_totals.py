@@ -63,14 +63,13 @@ class DayTotalsWriter:
         and the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
         sessions the batch adds to that were stored before it), None without any (the usual
         batch). ``day`` is each batch row's session's day."""
-        from sqlalchemy import text
-
+        mark = "%s" if self.dialect == "postgresql" else "?"
         found: list[tuple] = []
-        for first, last in runs:
-            found += self.connection.execute(text(
-                "SELECT session_id, reviewer_id, model_id, position, scale_id, display_order, "
-                "CASE WHEN exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores "
-                "WHERE session_id BETWEEN :first AND :last"), {"first": first, "last": last}).all()
+        for run in runs:
+            found += self.connection.exec_driver_sql(
+                "SELECT session_id, reviewer_id, model_id, position, scale_id, display_order, CASE WHEN "
+                f"exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores WHERE session_id BETWEEN {mark} AND {mark}",
+                run).all()
         if not found:
             return np.zeros(len(columns.session_id), dtype=bool), None
         return _stored(columns, day, found)
@@ -81,16 +80,16 @@ class DayTotalsWriter:
         parts = [] if before is None else [before]
         parts.append(_new_rows(columns, day, new))
         summed = sums(TABLES, TotalsRows.joined(parts))
-        for table in TABLES:
-            found = summed.get(table.name)
-            if found is not None:
-                self._upsert(table, found)
-
-    def _upsert(self, table: TotalsTable, found: list[np.ndarray]) -> None:
-        data = [column.tolist() for column in found]
-        if self.dialect == "postgresql":
-            self.connection.exec_driver_sql(_unnest_upsert(table), tuple(data))
+        present = tuple(table for table in TABLES if table.name in summed)
+        if self.dialect == "postgresql" and present:  # every table in one statement: one round trip
+            self.connection.exec_driver_sql(_unnest_upsert(present), tuple(
+                column.tolist() for table in present for column in summed[table.name]))
             return
+        for table in present:
+            self._upsert(table, [column.tolist() for column in summed[table.name]])
+
+    def _upsert(self, table: TotalsTable, data: list[list]) -> None:
+        """SQLite: the rows as multi-row VALUES lists."""
         width = len(data)
         for start in range(0, len(data[0]), ROWS_PER_STATEMENT):
             chunk = [column[start:start + ROWS_PER_STATEMENT] for column in data]
@@ -138,13 +137,20 @@ def _values_upsert(table: TotalsTable, rows: int) -> str:
 
 
 @cache
-def _unnest_upsert(table: TotalsTable) -> str:
-    """PostgreSQL: the rows as one binary array parameter per column (as store.writer does)."""
+def _unnest_upsert(tables: tuple[TotalsTable, ...]) -> str:
+    """PostgreSQL: the tables' rows as one binary array parameter per column (as
+    store.writer does), all in one statement: an INSERT each, the first ones in WITH."""
     from sqlalchemy.dialects import postgresql
 
     from council_db.store.models import Base
 
-    dialect, model = postgresql.dialect(), Base.metadata.tables[table.name]
-    arrays = ", ".join(f"%b::{model.c[name].type.compile(dialect=dialect)}[]" for name in table.columns)
-    return f"INSERT INTO {table.name} ({', '.join(table.columns)}) SELECT * FROM unnest({arrays}) " \
-           + _on_conflict(table)
+    def insert(table: TotalsTable) -> str:
+        model = Base.metadata.tables[table.name]
+        arrays = ", ".join(f"%b::{model.c[name].type.compile(dialect=postgresql.dialect())}[]"
+                           for name in table.columns)
+        return (f"INSERT INTO {table.name} ({', '.join(table.columns)}) SELECT * FROM unnest({arrays}) "
+                + _on_conflict(table))
+
+    *first, last = tables
+    added = ", ".join(f"{table.name}_added AS ({insert(table)})" for table in first)
+    return (f"WITH {added} " if added else "") + insert(last)

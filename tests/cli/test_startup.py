@@ -6,6 +6,7 @@ libraries the work needs. Checked by what a real process imports, not by timing 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -77,3 +78,23 @@ def test_the_command_list_shows_what_each_commands_own_help_would():
         for width in range(10, 200):
             listed = TyperCommand(name, help=summary).get_short_help_str(width)
             assert listed == command.get_short_help_str(width), (name, width)
+
+
+@pytest.mark.parametrize("given, expected", [(None, "1"), ("2", "2")])
+def test_the_cli_runs_numpys_blas_on_one_thread_unless_the_user_set_it(given, expected):
+    """Set before any command loads numpy: OpenBLAS reads it once, when it is loaded."""
+    script = ("import os, sys\n"
+              "from council_db.cli.app import main\n"
+              "sys.argv = ['council-db', '--version']\n"
+              "try:\n"
+              "    main()\n"
+              "except SystemExit:\n"
+              "    pass\n"
+              "assert 'numpy' not in sys.modules\n"
+              "print(os.environ['OPENBLAS_NUM_THREADS'])\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == expected

@@ -1,22 +1,21 @@
 """Which sessions a report covers, and loading their scores as ``ScoreData``.
 
 The window is chosen in SQL (an index on sessions.ts_us makes `--sessions N` and
-`--days D` cost in proportion to the window) and the scores come from sql/report_records.sql.
+`--days D` cost in proportion to the window) and the scores come from sql/report_records.sql
+(analysis/window_records.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from council_db.analysis.score_data import ScoreData, from_rows
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.window_records import fetch_records, score_data
 from council_db.analysis.window_totals import WindowTotals, load_totals
-from council_db.contract.fields import DEFAULT_SCALE
-from council_db.contract.timestamps import EPOCH, MAX_US, MIN_US, timestamp_us
-from council_db.resources import read_sql
+from council_db.contract.timestamps import EPOCH, MIN_US, timestamp_us
 from council_db.store.database import Database
 from council_db.store.sql_filters import READABLE_TIME, UNREADABLE_TIME, time_range
 
@@ -146,9 +145,9 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
         in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
         if chosen is None:
             return WindowData(load(db, window))
-        rows = fetch_records(db, _ids_sql(chosen), {})
+        records = fetch_records(db, _ids_sql(chosen), {})
         totals = pending.result()
-    return WindowData(score_data(rows, scale=totals.scale if totals else None), in_window, totals)
+    return WindowData(score_data(records, scale=totals.scale if totals else None), in_window, totals)
 
 
 def _sample(db: Database, sessions_sql: str, params: dict[str, Any], sample_sessions: int) -> tuple[int, list | None]:
@@ -211,29 +210,3 @@ def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
     them are on."""
     return score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models,
                                     min_consent=min_consent))
-
-
-def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> list:
-    """The rows of sql/report_records.sql for the sessions ``sessions_sql`` selects, of the
-    records whose own consent level is at least ``min_consent``."""
-    query = f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")
-    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
-                   min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
-    with db.reading() as reader:
-        return reader.rows(query, {**params, **filters})
-
-
-def score_data(rows: list, scale: str | None = None) -> ScoreData:
-    """Usable scores on ``scale`` (default: the scale most of them are on); the rest counted
-    by reason."""
-    # Columns by position (sql/report_records.sql): 7 scale, 8 exclusion.
-    usable = [r for r in rows if r[8] is None]
-    scales = Counter(r[7] for r in usable)
-    if scale is None:
-        scale = scales.most_common(1)[0][0] if scales else DEFAULT_SCALE
-    excluded = Counter(r[8] for r in rows if r[8] is not None)
-    if set(scales) - {scale}:
-        excluded.update(f"other_scale:{r[7]}" for r in usable if r[7] != scale)
-        usable = [r for r in usable if r[7] == scale]
-    return from_rows(usable, scale=scale, excluded=dict(excluded))

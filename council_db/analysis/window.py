@@ -134,7 +134,8 @@ def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
 
 
 def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
-    if window.reviewers or window.models or not sample_sessions:  # no whole-window sums: filtered, or never sampled
+    small = window.sessions is not None and window.sessions <= sample_sessions  # never needs a sample
+    if window.reviewers or window.models or not sample_sessions or small:  # no whole-window sums
         return _sampled(db, window, sample_sessions)
     sessions_sql, params = window.session_query()
     # The totals' pass over the whole window is the longest query, so it starts first; the

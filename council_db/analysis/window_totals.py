@@ -77,7 +77,9 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> Wind
     prefix = f"WITH report_window AS ({sessions_sql}) "
     with db.reading() as reader:
         scales = reader.rows("SELECT id, name FROM scales ORDER BY id")
-        first_id, last_id = reader.rows("SELECT MIN(id), MAX(id) FROM sessions")[0]
+        # Two subqueries: SQLite reads MIN or MAX of a key from one end of its index, but
+        # both in one SELECT from a scan of every row (90 ms at 1M sessions).
+        first_id, last_id = reader.rows("SELECT (SELECT MIN(id) FROM sessions), (SELECT MAX(id) FROM sessions)")[0]
     parts = id_ranges(first_id, last_id, PARTS)
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
         summed = list(pool.map(lambda ids: _part_sums(db, prefix, params, [i for i, _ in scales], ids), parts))

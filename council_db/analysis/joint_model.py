@@ -31,7 +31,7 @@ Method
   ``G/(G-1) * (N-1)/(N-P)``, where G = sessions used, N = records used and P = estimated slope
   parameters. The session fixed effects are *not* counted in P:
   they are nested within the clusters, and counting them would overstate the correction
-  enormously with many small sessions (Cameron & Miller 2015, sec. VI.B; the xtreg-fe /
+  enormously with many small sessions (Cameron & Miller 2015, sec. III.B; the xtreg-fe /
   reghdfe convention).
 * Inference: t with G-1 degrees of freedom (``JointFit.df``) for every effect (estimate, SE,
   95% CI, two-sided p). Position bias: Wald test that all slot effects are zero, reported as

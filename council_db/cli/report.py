@@ -60,10 +60,10 @@ def bias_report(
 
     Every number has its sample size, 95% CI, window and confidence tier; flags are
     Benjamini-Hochberg controlled (q <= 0.05)."""
-    from council_db.report.model import BiasReport
+    from council_db.report import model as contract
 
     if schema:
-        print(json.dumps(BiasReport.model_json_schema(), indent=2))
+        print(json.dumps(contract.json_schema(), indent=2))
         return
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
 
@@ -95,7 +95,7 @@ def bias_report(
     if exclude_anomalies:
         result.warnings.insert(0, anomalies.excluded_note(dropped))
     if fmt is ReportFormat.json:
-        page = result.model_dump_json(indent=2) + "\n"
+        page = contract.to_json(result)
     elif fmt is ReportFormat.markdown:
         page = render.markdown(result)
     elif fmt is ReportFormat.html:

@@ -95,3 +95,14 @@ def test_the_cli_runs_numpys_blas_on_one_thread_unless_the_user_set_it(given, ex
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-1] == expected
+
+
+def test_the_report_loads_no_pydantic(tmp_path):
+    """The report's contract is msgspec structs: pydantic's import and model building were
+    0.1 s of every report. pydantic stays the authority on imported lines."""
+    records, db = tmp_path / "records.jsonl", tmp_path / "council.db"
+    for args in (["simulate", "-o", str(records), "--sessions", "30"], ["--db", str(db), "import", str(records)]):
+        subprocess.run([sys.executable, "-m", "council_db", *args], capture_output=True, check=True, timeout=120)
+
+    for fmt in ("text", "json"):
+        assert "pydantic" not in libraries(loaded_modules("--db", str(db), "bias-report", "--format", fmt))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from council_db.analysis.score_data import from_rows
 from council_db.analysis.session_means import session_series
 from council_db.report import svg
 from council_db.report.render_html import COLOURS
-from tests.conftest import run_module
+from tests.conftest import browser, run_module
 
 SVG_XMLNS = "http://www.w3.org/2000/svg"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -45,8 +44,7 @@ def report(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def screenshot(report, tmp_path_factory) -> np.ndarray:
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    assert Path(chromium).exists(), "needs Debian's chromium package: apt-get install -y chromium"
+    chromium = browser()
     folder = tmp_path_factory.mktemp("chromium")
     shot = folder / "shot.png"
     subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={folder / 'profile'}", f"--screenshot={shot}",

@@ -108,8 +108,10 @@ def bias_report(
     if output is None:
         print(page, end="")
         return
+    from council_db.private_files import write_private
+
     try:
-        output.write_text(page, encoding="utf-8")
+        write_private(output, page)  # 0600 when new, like export -o: a report is evidence too
     except OSError as error:
         raise CouncilDbError(f"cannot write the report to {output}: {error.strerror}") from None
 

@@ -33,6 +33,7 @@ from council_db.report.model import (
     ReviewerProfile,
     Sample,
 )
+from council_db.report.render import p_value
 
 FDR = 0.05
 FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",
@@ -282,7 +283,7 @@ def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]
         largest = max(position.slot_effects, key=lambda s: abs(s.estimate))
         candidates.append(("position", "display slots", largest.estimate, position.test.p_value,
                            f"position bias: slot {largest.position} scores {largest.estimate:+.2f} points vs the "
-                           f"average slot (all slots equal: p {position.test.p_value:.2g})"))
+                           f"average slot (all slots equal: p {p_value(position.test.p_value)})"))
     adjusted = report.length.adjusted_effect if report.length else None
     if adjusted is not None and adjusted.p_value is not None:
         candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,

@@ -26,7 +26,8 @@ def duration(days: float) -> str:
     return f"{round(days)} days"
 
 
-def _p(value: float | None) -> str:
+def p_value(value: float | None) -> str:
+    """A p- or q-value as every renderer prints it: '<0.001' or '0.042', never '8.29e-68'."""
     if value is None:
         return "n/a"
     return "<0.001" if value < 0.001 else f"{value:.3f}"
@@ -122,7 +123,7 @@ def _flags(report: BiasReport, add) -> None:
         return
     add("FLAGS  (q <= 0.05, Benjamini-Hochberg over all tests)")
     for flag in report.flags:
-        add(f"  ! {flag.message}  (p {_p(flag.p_value)}, q {_p(flag.q_value)})")
+        add(f"  ! {flag.message}  (p {p_value(flag.p_value)}, q {p_value(flag.q_value)})")
 
 
 def _reviewers(report: BiasReport, add) -> None:
@@ -169,7 +170,7 @@ def _position(report: BiasReport, add) -> None:
             f"{ci_bar(effect, low, high)}")
     if position.test is not None:
         t = position.test
-        add(f"  all slots equal? F({t.df1}, {t.df2}) = {t.statistic:.2f}, p {_p(t.p_value)}")
+        add(f"  all slots equal? F({t.df1}, {t.df2}) = {t.statistic:.2f}, p {p_value(t.p_value)}")
     if position.consistency is not None:
         c = position.consistency
         add(f"  first-shown answer wins {interval(c.first_shown_wins, signed=False)} of "
@@ -199,7 +200,7 @@ def _position_by_reviewer(position: Position, add) -> None:
         first = row.slot_effects[0] if row.slot_effects else None
         slots = (f"slot {first.position} {interval(first):<22}" if first is not None
                  else f"{'not identified (each candidate in one slot)':<29}")
-        test = f"p {_p(row.test.p_value):<6}" if row.test is not None else f"{'p n/a':<8}"
+        test = f"p {p_value(row.test.p_value):<6}" if row.test is not None else f"{'p n/a':<8}"
         wins = row.first_shown_wins
         add(f"    {row.reviewer_id:<{width}}  {slots}  {test}  first shown "
             + (f"{interval(wins, signed=False)} of {wins.n_records:,}" if wins is not None else "n/a"))
@@ -242,16 +243,16 @@ def _trends(report: BiasReport, add) -> None:
     if not report.trends:
         return
     add("")
-    unit, short = _trend_unit(report)
+    unit, short = trend_unit(report)
     add(f"TRENDS  joint-model residuals over time: {unit} vs the typical other subject")
     width = max(len(t.subject) for t in report.trends)
     for t in report.trends:
-        changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {_p(c.q_value)})" for c in t.change_points)
+        changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {p_value(c.q_value)})" for c in t.change_points)
         add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(t.change_over_span if short else t.slope_per_30d):<22}  "
-            f"change search p {_p(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
+            f"change search p {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
 
 
-def _trend_unit(report: BiasReport) -> tuple[str, bool]:
+def trend_unit(report: BiasReport) -> tuple[str, bool]:
     """Points per 30 days, or, when the window spans less than 30 days, points across its span
     (a slope per 30 days from 23 minutes of data reads +-1,470 points on a 1-10 scale)."""
     span = report.trends[0].span_days if report.trends else None
@@ -267,7 +268,7 @@ def _anomalies(report: BiasReport, add) -> None:
         return
     add(f"ANOMALOUS SESSIONS  {len(report.anomalies)} at q <= 0.05 (bias-report --exclude-anomalies leaves them out)")
     for a in report.anomalies:
-        add(f"  {a.session_id}  p {_p(a.p_value)}  q {_p(a.q_value)}  {a.reason}")
+        add(f"  {a.session_id}  p {p_value(a.p_value)}  q {p_value(a.q_value)}  {a.reason}")
 
 
 def _pairs(report: BiasReport, add) -> None:
@@ -319,7 +320,7 @@ def _markdown_position_by_reviewer(position: Position) -> list[str]:
         for row in position.by_reviewer:
             swaps = row.swaps
             out.append(f"| {row.reviewer_id} | {interval(row.slot_effects[0]) if row.slot_effects else 'n/a'} | "
-                       f"{_p(row.test.p_value) if row.test else 'n/a'} | "
+                       f"{p_value(row.test.p_value) if row.test else 'n/a'} | "
                        f"{interval(row.first_shown_wins, signed=False)} | "
                        + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy} / {swaps.recency} |"
                           if swaps else "n/a |"))
@@ -335,7 +336,7 @@ def markdown(report: BiasReport) -> str:
         out.append("Collecting data: no metrics below 10 sessions.")
     else:
         out += ["## Flags", ""]
-        out += [f"- {f.message} (p {_p(f.p_value)}, q {_p(f.q_value)})" for f in report.flags] or ["None."]
+        out += [f"- {f.message} (p {p_value(f.p_value)}, q {p_value(f.q_value)})" for f in report.flags] or ["None."]
         out += ["", "## Reviewers", "",
                 "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
                 "|---|---:|---:|---|---|---:|---|"]
@@ -357,12 +358,12 @@ def markdown(report: BiasReport) -> str:
                     f"| naive pooled r (llm-council) | {interval(length.naive_pooled_r)} |",
                     f"| fixed-effect r | {interval(length.fixed_effect_r)} |",
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
-        unit, short = _trend_unit(report)
+        unit, short = trend_unit(report)
         out += ["", "## Trends", "", f"| subject | {unit} | change points |", "|---|---|---|"]
         out += [f"| {t.kind} {t.subject} | {interval(t.change_over_span if short else t.slope_per_30d)} | "
                 f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t in report.trends]
         out += ["", "## Anomalous sessions", ""]
-        out += [f"- {a.session_id}: {a.reason} (p {_p(a.p_value)}, q {_p(a.q_value)})"
+        out += [f"- {a.session_id}: {a.reason} (p {p_value(a.p_value)}, q {p_value(a.q_value)})"
                 for a in report.anomalies] or ["None."]
         out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]

@@ -4,17 +4,23 @@
     db = council_db.connect()                       # $COUNCIL_DB, else the user data dir
     db.record_session(session_id, stage1_results, stage2_results, label_to_model, query=q)
     report = db.report(days=30)                     # a council_db.BiasReport
+    db.sqlite_utils().query("SELECT * FROM reviewer_profiles")   # notebooks: read-only
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from council_db.errors import CouncilDbError
 from council_db.store.database import Database, open_database
-from council_db.store.location import resolve_url
+from council_db.store.location import resolve_url, sqlite_path
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
     from council_db.ingest.recording import Recorded
     from council_db.report.model import BiasReport
 
@@ -69,6 +75,22 @@ class Council:
         versions = version_drift.load_config_versions(self.database, loaded.data)
         result.warnings.extend(version_drift.mixed_version_warnings(loaded.data, versions))
         return result
+
+    def sqlite_utils(self) -> sqlite_utils.Database:
+        """The database file as a read-only ``sqlite_utils.Database``, for notebooks:
+        ``.query(sql, params)`` gives rows as dicts, ``["reviewer_profiles"].rows`` a view's,
+        ``.table_names()`` and ``.view_names()`` what there is. Read-only, so exploring never
+        changes the records (they change through imports and ``record_session``); SQLite
+        only, as sqlite-utils is."""
+        import sqlite3
+
+        import sqlite_utils
+
+        path = sqlite_path(self.database.url)
+        if path is None:
+            raise CouncilDbError(f"sqlite_utils() reads a SQLite file, and {self.database.url.split('://')[0]} "
+                                 "is not one: use council-db sql, or the server's own client")
+        return sqlite_utils.Database(sqlite3.connect(f"file:{quote(os.fsencode(path))}?mode=ro", uri=True))
 
     def close(self) -> None:
         self.database.engine.dispose()

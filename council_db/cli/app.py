@@ -32,6 +32,8 @@ COMMANDS = {  # in the order --help lists them
     "scores": "council_db.cli.aggregate:scores",
     "leaderboard": "council_db.cli.aggregate:leaderboard",
     "sql": "council_db.cli.adhoc_sql:command",
+    "delete": "council_db.cli.removal:delete",
+    "prune": "council_db.cli.removal:prune",
     "db": "council_db.cli.db:app",
 }
 # What --help lists for each: the first sentence of its help, here so that --help imports none
@@ -56,6 +58,8 @@ SUMMARIES = {
     "scores": "Each candidate's consensus score in one session, under one aggregation method.",
     "leaderboard": "Models ranked over a window, with 95% CIs: by default by the bias report's candidate quality.",
     "sql": "Answer one SELECT (or WITH ... SELECT, VALUES) over the database, read-only.",
+    "delete": "Delete the sessions of a bad import, or one session, with their records.",
+    "prune": "Delete every session dated before a time, with its records: a retention window.",
     "db": "The database file, its schema migrations, backups and derived tables.",
 }
 

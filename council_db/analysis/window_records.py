@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.score_data import ScoreData, log_lengths
 from council_db.contract.fields import DEFAULT_SCALE
 from council_db.contract.timestamps import MAX_US, MIN_US
 from council_db.resources import read_sql
@@ -81,7 +81,7 @@ def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[s
     models, model = _codes(rows["model_id"], records.models)
     return ScoreData(
         session=np.cumsum(session), reviewer=reviewer, model=model, slot=rows["slot"].copy(),
-        log_length=np.log1p(rows["length"]), score=rows["score"].copy(),
+        log_length=log_lengths(rows["length"]), score=rows["score"].copy(),
         self_review=rows["reviewer_id"] == rows["model_id"],  # one models table holds both roles
         reviewers=reviewers, models=models,
         session_keys=[records.session_keys[int(i)] for i in sessions[starts]],

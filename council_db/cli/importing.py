@@ -56,6 +56,9 @@ def _describe(result: FileResult) -> str:
              f"{result.rejected:,} rejected", f"{result.skipped:,} skipped (consent level 0)"]
     if result.excluded:
         parts.append(f"{result.excluded:,} kept but excluded from analyses (score outside its scale)")
+    if result.unknown_length:
+        parts.append(f"{result.unknown_length:,} records whose answer length is unknown (left out of length "
+                     "analyses)")
     if result.no_position:
         parts.append(f"{result.no_position:,} records without position (taken as 0, as llm-council does; "
                      "left out of position analyses)")

@@ -49,6 +49,8 @@ class FileResult:
     skipped: int = 0
     excluded: int = 0
     no_position: int = 0  # lines without position: stored at 0, as llm-council reads them, not as a display slot
+    unknown_length: int = 0  # records whose answer length is unknown: out of length analyses
+    no_verdict: int = 0  # judgments without a score (FastChat's "error"): read, and no record made
     held_bytes: int = 0  # a last line without newline that does not parse yet, left for the next import
     note: str | None = None
     rejected_lines: list[Rejected] = field(default_factory=list, repr=False)
@@ -68,7 +70,7 @@ class ImportSummary:
 
     def as_json(self) -> dict:
         totals = {name: self.total(name) for name in ("inserted", "duplicates", "rejected", "skipped", "excluded",
-                                                            "no_position")}
+                                                            "no_position", "unknown_length", "no_verdict")}
         return {**totals, "files": [f.as_json() for f in self.files]}
 
 
@@ -181,6 +183,8 @@ class FileImport:
         result.skipped += normalised.skipped
         result.excluded += normalised.excluded
         result.no_position += normalised.no_position
+        result.unknown_length += normalised.unknown_length
+        result.no_verdict += normalised.no_verdict
         result.rejected += len(normalised.rejected)
         if normalised.rejected:
             _store_rejected(connection, result.import_id, normalised.rejected)
@@ -219,6 +223,7 @@ class FileImport:
         result.status = "strict-failed"
         result.note = f"--strict: {result.rejected} bad line(s), nothing imported from this file"
         result.inserted = result.duplicates = result.skipped = result.excluded = result.no_position = 0
+        result.unknown_length = result.no_verdict = 0
 
 
 def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from council_db.analysis import joint_model, stats
 from council_db.analysis.agreement import agreement
 from council_db.analysis.length import answer_table, naive_pooled_r
-from council_db.analysis.score_data import ScoreData, log_length_sd
+from council_db.analysis.score_data import ScoreData, known_lengths, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.analysis.window import unreadable_warnings
@@ -160,6 +160,14 @@ def _data_warnings(data: ScoreData, totals: WindowTotals | None) -> list[str]:
     undated = totals.undated if totals else int((data.session_ts_us < 0).sum())
     if undated:
         warnings.append(f"{undated} sessions have no timestamp: they count here but not in time windows")
+    records = totals.records if totals else data.n_records
+    sized = totals.known_lengths if totals else int(known_lengths(data).sum())
+    if not sized and records:
+        warnings.append("no answer length is known (a judge log imported without its answers): no length figure "
+                        "is computed")
+    elif sized < records:
+        warnings.append(f"{records - sized:,} scores are of answers whose length is unknown: length figures use the "
+                        f"other {sized:,}")
     excluded = totals.excluded if totals else data.excluded
     other_scales = {k: v for k, v in excluded.items() if k.startswith("other_scale:")}
     if other_scales:
@@ -220,12 +228,13 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         headline = stats.within_session_correlation(answers.session, answers.log_length, answers.mean_score,
                                                     resamples, context.rng)
         naive = naive_pooled_r(data)
-        n_answers, n_sessions, n_records = len(answers.session), data.n_sessions, data.n_records
+        sized = known_lengths(data)
+        n_answers, n_sessions, n_records = len(answers.session), len(np.unique(data.session[sized])), int(sized.sum())
     else:  # a window too large to read record by record: per-session sums over all of it
         meta = meta_analysis_from_sums(totals.fisher, totals.random_sums)
         headline = within_session_correlation_from_sums(totals.within)
-        naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sessions)
-        n_answers, n_sessions, n_records = totals.answers, totals.sessions, totals.records
+        naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sized_sessions)
+        n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
     heterogeneity = None
     if meta.k:
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,

@@ -69,8 +69,9 @@ def session_scores(db: Database, session_key: str, settings: Settings,
                                      offsets=settings.offsets, include_self=settings.include_self), stored)
     result = consensus(data, settings.method, calibration, settings.include_self)
     order = sorted(range(len(result)), key=lambda i: -result.score[i])
-    rows = [{"rank": place, "model": result.models[result.model[i]], "response_length_chars": int(result.length[i]),
-             "score": float(result.score[i]), "reviewers": int(result.n_reviewers[i])}
+    rows = [{"rank": place, "model": result.models[result.model[i]],
+             "response_length_chars": _chars(int(result.length[i])), "score": float(result.score[i]),
+             "reviewers": int(result.n_reviewers[i])}
             for place, i in enumerate(order, start=1)]
     ts = int(data.session_ts_us[0])
     return {"session_id": session_key, "timestamp": format_us(ts) if ts >= 0 else None,
@@ -175,3 +176,8 @@ def _no_scores(db: Database, session_key: str) -> str:
         return f"unknown session {session_key!r}: see council-db sessions for ids"
     return f"session {session_key!r} has no usable scores (all unscored or out of scale: see council-db export " \
            f"--session {session_key})"
+
+
+def _chars(length: int) -> int | None:
+    """An answer's length as records give it: null when unknown."""
+    return None if length < 0 else length

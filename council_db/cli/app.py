@@ -43,7 +43,7 @@ SUMMARIES = {
     "audit": "ADR-015's indicators for one session: length correlation, slot means, reviewer calibration.",
     "trends": "Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.",
     "anomalies": "Sessions whose scores do not fit: all the same (extreme) score, or one reviewer far off.",
-    "import": "Import llm-council bias records.",
+    "import": "Import judge records: llm-council's bias_metrics.jsonl, or FastChat's judge logs (--from).",
     "export": "Export stored records as llm-council JSONL or CSV.",
     "ingest": "Record one council session: session_id, stage1_results, stage2_results, label_to_model, and "
               "optionally query, consent_level, timestamp.",

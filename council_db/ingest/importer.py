@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
+from council_db.ingest.formats.options import LLM_COUNCIL, FormatOptions
+from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
 from council_db.ingest.resume import Start, close_abandoned, fingerprint, held_tail, resume_point
@@ -39,6 +41,7 @@ SHOWN_REJECTS = 1_000  # kept in memory for the summary; all are stored in rejec
 class FileResult:
     source: str
     kind: str  # file | gzip | stdin
+    format: str = LLM_COUNCIL  # import --from
     mode: str = "full"  # full | incremental
     status: str = "running"
     import_id: int | None = None
@@ -101,12 +104,14 @@ def _paused_gc() -> Iterator[None]:
 class FileImport:
     """One source read into the database under one ``imports`` row."""
 
-    def __init__(self, db: Database, source: Source, *, strict: bool, progress: Progress):
+    def __init__(self, db: Database, source: Source, *, strict: bool, progress: Progress,
+                 options: FormatOptions | None = None):
         self.db = db
         self.source = source
         self.strict = strict
         self.progress = progress
-        self.result = FileResult(source.name, source.kind)
+        self.options = options or FormatOptions()
+        self.result = FileResult(source.name, source.kind, self.options.format)
 
     def run(self) -> FileResult:
         """Read the source in the write lock's turns. The first transaction also closes
@@ -115,7 +120,7 @@ class FileImport:
         with self.db.bulk_writer() as connection, _paused_gc():
             try:
                 close_abandoned(self.db, connection)
-                start = resume_point(connection, self.source)
+                start = resume_point(connection, self.source, self.options.format)
                 self.result.note = start.note
                 self.result.mode = "incremental" if start.offset else "full"
                 self._read(connection, start)
@@ -135,7 +140,7 @@ class FileImport:
             start_offset=start.offset, end_offset=start.offset, start_line=start.lines_read,
             end_line=start.lines_read, inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
             started_at=now_utc(), council_db_version=__version__,
-            file_identity=_identity(self.source.path), file_size=self.source.size,
+            file_identity=_identity(self.source.path), file_size=self.source.size, format=self.options.format,
         )).inserted_primary_key[0]
         with import_lock(self.db, self.result.import_id):  # before the row can be seen: see import_locks
             end_offset, end_line = self._read_chunks(connection, imports, start)
@@ -155,7 +160,8 @@ class FileImport:
         writer = ScoreWriter(connection)
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
-        chunks = merged(source_chunks(self.source, start.offset, start.first_line), writer.batch_records,
+        parse = reader(self.options, self.source)
+        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse), writer.batch_records,
                         COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)
@@ -216,7 +222,7 @@ class FileImport:
             source=self.source.name, source_kind=self.source.kind, mode=result.mode,
             start_offset=0, end_offset=0, start_line=0, end_line=0, inserted=0, duplicates=0,
             rejected=result.rejected, skipped=0, status="strict-failed", started_at=now_utc(),
-            finished_at=now_utc(), council_db_version=__version__,
+            finished_at=now_utc(), council_db_version=__version__, format=self.options.format,
         )).inserted_primary_key[0]
         _store_rejected(connection, result.import_id, result.rejected_lines)
         connection.commit()
@@ -252,7 +258,9 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def import_files(db: Database, names: list[str], *, strict: bool = False,
-                 progress: Progress | None = None) -> ImportSummary:
+def import_files(db: Database, names: list[str], *, strict: bool = False, progress: Progress | None = None,
+                 options: FormatOptions | None = None) -> ImportSummary:
+    """Import the files, read as ``options.format`` (llm-council's bias records by default)."""
     sources = resolve_sources(names)
-    return ImportSummary([FileImport(db, s, strict=strict, progress=progress or Progress()).run() for s in sources])
+    return ImportSummary([FileImport(db, s, strict=strict, progress=progress or Progress(), options=options).run()
+                          for s in sources])

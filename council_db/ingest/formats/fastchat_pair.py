@@ -18,15 +18,21 @@ from ``--answers DIR`` when the answer's text is in the prompt of game 1, else u
 
 from __future__ import annotations
 
-from typing import Union
-
 import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.contract.record import Record
 from council_db.ingest.formats.answers import categories, metadata, turn_texts
-from council_db.ingest.formats.fastchat_single import judge_model
-from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Turn, iso_time, named
+from council_db.ingest.formats.judge_lines import (
+    Judge,
+    LineReader,
+    Name,
+    QuestionId,
+    Turn,
+    iso_time,
+    judge_model,
+    named,
+)
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -43,7 +49,7 @@ class Judgment(msgspec.Struct):
     model_2: Name
     g1_winner: str
     g2_winner: str
-    judge: Union[Name, list[Name]]
+    judge: Judge
     turn: Turn
     tstamp: float
 

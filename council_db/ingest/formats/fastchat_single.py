@@ -25,13 +25,21 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from typing import Union
 
 import msgspec
 
 from council_db.contract.record import Record
 from council_db.ingest.formats.answers import categories, metadata, turn_texts
-from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Turn, iso_time, named
+from council_db.ingest.formats.judge_lines import (
+    Judge,
+    LineReader,
+    Name,
+    QuestionId,
+    Turn,
+    iso_time,
+    judge_model,
+    named,
+)
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -44,7 +52,7 @@ NOT_A_SLOT = "1.0.0"  # the schema whose position is no display slot
 class Grading(msgspec.Struct):
     question_id: QuestionId
     model: Name
-    judge: Union[Name, list[Name]]
+    judge: Judge
     score: float
     turn: Turn
     tstamp: float
@@ -57,10 +65,6 @@ class GradingWithPrompt(Grading):
 def call_key(tstamp: float) -> int:
     """A 31-bit digest of the grading's time: the position that keeps repeated gradings apart."""
     return int.from_bytes(hashlib.blake2b(struct.pack("<d", tstamp), digest_size=4).digest(), "little") & 0x7FFF_FFFF
-
-
-def judge_model(judge: str | list[str]) -> str:
-    return judge if isinstance(judge, str) else judge[0]
 
 
 def session_key(bench: str | None, question: int | str, turn: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Union
 
 import msgspec
 
@@ -23,9 +23,11 @@ BOM = b"\xef\xbb\xbf"
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]  # as a record's reviewer and model
 QuestionId = int | Name
 Turn = Annotated[int, msgspec.Meta(ge=1, le=1_000)]
+Judge = Union[Name, Annotated[list[Name], msgspec.Meta(min_length=1)]]  # llm_judge's [judge model, prompt name]
 
 _FIELD = re.compile(r"`\$\.(\w+)|field `(\w+)`")
 _GOT = re.compile(r"got `(\w+)`")
+_LIMIT = re.compile(r"^Expected (.+?) - at ")  # msgspec's constraint, e.g. `array` of length >= 1
 
 
 class LineReader:
@@ -72,7 +74,7 @@ class LineReader:
         if isinstance(error, LineError):
             return error
         message = str(error)
-        if isinstance(error, msgspec.DecodeError):
+        if not isinstance(error, msgspec.ValidationError):  # a ValidationError is a DecodeError too
             return LineError(None, f"not valid JSON ({message.removeprefix('JSON is malformed: ')}); each line must "
                                    f"be one JSON object as {self.FORMAT} writes it")
         found = _FIELD.search(message)
@@ -80,8 +82,9 @@ class LineReader:
         if field is None:
             return LineError(None, f"not a JSON object with {self.FORMAT}'s fields ({message}): is this file "
                                    "another format? see council-db import --help")
-        got = _GOT.search(message)
-        problem = "missing" if "missing required field" in message else f"got a {got[1]}" if got else "out of range"
+        got, limit = _GOT.search(message), _LIMIT.search(message)
+        problem = ("missing" if "missing required field" in message else f"got a {got[1]}" if got
+                   else f"not {limit[1]}" if limit else "not valid")
         expected = self.EXPECTED.get(field, f"a value as {self.FORMAT} writes it")
         return LineError(field, f"{problem}; expected {expected}")
 
@@ -93,6 +96,11 @@ def iso_time(field: str, unix_seconds: float) -> str:
     except (OverflowError, OSError, ValueError):
         raise LineError(field, f"{unix_seconds!r} is not a Unix time in years 1970-9999; expected the seconds "
                                "since 1970 as FastChat writes them") from None
+
+
+def judge_model(judge: str | list[str]) -> str:
+    """The judge model of llm_judge's [judge model, prompt name] (or of a plain name)."""
+    return judge if isinstance(judge, str) else judge[0]
 
 
 def named(field: str, value: str) -> str:

@@ -11,12 +11,19 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from council_db.cli.context import message, state
-from council_db.ingest.formats.options import FORMATS, LLM_COUNCIL, READERS, FormatOptions
 
 if TYPE_CHECKING:
     from council_db.ingest.importer import FileResult, ImportSummary
 
 EXIT_REJECTED = 3
+# ingest.formats.options.FORMATS, written out with what each reads so that --help imports no
+# ingest module (tests/ingest/test_import_formats.py checks that they agree)
+FORMATS = {
+    "llm-council": "its bias_metrics.jsonl",
+    "fastchat-single": "FastChat llm_judge single-answer grading (model_judgment/*_single.jsonl)",
+    "fastchat-pair": "FastChat llm_judge pairwise judgments in both orders (*_pair.jsonl)",
+    "fastchat-review": "FastChat Vicuna-80 review tables (review/<run>/*.jsonl)",
+}
 SHOWN_PER_FILE = 20
 
 
@@ -91,8 +98,8 @@ def command(
     ctx: typer.Context,
     files: Annotated[list[str], typer.Argument(help="Files to read (.gz too); - reads stdin.")],
     read_as: Annotated[InputFormat, typer.Option(
-        "--from", help="The files' format: " + "; ".join(f"{name}: {what}" for name, (_, what) in READERS.items())
-        + ". docs/import-formats.md says what each becomes.")] = InputFormat(LLM_COUNCIL),
+        "--from", help="The files' format: " + "; ".join(f"{name}: {what}" for name, what in FORMATS.items())
+        + ". docs/import-formats.md says what each becomes.")] = InputFormat("llm-council"),
     answers: Annotated[Optional[Path], typer.Option(
         "--answers", metavar="DIR", help="FastChat's answer files (model_answer/ or answer/): the lengths of the "
         "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them.")] = None,
@@ -114,6 +121,7 @@ def command(
     Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
     ones are imported), 1 fatal error, 2 usage error."""
     from council_db.errors import CouncilDbError
+    from council_db.ingest.formats.options import FormatOptions
     from council_db.ingest.importer import import_files
 
     options = FormatOptions(read_as.value, answers, bench, judge)

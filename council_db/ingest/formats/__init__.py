@@ -5,5 +5,6 @@ and returns them as validated ``contract.record.Record`` structs with their line
 and the lines that do not fit as rejected lines naming the line, the field and the fix. From
 there an import is the same whatever the format: normalising, batching, worker processes,
 rejected lines, the writer and resuming a grown file (ingest/importer.py). Adding a format is
-one module here, one entry in options.READERS and readers.reader, and one test file.
+one module here, its name in options.FORMATS, readers.reader and cli/importing.py's
+FORMATS, and one test file.
 """

@@ -1,7 +1,4 @@
-"""The formats ``council-db import --from`` reads, and the options each one uses.
-
-Light on purpose: ``council-db import --help`` lists FORMATS without importing a reader.
-"""
+"""The formats ``council-db import --from`` reads, and the options each one uses."""
 
 from __future__ import annotations
 
@@ -11,13 +8,7 @@ from pathlib import Path
 from council_db.errors import CouncilDbError
 
 LLM_COUNCIL = "llm-council"
-# name -> (module in this package, what it reads)
-READERS = {
-    "fastchat-single": ("fastchat_single", "FastChat llm_judge single-answer grading (model_judgment/*_single.jsonl)"),
-    "fastchat-pair": ("fastchat_pair", "FastChat llm_judge pairwise judgments in both orders (*_pair.jsonl)"),
-    "fastchat-review": ("fastchat_review", "FastChat Vicuna-80 review tables (review/<run>/*.jsonl)"),
-}
-FORMATS = (LLM_COUNCIL, *READERS)
+FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
 USES_BENCH = ("fastchat-single", "fastchat-pair")
 USES_JUDGE = ("fastchat-review",)

@@ -99,3 +99,13 @@ def test_a_display_slot_past_1000_is_refused_but_a_position_that_is_no_slot_is_a
     assert result.exit_code == 3
     assert json.loads(result.stdout)["inserted"] == 1
     assert "line 1: position: 1001 is not a display slot" in result.stderr
+
+
+def test_a_copy_to_another_database_keeps_an_unknown_length_unknown(tmp_path):
+    lines = [dict(line, consent_level=2) for line in sessions(2, unknown_from=1)]
+    source, target = Cli(tmp_path / "a.db"), Cli(tmp_path / "b.db")
+    assert source("import", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code == 0
+    assert source("db", "copy", "--to", str(tmp_path / "b.db")).exit_code == 0
+    assert target("export", "--format", "jsonl").stdout == source("export", "--format", "jsonl").stdout
+    copied = json.loads(target("stats", "--format", "json").stdout)["records"]
+    assert copied == len(lines) == 32

@@ -6,15 +6,14 @@ Two layouts, both FastChat's: llm_judge's ``model_answer/<model>.jsonl`` (questi
 choices[0].turns, one text per turn; the model is the file's name, as llm_judge's own
 ``load_model_answers`` takes it) and the Vicuna-80 tables' ``answer/answer_<name>.jsonl``
 (answer_id, model_id, question_id, text). A ``question.jsonl`` beside DIR gives categories.
-Answer files are read whole: they hold one answer per model and question, far smaller
-than the judgments, which are streamed.
+Answer files are read whole, once per file imported (they may change between imports): they
+hold one answer per model and question, far smaller than the judgments, which are streamed.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -60,7 +59,6 @@ def _field(path: Path, number: int, line: dict[str, Any], *keys: Any) -> Any:
     return value
 
 
-@lru_cache(maxsize=4)
 def turn_texts(directory: Path) -> dict[tuple[str, str], tuple[str, ...]]:
     """(model, question id as text) -> the answer's text per turn, from model_answer/*.jsonl."""
     texts = {}
@@ -72,7 +70,6 @@ def turn_texts(directory: Path) -> dict[tuple[str, str], tuple[str, ...]]:
     return texts
 
 
-@lru_cache(maxsize=4)
 def answers_by_id(directory: Path) -> dict[str, Answer]:
     """answer_id -> the model that wrote it and its length, from answer/answer_*.jsonl."""
     answers = {}
@@ -84,7 +81,6 @@ def answers_by_id(directory: Path) -> dict[str, Answer]:
     return answers
 
 
-@lru_cache(maxsize=4)
 def categories(directory: Path | None) -> dict[str, str]:
     """question id as text -> category, from the question.jsonl beside the answers' folder."""
     path = None if directory is None else directory.parent / "question.jsonl"

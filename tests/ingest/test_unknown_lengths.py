@@ -109,3 +109,16 @@ def test_a_copy_to_another_database_keeps_an_unknown_length_unknown(tmp_path):
     assert target("export", "--format", "jsonl").stdout == source("export", "--format", "jsonl").stdout
     copied = json.loads(target("stats", "--format", "json").stdout)["records"]
     assert copied == len(lines) == 32
+
+
+def test_the_views_mean_lengths_leave_unknown_lengths_out(tmp_path):
+    lines = sessions(3, unknown_from=1)
+    cli = Cli(tmp_path / "council.db")
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code == 0
+    sized = known(lines)
+    daily = json.loads(cli("sql", "SELECT mean_length_chars FROM daily_scores", "--format", "json").stdout)
+    assert daily == [{"mean_length_chars": pytest.approx(np.mean([line["response_length_chars"] for line in sized]))}]
+    profiles = json.loads(cli("sql", "SELECT model, mean_length_chars FROM model_profiles", "--format", "json").stdout)
+    assert {row["model"]: row["mean_length_chars"] for row in profiles} == pytest.approx({
+        model: np.mean([line["response_length_chars"] for line in sized if line["model_id"] == model])
+        for model in {line["model_id"] for line in lines}})

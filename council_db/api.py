@@ -49,7 +49,8 @@ class Council:
     ) -> Recorded:
         """Store the records llm-council's writer would produce for this session. The query is
         never stored: llm-council's coarse metadata always, its HMAC prefix at consent level 4
-        (needs $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE). Recording a session
+        (keyed by $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE; with neither, null
+        and a warning, as llm-council writes without a key). Recording a session
         again adds nothing."""
         from council_db.ingest.recording import record
 

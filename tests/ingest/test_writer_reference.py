@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import council_db
-from tests.conftest import scalar
+from tests.conftest import Cli, scalar
 
 HERE = Path(__file__).parents[1] / "data" / "llm_council_writer"
 INPUTS = json.loads((HERE / "sessions.json").read_text(encoding="utf-8"))
@@ -62,3 +62,16 @@ def test_level_4_without_a_key_is_recorded_with_no_hash_and_a_warning_how_to_set
     query = CASES["consent_level_4_without_a_secret"]["session"]["query"]
     stored = b"".join(p.read_bytes() for p in db_path.parent.glob("council.db*"))
     assert query.encode() not in stored and b"people who live beside it" not in stored
+
+
+def test_ingest_records_a_level_4_session_without_a_key_and_warns_on_stderr(tmp_path, monkeypatch):
+    monkeypatch.delenv("COUNCIL_DB_HMAC_SECRET", raising=False)
+    monkeypatch.delenv("COUNCIL_DB_HMAC_SECRET_FILE", raising=False)
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(CASES["consent_level_4_without_a_secret"]["session"]), encoding="utf-8")
+
+    done = Cli(tmp_path / "council.db")("ingest", str(path), "--format", "json")
+
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["records"] == REFERENCE["consent_level_4_without_a_secret"]
+    assert "warning: session edge-level-4-no-secret: consent level 4 without a query-hash key" in done.stderr

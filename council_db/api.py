@@ -72,7 +72,7 @@ class Council:
         filters = {k: v for k, v in window.items() if v and k != "as_of"}
         loaded = load_for_report(self.database, chosen, SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
         result = build(loaded.data, as_of=chosen.as_of, filters=filters, seed=seed, totals=loaded.totals,
-                       window_sessions=loaded.window_sessions)
+                       window_sessions=loaded.window_sessions, requested=chosen.requested())
         versions = version_drift.load_config_versions(self.database, loaded.data)
         result.warnings.extend(version_drift.mixed_version_warnings(loaded.data, versions))
         return result

@@ -157,8 +157,8 @@ def leaderboard(
     rows = [{"rank": m["rank"], "model": m["model"], "score": m["score"]["estimate"], "ci_low": m["score"]["ci_low"],
              "ci_high": m["score"]["ci_high"], "rank_ci_low": m["rank_ci_low"], "rank_ci_high": m["rank_ci_high"],
              "sessions": m["sessions"], "answers": m["answers"], "records": m["records"]} for m in result["models"]]
-    title = f"leaderboard, {result['method']}: {w['sessions']} sessions{sampled}, {w['records']} records, " \
-            f"{w['start'] or '?'} to {w['end'] or '?'} (scale {w['scale']}), 95% CIs"
+    title = f"leaderboard, {result['method']}: {w['sessions']} sessions{sampled}, {w['records']} records " \
+            f"(scale {w['scale']}), 95% CIs; asked: {w['requested']}; found: {w['start'] or '?'} to {w['end'] or '?'}"
     _emit(result, rows, fmt, title, {"method": result["method"], "window_start": w["start"],
                                      "window_end": w["end"], "window_sessions": w["sessions"]})
     for warning in result["warnings"]:

@@ -90,7 +90,7 @@ def bias_report(
         filters["exclude_anomalies"] = len(dropped)
         totals = None  # whole-window sums would still hold the excluded sessions
     result = build(data, as_of=as_of, filters=filters, seed=seed, totals=totals,
-                   window_sessions=loaded.window_sessions)
+                   window_sessions=loaded.window_sessions, requested=window.requested())
     result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
     if exclude_anomalies:
         result.warnings.insert(0, anomalies.excluded_note(dropped))

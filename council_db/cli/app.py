@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.cli.context import State
+from council_db.cli.context import DB_HELP, State, db_option
 from council_db.cli.lazy_group import lazy_group
 from council_db.errors import CouncilDbError
 
@@ -65,7 +65,7 @@ SUMMARIES = {
 
 app = typer.Typer(
     name="council-db",
-    cls=lazy_group(COMMANDS, SUMMARIES),
+    cls=lazy_group(COMMANDS, SUMMARIES, shared=(db_option,)),
     help="Keep LLM-council judge scores in a database and find out whether the judges can be trusted.",
     no_args_is_help=True,
     add_completion=False,
@@ -84,16 +84,14 @@ def _version(value: bool) -> None:
 @app.callback()
 def _global(
     ctx: typer.Context,
-    db_option: Annotated[Optional[str], typer.Option(
-        "--db", metavar="PATH|URL",
-        help="Database file or SQLAlchemy URL. Default: $COUNCIL_DB, else council.db in your user data directory.",
-    )] = None,
+    db_option: Annotated[Optional[str], typer.Option("--db", metavar="PATH|URL", help=DB_HELP)] = None,
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
     if ctx.obj is None:  # main() passes one in; typer's test runner does not
         ctx.obj = State()
-    ctx.obj.db_option = db_option
+    if db_option is not None:  # a --db after the command, read later, wins
+        ctx.obj.db_option = db_option
 
 
 def _one_blas_thread() -> None:

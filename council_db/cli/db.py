@@ -8,7 +8,7 @@ from typing import Annotated, Callable
 
 import typer
 
-from council_db.cli.context import message, state
+from council_db.cli.context import db_option, message, state
 from council_db.cli.importing import SummaryFormat
 from council_db.cli.lazy_group import lazy_group
 from council_db.cli.output import Format, emit_object, emit_rows
@@ -26,7 +26,7 @@ COMMANDS = {  # in the order --help lists them; each built only when run (lazy_g
     "copy": "council_db.cli.db:copy",
     "readonly-role": "council_db.cli.db:readonly_role",
 }
-app = typer.Typer(name="db", cls=lazy_group(COMMANDS), no_args_is_help=True, rich_markup_mode=None,
+app = typer.Typer(name="db", cls=lazy_group(COMMANDS, shared=(db_option,)), no_args_is_help=True, rich_markup_mode=None,
                   help="The database file, its schema migrations, backups and derived tables.")
 
 

@@ -8,6 +8,9 @@ parameters built only when that command runs or shows its help. The group's own 
 the commands with none of them built: from summaries given with the group (the first sentence
 of each command's help, all that a listing shows), so their modules need not be imported
 either, or else from their docstrings.
+
+Options every command takes (``shared``: council-db's --db) are added to each command as it
+is built, so they work after the command's name too, at any depth.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -23,24 +26,31 @@ from typer.main import get_command_from_info, get_group
 from typer.models import CommandInfo
 
 if TYPE_CHECKING:
-    from click import Command
+    from typer._click import Command, Parameter
+
+SharedOption = Callable[[], "Parameter"]
 
 
-def lazy_group(commands: dict[str, str], summaries: dict[str, str] | None = None) -> type[TyperGroup]:
+def lazy_group(commands: dict[str, str], summaries: dict[str, str] | None = None,
+               shared: tuple[SharedOption, ...] = ()) -> type[TyperGroup]:
     """The group class for typer.Typer(cls=...) whose commands are ``commands``: name ->
     "module:attribute", listed in this order; ``summaries``: name -> the first sentence of
-    the command's help, for the listing (tests/cli/test_startup.py checks they agree)."""
-    return type("LazyGroup", (LazyGroup,), {"lazy": commands, "summaries": summaries or {}})
+    the command's help, for the listing (tests/cli/test_startup.py checks they agree);
+    ``shared``: makers of the options every command (and the group) takes besides its own."""
+    return type("LazyGroup", (LazyGroup,), {"lazy": commands, "summaries": summaries or {}, "shared": shared})
 
 
 class LazyGroup(TyperGroup):
     lazy: dict[str, str] = {}
     summaries: dict[str, str] = {}
+    shared: tuple[SharedOption, ...] = ()
 
     def __init__(self, *, commands: dict[str, Command] | None = None, **attrs: Any) -> None:
         super().__init__(**attrs)
         # Commands typer built itself (registered with app.command()) stand beside the lazy ones.
-        self.commands = LazyCommands(self.lazy, dict(commands or {}), self.summaries, self.rich_markup_mode)
+        self.commands = LazyCommands(self.lazy, dict(commands or {}), self.summaries, self.rich_markup_mode,
+                                     self.shared)
+        _add_shared(self, self.shared)
 
     def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
         """TyperGroup's listing, given outlines (name and help) instead of built commands."""
@@ -52,11 +62,12 @@ class LazyCommands(Mapping[str, "Command"]):
     """Command name -> click command, each built on its first look-up."""
 
     def __init__(self, lazy: dict[str, str], built: dict[str, Command], summaries: dict[str, str],
-                 rich_markup_mode: Any) -> None:
+                 rich_markup_mode: Any, shared: tuple[SharedOption, ...] = ()) -> None:
         self._lazy = lazy
         self._built = built
         self._summaries = summaries
         self._rich_markup_mode = rich_markup_mode
+        self._shared = shared
 
     def __iter__(self) -> Iterator[str]:
         yield from self._built
@@ -75,6 +86,7 @@ class LazyCommands(Mapping[str, "Command"]):
                 # pretty_exceptions_short: typer's default; council-db shows no pretty exceptions.
                 self._built[name] = get_command_from_info(info, pretty_exceptions_short=True,
                                                           rich_markup_mode=self._rich_markup_mode)
+            _add_shared(self._built[name], self._shared)
         return self._built[name]
 
     def outline(self, name: str) -> Command:
@@ -89,6 +101,15 @@ class LazyCommands(Mapping[str, "Command"]):
                 return self[name]
             summary = inspect.getdoc(target)
         return TyperCommand(name, help=summary, rich_markup_mode=self._rich_markup_mode)
+
+
+def _add_shared(command: Command, shared: tuple[SharedOption, ...]) -> None:
+    """Each shared option, once, before the command's help option (a sub-group's own may already have it)."""
+    names = {name for param in command.params for name in param.opts}
+    for make in shared:
+        option = make()
+        if not names & set(option.opts):
+            command.params.append(option)
 
 
 def _attribute(reference: str) -> Any:

@@ -29,12 +29,13 @@ def command(
         help=f"Read through this URL instead of --db, e.g. as a read-only PostgreSQL role "
              f"(council-db db readonly-role). Default: ${READONLY_ENV}.")] = None,
 ) -> None:
-    """Answer one SELECT (or WITH ... SELECT, VALUES) over the database, read-only.
+    """Answer one read-only SELECT over the database.
 
-    Anything that could write is refused with what was refused: several statements,
-    INSERT/UPDATE/DELETE, CREATE (temp tables too), ATTACH, VACUUM (INTO), PRAGMAs that set
-    a value, load_extension, and on PostgreSQL server functions with side effects. Rows are
-    printed as they are read. The database is never created or upgraded by this command."""
+    One SELECT, WITH ... SELECT or VALUES. Anything that could write is refused with what
+    was refused: several statements, INSERT/UPDATE/DELETE, CREATE (temp tables too), ATTACH,
+    VACUUM (INTO), PRAGMAs that set a value, load_extension, and on PostgreSQL server
+    functions with side effects. Rows are printed as they are read. The database is never
+    created or upgraded by this command."""
     from council_db.outlets.readonly_sql import read
     from council_db.outlets.sql_answer import Limits
     from council_db.store.location import resolve_url

@@ -102,10 +102,10 @@ def scores(
     include_self: IncludeSelfOption = False,
     fmt: FormatOption = ViewFormat.table,
 ) -> None:
-    """Each candidate's consensus score in one session, under one aggregation method.
+    """Each candidate's consensus score in one session.
 
-    Offsets and per-reviewer scales are estimated over every stored session. Stored scores
-    are never changed."""
+    Under one aggregation method (--method). Offsets and per-reviewer scales are estimated
+    over every stored session. Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, session_scores
 
     settings = _settings(method, weights, offsets, config, include_self)
@@ -137,12 +137,13 @@ def leaderboard(
     sample_sessions: SampleSessions = SAMPLE_SESSIONS,
     fmt: FormatOption = ViewFormat.table,
 ) -> None:
-    """Models ranked over a window, with 95% CIs: by default by the bias report's candidate quality.
+    """Models ranked over a window, with 95% CIs.
 
-    quality: the joint model's estimate, reviewer severity, display slot, self-preference and
-    answer length removed. Other methods: mean consensus score, CIs from resampling sessions;
-    their offsets and per-reviewer scales are estimated over the same window. Every output says
-    what the method removes. Stored scores are never changed."""
+    By default by the bias report's candidate quality (--method quality): the joint model's
+    estimate, reviewer severity, display slot, self-preference and answer length removed.
+    Other methods: mean consensus score, CIs from resampling sessions; their offsets and
+    per-reviewer scales are estimated over the same window. Every output says what the
+    method removes. Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, model_leaderboard
     settings = _settings(method, weights, offsets, config, include_self)
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,

@@ -39,28 +39,25 @@ COMMANDS = {  # in the order --help lists them
 # What --help lists for each: the first sentence of its help, here so that --help imports none
 # of the command modules (tests/cli/test_startup.py checks that they agree).
 SUMMARIES = {
-    "bias-report": "The bias report: reviewer severity, position, length, self-preference, agreement.",
-    "audit": "ADR-015's indicators for one session: length correlation, slot means, reviewer calibration.",
-    "trends": "Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.",
-    "anomalies": "Sessions whose scores do not fit: all the same (extreme) score, or one reviewer far off.",
+    "bias-report": "The bias report: severity, position, length, self-preference.",
+    "audit": "One session's ADR-015 indicators: length, slots, reviewers.",
+    "trends": "Drift over time: slopes, change points, rolling series.",
+    "anomalies": "Sessions whose scores do not fit the others.",
     "import": "Import llm-council bias records.",
-    "export": "Export stored records as llm-council JSONL or CSV.",
-    "ingest": "Record one council session: session_id, stage1_results, stage2_results, label_to_model, and "
-              "optionally query, consent_level, timestamp.",
-    "orders": "The order each reviewer should see the answers in, seeded and reproducible, in the "
-              'label_to_model form a council uses ("Response A" = shown first).',
-    "push": "Send a summary of each session with consent level >= 2: rankings (level 2), query metadata and "
-            "bias indicators (3), query hash (4); never raw text.",
+    "export": "Export stored records as llm-council JSONL, JSON or CSV.",
+    "ingest": "Record one council session from its JSON.",
+    "orders": "The order each reviewer should see the answers in.",
+    "push": "Send consented per-session summaries to a telemetry service.",
     "stats": "Totals of what is stored.",
     "sessions": "The latest sessions, one summary row each.",
     "rejected": "Lines that failed validation, and why.",
     "simulate": "Write simulated records with planted biases.",
-    "scores": "Each candidate's consensus score in one session, under one aggregation method.",
-    "leaderboard": "Models ranked over a window, with 95% CIs: by default by the bias report's candidate quality.",
-    "sql": "Answer one SELECT (or WITH ... SELECT, VALUES) over the database, read-only.",
-    "delete": "Delete the sessions of a bad import, or one session, with their records.",
-    "prune": "Delete every session dated before a time, with its records: a retention window.",
-    "db": "The database file, its schema migrations, backups and derived tables.",
+    "scores": "Each candidate's consensus score in one session.",
+    "leaderboard": "Models ranked over a window, with 95% CIs.",
+    "sql": "Answer one read-only SELECT over the database.",
+    "delete": "Delete a bad import's sessions, or one session, with their records.",
+    "prune": "Delete the sessions dated before a time: a retention window.",
+    "db": "The database: its file, schema, backups and derived tables.",
 }
 
 app = typer.Typer(

@@ -27,7 +27,7 @@ COMMANDS = {  # in the order --help lists them; each built only when run (lazy_g
     "readonly-role": "council_db.cli.db:readonly_role",
 }
 app = typer.Typer(name="db", cls=lazy_group(COMMANDS, shared=(db_option,)), no_args_is_help=True, rich_markup_mode=None,
-                  help="The database file, its schema migrations, backups and derived tables.")
+                  help="The database: its file, schema, backups and derived tables.")
 
 
 def _migrate(ctx: typer.Context, step: Callable, revision: str, *, create: bool) -> tuple[str | None, str | None]:
@@ -53,7 +53,9 @@ def _engine(ctx: typer.Context, *, create: bool = True):
 
 
 def path(ctx: typer.Context) -> None:
-    """Print the database file (or URL), e.g. for: datasette "$(council-db db path)"."""
+    """Print the database file or URL.
+
+    For instance for: datasette "$(council-db db path)"."""
     from council_db.store.location import checked_url, sqlite_path
 
     url = state(ctx).url
@@ -65,7 +67,9 @@ def path(ctx: typer.Context) -> None:
 
 
 def metadata(ctx: typer.Context) -> None:
-    """Print the Datasette metadata file (view titles and descriptions), for:
+    """Print where the Datasette metadata file is.
+
+    The file holds view titles and descriptions, for:
     datasette "$(council-db db path)" -m "$(council-db db metadata)"."""
     from council_db.outlets.datasette_metadata import for_database
     from council_db.store.location import sqlite_path
@@ -77,7 +81,7 @@ def upgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
 ) -> None:
-    """Upgrade the schema (every command also does this on its own when needed)."""
+    """Upgrade the schema (every command does when needed)."""
     from council_db.store import migrate
     from council_db.store.database import use_wal
 
@@ -92,7 +96,9 @@ def downgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001, or base for an empty schema.")],
 ) -> None:
-    """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
+    """Downgrade the schema to REVISION.
+
+    Newer tables and columns are dropped."""
     from council_db.store import migrate
 
     before, after = _migrate(ctx, migrate.downgrade, revision, create=False)
@@ -103,7 +109,9 @@ def current(
     ctx: typer.Context,
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
 ) -> None:
-    """The database's schema revision and the newest this council-db knows."""
+    """The database's schema revision and the newest known.
+
+    The newest is the one this council-db knows."""
     from council_db.store import migrate
     from council_db.store.database import read_only_engine
 
@@ -130,8 +138,10 @@ def check(
                                                           "rebuild the derived rows that differ.")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
 ) -> None:
-    """Verify every derived row (session_stats) against the records, and that every record
-    refers to stored rows; exits 1 when some do not (scores edited by hand, say) and
+    """Verify derived rows and references against the records.
+
+    Every derived row (session_stats) is compared with the records, and every record must
+    refer to stored rows; exits 1 when some do not (scores edited by hand, say) and
     --repair was not given."""
     from council_db.store import derived, references
 
@@ -166,9 +176,9 @@ def backup(
     file: Annotated[Path, typer.Argument(help="The backup file to write.", dir_okay=False)],
     force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists.")] = False,
 ) -> None:
-    """Copy the database to FILE as of one moment, even while imports run (SQLite only).
+    """Copy the database to FILE as of one moment (SQLite).
 
-    The copy is checked and made private (0600) before it takes FILE's name."""
+    Safe even while imports run. The copy is checked and made private (0600) before it takes FILE's name."""
     from council_db.store.backup import backup as make_backup
 
     database = _sqlite_file(ctx, "backup")
@@ -181,8 +191,10 @@ def restore(
     file: Annotated[Path, typer.Argument(help="A backup made by council-db db backup.", dir_okay=False)],
     force: Annotated[bool, typer.Option("--force", help="Replace the content of an existing database.")] = False,
 ) -> None:
-    """Replace the database's content with the backup in FILE (checked first), safely even
-    while other council-db processes have it open."""
+    """Replace the database's content with a backup.
+
+    The backup in FILE is checked first; safe even while other council-db processes have the
+    database open."""
     from council_db.store import migrate
     from council_db.store.backup import restore as restore_backup
 
@@ -203,11 +215,12 @@ def copy(
     fmt: Annotated[SummaryFormat, typer.Option(
         "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
 ) -> None:
-    """Copy this database's records into another (e.g. the team's PostgreSQL server).
+    """Copy this database's records into another database.
 
-    Idempotent: records are matched on their natural key, so copying again, or from several
-    laptops whose data overlap, stores each record once. Import history and rejected lines
-    stay here; the target records the copy as one import."""
+    For instance into the team's PostgreSQL server. Idempotent: records are matched on their
+    natural key, so copying again, or from several laptops whose data overlap, stores each
+    record once. Import history and rejected lines stay here; the target records the copy as
+    one import."""
     from council_db.outlets.copier import copy as copy_records
     from council_db.store.location import resolve_url
 
@@ -243,8 +256,10 @@ def readonly_role(
     ctx: typer.Context,
     role: Annotated[str, typer.Argument(help="The role to create.")] = "council_reader",
 ) -> None:
-    """Print the SQL that creates a PostgreSQL role able only to read this database's tables
-    and views, for: council-db db readonly-role | psql ...; then council-db sql --db-readonly URL."""
+    """Print SQL that makes a PostgreSQL role able only to read.
+
+    The role may read this database's tables and views, for:
+    council-db db readonly-role | psql ...; then council-db sql --db-readonly URL."""
     from council_db.outlets.pg_readonly import role_sql
 
     print(role_sql(state(ctx).url, role), end="")

@@ -30,7 +30,7 @@ def command(
     min_consent: Annotated[int, typer.Option(
         min=0, max=4, help="Only records with at least this consent level (2+ may leave the machine).")] = 0,
 ) -> None:
-    """Export stored records as llm-council JSONL or CSV.
+    """Export stored records as llm-council JSONL, JSON or CSV.
 
     import -> export -> import gives the same rows, field for field."""
     from council_db.contract.fields import LineError

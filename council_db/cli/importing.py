@@ -86,8 +86,10 @@ def command(
     fmt: Annotated[SummaryFormat, typer.Option(
         "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
 ) -> None:
-    """Import llm-council bias records. Re-importing is safe: stored records are never doubled,
-    and a file that only grew is read from where the last import stopped.
+    """Import llm-council bias records.
+
+    Re-importing is safe: stored records are never doubled, and a file that only grew is
+    read from where the last import stopped.
 
     Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
     ones are imported), 1 fatal error, 2 usage error."""

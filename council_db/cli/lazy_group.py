@@ -10,7 +10,9 @@ of each command's help, all that a listing shows), so their modules need not be 
 either, or else from their docstrings.
 
 Options every command takes (``shared``: council-db's --db) are added to each command as it
-is built, so they work after the command's name too, at any depth.
+is built, so they work after the command's name too, at any depth. Building also gives every
+parameter a metavar as a person writes it (N, X, FILE, table|json) where typer would show
+Python's types (<int range>, <str>) or put an argument in {braces}.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer._click import types
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.main import get_command_from_info, get_group
 from typer.models import CommandInfo
 
@@ -87,6 +90,8 @@ class LazyCommands(Mapping[str, "Command"]):
                 self._built[name] = get_command_from_info(info, pretty_exceptions_short=True,
                                                           rich_markup_mode=self._rich_markup_mode)
             _add_shared(self._built[name], self._shared)
+            for param in self._built[name].params:
+                _plain_metavar(param)
         return self._built[name]
 
     def outline(self, name: str) -> Command:
@@ -110,6 +115,34 @@ def _add_shared(command: Command, shared: tuple[SharedOption, ...]) -> None:
         option = make()
         if not names & set(option.opts):
             command.params.append(option)
+
+
+class PlainArgument(TyperArgument):
+    """An argument shown as NAME, [NAME] when optional, NAME... when repeated (typer: {name})."""
+
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        shown = (self.metavar or (self.name or "").upper()) + ("..." if self.nargs != 1 else "")
+        return f"[{shown}]" if usage and not self.required else shown
+
+
+def _plain_metavar(param: Parameter) -> None:
+    """A metavar for a parameter declared without one: its name for an argument, else from its type."""
+    if isinstance(param, TyperArgument):
+        param.__class__ = PlainArgument
+        return
+    if param.metavar is not None or getattr(param, "is_flag", False) or getattr(param, "count", False):
+        return
+    kind = param.type
+    if isinstance(kind, types.IntParamType):
+        param.metavar = "N"
+    elif isinstance(kind, types.FloatParamType):
+        param.metavar = "X"
+    elif hasattr(kind, "choices"):
+        param.metavar = "|".join(str(getattr(choice, "value", choice)) for choice in kind.choices)
+    elif kind.name in ("file", "path", "directory"):
+        param.metavar = kind.name.upper()
+    else:
+        param.metavar = (param.name or "value").upper()
 
 
 def _attribute(reference: str) -> Any:

@@ -32,9 +32,11 @@ def command(
     fmt: Annotated[OrdersFormat, typer.Option(
         "--format", help="table, json (label_to_model per reviewer) or csv.")] = OrdersFormat.table,
 ) -> None:
-    """The order each reviewer should see the answers in, seeded and reproducible, in the
-    label_to_model form a council uses ("Response A" = shown first). Per-reviewer orders are
-    what lets the bias report tell position effects from answer quality."""
+    """The order each reviewer should see the answers in.
+
+    Seeded and reproducible, in the label_to_model form a council uses ("Response A" = shown
+    first). Per-reviewer orders are what lets the bias report tell position effects from
+    answer quality."""
     from council_db.cli.output import Format, emit_rows
     from council_db.ingest.orders import presentation_orders
 

@@ -28,8 +28,10 @@ def command(
         "Send header NAME with the value of environment variable VARIABLE (repeatable).")),
     ] = None,
 ) -> None:
-    """Send a summary of each session with consent level >= 2: rankings (level 2), query
-    metadata and bias indicators (3), query hash (4); never raw text. Events wait in an
+    """Send consented per-session summaries to a telemetry service.
+
+    A summary of each session with consent level >= 2: rankings (level 2), query metadata
+    and bias indicators (3), query hash (4); never raw text. Events wait in an
     outbox until the endpoint accepts them, so a failed or interrupted push resumes, and
     every event has an id derived from its content, so the service can drop a resend.
     Credentials come from the environment or a private file, never the command line."""

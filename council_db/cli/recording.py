@@ -45,8 +45,10 @@ def ingest(
     fmt: Annotated[SummaryFormat, typer.Option(
         "--format", help="json also prints the records and counts as JSON on stdout.")] = SummaryFormat.text,
 ) -> None:
-    """Record one council session: session_id, stage1_results, stage2_results, label_to_model,
-    and optionally query, consent_level, timestamp. Stores exactly the records llm-council
+    """Record one council session from its JSON.
+
+    The JSON holds session_id, stage1_results, stage2_results, label_to_model, and optionally
+    query, consent_level, timestamp. Stores exactly the records llm-council
     would write for it (the query itself never); recording it again adds nothing."""
     from council_db.ingest.recording import check_session, record
 

@@ -22,7 +22,7 @@ def delete(
     session: Annotated[Optional[str], typer.Option("--session", metavar="ID", help="One session, by its id.")] = None,
     yes: Yes = False,
 ) -> None:
-    """Delete the sessions of a bad import, or one session, with their records.
+    """Delete a bad import's sessions, or one session, with their records.
 
     One transaction; statistics and queued push events go with the sessions. Deleting an import
     also forgets that it read its file, so importing the file again reads it again."""
@@ -41,7 +41,7 @@ def prune(
                                         "ISO-8601 time (undated sessions stay).")],
     yes: Yes = False,
 ) -> None:
-    """Delete every session dated before a time, with its records: a retention window.
+    """Delete the sessions dated before a time: a retention window.
 
     One transaction; without --yes it only counts what would go."""
     from council_db.contract.fields import LineError

@@ -56,9 +56,10 @@ def bias_report(
     exclude_anomalies: Annotated[bool, typer.Option(
         "--exclude-anomalies", help="Leave out sessions council-db anomalies flags (says how many).")] = False,
 ) -> None:
-    """The bias report: reviewer severity, position, length, self-preference, agreement.
+    """The bias report: severity, position, length, self-preference.
 
-    Every number has its sample size, 95% CI, window and confidence tier; flags are
+    Reviewer severity, position, answer length, self-preference, agreement and more. Every
+    number has its sample size, 95% CI, window and confidence tier; flags are
     Benjamini-Hochberg controlled (q <= 0.05)."""
     from council_db.report import model as contract
 
@@ -126,9 +127,10 @@ def audit(
     session_id: Annotated[str, typer.Argument(help="The session's id, as in council-db sessions.")],
     fmt: Annotated[AuditFormat, typer.Option("--format", help="text or json.")] = AuditFormat.text,
 ) -> None:
-    """ADR-015's indicators for one session: length correlation, slot means, reviewer calibration.
+    """One session's ADR-015 indicators: length, slots, reviewers.
 
-    Indicators only: 4-5 answers cannot show a bias (use bias-report for that)."""
+    The length correlation, slot means and reviewer calibration. Indicators only: 4-5
+    answers cannot show a bias (use bias-report for that)."""
     from council_db.analysis import session_audit as session_audit
 
     result = session_audit.audit(state(ctx).database(read_only=True), session_id)

@@ -71,12 +71,13 @@ def trends(
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: Fmt = Format.table,
 ) -> None:
-    """Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.
+    """Drift over time: slopes, change points, rolling series.
 
-    Slopes are relative to the typical other subject, with 95% CIs clustered by instant;
-    change points are calibrated by permutation; q-values are Benjamini-Hochberg over the
-    slopes and change searches shown. Also: severity per council_config_version and per
-    model-id version."""
+    On joint-model residuals: slope per 30 days, change points, rolling series. Slopes are
+    relative to the typical other subject, with 95% CIs clustered by instant; change points
+    are calibrated by permutation; q-values are Benjamini-Hochberg over the slopes and
+    change searches shown. Also: severity per council_config_version and per model-id
+    version."""
     import numpy as np
 
     from council_db.analysis import changepoints, panel, stats, version_drift
@@ -184,10 +185,11 @@ def anomalies(
     show_all: Annotated[bool, typer.Option("--all", help="List every session tested, not only the flagged.")] = False,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: Fmt = Format.table,
 ) -> None:
-    """Sessions whose scores do not fit: all the same (extreme) score, or one reviewer far off.
+    """Sessions whose scores do not fit the others.
 
-    A p-value per session, calibrated against the other sessions; flagged at
-    Benjamini-Hochberg q <= 0.05 over the sessions tested (above --sample-sessions, a sample's)."""
+    All the same (extreme) score, or one reviewer far off. A p-value per session, calibrated
+    against the other sessions; flagged at Benjamini-Hochberg q <= 0.05 over the sessions
+    tested (above --sample-sessions, a sample's)."""
     from council_db.analysis import anomalies as detect
     from council_db.analysis import stats
     from council_db.cli.output import emit_rows

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Callable
+from typing import Annotated, Callable, Optional
 
 import typer
 
 from council_db.cli.context import db_option, message, state
-from council_db.cli.importing import SummaryFormat
+from council_db.cli.formats import LISTING, SUMMARY, Csv, Json, Lines, Output, chosen, destination, format_option
 from council_db.cli.lazy_group import lazy_group
-from council_db.cli.output import Format, emit_object, emit_rows
+from council_db.cli.output import emit_object, emit_rows
+
+ListingFormat = Annotated[Optional[str], format_option(*LISTING)]
 
 COMMANDS = {  # in the order --help lists them; each built only when run (lazy_group)
     "path": "council_db.cli.db:path",
@@ -105,38 +107,39 @@ def downgrade(
     message(f"schema {before} -> {after or '(empty)'}")
 
 
-def current(
-    ctx: typer.Context,
-    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
-) -> None:
+def current(ctx: typer.Context, fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False,
+            as_csv: Csv = False, output: Output = None) -> None:
     """The database's schema revision and the newest known.
 
     The newest is the one this council-db knows."""
     from council_db.store import migrate
     from council_db.store.database import read_only_engine
 
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     engine = read_only_engine(state(ctx).url) or _engine(ctx, create=False)
     try:
         revision = migrate.current_revision(engine)
     finally:
         engine.dispose()
-    emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
+    with destination(output) as out:
+        emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt, out=out)
 
 
-def history(
-    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
-) -> None:
+def history(fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False,
+            output: Output = None) -> None:
     """Every schema revision, newest first."""
     from council_db.store import migrate
 
-    emit_rows(migrate.history(), fmt, title="schema revisions")
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
+    with destination(output) as out:
+        emit_rows(migrate.history(), fmt, title="schema revisions", out=out)
 
 
 def check(
     ctx: typer.Context,
     repair: Annotated[bool, typer.Option("--repair", help="Delete records that refer to a missing row, then "
                                                           "rebuild the derived rows that differ.")] = False,
-    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
+    fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
 ) -> None:
     """Verify derived rows and references against the records.
 
@@ -145,10 +148,13 @@ def check(
     --repair was not given."""
     from council_db.store import derived, references
 
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     database = state(ctx).database(read_only=not repair)
     orphans = references.orphans(database, repair=repair)  # first: a deleted orphan changes derived rows
     findings = derived.check(database, repair=repair)
-    emit_rows([finding.as_row() for finding in findings + orphans], fmt, title="derived tables and references")
+    with destination(output) as out:
+        emit_rows([finding.as_row() for finding in findings + orphans], fmt, title="derived tables and references",
+                  out=out)
     for finding in findings:
         message(derived.describe(finding))
     for finding in orphans:
@@ -212,8 +218,8 @@ def copy(
     min_consent: Annotated[int, typer.Option(min=1, max=4, help=(
         "Only records with at least this consent level; 1 (local only) is for a server on your own "
         "machine."))] = 2,
-    fmt: Annotated[SummaryFormat, typer.Option(
-        "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+    fmt: Annotated[Optional[str], format_option(*SUMMARY, help="json also prints the summary on stdout.")] = None,
+    as_json: Json = False,
 ) -> None:
     """Copy this database's records into another database.
 
@@ -224,6 +230,7 @@ def copy(
     from council_db.outlets.copier import copy as copy_records
     from council_db.store.location import resolve_url
 
+    fmt = chosen(SUMMARY, fmt, json=as_json)
     source = state(ctx).database(read_only=True)
     target = _open_target(resolve_url(to))
     try:
@@ -232,7 +239,7 @@ def copy(
         target.engine.dispose()
     message(f"{result.target}: {result.inserted:,} new records, {result.duplicates:,} already there, "
             f"{result.left_out:,} kept here (consent level below {min_consent})")
-    if fmt is SummaryFormat.json:
+    if fmt == "json":
         print(json.dumps(result.as_json(), indent=2))
 
 

@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from council_db.cli.context import message, state
+from council_db.cli.formats import SUMMARY, Json, chosen, format_option
 
 if TYPE_CHECKING:
     from council_db.ingest.importer import FileResult, ImportSummary
 
 EXIT_REJECTED = 3
 SHOWN_PER_FILE = 20
-
-
-class SummaryFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 def _progress():
@@ -80,11 +75,12 @@ def _report(summary: ImportSummary) -> None:
 
 def command(
     ctx: typer.Context,
-    files: Annotated[list[str], typer.Argument(help="bias_metrics.jsonl files (.gz too); - reads stdin.")],
+    files: Annotated[list[str], typer.Argument(metavar="FILE",
+                                               help="bias_metrics.jsonl files (.gz too); - reads stdin.")],
     strict: Annotated[bool, typer.Option("--strict", help="Import nothing from a file that has a bad line.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary on stderr.")] = False,
-    fmt: Annotated[SummaryFormat, typer.Option(
-        "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+    fmt: Annotated[Optional[str], format_option(*SUMMARY, help="json also prints the summary on stdout.")] = None,
+    as_json: Json = False,
 ) -> None:
     """Import llm-council bias records.
 
@@ -95,12 +91,13 @@ def command(
     ones are imported), 1 fatal error, 2 usage error."""
     from council_db.ingest.importer import import_files
 
+    fmt = chosen(SUMMARY, fmt, json=as_json)
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
     summary = import_files(db, files, strict=strict, progress=progress)
     if not quiet:
         _report(summary)
-    if fmt is SummaryFormat.json:
+    if fmt == "json":
         print(json.dumps(summary.as_json(), indent=2))
     if summary.total("rejected"):
         raise typer.Exit(EXIT_REJECTED)

@@ -12,7 +12,8 @@ either, or else from their docstrings.
 Options every command takes (``shared``: council-db's --db) are added to each command as it
 is built, so they work after the command's name too, at any depth. Building also gives every
 parameter a metavar as a person writes it (N, X, FILE, table|json) where typer would show
-Python's types (<int range>, <str>) or put an argument in {braces}.
+Python's types (<int range>, <str>) or put an argument in {braces}, and the list options a
+command marks with ``pairs`` take two values each (-p NAME VALUE), which typer cannot declare.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ class LazyCommands(Mapping[str, "Command"]):
             _add_shared(self._built[name], self._shared)
             for param in self._built[name].params:
                 _plain_metavar(param)
+                if param.name in getattr(target, "pair_options", ()):
+                    param.nargs = 2
         return self._built[name]
 
     def outline(self, name: str) -> Command:
@@ -106,6 +109,15 @@ class LazyCommands(Mapping[str, "Command"]):
                 return self[name]
             summary = inspect.getdoc(target)
         return TyperCommand(name, help=summary, rich_markup_mode=self._rich_markup_mode)
+
+
+def pairs(*names: str) -> Callable[[Any], Any]:
+    """Mark a command's list options ``names`` as taking two values each: the command gets
+    them as (first, second) tuples."""
+    def mark(function: Any) -> Any:
+        function.pair_options = names
+        return function
+    return mark
 
 
 def _add_shared(command: Command, shared: tuple[SharedOption, ...]) -> None:

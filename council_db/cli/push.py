@@ -15,8 +15,10 @@ def command(
     endpoint: Annotated[str, typer.Option(metavar="URL", help="Where to POST the events (http or https).")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the events that would go (JSONL) and send "
                                                             "nothing.")] = False,
-    since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
-    until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
+    since: Annotated[Optional[str], typer.Option(metavar="TIME",
+                                                 help="Only sessions at or after this ISO-8601 time.")] = None,
+    until: Annotated[Optional[str], typer.Option(metavar="TIME",
+                                                 help="Only sessions before this ISO-8601 time.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, max=1000, help="Events per request.")] = 100,
     retries: Annotated[int, typer.Option(min=0, max=20, help="Retries of a failed request.")] = 5,
     backoff: Annotated[float, typer.Option(min=0, help="Seconds before the first retry; doubled each "

@@ -49,8 +49,9 @@ _ACTION_NAMES = {getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ") for 
 
 
 @contextmanager
-def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
-    """One read-only statement against the database at ``url``, its rows read as they are used."""
+def read(url: str, sql: str, limits: Limits = Limits(), params: dict[str, str] | None = None) -> Iterator[Answer]:
+    """One read-only statement against the database at ``url``, its rows read as they are used;
+    ``params`` are bound to its ``:name`` placeholders (as values, never as SQL text)."""
     from sqlalchemy.engine import make_url
 
     from council_db.store.location import sqlite_path
@@ -59,10 +60,10 @@ def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
     dialect = make_url(url).get_backend_name()
     sql_guard.check(sql, dialect)
     if dialect == "sqlite" and path is not None:
-        with read_sqlite(path, sql, limits) as answer:
+        with read_sqlite(path, sql, limits, params) as answer:
             yield answer
     elif dialect == "postgresql":
-        with pg_readonly.read(url, sql, limits) as answer:
+        with pg_readonly.read(url, sql, limits, params) as answer:
             yield answer
     else:
         raise CouncilDbError(f"council-db sql reads an SQLite file or a PostgreSQL database, not {url}")
@@ -134,7 +135,8 @@ def _load_table_valued_functions(connection: sqlite3.Connection) -> None:
 
 
 @contextmanager
-def read_sqlite(path: Path, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
+def read_sqlite(path: Path, sql: str, limits: Limits = Limits(),
+                params: dict[str, str] | None = None) -> Iterator[Answer]:
     """Read-only by three independent routes: mode=ro, query_only, and the authorizer.
     The time limit is a progress handler; the value limit is SQLite's own length limit, so
     a huge string or blob is refused as it is being made, not after."""
@@ -166,7 +168,7 @@ def read_sqlite(path: Path, sql: str, limits: Limits = Limits()) -> Iterator[Ans
             return CouncilDbError(f"SQLite: {error}")
 
         try:
-            cursor = connection.execute(sql)
+            cursor = connection.execute(sql, params or {})
         except (sqlite3.Error, sqlite3.Warning) as error:
             raise explain(error) from None  # type: ignore[misc]
         yield Answer([d[0] for d in cursor.description or ()], cursor, limits, explain)

@@ -88,3 +88,103 @@ def test_every_listed_summary_is_a_whole_sentence_at_80_columns(group):
         first_sentence = (sub.help or "").split("\n\n")[0].replace("\n", " ")
         assert shown.endswith(".") and not shown.endswith("..."), (name, shown)
         assert first_sentence.startswith(shown), (name, shown)
+
+
+def _run(*args: str, input: str | None = None):
+    return CliRunner().invoke(app, list(args), input=input)
+
+
+@pytest.mark.parametrize("shortcut, fmt", [("--json", "json"), ("--nl", "jsonl"), ("--csv", "csv")])
+def test_the_shortcuts_are_the_formats(filled, shortcut, fmt):
+    short = _run("--db", str(filled), "sessions", shortcut)
+    long = _run("--db", str(filled), "sessions", "--format", fmt)
+
+    assert short.exit_code == 0, short.output
+    assert short.stdout == long.stdout
+
+
+def test_a_format_a_command_cannot_write_is_refused_naming_those_it_can(filled):
+    result = _run("--db", str(filled), "sessions", "--format", "html")
+
+    assert result.exit_code == 2
+    assert "table, json, jsonl or csv" in result.output
+
+
+def test_two_formats_that_disagree_are_refused(filled):
+    result = _run("--db", str(filled), "sessions", "--json", "--format", "csv")
+
+    assert result.exit_code == 2 and "disagree" in result.output
+
+
+@pytest.mark.parametrize("command, name, expected", [
+    (["sessions"], "s.csv", "session_id,"),
+    (["sessions"], "s.json", "[\n  {"),
+    (["sessions"], "s.jsonl", '{"session_id": '),
+    (["stats"], "t.json", "{\n"),
+    (["export"], "e.csv", "schema_version,"),
+    (["export"], "e.json", "[\n{"),
+    (["sql", "SELECT 1 AS one"], "q.csv", "one\n1\n"),
+])
+def test_the_format_follows_the_outputs_suffix_and_the_file_is_private(filled, tmp_path, command, name, expected):
+    target = tmp_path / name
+
+    result = _run("--db", str(filled), *command, "-o", str(target))
+
+    assert result.exit_code == 0, result.output
+    assert target.read_text().startswith(expected)
+    assert target.stat().st_mode & 0o777 == 0o600
+    if name.endswith("json"):
+        json.loads(target.read_text())
+
+
+def test_a_bias_report_written_to_an_html_file_is_html_and_private(filled, tmp_path):
+    target = tmp_path / "r.html"
+
+    result = _run("--db", str(filled), "bias-report", "-o", str(target))
+
+    assert result.exit_code == 0, result.output
+    assert target.read_text().lstrip().lower().startswith("<!doctype html>")
+    assert target.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_suffix_naming_a_format_the_command_lacks_is_refused_and_no_file_is_made(filled, tmp_path):
+    target = tmp_path / "s.html"
+
+    result = _run("--db", str(filled), "sessions", "-o", str(target))
+
+    assert result.exit_code == 2 and "give --format" in result.output
+    assert not target.exists()
+
+
+def test_format_wins_over_the_suffix(filled, tmp_path):
+    target = tmp_path / "report.txt"
+
+    result = _run("--db", str(filled), "sessions", "--format", "csv", "-o", str(target))
+
+    assert result.exit_code == 0, result.output
+    assert target.read_text().startswith("session_id,")
+
+
+def test_every_command_that_prints_data_takes_output():
+    root = typer_main.get_command(app)
+    printing = ["bias-report", "audit", "trends", "anomalies", "export", "orders", "stats", "sessions", "rejected",
+                "scores", "leaderboard", "sql"]
+    for name in printing:
+        assert "-o" in {opt for param in root.commands[name].params for opt in param.opts}, name
+    for name in ("current", "history", "check"):
+        assert "-o" in {opt for param in root.commands["db"].commands[name].params for opt in param.opts}, name
+
+
+def test_sql_binds_parameters_and_reads_the_query_from_stdin(filled):
+    result = _run("--db", str(filled), "sql", "-", "-p", "session", "other-session", "-p", "n", "3", "--json",
+                  input="SELECT session_id, :n AS n FROM session_summaries WHERE session_id = :session")
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"session_id": "other-session", "n": "3"}]
+
+
+def test_a_sql_parameter_is_a_value_never_sql(filled):
+    result = _run("--db", str(filled), "sql", "SELECT :x AS x", "-p", "x", "1; DROP TABLE scores", "--json")
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"x": "1; DROP TABLE scores"}]

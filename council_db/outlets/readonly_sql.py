@@ -19,7 +19,7 @@ from urllib.parse import quote
 from council_db.errors import CouncilDbError
 from council_db.outlets import pg_readonly, sql_guard
 from council_db.outlets.sql_answer import Answer, Limits, timed_out, value_too_big
-from council_db.store.database import read_only_uri
+from council_db.store.database import no_database, read_only_uri
 
 # Functions that compute from their arguments and never touch files or the connection's state
 # (core, date, math, JSON, window and aggregate functions). load_extension and anything not
@@ -141,7 +141,7 @@ def read_sqlite(path: Path, sql: str, limits: Limits = Limits(),
     The time limit is a progress handler; the value limit is SQLite's own length limit, so
     a huge string or blob is refused as it is being made, not after."""
     if not path.exists():
-        raise CouncilDbError(f"no database at {path} yet: import something first")
+        raise no_database(path)
     uri = read_only_uri(path) or f"file:{quote(os.fsencode(path.resolve()))}?mode=ro"
     connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:

@@ -155,3 +155,16 @@ def test_a_copy_target_that_cannot_be_reached_is_named_not_the_source(tmp_path):
     text = one_line_error(run_module("--db", str(source), "db", "copy", "--to", "postgresql://me:pw@127.0.0.1:1/team"))
 
     assert "(postgresql://me:***@127.0.0.1:1/team)" in text and str(source) not in text and "pw" not in text
+
+
+@pytest.mark.parametrize("command", [["bias-report"], ["stats"], ["sessions"], ["rejected"], ["trends"],
+                                     ["anomalies"], ["leaderboard"], ["export"], ["audit", "x"],
+                                     ["scores", "--session", "x"], ["db", "check"], ["db", "current"],
+                                     ["sql", "SELECT 1"]])
+def test_a_read_command_on_a_mistyped_db_says_it_does_not_exist_and_makes_no_file(tmp_path, command):
+    mistyped = tmp_path / "councl.db"
+
+    text = one_line_error(run_module("--db", str(mistyped), *command))
+
+    assert str(mistyped) in text and "council-db" in text and "import" in text
+    assert list(tmp_path.iterdir()) == []

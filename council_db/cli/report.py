@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.cli.context import state
+from council_db.cli.context import message, state
 from council_db.cli.formats import REPORT, Json, Output, chosen, destination, format_option
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
@@ -89,6 +89,13 @@ def bias_report(
     result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
     if exclude_anomalies:
         result.warnings.insert(0, anomalies.excluded_note(dropped))
+    if data.n_sessions == 0:
+        from council_db.analysis.empty_window import where_the_data_is
+
+        hint = where_the_data_is(db, window)
+        if hint:
+            result.warnings.insert(0, hint)
+            message(f"note: {hint}")
     if fmt == "json":
         page = contract.to_json(result)
     elif fmt == "markdown":

@@ -61,6 +61,12 @@ def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
         message(f"warning: {warning}")
     if note:
         message(f"note: {note}; --sample-sessions 0 reads them all")
+    if data.n_sessions == 0:
+        from council_db.analysis.empty_window import where_the_data_is
+
+        hint = where_the_data_is(db, spec)
+        if hint:
+            raise CouncilDbError(hint)
     if data.n_sessions < MIN_SESSIONS:
         raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "
                              f"{MIN_SESSIONS}; import more or widen the window")

@@ -87,7 +87,10 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
     loaded = load_sample(db, window, sample_sessions)
     data = loaded.data
     if data.n_records == 0:
-        raise CouncilDbError("no usable scores in this window (see council-db stats, or widen the window)")
+        from council_db.analysis.empty_window import where_the_data_is
+
+        hint = where_the_data_is(db, window) if data.n_sessions == 0 else None
+        raise CouncilDbError(hint or "no usable scores in this window (see council-db stats, or widen the window)")
     fit = joint_model.fit(data)
     tier = confidence_tier(data.n_sessions)
     warnings = unreadable_warnings(data.excluded)

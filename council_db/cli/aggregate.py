@@ -138,7 +138,7 @@ def leaderboard(
     model: Models = None,
     config_version: Configs = None,
     category: Categories = None,
-    seed: Annotated[int, typer.Option(help="Seed of the session resampling behind the CIs.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the session resampling behind the CIs.")] = 0,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS,
     fmt: FormatOption = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
     wide: Wide = False,

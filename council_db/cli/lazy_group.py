@@ -12,7 +12,8 @@ either, or else from their docstrings.
 Options every command takes (``shared``: council-db's --db) are added to each command as it
 is built, so they work after the command's name too, at any depth. Building also gives every
 parameter a metavar as a person writes it (N, X, FILE, table|json) where typer would show
-Python's types (<int range>, <str>) or put an argument in {braces}, and the list options a
+Python's types (<int range>, <str>) or put an argument in {braces}; a number option refuses
+"nan" as a usage error (click takes it as a float, which no analysis can use); the list options a
 command marks with ``pairs`` take two values each (-p NAME VALUE), which typer cannot declare.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -93,6 +95,8 @@ class LazyCommands(Mapping[str, "Command"]):
             _add_shared(self._built[name], self._shared)
             for param in self._built[name].params:
                 _plain_metavar(param)
+                if isinstance(param.type, types.FloatParamType) and param.callback is None:
+                    param.callback = _not_nan
                 if param.name in getattr(target, "pair_options", ()):
                     param.nargs = 2
         return self._built[name]
@@ -109,6 +113,12 @@ class LazyCommands(Mapping[str, "Command"]):
                 return self[name]
             summary = inspect.getdoc(target)
         return TyperCommand(name, help=summary, rich_markup_mode=self._rich_markup_mode)
+
+
+def _not_nan(_ctx: Any, _param: Any, value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        raise typer.BadParameter("nan is not a number this option can use")
+    return value
 
 
 def pairs(*names: str) -> Callable[[Any], Any]:

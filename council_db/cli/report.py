@@ -39,7 +39,7 @@ def bias_report(
     fmt: Annotated[Optional[str], format_option(*REPORT)] = None,
     as_json: Json = False,
     output: Output = None,
-    seed: Annotated[int, typer.Option(help="Seed of the session resampling behind bootstrap CIs.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the session resampling behind bootstrap CIs.")] = 0,
     sample_sessions: Annotated[int, typer.Option(
         "--sample-sessions", min=0, metavar="N",
         help="Above N sessions, record-level analyses use a sample of N of the window's sessions "

@@ -108,11 +108,11 @@ ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 def role_sql(url: str, role: str) -> str:
     """The SQL that creates ``role``, able only to read council-db's tables and views in
     the database at ``url`` (those a later migration adds too), for `sql --db-readonly`."""
-    from sqlalchemy.engine import make_url
+    from council_db.store.location import checked_url
 
     if not ROLE_NAME.fullmatch(role):
         raise CouncilDbError(f"role name {role!r}: use lower-case letters, digits and _, e.g. council_reader")
-    parsed = make_url(url)
+    parsed = checked_url(url)
     if parsed.get_backend_name() != "postgresql":
         raise CouncilDbError("a read-only role is for PostgreSQL; on SQLite council-db sql opens the file read-only")
     owner = parsed.username or "CURRENT_USER"

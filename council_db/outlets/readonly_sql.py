@@ -52,12 +52,10 @@ _ACTION_NAMES = {getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ") for 
 def read(url: str, sql: str, limits: Limits = Limits(), params: dict[str, str] | None = None) -> Iterator[Answer]:
     """One read-only statement against the database at ``url``, its rows read as they are used;
     ``params`` are bound to its ``:name`` placeholders (as values, never as SQL text)."""
-    from sqlalchemy.engine import make_url
-
-    from council_db.store.location import sqlite_path
+    from council_db.store.location import checked_url, sqlite_path
 
     path = sqlite_path(url)
-    dialect = make_url(url).get_backend_name()
+    dialect = checked_url(url).get_backend_name()  # an unsupported URL is refused here, its password hidden
     sql_guard.check(sql, dialect)
     if dialect == "sqlite" and path is not None:
         with read_sqlite(path, sql, limits, params) as answer:

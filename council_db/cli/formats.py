@@ -84,12 +84,18 @@ def to_file(output: str | None) -> bool:
 
 
 @contextmanager
-def destination(output: str | None) -> Iterator[TextIO]:
+def destination(output: str | None, what: str = "the output") -> Iterator[TextIO]:
     """stdout, or the file ``output`` (created 0600, or truncated keeping its mode). Open it
     only once there is something to write, so a command that fails leaves no file behind."""
+    from council_db.errors import CouncilDbError
+
     if not to_file(output):
         yield sys.stdout
         sys.stdout.flush()
         return
-    with open_private(os.path.expanduser(output)) as out:
+    try:
+        out = open_private(os.path.expanduser(output))
+    except OSError as error:
+        raise CouncilDbError(f"cannot write {what} to {output}: {error.strerror}") from None
+    with out:
         yield out

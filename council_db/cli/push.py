@@ -40,8 +40,13 @@ def command(
     from council_db.contract.fields import LineError
     from council_db.outlets.push import PushSettings, check_endpoint, push, would_send
     from council_db.outlets.push_auth import load_credentials, plain_http_warning
+    from council_db.store.sql_filters import time_range
 
     check_endpoint(endpoint)
+    try:
+        time_range(since, until)  # a bad time is a usage error before any database is opened
+    except LineError as error:
+        raise bad_time(error.problem) from None
     credentials = load_credentials(token_file, header_env or ())
     db = state(ctx).database(read_only=dry_run)
     try:

@@ -107,7 +107,7 @@ def bias_report(
         page = render_html.html(result, session_series(data))
     else:
         page = render.text(result)
-    with destination(output) as out:
+    with destination(output, "the report") as out:
         out.write(page)
 
 

@@ -45,8 +45,8 @@ def full_id(db: Database, given: str) -> str:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise CouncilDbError(f"no stored session has the id {given!r} or an id starting with it "
-                             "(council-db sessions lists them)")
+        raise CouncilDbError(f"unknown session {given!r}: see council-db sessions (no stored id is it or "
+                             "starts with it)")
     shown = ", ".join(found[:SHOWN_CANDIDATES]) + (", ..." if len(found) > SHOWN_CANDIDATES else "")
     raise CouncilDbError(f"{given!r} starts {'more than ' if len(found) > SHOWN_CANDIDATES else ''}"
                          f"{min(len(found), SHOWN_CANDIDATES)} session ids: {shown}; give more of the id")

@@ -92,4 +92,4 @@ def test_an_ambiguous_prefix_is_refused_listing_the_candidates(filled):
 def test_a_prefix_of_no_session_says_so(filled):
     result = run_module("--db", str(filled), "audit", "ffff")
 
-    assert result.returncode == 1 and "no stored session" in result.stderr.decode()
+    assert result.returncode == 1 and "unknown session 'ffff'" in result.stderr.decode()

@@ -27,7 +27,8 @@ def _progress():
 
     class Bar(Callbacks):
         def __init__(self) -> None:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            # markup=False: the description is a file name, data that must show as it is
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
                                 TransferSpeedColumn(), TimeRemainingColumn(), transient=True)
             self.task = None
 

@@ -203,3 +203,24 @@ def test_an_unsupported_read_only_url_is_one_line_without_its_password(tmp_path)
                                      "mysql://me:secret@127.0.0.1/council", "SELECT 1"))
 
     assert "mysql is not supported" in text and "secret" not in text
+
+
+def test_a_validation_error_that_reaches_the_top_is_one_line_without_pydantics_prefix():
+    script = ("import sys\n"
+              "from pydantic import BaseModel, field_validator\n"
+              "from council_db.cli.app import app, main\n"
+              "class Settings(BaseModel):\n"
+              "    sessions: int\n"
+              "    @field_validator('sessions')\n"
+              "    @classmethod\n"
+              "    def positive(cls, value):\n"
+              "        if value < 1:\n"
+              "            raise ValueError('sessions must be at least 1')\n"
+              "        return value\n"
+              "@app.command('boom')\n"
+              "def boom():\n    Settings(sessions=0)\n"
+              "sys.argv = ['council-db', 'boom']; main()")
+
+    text = one_line_error(subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120))
+
+    assert text == "error: sessions: sessions must be at least 1\n"

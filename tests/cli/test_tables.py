@@ -93,3 +93,28 @@ def test_a_prefix_of_no_session_says_so(filled):
     result = run_module("--db", str(filled), "audit", "ffff")
 
     assert result.returncode == 1 and "unknown session 'ffff'" in result.stderr.decode()
+
+
+@pytest.fixture
+def simulated_db(tmp_path):
+    db_path = tmp_path / "sim.db"
+    data = tmp_path / "sim.jsonl"
+    assert run("simulate", "-o", str(data), "--sessions", "40", "--seed", "3").exit_code == 0
+    assert run("--db", str(db_path), "import", str(data)).exit_code == 0
+    return db_path
+
+
+@pytest.mark.parametrize("command", [["leaderboard"], ["trends"], ["anomalies", "--all"], ["sessions"],
+                                     ["scores", "--session", "{first}"]])
+def test_each_listing_puts_a_row_on_one_line_at_80_columns(simulated_db, command):
+    """With llm-council's usual model ids (up to 27 characters), no cell is folded onto a
+    second line, except the free text of an anomaly's reason."""
+    first = json.loads(run("--db", str(simulated_db), "sessions", "--json").stdout)[0]["session_id"]
+
+    result = run("--db", str(simulated_db), *[arg.format(first=first) for arg in command], env={"COLUMNS": "80"})
+
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if "│" in line]
+    assert rows and all(len(line) <= 80 for line in result.stdout.splitlines())
+    folded = [line for line in rows if not line.split("│")[0].strip()]
+    assert not folded or command[0] == "anomalies", result.stdout

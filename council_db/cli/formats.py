@@ -23,7 +23,7 @@ LISTING = ("table", "json", "jsonl", "csv")
 REPORT = ("text", "json", "markdown", "html")
 SUMMARY = ("text", "json")  # what import, ingest and db copy did: json also prints it on stdout
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".md": "markdown",
-            ".markdown": "markdown", ".html": "html", ".htm": "html", ".txt": "text"}
+            ".markdown": "markdown", ".html": "html", ".htm": "html"}  # any other: the default format
 FOR_PEOPLE = {"text": "table", "table": "text"}  # one format, two names
 
 

@@ -17,8 +17,6 @@ from typing import Annotated, Any, Iterator, Optional, TextIO
 
 import typer
 
-from council_db.private_files import open_private
-
 LISTING = ("table", "json", "jsonl", "csv")
 REPORT = ("text", "json", "markdown", "html")
 SUMMARY = ("text", "json")  # what import, ingest and db copy did: json also prints it on stdout
@@ -88,6 +86,7 @@ def destination(output: str | None, what: str = "the output") -> Iterator[TextIO
     """stdout, or the file ``output`` (created 0600, or truncated keeping its mode). Open it
     only once there is something to write, so a command that fails leaves no file behind."""
     from council_db.errors import CouncilDbError
+    from council_db.private_files import open_private
 
     if not to_file(output):
         yield sys.stdout

@@ -60,51 +60,25 @@ def bias_report(
         with destination(output) as out:
             out.write(json.dumps(contract.json_schema(), indent=2) + "\n")
         return
-    from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
-
-    from council_db.analysis.window import load_for_report
+    from council_db.report import render
+    from council_db.report.for_window import report_for_window
 
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)
     db = state(ctx).database(read_only=True)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # The window's queries run (the database releases the GIL) while the analyses load:
-        # over a million sessions each takes about a second.
-        loading = pool.submit(load_for_report, db, window, sample_sessions)
-        from council_db.analysis import anomalies, version_drift
-        from council_db.report import render
-        from council_db.report.builder import build
-        loaded = loading.result()
-    data, totals = loaded.data, loaded.totals
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}
-    versions = version_drift.load_config_versions(db, data)
-    dropped = []
-    if exclude_anomalies:
-        data, dropped = anomalies.exclude(data)
-        filters["exclude_anomalies"] = len(dropped)
-        totals = None  # whole-window sums would still hold the excluded sessions
-    result = build(data, as_of=as_of, filters=filters, seed=seed, totals=totals,
-                   window_sessions=loaded.window_sessions, requested=window.requested())
-    result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
-    if exclude_anomalies:
-        result.warnings.insert(0, anomalies.excluded_note(dropped))
-    if data.n_sessions == 0:
-        from council_db.analysis.empty_window import where_the_data_is
-
-        hint = where_the_data_is(db, window)
-        if hint:
-            result.warnings.insert(0, hint)
-            message(f"note: {hint}")
+    made = report_for_window(db, window, filters, seed=seed, sample_sessions=sample_sessions,
+                             exclude_anomalies=exclude_anomalies)
+    result = made.report
+    if made.empty_window_hint:
+        message(f"note: {made.empty_window_hint}")
     if fmt == "json":
         page = contract.to_json(result)
     elif fmt == "markdown":
         page = render.markdown(result)
     elif fmt == "html":
-        from council_db.analysis.session_means import session_series
-        from council_db.report import render_html
-
-        page = render_html.html(result, session_series(data))
+        page = made.html()
     else:
         page = render.text(result)
     with destination(output, "the report") as out:

@@ -16,7 +16,7 @@ import pytest
 from council_db.outlets.datasette_metadata import SHIPPED_NAME, shipped
 from tests.conftest import run_module
 
-DAY_US = 86_400 * 1_000_000
+LATEST = 10_000  # sessions in the canned queries' default window
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # Columns whose values carry a unit, and the word their description must use for it.
 UNITS = [(re.compile(r"^ts_us$"), "microseconds"), (re.compile(r"^ts_us$"), "UTC"),
@@ -124,8 +124,11 @@ def store(tmp_path_factory):
     connection.close()
 
 
-def run(connection: sqlite3.Connection, name: str, **params: str) -> list[dict]:
+def run(connection: sqlite3.Connection, name: str, latest: int = LATEST, **params: str) -> list[dict]:
+    """The canned query's rows; ``latest`` other than 10,000 rewrites its default window's size."""
     query = database_metadata()["queries"][name]["sql"]
+    assert f"OFFSET {LATEST - 1})" in query
+    query = query.replace(f"OFFSET {LATEST - 1})", f"OFFSET {latest - 1})")
     named = set(re.findall(r"(?<!:):(\w+)", query))
     return [dict(row) for row in connection.execute(query, {p: params.get(p, "") for p in named})]
 
@@ -137,11 +140,12 @@ def us(text: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def in_window(rows: list[dict], days: int, since: str = "", until: str = "") -> list[dict]:
+def in_window(rows: list[dict], since: str = "", until: str = "", latest: int = LATEST) -> list[dict]:
     """The usable records of [since, until); blank until: just after the latest session, blank
-    since: ``days`` days before until (the queries' stated window)."""
+    since: from the latest ``latest`` sessions' first time (the queries' stated window)."""
     end = us(until) if until else max(r["ts_us"] for r in rows if r["ts_us"] is not None) + 1
-    start = us(since) if since else end - days * DAY_US
+    times = sorted({(r["ts_us"], r["session_id"]) for r in rows if r["ts_us"] is not None and r["ts_us"] < end})
+    start = us(since) if since else times[-latest][0] if len(times) >= latest else -2**63
     return [r for r in rows if r["excluded_because"] is None and r["ts_us"] is not None and start <= r["ts_us"] < end]
 
 
@@ -194,10 +198,10 @@ def test_severity_by_week_compares_a_reviewer_with_the_others_in_the_same_sessio
     connection, rows = store
     numbers = ("mean_score", "others_mean", "difference")
 
-    same_rows(run(connection, "reviewer_severity_by_week"), severity_by_week(in_window(rows, 14)), numbers)
+    same_rows(run(connection, "reviewer_severity_by_week"), severity_by_week(in_window(rows)), numbers)
     chosen = dict(since="2025-06-02", until="2025-06-23T12:00:00Z", reviewer="openai/gpt-4o")
     got = run(connection, "reviewer_severity_by_week", **chosen)
-    same_rows(got, severity_by_week(in_window(rows, 0, chosen["since"], chosen["until"]), "openai/gpt-4o"), numbers)
+    same_rows(got, severity_by_week(in_window(rows, chosen["since"], chosen["until"]), "openai/gpt-4o"), numbers)
     assert {g["week_of"] for g in got} <= {"2025-06-02", "2025-06-09", "2025-06-16", "2025-06-23"}
     harsh = [g for g in got if g["score_scale"] == "1-10"]
     assert harsh and all(g["difference"] < 0 for g in harsh), "the reviewer planted 1 point harsher is, every week"
@@ -229,7 +233,7 @@ def test_disagreements_list_each_session_and_reviewer_by_its_gap_to_the_others_o
 
     got = run(connection, "reviewer_disagreements", since=since, reviewer=reviewer)
 
-    expected = disagreements(in_window(rows, 0, since), reviewer)
+    expected = disagreements(in_window(rows, since), reviewer)
     assert len(got) == len(expected) and len(got) > 20
     for row in got:
         e = expected[row["session_id"], row["reviewer"], row["score_scale"]]
@@ -241,12 +245,22 @@ def test_disagreements_list_each_session_and_reviewer_by_its_gap_to_the_others_o
     assert any(row["session_id"] in rankings for row in got), "records without a slot are compared by candidate"
 
 
-def test_disagreements_default_to_the_last_seven_days_of_data(store):
+def test_the_default_window_is_the_latest_sessions_and_each_row_says_so(store):
     connection, rows = store
+    first_time = {r["session_id"]: r["ts_us"] for r in rows}
+    latest = sorted(first_time.values())[-30]
 
-    got = run(connection, "reviewer_disagreements")
+    everything = run(connection, "reviewer_disagreements")
+    got = run(connection, "reviewer_disagreements", latest=30)
 
-    assert {(g["session_id"], g["reviewer"], g["score_scale"]) for g in got} == set(disagreements(in_window(rows, 7)))
+    def keys(found):
+        return {(g["session_id"], g["reviewer"], g["score_scale"]) for g in found}
+
+    assert keys(everything) == set(disagreements(in_window(rows)))
+    assert keys(got) == set(disagreements(in_window(rows, latest=30)))
+    assert {g["session_id"] for g in got} <= {s for s, ts in first_time.items() if ts >= latest}
+    start = (EPOCH + timedelta(microseconds=latest)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert {g["window_start"] for g in got} == {start}
 
 
 def slots(rows: list[dict], model: str = "") -> list[dict]:
@@ -271,7 +285,7 @@ def test_scores_by_slot_give_each_models_display_slots_against_its_own_mean(stor
     everyone = run(connection, "model_scores_by_slot", since=since, until=until)
     one = run(connection, "model_scores_by_slot", since=since, until=until, model="openai/gpt-4o")
 
-    window = in_window(rows, 0, since, until)
+    window = in_window(rows, since, until)
     same_rows([{k: v for k, v in g.items() if not k.startswith("window_")} for g in everyone], slots(window),
               ("mean_score", "vs_model_mean"))
     same_rows([{k: v for k, v in g.items() if not k.startswith("window_")} for g in one],
@@ -304,7 +318,7 @@ def test_self_preference_compares_a_reviewers_own_answers_with_what_the_others_g
 
     got = run(connection, "self_preference", since=since)
 
-    expected = self_preference(in_window(rows, 0, since))
+    expected = self_preference(in_window(rows, since))
     same_rows([{k: v for k, v in g.items() if not k.startswith("window_")} for g in got], expected,
               ("own_score", "others_score", "difference"))
     # Planted at 1.0 in half the 1-10 sessions; openai/gpt-4o's is cancelled there by its planted harshness.

@@ -18,8 +18,9 @@ import asyncio
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from datasette import Response, hookimpl
@@ -27,6 +28,9 @@ from datasette.utils import tilde_decode
 from datasette.utils.asgi import BadRequest, Base400, NotFound
 
 from council_db.outlets.datasette_metadata import SHIPPED_NAME, shipped
+
+if TYPE_CHECKING:
+    from council_db.analysis.window import Window
 
 PAGE = "-/bias-report"
 COUNCIL_TABLES = {"alembic_version", "sessions", "scores"}
@@ -62,11 +66,12 @@ def canned_queries(datasette, database, actor):
     async def queries() -> dict[str, Any]:
         if await council_revision(datasette.get_database(database)) is None:
             return {}
-        return shipped_queries()
+        return {name: dict(query) for name, query in shipped_queries().items()}  # Datasette adds keys to each
 
     return queries
 
 
+@cache
 def shipped_queries() -> dict[str, Any]:
     metadata = json.loads(shipped().read_text(encoding="utf-8"))
     return metadata["databases"][SHIPPED_NAME].get("queries", {})
@@ -112,7 +117,7 @@ def _check_schema(name: str, revision: str) -> None:
     raise SchemaMismatch(f"{name} has council-db schema {revision} and this council-db reads {HEAD}: {fix}")
 
 
-def report_page(path: str, window, filters: dict[str, Any]) -> str:
+def report_page(path: str, window: Window, filters: dict[str, Any]) -> str:
     """The HTML report of the file at ``path``, read through a read-only connection."""
     from council_db.report.for_window import report_for_window
     from council_db.store.database import Database, read_only_uri

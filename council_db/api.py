@@ -49,7 +49,8 @@ class Council:
     ) -> Recorded:
         """Store the records llm-council's writer would produce for this session. The query is
         never stored: llm-council's coarse metadata always, its HMAC prefix at consent level 4
-        (needs $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE). Recording a session
+        (keyed by $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE; with neither, null
+        and a warning, as llm-council writes without a key). Recording a session
         again adds nothing."""
         from council_db.ingest.recording import record
 
@@ -63,18 +64,12 @@ class Council:
         The same report as ``council-db bias-report``: above ``sample_sessions`` sessions
         (default 5,000; 0 = never) the record-level analyses read a sample of the window's
         sessions, so a report over a million sessions takes seconds, not minutes."""
-        from council_db.analysis import version_drift
-        from council_db.analysis.window import SAMPLE_SESSIONS, Window, load_for_report
-        from council_db.report.builder import build
+        from council_db.analysis.window import Window
+        from council_db.report.for_window import report_for_window
 
         chosen = Window(**window)
         filters = {k: v for k, v in window.items() if v and k != "as_of"}
-        loaded = load_for_report(self.database, chosen, SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
-        result = build(loaded.data, as_of=chosen.as_of, filters=filters, seed=seed, totals=loaded.totals,
-                       window_sessions=loaded.window_sessions)
-        versions = version_drift.load_config_versions(self.database, loaded.data)
-        result.warnings.extend(version_drift.mixed_version_warnings(loaded.data, versions))
-        return result
+        return report_for_window(self.database, chosen, filters, seed=seed, sample_sessions=sample_sessions).report
 
     def sqlite_utils(self) -> sqlite_utils.Database:
         """The database file as a read-only ``sqlite_utils.Database``, for notebooks:

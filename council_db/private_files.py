@@ -22,11 +22,6 @@ def open_private(path: str | os.PathLike) -> TextIO:
     return open(descriptor, "w", encoding="utf-8", newline="")
 
 
-def write_private(path: str | os.PathLike, text: str) -> None:
-    with open_private(path) as out:
-        out.write(text)
-
-
 def read_secret_file(path: Path, where: str) -> str:
     """The file's text, stripped; ``where`` names it in every refusal (e.g. 'VAR=/path'). No
     message ever holds a byte of the file."""

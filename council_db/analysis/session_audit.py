@@ -8,6 +8,7 @@ is defined, and nothing here raises a flag: flags come from the cross-session re
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -155,6 +156,15 @@ def _self_minus_others(data: ScoreData, reviewer: int) -> float | None:
     answer = data.model[own][0]
     others = (data.model == answer) & (data.reviewer != reviewer)
     return float(data.score[own].mean() - data.score[others].mean()) if others.any() else None
+
+
+def markdown(report: SessionAudit) -> str:
+    """The text page as Markdown: a heading, then its lines as a list (notes indented beneath),
+    every character Markdown would read as markup escaped (ids are data)."""
+    head, *lines = (re.sub(r"([\\`*\[\]<>|~#]|(?<!\w)_|_(?!\w))", r"\\\1", line)
+                    for line in text(report).splitlines())
+    items = [f"  - {line.strip()}" if line.startswith("  ") else f"- {line}" for line in lines]
+    return f"## Session audit\n\n{head}\n\n" + "\n".join(items) + "\n"
 
 
 def text(report: SessionAudit) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.window_records import fetch_records, score_data
 from council_db.analysis.window_totals import WindowTotals, load_totals
-from council_db.contract.timestamps import EPOCH, MIN_US, timestamp_us
+from council_db.contract.timestamps import EPOCH, MIN_US, format_us, timestamp_us
 from council_db.store.database import Database
 from council_db.store.sql_filters import READABLE_TIME, UNREADABLE_TIME, time_range
 
@@ -27,6 +27,21 @@ DAY_US = 86_400 * 1_000_000
 SAMPLE_SESSIONS = 5_000
 GOLDEN = 0.6180339887498949  # (sqrt(5) - 1) / 2
 UNREADABLE = "unreadable_timestamp"  # the reason records of a session with an unreadable stored time are left out
+
+
+def _now_us() -> int:
+    return timestamp_us(datetime.now(timezone.utc).isoformat())
+
+
+@dataclass(frozen=True)
+class Requested:
+    """The span a window asks for: its options' bounds, counted from its as-of time (or the
+    time it was made), whatever the data holds. Beside the span the data fills (the first and
+    last session's time), it is the other half of what a report states about its window."""
+
+    start_us: int | None  # None: no lower time bound
+    end_us: int | None  # None: no upper time bound
+    words: str  # e.g. "every session from ... (--days 30 before --as-of) to ... (--as-of)"
 
 
 @dataclass
@@ -42,6 +57,9 @@ class Window:
     models: list[str] = field(default_factory=list)
     config_versions: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
+    # When the window was made: "now" for a window without as_of, fixed once so that every
+    # query of one report, and the span it states, count from the same instant.
+    made_us: int = field(default_factory=_now_us, repr=False, compare=False)
 
     @property
     def timed(self) -> bool:
@@ -50,7 +68,33 @@ class Window:
     def as_of_us(self) -> int:
         if self.as_of:
             return timestamp_us(self.as_of)
-        return timestamp_us(datetime.now(timezone.utc).isoformat())
+        return self.made_us
+
+    def _days_from_us(self, as_of_us: int) -> int:
+        """Where --days starts (exclusive): as_of minus the days, or just before year 1 for more."""
+        span_us = min(self.days * DAY_US, as_of_us - MIN_US + 1)  # more days than since year 1: all
+        return as_of_us - int(span_us)
+
+    def requested(self) -> Requested:
+        """The span the options ask for, and where each bound comes from, in words."""
+        selection = "every session" if self.sessions is None else f"the latest {self.sessions:,} sessions"
+        if not self.timed:
+            return Requested(None, None, f"{selection}, no time bound")
+        end_us = self.as_of_us()
+        end_from = "--as-of" if self.as_of else "the report's time"
+        start_us, start_from = None, ""
+        if self.days is not None and self._days_from_us(end_us) >= MIN_US:
+            start_us, start_from = self._days_from_us(end_us), f"--days {self.days:g} before {end_from}"
+        since = timestamp_us(self.since)
+        if since is not None and (start_us is None or since > start_us):
+            start_us, start_from = since, "--since"
+        until = timestamp_us(self.until)
+        if until is not None and until <= end_us:
+            end_us, end_from = until, "--until"
+        to = f"{format_us(end_us)} ({end_from})"
+        if start_us is None:
+            return Requested(None, end_us, f"{selection} up to {to}")
+        return Requested(start_us, end_us, f"{selection} from {format_us(start_us)} ({start_from}) to {to}")
 
     def session_query(self, columns: str = "s.id") -> tuple[str, dict[str, Any]]:
         """SQL selecting the window's sessions (their ids, or other ``columns`` of sessions AS s),
@@ -65,8 +109,7 @@ class Window:
                 params["as_of_time"] = (EPOCH + timedelta(microseconds=params["as_of"])).replace(tzinfo=None)
         if self.days is not None:
             clauses.append("s.ts_us > :from_us")
-            span_us = min(self.days * DAY_US, params["as_of"] - MIN_US + 1)  # more days than since year 1: all
-            params["from_us"] = params["as_of"] - int(span_us)
+            params["from_us"] = self._days_from_us(params["as_of"])
         between, values = time_range(self.since, self.until)
         clauses += between
         params.update(values)

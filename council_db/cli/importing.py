@@ -1,4 +1,4 @@
-"""council-db import: read llm-council bias_metrics.jsonl files into the database."""
+"""council-db import: llm-council bias_metrics.jsonl files, or FastChat's judge logs (--from), into the database."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from council_db.cli.context import message, state
+from council_db.cli.formats import SUMMARY, Json, chosen, format_option
 
 if TYPE_CHECKING:
     from council_db.ingest.importer import FileResult, ImportSummary
@@ -27,11 +28,6 @@ FORMATS = {
 SHOWN_PER_FILE = 20
 
 
-class SummaryFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
 def _progress():
     """A byte progress bar on a terminal; nothing otherwise (rich is imported only here)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
@@ -40,7 +36,8 @@ def _progress():
 
     class Bar(Callbacks):
         def __init__(self) -> None:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            # markup=False: the description is a file name, data that must show as it is
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
                                 TransferSpeedColumn(), TimeRemainingColumn(), transient=True)
             self.task = None
 
@@ -96,7 +93,7 @@ InputFormat = Enum("InputFormat", {name: name for name in FORMATS}, type=str)  #
 
 def command(
     ctx: typer.Context,
-    files: Annotated[list[str], typer.Argument(help="Files to read (.gz too); - reads stdin.")],
+    files: Annotated[list[str], typer.Argument(metavar="FILE", help="Files to read (.gz too); - reads stdin.")],
     read_as: Annotated[InputFormat, typer.Option(
         "--from", help="The files' format: " + "; ".join(f"{name}: {what}" for name, what in FORMATS.items())
         + ". docs/import-formats.md says what each becomes.")] = InputFormat("llm-council"),
@@ -111,12 +108,13 @@ def command(
         "before _review_, else gpt-4, as FastChat's eval_gpt_review.py).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Import nothing from a file that has a bad line.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary on stderr.")] = False,
-    fmt: Annotated[SummaryFormat, typer.Option(
-        "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+    fmt: Annotated[Optional[str], format_option(*SUMMARY, help="json also prints the summary on stdout.")] = None,
+    as_json: Json = False,
 ) -> None:
-    """Import judge records: llm-council's bias_metrics.jsonl, or FastChat's judge logs (--from).
-    Re-importing is safe: stored records are never doubled, and a file that only grew is read
-    from where the last import stopped.
+    """Import judge records: llm-council's, or FastChat's with --from.
+
+    Re-importing is safe: stored records are never doubled, and a file that only grew is
+    read from where the last import stopped.
 
     Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
     ones are imported), 1 fatal error, 2 usage error."""
@@ -129,12 +127,13 @@ def command(
         options.check()
     except CouncilDbError as error:
         raise typer.BadParameter(str(error), param_hint="--from") from None
+    fmt = chosen(SUMMARY, fmt, json=as_json)
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
     summary = import_files(db, files, strict=strict, progress=progress, options=options)
     if not quiet:
         _report(summary)
-    if fmt is SummaryFormat.json:
+    if fmt == "json":
         print(json.dumps(summary.as_json(), indent=2))
     if summary.total("rejected"):
         raise typer.Exit(EXIT_REJECTED)

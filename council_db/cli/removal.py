@@ -8,7 +8,6 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import bad_time, message, state
-from council_db.errors import CouncilDbError
 
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Delete: without it, more than one session is only counted.")]
 
@@ -19,19 +18,22 @@ def delete(
         "--import", metavar="ID",
         help="The sessions this import stored (its import_id: in the JSON summary of import, or "
              "council-db sql \"SELECT * FROM imports\").")] = None,
-    session: Annotated[Optional[str], typer.Option("--session", metavar="ID", help="One session, by its id.")] = None,
+    session: Annotated[Optional[str], typer.Option(
+        "--session", metavar="ID", help="One session, by its id or a prefix of it that no other id has.")] = None,
     yes: Yes = False,
 ) -> None:
-    """Delete the sessions of a bad import, or one session, with their records.
+    """Delete a bad import's sessions, or one session.
 
-    One transaction; statistics and queued push events go with the sessions. Deleting an import
-    also forgets that it read its file, so importing the file again reads it again."""
+    Their records, statistics and queued push events go with them, in one transaction.
+    Deleting an import also forgets that it read its file, so importing it again reads it again."""
     from council_db.store import removal
 
     if (import_id is None) == (session is None):
         raise typer.BadParameter("give one of --import ID or --session ID", param_hint="--import/--session")
-    db = state(ctx).database()
-    selection = removal.of_import(import_id) if import_id is not None else removal.of_session(*_session(db, session))
+    from council_db.store.session_ids import full_id
+
+    db = _existing(ctx)
+    selection = removal.of_import(import_id) if import_id is not None else removal.of_session(full_id(db, session))
     _carry_out(db, selection, yes)
 
 
@@ -41,7 +43,7 @@ def prune(
                                         "ISO-8601 time (undated sessions stay).")],
     yes: Yes = False,
 ) -> None:
-    """Delete every session dated before a time, with its records: a retention window.
+    """Delete the sessions dated before a time: a retention window.
 
     One transaction; without --yes it only counts what would go."""
     from council_db.contract.fields import LineError
@@ -54,15 +56,13 @@ def prune(
         raise bad_time(error.problem) from None
     if ts_us is None:
         raise typer.BadParameter("an empty time", param_hint="--before")
-    _carry_out(state(ctx).database(), removal.before(ts_us, format_us(ts_us)), yes)
+    _carry_out(_existing(ctx), removal.before(ts_us, format_us(ts_us)), yes)
 
 
-def _session(db, key: str) -> tuple[int, str]:
-    with db.reading() as reader:
-        found = reader.rows("SELECT id FROM sessions WHERE session_key = :key", {"key": key})
-    if not found:
-        raise CouncilDbError(f"no session {key} is stored: council-db sessions lists them")
-    return int(found[0][0]), key
+def _existing(ctx: typer.Context):
+    """The database, which must exist: deleting from a mistyped --db must not create one. (Opened
+    as a reader is; its writer is an ordinary connection.)"""
+    return state(ctx).database(read_only=True)
 
 
 def _carry_out(db, selection, yes: bool) -> None:

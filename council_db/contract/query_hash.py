@@ -5,7 +5,8 @@ secret of at least 16 characters from $COUNCIL_DB_HMAC_SECRET or from the file n
 $COUNCIL_DB_HMAC_SECRET_FILE. Anyone who knows the key can test guessed queries against
 the hashes, so the file must be private (private_files.read_secret_file: a regular file, not a
 symlink, owned by you, no group or world access) and a short key is refused: no key, no hash,
-and a clear error.
+and a clear error. With no key configured at all there is no hash (``query_hash`` null), as
+llm-council writes when it has no key, and NO_KEY says how to set one.
 """
 
 from __future__ import annotations
@@ -37,8 +38,15 @@ def _checked(secret: str, where: str) -> str:
     return secret
 
 
-def load_secret() -> str:
-    """The secret, or a CouncilDbError that says how to provide one."""
+NO_KEY = (f"consent level 4 without a query-hash key: query_hash is null (as llm-council writes it when it has no "
+          f"key); to group sessions by query set ${SECRET_ENV} (>= {MIN_SECRET_CHARS} characters) or "
+          f"${SECRET_FILE_ENV} (a chmod 600 file)")
+
+
+def load_secret() -> str | None:
+    """The secret; None when none is configured; a CouncilDbError for one that is configured
+    but cannot be used safely (too short, a file others can read, a symlink): that is a
+    mistake to fix, not a choice to go without hashes."""
     value = os.environ.get(SECRET_ENV, "").strip()
     if value:
         return _checked(value, f"${SECRET_ENV}")
@@ -46,5 +54,4 @@ def load_secret() -> str:
     if file_name:
         path = Path(file_name).expanduser()
         return _checked(read_secret_file(path, f"{SECRET_FILE_ENV}={path}"), str(path))
-    raise CouncilDbError(f"consent level 4 stores a query hash, which needs a secret: set ${SECRET_ENV} "
-                         f"(>= {MIN_SECRET_CHARS} characters) or ${SECRET_FILE_ENV} (a chmod 600 file)")
+    return None

@@ -16,7 +16,7 @@ from council_db.analysis.length import answer_table, naive_pooled_r
 from council_db.analysis.score_data import ScoreData, known_lengths, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
-from council_db.analysis.window import unreadable_warnings
+from council_db.analysis.window import Requested, unreadable_warnings
 from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
 from council_db.report import position_section
@@ -77,14 +77,16 @@ def _clean(value) -> float | None:
 
 def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = None, seed: int = 0,
           resamples: int = BOOTSTRAP_RESAMPLES, totals: WindowTotals | None = None,
-          window_sessions: int | None = None) -> BiasReport:
+          window_sessions: int | None = None, requested: Requested | None = None) -> BiasReport:
     """The report for these scores. ``seed`` fixes the session resampling, so the same data
     gives the same numbers. When ``data`` is a sample of a larger window (``window_sessions``
-    sessions), ``totals`` (whole-window sums) give the counts and length correlations."""
+    sessions), ``totals`` (whole-window sums) give the counts and length correlations.
+    ``requested`` (``Window.requested()``) is the span the window asked for, which the report
+    states beside the span its sessions fill."""
     tier = stats.confidence_tier(totals.sessions if totals else data.n_sessions)
     context = _Context(data, tier, np.random.default_rng(seed))
     warnings = _data_warnings(data, totals)
-    window = _window(data, totals, window_sessions, as_of, filters)
+    window = _window(data, totals, window_sessions, as_of, filters, requested)
     if window.sample is not None:
         warnings.append(f"record-level analyses use a sample of {window.sample.sessions:,} of the "
                         f"window's {window.sample.of:,} sessions (their n says so)"
@@ -119,7 +121,10 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
 
 
 def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int | None, as_of: str | None,
-            filters: dict | None) -> ReportWindow:
+            filters: dict | None, requested: Requested | None) -> ReportWindow:
+    """Two spans, each by one rule: the one asked for (from the options and the as-of time)
+    and the one found (the first and last session time in the report). Only both together
+    say that `--days 30` on data that ended three weeks ago read nine days of sessions."""
     sample = None
     if window_sessions is not None and data.n_sessions < window_sessions:
         sample = Sample(sessions=data.n_sessions, of=window_sessions,
@@ -130,9 +135,10 @@ def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int |
         times = data.session_ts_us[data.session_ts_us >= 0]
         start, end = (int(times.min()), int(times.max())) if len(times) else (None, None)
         sessions, records = data.n_sessions, data.n_records
-    return ReportWindow(start=None if start is None else format_us(start), end=None if end is None else format_us(end),
-                        sessions=sessions, records=records, scale=data.scale, as_of=as_of, filters=filters or {},
-                        sample=sample)
+    asked = {} if requested is None else dict(requested=requested.words, requested_start=format_us(requested.start_us),
+                                              requested_end=format_us(requested.end_us))
+    return ReportWindow(start=format_us(start), end=format_us(end), sessions=sessions, records=records,
+                        scale=data.scale, as_of=as_of, filters=filters or {}, sample=sample, **asked)
 
 
 def _agreement(context: _Context, resamples: int) -> AgreementMetric | None:

@@ -65,12 +65,33 @@ class Sample(Contract, kw_only=True):
 
 
 class ReportWindow(Contract, kw_only=True):
-    start: Annotated[str | None, Meta(description='time of the first session in the report (UTC)')]
-    end: Annotated[str | None, Meta(description='time of the last session in the report (UTC)')]
+    start: Annotated[str | None, Meta(description=(
+        'time of the first session in the report (UTC): the span found in the data; requested_start is the '
+        'span asked for'
+    ))]
+    end: Annotated[str | None, Meta(description=(
+        'time of the last session in the report (UTC): the span found in the data; requested_end is the span '
+        'asked for'
+    ))]
     sessions: int
     records: int
     scale: Annotated[str, Meta(description='the score scale analysed; records on other scales are excluded')]
-    as_of: str | None = None
+    as_of: Annotated[str | None, Meta(description=(
+        '--as-of as given: sessions after it and imports started after it are left out'
+    ))] = None
+    requested: Annotated[str | None, Meta(description=(
+        "the span asked for, in words, each bound with the option it comes from, e.g. 'every session from "
+        "2025-01-30T00:00:00Z (--days 30 before --as-of) to 2025-03-01T00:00:00Z (--as-of)' or 'the latest 100 "
+        "sessions, no time bound'"
+    ))] = None
+    requested_start: Annotated[str | None, Meta(description=(
+        'the earliest time asked for (UTC): --since, or --days before --as-of (or before the time of the report), '
+        'whichever is later; null: no lower time bound'
+    ))] = None
+    requested_end: Annotated[str | None, Meta(description=(
+        'the latest time asked for (UTC): --as-of (or the time of the report, when a time option is given '
+        'without it), or --until when earlier; null: no time bound (--sessions alone, or no option)'
+    ))] = None
     filters: dict[str, list[str] | int | float | str] = msgspec.field(default_factory=dict)
     sample: Annotated[Sample | None, Meta(description=(
         'set when the window is larger than the sample size: the joint model, reviewers, slots, agreement and '

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from council_db.report.model import BiasReport, Metric, Position, ReviewerProfile, SwapConsistency
+from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 
 BAR_WIDTH = 25
 
@@ -39,6 +39,18 @@ def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str
         return "n/a"
     return (f"{_number(metric.estimate, signed, digits)} "
             f"[{_number(metric.ci_low, signed, digits)}, {_number(metric.ci_high, signed, digits)}]")
+
+
+def found(w: ReportWindow) -> str:
+    """The span the report's sessions fill, as every renderer states it beside the one asked for."""
+    sessions = f"{w.sessions:,} session{'' if w.sessions == 1 else 's'}"
+    if not w.sessions:
+        return "no sessions"
+    if w.start is None:
+        return f"{sessions}, none with a time"
+    if w.start == w.end:
+        return f"{sessions} at {w.start}" if w.sessions == 1 else f"{sessions}, all at {w.start}"
+    return f"{sessions} from {w.start} to {w.end}"
 
 
 def ci_bar(metric: Metric | None, low: float, high: float, width: int = BAR_WIDTH) -> str:
@@ -76,7 +88,9 @@ def text(report: BiasReport) -> str:
     add = lines.append
     w = report.window
     add(f"council-db bias report — confidence: {report.confidence} ({w.sessions:,} sessions)")
-    add(f"window: {w.start or '?'} to {w.end or '?'} · {w.records:,} records · scale {w.scale}"
+    if w.requested:
+        add(f"window asked: {w.requested}")
+    add(f"window found: {found(w)} · {w.records:,} records · scale {w.scale}"
         + (f" · as of {w.as_of}" if w.as_of else ""))
     if w.sample:
         add(f"sample: record-level analyses use {w.sample.sessions:,} of the {w.sample.of:,} sessions "
@@ -329,9 +343,12 @@ def _markdown_position_by_reviewer(position: Position) -> list[str]:
 
 def markdown(report: BiasReport) -> str:
     w = report.window
-    out = [f"# Bias report ({report.confidence} confidence)", "",
-           f"{w.sessions:,} sessions, {w.records:,} records, {w.start or '?'} to {w.end or '?'}, scale {w.scale}."
-           + (f" Record-level analyses use a sample of {w.sample.sessions:,} sessions." if w.sample else ""), ""]
+    out = [f"# Bias report ({report.confidence} confidence)", ""]
+    if w.requested:
+        out.append(f"Window asked: {w.requested}.  ")
+    out += [f"Window found: {found(w)}, {w.records:,} records, scale {w.scale}"
+            + (f", as of {w.as_of}" if w.as_of else "") + "."
+            + (f" Record-level analyses use a sample of {w.sample.sessions:,} sessions." if w.sample else ""), ""]
     if report.confidence == "insufficient":
         out.append("Collecting data: no metrics below 10 sessions.")
     else:

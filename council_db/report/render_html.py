@@ -13,7 +13,7 @@ from html import escape
 from council_db.analysis.session_means import Series
 from council_db.report import svg
 from council_db.report.model import BiasReport, Metric
-from council_db.report.render import interval, p_value, recent_severity, trend_unit
+from council_db.report.render import found, interval, p_value, recent_severity, trend_unit
 
 # One colour per chart, so a screenshot shows which charts were drawn.
 COLOURS = {
@@ -177,8 +177,9 @@ def _chart(key: str, title: str, note: str, rows: list[svg.Row], axis_label: str
 
 def page(report: BiasReport, drawn: list[Chart]) -> str:
     w = report.window
-    window = (f"{w.sessions:,} sessions, {w.records:,} records, {escape(w.start or '?')} to {escape(w.end or '?')}, "
-              f"scale {escape(w.scale)}" + (f", as of {escape(w.as_of)}" if w.as_of else "")
+    window = ((f"Asked: {escape(w.requested)}. " if w.requested else "")
+              + f"Found: {escape(found(w))}, {w.records:,} records, scale {escape(w.scale)}"
+              + (f", as of {escape(w.as_of)}" if w.as_of else "")
               + (f", filters {escape(str(w.filters))}" if w.filters else "")
               + f". Confidence: {report.confidence}. Generated {escape(report.generated_at)}.")
     sections = "".join(

@@ -42,8 +42,8 @@ def of_import(import_id: int) -> Selection:
                      {"import_id": import_id}, import_id=import_id)
 
 
-def of_session(session_id: int, key: str) -> Selection:
-    return Selection(f"session {key}", "s.id = :session_id", {"session_id": session_id})
+def of_session(key: str) -> Selection:
+    return Selection(f"session {key}", "s.session_key = :key", {"key": key})
 
 
 def before(ts_us: int, shown: str) -> Selection:

@@ -88,7 +88,10 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
     loaded = load_sample(db, window, sample_sessions)
     data = loaded.data
     if data.n_records == 0:
-        raise CouncilDbError("no usable scores in this window (see council-db stats, or widen the window)")
+        from council_db.analysis.empty_window import where_the_data_is
+
+        hint = where_the_data_is(db, window) if data.n_sessions == 0 else None
+        raise CouncilDbError(hint or "no usable scores in this window (see council-db stats, or widen the window)")
     fit = joint_model.fit(data)
     tier = confidence_tier(data.n_sessions)
     warnings = unreadable_warnings(data.excluded)
@@ -116,7 +119,7 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
                "rank_ci_low": s.rank_low, "rank_ci_high": s.rank_high,
                "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records} for s in standings]
     return {"method": settings.method.value, "removes": removes(settings.method, settings.include_self),
-            "window": _window(loaded, window.as_of, filters), "confidence": tier,
+            "window": _window(loaded, window, filters), "confidence": tier,
             "include_self": settings.include_self, "calibration": _calibration(settings.method, calibration),
             "interval": interval, "excluded": dict(data.excluded), "models": models, "warnings": warnings}
 
@@ -136,17 +139,20 @@ def _sampled(calibration: Calibration, loaded: WindowData | None) -> Calibration
     return replace(calibration, source=f"{calibration.source}, a sample of the window's {loaded.window_sessions:,}")
 
 
-def _window(loaded: WindowData, as_of: str | None, filters: dict[str, Any]) -> dict[str, Any]:
-    """The window ranked: its analysed sessions' span and counts (and, when they are a sample,
-    how many sessions the window holds)."""
+def _window(loaded: WindowData, window: Window, filters: dict[str, Any]) -> dict[str, Any]:
+    """The window ranked, as the bias report states one: the span its analysed sessions fill
+    (start, end) and the span asked for (requested...), its counts (and, when they are a
+    sample, how many sessions the window holds)."""
     data = loaded.data
     times = data.session_ts_us[data.session_ts_us >= 0]
     sample = {} if loaded.window_sessions is None else \
         {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
+    asked = window.requested()
     return {"start": format_us(int(times.min())) if len(times) else None,
             "end": format_us(int(times.max())) if len(times) else None,
-            "sessions": data.n_sessions, "records": data.n_records, "scale": data.scale, "as_of": as_of,
-            "filters": filters, **sample}
+            "sessions": data.n_sessions, "records": data.n_records, "scale": data.scale, "as_of": window.as_of,
+            "requested": asked.words, "requested_start": format_us(asked.start_us),
+            "requested_end": format_us(asked.end_us), "filters": filters, **sample}
 
 
 def _calibration(method: Method, calibration: Calibration) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
+from council_db.markdown_text import markdown_text
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 
 BAR_WIDTH = 25
@@ -333,7 +334,8 @@ def _markdown_position_by_reviewer(position: Position) -> list[str]:
                 "swaps: same preference / primacy / recency |", "|---|---|---|---|---|"]
         for row in position.by_reviewer:
             swaps = row.swaps
-            out.append(f"| {row.reviewer_id} | {interval(row.slot_effects[0]) if row.slot_effects else 'n/a'} | "
+            first = interval(row.slot_effects[0]) if row.slot_effects else 'n/a'
+            out.append(f"| {markdown_text(row.reviewer_id)} | {first} | "
                        f"{p_value(row.test.p_value) if row.test else 'n/a'} | "
                        f"{interval(row.first_shown_wins, signed=False)} | "
                        + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy} / {swaps.recency} |"
@@ -353,11 +355,13 @@ def markdown(report: BiasReport) -> str:
         out.append("Collecting data: no metrics below 10 sessions.")
     else:
         out += ["## Flags", ""]
-        out += [f"- {f.message} (p {p_value(f.p_value)}, q {p_value(f.q_value)})" for f in report.flags] or ["None."]
+        out += [f"- {markdown_text(f.message)} (p {p_value(f.p_value)}, q {p_value(f.q_value)})"
+                for f in report.flags] or ["None."]
         out += ["", "## Reviewers", "",
                 "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
                 "|---|---:|---:|---|---|---:|---|"]
-        out += [f"| {r.reviewer_id} | {r.records:,} | {_number(r.raw_mean.estimate)} | {interval(r.severity)}"
+        out += [f"| {markdown_text(r.reviewer_id)} | {r.records:,} | {_number(r.raw_mean.estimate)} | "
+                f"{interval(r.severity)}"
                 + (f" (window average; drifts: {recent_severity(r)})" if r.severity_drifts else "")
                 + f" | {r.classification} | {_number(r.scale_sd)} | {interval(r.self_preference)} |"
                 for r in report.reviewers]
@@ -377,13 +381,15 @@ def markdown(report: BiasReport) -> str:
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
         unit, short = trend_unit(report)
         out += ["", "## Trends", "", f"| subject | {unit} | change points |", "|---|---|---|"]
-        out += [f"| {t.kind} {t.subject} | {interval(t.change_over_span if short else t.slope_per_30d)} | "
+        out += [f"| {t.kind} {markdown_text(t.subject)} | "
+                f"{interval(t.change_over_span if short else t.slope_per_30d)} | "
                 f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t in report.trends]
         out += ["", "## Anomalous sessions", ""]
-        out += [f"- {a.session_id}: {a.reason} (p {p_value(a.p_value)}, q {p_value(a.q_value)})"
+        out += [f"- {markdown_text(a.session_id)}: {markdown_text(a.reason)} "
+                f"(p {p_value(a.p_value)}, q {p_value(a.q_value)})"
                 for a in report.anomalies] or ["None."]
         out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
     if report.warnings:
-        out += ["", "## Warnings", ""] + [f"- {warning}" for warning in report.warnings]
+        out += ["", "## Warnings", ""] + [f"- {markdown_text(warning)}" for warning in report.warnings]
     return "\n".join(out) + "\n"

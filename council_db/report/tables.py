@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from typing import Any, Sequence
+
+from council_db.markdown_text import markdown_text
 
 Table = tuple[str, Sequence[dict[str, Any]]]  # a title and its rows (dicts with the same keys)
 # Characters Markdown may read as markup; an underscore only where it could open or close emphasis.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<>|~#]|(?<!\w)_|_(?!\w))")
 _STYLE = ("body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
           "table{border-collapse:collapse;margin-bottom:2em}"
           "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;white-space:nowrap}"
@@ -30,11 +30,6 @@ def cell(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value)
     return str(value)
-
-
-def markdown_text(text: str) -> str:
-    """``text`` with every character Markdown would read as markup escaped."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
 
 
 def markdown(title: str, tables: Sequence[Table], notes: Sequence[str] = ()) -> str:

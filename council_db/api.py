@@ -4,17 +4,23 @@
     db = council_db.connect()                       # $COUNCIL_DB, else the user data dir
     db.record_session(session_id, stage1_results, stage2_results, label_to_model, query=q)
     report = db.report(days=30)                     # a council_db.BiasReport
+    db.sqlite_utils().query("SELECT * FROM reviewer_profiles")   # notebooks: read-only
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from council_db.errors import CouncilDbError
 from council_db.store.database import Database, open_database
-from council_db.store.location import resolve_url
+from council_db.store.location import resolve_url, sqlite_path
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
     from council_db.ingest.recording import Recorded
     from council_db.report.model import BiasReport
 
@@ -43,7 +49,8 @@ class Council:
     ) -> Recorded:
         """Store the records llm-council's writer would produce for this session. The query is
         never stored: llm-council's coarse metadata always, its HMAC prefix at consent level 4
-        (needs $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE). Recording a session
+        (keyed by $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE; with neither, null
+        and a warning, as llm-council writes without a key). Recording a session
         again adds nothing."""
         from council_db.ingest.recording import record
 
@@ -57,18 +64,28 @@ class Council:
         The same report as ``council-db bias-report``: above ``sample_sessions`` sessions
         (default 5,000; 0 = never) the record-level analyses read a sample of the window's
         sessions, so a report over a million sessions takes seconds, not minutes."""
-        from council_db.analysis import version_drift
-        from council_db.analysis.window import SAMPLE_SESSIONS, Window, load_for_report
-        from council_db.report.builder import build
+        from council_db.analysis.window import Window
+        from council_db.report.for_window import report_for_window
 
         chosen = Window(**window)
         filters = {k: v for k, v in window.items() if v and k != "as_of"}
-        loaded = load_for_report(self.database, chosen, SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
-        result = build(loaded.data, as_of=chosen.as_of, filters=filters, seed=seed, totals=loaded.totals,
-                       window_sessions=loaded.window_sessions)
-        versions = version_drift.load_config_versions(self.database, loaded.data)
-        result.warnings.extend(version_drift.mixed_version_warnings(loaded.data, versions))
-        return result
+        return report_for_window(self.database, chosen, filters, seed=seed, sample_sessions=sample_sessions).report
+
+    def sqlite_utils(self) -> sqlite_utils.Database:
+        """The database file as a read-only ``sqlite_utils.Database``, for notebooks:
+        ``.query(sql, params)`` gives rows as dicts, ``["reviewer_profiles"].rows`` a view's,
+        ``.table_names()`` and ``.view_names()`` what there is. Read-only, so exploring never
+        changes the records (they change through imports and ``record_session``); SQLite
+        only, as sqlite-utils is."""
+        import sqlite3
+
+        import sqlite_utils
+
+        path = sqlite_path(self.database.url)
+        if path is None:
+            raise CouncilDbError(f"sqlite_utils() reads a SQLite file, and {self.database.url.split('://')[0]} "
+                                 "is not one: use council-db sql, or the server's own client")
+        return sqlite_utils.Database(sqlite3.connect(f"file:{quote(os.fsencode(path))}?mode=ro", uri=True))
 
     def close(self) -> None:
         self.database.engine.dispose()

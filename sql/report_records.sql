@@ -1,30 +1,28 @@
 -- The scores of the sessions in report_window (a CTE the caller puts in front), oldest
--- session first, with what the analyses need. Excluded scores come too, so they can be
--- counted by reason; position is -1 where it is not a display slot (schema < 1.2.0).
--- The reviewers and models parameters (expanding lists) keep only those scores, unless
--- all_reviewers / all_models is true. min_consent keeps the records whose own consent level
--- (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
--- A stored time outside min_us..max_us (years 0001-9999 UTC) cannot be read: it comes as NULL.
+-- session first, with what the analyses need, as ids (analysis/window_records.py looks the
+-- names up once). Excluded scores come too, so they can be counted by reason (exclusion_id -1:
+-- not excluded); slot is -1 where position is not a display slot (schema < 1.2.0).
+-- The reviewers and models parameters (expanding lists of names) keep only those scores,
+-- unless all_reviewers / all_models is true. min_consent keeps the records whose own consent
+-- level (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
+-- A stored time outside min_us..max_us (years 0001-9999 UTC) cannot be read: it comes as -1.
 -- The order is total (down to the score's key) so sums add up in the same order on every
 -- backend and every run: PostgreSQL, unlike SQLite, returns a session's rows in any order.
 SELECT
-    s.session_key,
-    CASE WHEN s.ts_us BETWEEN :min_us AND :max_us THEN s.ts_us END AS ts_us,
-    reviewer.name AS reviewer,
-    candidate.name AS model,
+    sc.session_id,
+    COALESCE(CASE WHEN s.ts_us BETWEEN :min_us AND :max_us THEN s.ts_us END, -1) AS ts_us,
+    sc.reviewer_id,
+    sc.model_id,
     CASE WHEN sc.display_order THEN sc.position ELSE -1 END AS slot,
     sc.response_length_chars,
     sc.score_value,
-    scale.name AS score_scale,
-    reason.code AS excluded_because
+    sc.scale_id,
+    COALESCE(sc.exclusion_id, -1) AS exclusion_id
 FROM report_window AS w
 JOIN sessions AS s ON s.id = w.id
 JOIN scores AS sc ON sc.session_id = s.id
-JOIN models AS reviewer ON reviewer.id = sc.reviewer_id
-JOIN models AS candidate ON candidate.id = sc.model_id
-JOIN scales AS scale ON scale.id = sc.scale_id
-LEFT JOIN exclusion_reasons AS reason ON reason.id = sc.exclusion_id
-WHERE (:all_reviewers OR reviewer.name IN :reviewers) AND (:all_models OR candidate.name IN :models)
+WHERE (:all_reviewers OR sc.reviewer_id IN (SELECT m.id FROM models AS m WHERE m.name IN :reviewers))
+  AND (:all_models OR sc.model_id IN (SELECT m.id FROM models AS m WHERE m.name IN :models))
   AND (:min_consent <= 1 OR COALESCE((SELECT e.consent_level FROM record_envelopes AS e WHERE e.id = sc.envelope_id),
                                      s.consent_level) >= :min_consent)
 ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id, sc.reviewer_id, sc.model_id, sc.position

@@ -22,7 +22,9 @@ SELECT
     SUM(st.answers) AS answers,
     SUM(st.unscored) AS unscored,
     SUM(st.out_of_scale) AS out_of_scale,
-    -- naive pooled r over records: raw sums
+    -- naive pooled r over the records whose answer length is known: raw sums
+    SUM(st.known_lengths) AS known_lengths,
+    SUM(CASE WHEN st.known_lengths > 0 THEN 1 ELSE 0 END) AS sized_sessions,
     SUM(st.length_sum) AS sx, SUM(st.score_sum) AS sy,
     SUM(st.length_sq_sum) AS sxx, SUM(st.score_sq_sum) AS syy, SUM(st.length_score_sum) AS sxy,
     -- within-session r: sessions with >= 2 answers, their moments and products of moments

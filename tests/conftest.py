@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +195,17 @@ def opened():
     yield open_
     for database in made:
         database.engine.dispose()
+
+
+def browser() -> str:
+    """Headless Chromium's executable, for the tests that look at the HTML report as a browser
+    draws it. Without one they skip, saying why, unless $COUNCIL_DB_TEST_BROWSER is
+    "required" (as in .ci/run, which installs Debian's chromium): then a missing browser fails."""
+    found = shutil.which("chromium")
+    if found is None:
+        why = "no chromium on PATH: the HTML report's charts are drawn by headless Chromium (apt-get install chromium)"
+        if os.environ.get("COUNCIL_DB_TEST_BROWSER") == "required":
+            pytest.fail(why)
+        pytest.skip(why)
+    return found
+

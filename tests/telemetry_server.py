@@ -1,6 +1,8 @@
 """A real telemetry receiver on 127.0.0.1 for push tests: it keeps events by id (dropping
-resends, as a service should), counts every delivery, keeps every request body, and fails
-on purpose: HTTP 500, or the connection dropped before or after it stored the batch."""
+resends, as a service should), counts every delivery, keeps every request's body and headers,
+and fails on purpose: HTTP 500, or the connection dropped before or after it stored the batch.
+Given ``require``, it answers 401 to a request without those headers, with a body that echoes
+the Authorization header it got, as a careless service might."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ FATES = ("ok", "error_500", "drop_before", "drop_after")
 
 
 class Receiver:
-    def __init__(self, failure_rate: float = 0.0, seed: int = 0, delay: float = 0.0, status: int | None = None):
+    def __init__(self, failure_rate: float = 0.0, seed: int = 0, delay: float = 0.0, status: int | None = None,
+                 require: dict[str, str] | None = None):
         self.failure_rate = failure_rate
         self.rng = random.Random(seed)
         self.delay = delay
@@ -26,6 +29,8 @@ class Receiver:
         self.fates: Counter = Counter()
         self.after_drop: Counter = Counter()  # event id -> stored, but the client never heard
         self.bodies: list[bytes] = []
+        self.require = require or {}
+        self.headers: list[dict[str, str]] = []  # each request's headers, names in lower case
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -71,7 +76,11 @@ class Receiver:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 with receiver.lock:
                     receiver.bodies.append(body)
+                    receiver.headers.append({name.lower(): value for name, value in self.headers.items()})
                 time.sleep(receiver.delay)
+                if any(self.headers.get(name) != value for name, value in receiver.require.items()):
+                    self._answer(401, f"unauthorized: got {self.headers.get('authorization')!r}".encode())
+                    return
                 if receiver.status is not None:
                     self.send_error(receiver.status)
                     return
@@ -88,11 +97,13 @@ class Receiver:
                 if fate == "drop_after":
                     self.close_connection = True
                     return
-                answer = json.dumps({"accepted": new, "duplicates": duplicates}).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(answer)))
+                self._answer(200, json.dumps({"accepted": new, "duplicates": duplicates}).encode())
+
+            def _answer(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("content-type", "application/json" if status == 200 else "text/plain")
+                self.send_header("content-length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(answer)
+                self.wfile.write(body)
 
         return Handler

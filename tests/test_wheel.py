@@ -108,3 +108,13 @@ def test_installed_console_script_upgrades_a_database_and_reports_stats(tmp_path
     current = run([council_db, "--db", "x.db", "db", "current", "--format", "json"], cwd=tmp_path, env=fresh_env)
     revision = json.loads(current.stdout)
     assert revision["current"] == revision["head"] and revision["up_to_date"] is True
+
+
+def test_datasette_beside_the_installed_wheel_loads_its_plugin(tmp_path, fresh_venv, fresh_env):
+    python = fresh_venv / BIN / f"python{EXE}"
+
+    result = run([python, "-m", "datasette", "plugins"], cwd=tmp_path, env=fresh_env)
+
+    plugins = {plugin["name"]: plugin for plugin in json.loads(result.stdout)}
+    assert "council-db" in plugins, plugins
+    assert plugins["council-db"]["hooks"] == ["canned_queries", "database_actions", "register_routes"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.score_data import ScoreData, keep_records, known_lengths
 from council_db.analysis.stats import (
     Estimate,
     clustered_mean_from_totals,
@@ -179,12 +179,14 @@ class Retest:
 
 def self_consistency(data: ScoreData) -> list[Retest]:
     """Per reviewer, over every pair of its scores of one answer (same session, candidate,
-    length); empty when no answer was scored twice by the same reviewer.
+    length, which must be known: see agreement.self_consistency); empty when no answer was
+    scored twice by the same reviewer.
 
     The mean |difference| is a figure with its n and CI, without a p-value: it is never below
     0, so a test against 0 calls any disagreement significant, and there is no other null at
     which a reviewer's retest noise would be a finding (how much noise is too much is the
     reader's call, which the CI informs)."""
+    data = keep_records(data, known_lengths(data))
     n_rev, n_mod = len(data.reviewers), len(data.models)
     scored = (data.session * n_rev + data.reviewer) * n_mod + data.model
     if len(scored) == 0 or np.bincount(scored).max() < 2:  # nobody scored a candidate twice in a session

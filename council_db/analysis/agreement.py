@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.score_data import ScoreData, known_lengths
 from council_db.analysis.stats.agreement import Agreement, Repeats, answer_agreement, retest
 from council_db.analysis.stats.bootstrap import RngLike
 
@@ -23,5 +23,9 @@ def agreement(data: ScoreData, n_boot: int = 1000, rng: RngLike = None, level: f
 
 
 def self_consistency(data: ScoreData, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Repeats:
-    """Test-retest over every pair of scores one reviewer gave one answer, CIs by session bootstrap."""
-    return retest(data.session, data.model, data.log_length, data.reviewer, data.score, n_boot, rng, level)
+    """Test-retest over every pair of scores one reviewer gave one answer, CIs by session bootstrap.
+    Only answers of known length: without it, two answers of one model in one session (a
+    regenerated answer graded again) cannot be told from one answer graded twice."""
+    sized = known_lengths(data)
+    return retest(data.session[sized], data.model[sized], data.log_length[sized], data.reviewer[sized],
+                  data.score[sized], n_boot, rng, level)

@@ -31,7 +31,7 @@ Method
   ``G/(G-1) * (N-1)/(N-P)``, where G = sessions used, N = records used and P = estimated slope
   parameters. The session fixed effects are *not* counted in P:
   they are nested within the clusters, and counting them would overstate the correction
-  enormously with many small sessions (Cameron & Miller 2015, sec. VI.B; the xtreg-fe /
+  enormously with many small sessions (Cameron & Miller 2015, sec. III.B; the xtreg-fe /
   reghdfe convention).
 * Inference: t with G-1 degrees of freedom (``JointFit.df``) for every effect (estimate, SE,
   95% CI, two-sided p). Position bias: Wald test that all slot effects are zero, reported as
@@ -67,7 +67,7 @@ import numpy as np
 
 from council_db.analysis.joint_design import Design
 from council_db.analysis.least_squares import NAN_EFFECT, Effect, Inference, WaldTest, demean, solve
-from council_db.analysis.score_data import ScoreData, log_length_sd
+from council_db.analysis.score_data import ScoreData, known_lengths, log_length_sd
 
 FEW_SESSIONS = 30  # below this, cluster-robust SEs are known to be unreliable
 
@@ -117,6 +117,9 @@ def fit(data: ScoreData) -> JointFit:
     mod = np.asarray(data.model, dtype=np.int64)[use]
     slot = np.asarray(data.slot, dtype=np.int64)[use]
     log_len = np.asarray(data.log_length, dtype=np.float64)[use]
+    sized = ~np.isnan(log_len)
+    if not sized.all():
+        log_len = _centred_where_known(log_len, sized, sess)
     y = np.asarray(data.score, dtype=np.float64)[use]
     own = np.asarray(data.self_review, dtype=bool)[use]
     n = len(y)
@@ -214,6 +217,9 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
         sd = log_length_sd(data)
         length_per_sd = Effect(length_per_log.estimate * sd, length_per_log.se * sd,
                                length_per_log.ci_low * sd, length_per_log.ci_high * sd, length_per_log.p_value)
+    elif not known_lengths(data).any():
+        length_per_log = None
+        missing.append("length effect (no answer length is known)")
     else:
         length_per_log = None
         missing.append("length effect (answer length does not vary within model and session)")
@@ -229,6 +235,17 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
         groups=[([data.reviewers[r] for r in g[0]], [data.models[m] for m in g[1]]) for g in design.groups],
         not_identified=missing,
     )
+
+
+def _centred_where_known(log_len: np.ndarray, sized: np.ndarray, sess: np.ndarray) -> np.ndarray:
+    """Log length centred within each session over the answers whose length is known, 0 where
+    it is not: the length term then rests on known lengths alone (a session with none adds
+    nothing to it), and an unknown length claims no answer is longer or shorter than average."""
+    count = np.bincount(sess[sized], minlength=int(sess.max()) + 1)
+    total = np.bincount(sess[sized], weights=log_len[sized], minlength=len(count))
+    centred = np.zeros(len(log_len))
+    centred[sized] = log_len[sized] - (total / np.maximum(count, 1))[sess[sized]]
+    return centred
 
 
 def _scale_use(data: ScoreData, rev: np.ndarray, e: np.ndarray, leverage: np.ndarray) -> dict[str, float]:

@@ -13,7 +13,7 @@ from typing import Iterable
 
 import numpy as np
 
-from council_db.contract.fields import DEFAULT_SCALE
+from council_db.contract.fields import DEFAULT_SCALE, UNKNOWN_LENGTH
 
 
 @dataclass
@@ -22,7 +22,7 @@ class ScoreData:
     reviewer: np.ndarray  # int64 index into ``reviewers``
     model: np.ndarray  # int64 index into ``models`` (the candidate)
     slot: np.ndarray  # int64 display slot, -1 where position is not a display slot (schema < 1.2.0)
-    log_length: np.ndarray  # float64 log(response_length_chars + 1)
+    log_length: np.ndarray  # float64 log(response_length_chars + 1); NaN where the length is unknown
     score: np.ndarray  # float64, score points on ``scale``
     self_review: np.ndarray  # bool, reviewer == model
     reviewers: list[str]
@@ -64,7 +64,7 @@ def from_rows(rows: Iterable[tuple], scale: str = DEFAULT_SCALE, excluded: dict[
     return ScoreData(
         session=session, reviewer=reviewer, model=model,
         slot=np.array(slots, dtype=np.int64),
-        log_length=np.log1p(np.array(lengths, dtype=np.float64)),
+        log_length=log_lengths(np.array(lengths, dtype=np.float64)),
         score=np.array(scores, dtype=np.float64),
         self_review=np.array(reviewer_names, dtype=object) == np.array(model_names, dtype=object),
         reviewers=reviewers, models=models,
@@ -103,9 +103,23 @@ def from_records(records: Iterable[dict]) -> ScoreData:
             position = record.get("position")
             display = position is not None and schema_version(record.get("schema_version")).display_order
             rows.append((key, timestamp_us(record.get("timestamp")), record["reviewer_id"], record["model_id"],
-                         position if display else -1, record["response_length_chars"],
+                         position if display else -1, _length(record["response_length_chars"]),
                          float(record["score_value"])))
     return from_rows(rows, excluded=excluded)
+
+
+def _length(chars: int | None) -> int:
+    return UNKNOWN_LENGTH if chars is None else chars
+
+
+def keep_records(data: ScoreData, keep: np.ndarray) -> ScoreData:
+    """Only the records where ``keep`` (one bool per record) is true; sessions keep their
+    numbers, so a session can be left with no record."""
+    if keep.all():
+        return data
+    return replace(data, session=data.session[keep], reviewer=data.reviewer[keep], model=data.model[keep],
+                   slot=data.slot[keep], log_length=data.log_length[keep], score=data.score[keep],
+                   self_review=data.self_review[keep])
 
 
 def keep_sessions(data: ScoreData, keep: np.ndarray) -> ScoreData:
@@ -120,6 +134,22 @@ def keep_sessions(data: ScoreData, keep: np.ndarray) -> ScoreData:
     )
 
 
+def log_lengths(chars: np.ndarray) -> np.ndarray:
+    """log(chars + 1), NaN where the length is unknown (stored as fields.UNKNOWN_LENGTH, -1):
+    a length figure that forgets to leave those out then says NaN instead of a wrong number."""
+    out = np.full(len(chars), np.nan)
+    known = chars >= 0
+    out[known] = np.log1p(chars[known])
+    return out
+
+
+def known_lengths(data: ScoreData) -> np.ndarray:
+    """Per record: whether its answer's length is known."""
+    return ~np.isnan(data.log_length)
+
+
 def log_length_sd(data: ScoreData) -> float:
-    """SD of log length over the records: the unit 'per SD of log length' is reported in."""
-    return float(np.std(data.log_length, ddof=1)) if data.n_records > 1 else math.nan
+    """SD of log length over the records whose length is known: the unit 'per SD of log
+    length' is reported in."""
+    sized = data.log_length[known_lengths(data)]
+    return float(np.std(sized, ddof=1)) if len(sized) > 1 else math.nan

@@ -19,6 +19,7 @@ from council_db.analysis.stats import AnswerTable, correlation_p_value
 from council_db.analysis.window import load_sessions
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
+from council_db.markdown_text import markdown_text
 from council_db.store.database import Database
 
 
@@ -155,6 +156,14 @@ def _self_minus_others(data: ScoreData, reviewer: int) -> float | None:
     answer = data.model[own][0]
     others = (data.model == answer) & (data.reviewer != reviewer)
     return float(data.score[own].mean() - data.score[others].mean()) if others.any() else None
+
+
+def markdown(report: SessionAudit) -> str:
+    """The text page as Markdown: a heading, then its lines as a list (notes indented beneath),
+    every character Markdown would read as markup escaped (ids are data)."""
+    head, *lines = (markdown_text(line) for line in text(report).splitlines())
+    items = [f"  - {line.strip()}" if line.startswith("  ") else f"- {line}" for line in lines]
+    return f"## Session audit\n\n{head}\n\n" + "\n".join(items) + "\n"
 
 
 def text(report: SessionAudit) -> str:

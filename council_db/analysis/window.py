@@ -1,22 +1,21 @@
 """Which sessions a report covers, and loading their scores as ``ScoreData``.
 
 The window is chosen in SQL (an index on sessions.ts_us makes `--sessions N` and
-`--days D` cost in proportion to the window) and the scores come from sql/report_records.sql.
+`--days D` cost in proportion to the window) and the scores come from sql/report_records.sql
+(analysis/window_records.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from council_db.analysis.score_data import ScoreData, from_rows
+from council_db.analysis.score_data import ScoreData
+from council_db.analysis.window_records import fetch_records, score_data
 from council_db.analysis.window_totals import WindowTotals, load_totals
-from council_db.contract.fields import DEFAULT_SCALE
-from council_db.contract.timestamps import EPOCH, MAX_US, MIN_US, timestamp_us
-from council_db.resources import read_sql
+from council_db.contract.timestamps import EPOCH, MIN_US, format_us, timestamp_us
 from council_db.store.database import Database
 from council_db.store.sql_filters import READABLE_TIME, UNREADABLE_TIME, time_range
 
@@ -28,6 +27,21 @@ DAY_US = 86_400 * 1_000_000
 SAMPLE_SESSIONS = 5_000
 GOLDEN = 0.6180339887498949  # (sqrt(5) - 1) / 2
 UNREADABLE = "unreadable_timestamp"  # the reason records of a session with an unreadable stored time are left out
+
+
+def _now_us() -> int:
+    return timestamp_us(datetime.now(timezone.utc).isoformat())
+
+
+@dataclass(frozen=True)
+class Requested:
+    """The span a window asks for: its options' bounds, counted from its as-of time (or the
+    time it was made), whatever the data holds. Beside the span the data fills (the first and
+    last session's time), it is the other half of what a report states about its window."""
+
+    start_us: int | None  # None: no lower time bound
+    end_us: int | None  # None: no upper time bound
+    words: str  # e.g. "every session from ... (--days 30 before --as-of) to ... (--as-of)"
 
 
 @dataclass
@@ -43,6 +57,9 @@ class Window:
     models: list[str] = field(default_factory=list)
     config_versions: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
+    # When the window was made: "now" for a window without as_of, fixed once so that every
+    # query of one report, and the span it states, count from the same instant.
+    made_us: int = field(default_factory=_now_us, repr=False, compare=False)
 
     @property
     def timed(self) -> bool:
@@ -51,7 +68,33 @@ class Window:
     def as_of_us(self) -> int:
         if self.as_of:
             return timestamp_us(self.as_of)
-        return timestamp_us(datetime.now(timezone.utc).isoformat())
+        return self.made_us
+
+    def _days_from_us(self, as_of_us: int) -> int:
+        """Where --days starts (exclusive): as_of minus the days, or just before year 1 for more."""
+        span_us = min(self.days * DAY_US, as_of_us - MIN_US + 1)  # more days than since year 1: all
+        return as_of_us - int(span_us)
+
+    def requested(self) -> Requested:
+        """The span the options ask for, and where each bound comes from, in words."""
+        selection = "every session" if self.sessions is None else f"the latest {self.sessions:,} sessions"
+        if not self.timed:
+            return Requested(None, None, f"{selection}, no time bound")
+        end_us = self.as_of_us()
+        end_from = "--as-of" if self.as_of else "the report's time"
+        start_us, start_from = None, ""
+        if self.days is not None and self._days_from_us(end_us) >= MIN_US:
+            start_us, start_from = self._days_from_us(end_us), f"--days {self.days:g} before {end_from}"
+        since = timestamp_us(self.since)
+        if since is not None and (start_us is None or since > start_us):
+            start_us, start_from = since, "--since"
+        until = timestamp_us(self.until)
+        if until is not None and until <= end_us:
+            end_us, end_from = until, "--until"
+        to = f"{format_us(end_us)} ({end_from})"
+        if start_us is None:
+            return Requested(None, end_us, f"{selection} up to {to}")
+        return Requested(start_us, end_us, f"{selection} from {format_us(start_us)} ({start_from}) to {to}")
 
     def session_query(self, columns: str = "s.id") -> tuple[str, dict[str, Any]]:
         """SQL selecting the window's sessions (their ids, or other ``columns`` of sessions AS s),
@@ -66,8 +109,7 @@ class Window:
                 params["as_of_time"] = (EPOCH + timedelta(microseconds=params["as_of"])).replace(tzinfo=None)
         if self.days is not None:
             clauses.append("s.ts_us > :from_us")
-            span_us = min(self.days * DAY_US, params["as_of"] - MIN_US + 1)  # more days than since year 1: all
-            params["from_us"] = params["as_of"] - int(span_us)
+            params["from_us"] = self._days_from_us(params["as_of"])
         between, values = time_range(self.since, self.until)
         clauses += between
         params.update(values)
@@ -135,7 +177,8 @@ def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
 
 
 def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
-    if window.reviewers or window.models or not sample_sessions:  # no whole-window sums: filtered, or never sampled
+    small = window.sessions is not None and window.sessions <= sample_sessions  # never needs a sample
+    if window.reviewers or window.models or not sample_sessions or small:  # no whole-window sums
         return _sampled(db, window, sample_sessions)
     sessions_sql, params = window.session_query()
     # The totals' pass over the whole window is the longest query, so it starts first; the
@@ -146,9 +189,9 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
         in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
         if chosen is None:
             return WindowData(load(db, window))
-        rows = fetch_records(db, _ids_sql(chosen), {})
+        records = fetch_records(db, _ids_sql(chosen), {})
         totals = pending.result()
-    return WindowData(score_data(rows, scale=totals.scale if totals else None), in_window, totals)
+    return WindowData(score_data(records, scale=totals.scale if totals else None), in_window, totals)
 
 
 def _sample(db: Database, sessions_sql: str, params: dict[str, Any], sample_sessions: int) -> tuple[int, list | None]:
@@ -211,29 +254,3 @@ def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
     them are on."""
     return score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models,
                                     min_consent=min_consent))
-
-
-def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> list:
-    """The rows of sql/report_records.sql for the sessions ``sessions_sql`` selects, of the
-    records whose own consent level is at least ``min_consent``."""
-    query = f"WITH report_window AS ({sessions_sql}) " + read_sql("report_records")
-    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
-                   min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
-    with db.reading() as reader:
-        return reader.rows(query, {**params, **filters})
-
-
-def score_data(rows: list, scale: str | None = None) -> ScoreData:
-    """Usable scores on ``scale`` (default: the scale most of them are on); the rest counted
-    by reason."""
-    # Columns by position (sql/report_records.sql): 7 scale, 8 exclusion.
-    usable = [r for r in rows if r[8] is None]
-    scales = Counter(r[7] for r in usable)
-    if scale is None:
-        scale = scales.most_common(1)[0][0] if scales else DEFAULT_SCALE
-    excluded = Counter(r[8] for r in rows if r[8] is not None)
-    if set(scales) - {scale}:
-        excluded.update(f"other_scale:{r[7]}" for r in usable if r[7] != scale)
-        usable = [r for r in usable if r[7] == scale]
-    return from_rows(usable, scale=scale, excluded=dict(excluded))

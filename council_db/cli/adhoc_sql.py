@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Annotated, Optional
 
 import typer
 
 from council_db.cli.context import state
-from council_db.cli.output import Format, emit_rows
+from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, chosen, destination, format_option
+from council_db.cli.lazy_group import pairs
+from council_db.cli.output import emit_rows
 
 READONLY_ENV = "COUNCIL_DB_READONLY"
+PARAMETER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+@pairs("param")
 def command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(metavar="SQL", help="One read-only statement.")],
-    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
+    query: Annotated[str, typer.Argument(metavar="SQL", help="One read-only statement; - reads it from stdin.")],
+    param: Annotated[Optional[list[str]], typer.Option(
+        "--param", "-p", metavar="NAME VALUE",
+        help="Bind VALUE (as text) to :NAME in the query (repeatable).")] = None,
+    fmt: Annotated[Optional[str], format_option(*LISTING)] = None,
+    as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="SECONDS", min=0,
                                            help="Stop the query after this long (0: no limit).")] = 30.0,
     max_rows: Annotated[int, typer.Option("--max-rows", metavar="N", min=0,
@@ -29,18 +39,37 @@ def command(
         help=f"Read through this URL instead of --db, e.g. as a read-only PostgreSQL role "
              f"(council-db db readonly-role). Default: ${READONLY_ENV}.")] = None,
 ) -> None:
-    """Answer one SELECT (or WITH ... SELECT, VALUES) over the database, read-only.
+    """Answer one read-only SELECT over the database.
 
-    Anything that could write is refused with what was refused: several statements,
-    INSERT/UPDATE/DELETE, CREATE (temp tables too), ATTACH, VACUUM (INTO), PRAGMAs that set
-    a value, load_extension, and on PostgreSQL server functions with side effects. Rows are
-    printed as they are read. The database is never created or upgraded by this command."""
+    One SELECT, WITH ... SELECT or VALUES. Anything that could write is refused with what
+    was refused: several statements, INSERT/UPDATE/DELETE, CREATE (temp tables too), ATTACH,
+    VACUUM (INTO), PRAGMAs that set a value, load_extension, and on PostgreSQL server
+    functions with side effects. Rows are printed as they are read. The database is never
+    created or upgraded by this command."""
     from council_db.outlets.readonly_sql import read
     from council_db.outlets.sql_answer import Limits
     from council_db.store.location import resolve_url
 
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
+    params = _parameters(param or [])
+    if query == "-":
+        query = sys.stdin.read()
     url = resolve_url(db_readonly) if db_readonly else state(ctx).url
-    with read(url, query, Limits(timeout, max_rows, max_value_bytes)) as answer:
-        emit_rows(answer.as_dicts(), fmt, title=None)
+    with read(url, query, Limits(timeout, max_rows, max_value_bytes), params) as answer, destination(output) as out:
+        emit_rows(answer.as_dicts(), fmt, title=None, out=out)
         if answer.stopped is not None:
             raise answer.stopped
+
+
+def _parameters(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """-p NAME VALUE pairs as a dict; a name SQL could not hold, or one given twice, is a usage error."""
+    params: dict[str, str] = {}
+    for name, value in pairs:
+        name = name.removeprefix(":")
+        if not PARAMETER_NAME.fullmatch(name):
+            raise typer.BadParameter(f"{name!r} is not a parameter name: use letters, digits and _, and write "
+                                     ":NAME in the query", param_hint="-p/--param")
+        if name in params:
+            raise typer.BadParameter(f"{name} is given twice", param_hint="-p/--param")
+        params[name] = value
+    return params

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TextIO
 
 import typer
 
 from council_db.cli.context import message, state
+from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, Wide, chosen, destination, format_option
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -48,12 +49,6 @@ class RankingName(str, Enum):
     normalized = "normalized"
 
 
-class ViewFormat(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
 MethodOption = Annotated[MethodName, typer.Option(
     "--method", help="mean, weighted, median, bias-adjusted (minus each reviewer's offset) or normalized "
                      "(per-reviewer z-scores).")]
@@ -70,7 +65,9 @@ ConfigOption = Annotated[Optional[Path], typer.Option(
     metavar="FILE", help="TOML (.toml) or JSON file with 'weights' and/or 'offsets' tables; options win.")]
 IncludeSelfOption = Annotated[bool, typer.Option(
     "--include-self", help="Keep self-reviews (a model scoring its own answer); left out by default.")]
-FormatOption = Annotated[ViewFormat, typer.Option("--format", help="table, json or csv.")]
+FormatOption = Annotated[Optional[str], format_option(
+    *LISTING, help="table, json (the whole result), jsonl or csv (a row per candidate, with the method and window); "
+                   "default table, or as -o's suffix says.")]
 
 
 def _settings(method: MethodName | RankingName, weights: str | None, offsets: str | None, config: Path | None,
@@ -94,27 +91,35 @@ def _settings(method: MethodName | RankingName, weights: str | None, offsets: st
 
 def scores(
     ctx: typer.Context,
-    session: Annotated[str, typer.Option("--session", help="The session's id, as in council-db sessions.")],
+    session: Annotated[str, typer.Option("--session", metavar="ID", help="The session's id, as in council-db "
+                                                                          "sessions, or a prefix no other id has.")],
     method: MethodOption = MethodName.mean,
     weights: WeightsOption = None,
     offsets: OffsetsOption = None,
     config: ConfigOption = None,
     include_self: IncludeSelfOption = False,
-    fmt: FormatOption = ViewFormat.table,
+    fmt: FormatOption = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
+    wide: Wide = False,
 ) -> None:
-    """Each candidate's consensus score in one session, under one aggregation method.
+    """Each candidate's consensus score in one session.
 
-    Offsets and per-reviewer scales are estimated over every stored session. Stored scores
-    are never changed."""
+    Under one aggregation method (--method). Offsets and per-reviewer scales are estimated
+    over every stored session. Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, session_scores
+    from council_db.cli.table_view import minute
+    from council_db.store.session_ids import abbreviations, full_id
 
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     settings = _settings(method, weights, offsets, config, include_self)
     db = state(ctx).database(read_only=True)
     check_names(db, settings)
-    result = session_scores(db, session, settings)
-    title = f"session {result['session_id']} ({result['timestamp'] or 'no timestamp'}), {result['method']}, " \
-            f"scale {result['scale']}"
-    _emit(result, result["candidates"], fmt, title, {"session_id": result["session_id"], "method": result["method"]})
+    result = session_scores(db, full_id(db, session), settings)
+    shown = result["session_id"] if wide else abbreviations(db, [result["session_id"]])[result["session_id"]]
+    when = (result["timestamp"] if wide else minute(result["timestamp"])) or "no timestamp"
+    title = f"session {shown} ({when}), {result['method']}, scale {result['scale']}"
+    with destination(output) as out:
+        _emit(result, result["candidates"], fmt, title,
+              {"session_id": result["session_id"], "method": result["method"]}, out)
 
 
 def leaderboard(
@@ -133,17 +138,22 @@ def leaderboard(
     model: Models = None,
     config_version: Configs = None,
     category: Categories = None,
-    seed: Annotated[int, typer.Option(help="Seed of the session resampling behind the CIs.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the session resampling behind the CIs.")] = 0,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS,
-    fmt: FormatOption = ViewFormat.table,
+    fmt: FormatOption = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
+    wide: Wide = False,
 ) -> None:
-    """Models ranked over a window, with 95% CIs: by default by the bias report's candidate quality.
+    """Models ranked over a window, with 95% CIs.
 
-    quality: the joint model's estimate, reviewer severity, display slot, self-preference and
-    answer length removed. Other methods: mean consensus score, CIs from resampling sessions;
-    their offsets and per-reviewer scales are estimated over the same window. Every output says
-    what the method removes. Stored scores are never changed."""
+    By default by the bias report's candidate quality (--method quality): the joint model's
+    estimate, reviewer severity, display slot, self-preference and answer length removed.
+    Other methods: mean consensus score, CIs from resampling sessions; their offsets and
+    per-reviewer scales are estimated over the same window. Every output says what the
+    method removes. Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, model_leaderboard
+    from council_db.cli.table_view import minute
+
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     settings = _settings(method, weights, offsets, config, include_self)
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)
@@ -157,25 +167,39 @@ def leaderboard(
     rows = [{"rank": m["rank"], "model": m["model"], "score": m["score"]["estimate"], "ci_low": m["score"]["ci_low"],
              "ci_high": m["score"]["ci_high"], "rank_ci_low": m["rank_ci_low"], "rank_ci_high": m["rank_ci_high"],
              "sessions": m["sessions"], "answers": m["answers"], "records": m["records"]} for m in result["models"]]
-    title = f"leaderboard, {result['method']}: {w['sessions']} sessions{sampled}, {w['records']} records, " \
-            f"{w['start'] or '?'} to {w['end'] or '?'} (scale {w['scale']}), 95% CIs"
-    _emit(result, rows, fmt, title, {"method": result["method"], "window_start": w["start"],
-                                     "window_end": w["end"], "window_sessions": w["sessions"]})
+    start, end = (w["start"], w["end"]) if wide else (minute(w["start"]), minute(w["end"]))
+    title = f"leaderboard, {result['method']}: {w['sessions']} sessions{sampled}, {w['records']} records " \
+            f"(scale {w['scale']}), 95% CIs; asked: {w['requested']}; found: {start or '?'} to {end or '?'}"
+    with destination(output) as out:
+        _emit(result, rows if wide or fmt != "table" else [_standing_for_people(row) for row in rows], fmt, title,
+              {"method": result["method"], "window_start": w["start"], "window_end": w["end"],
+               "window_sessions": w["sessions"]}, out)
     for warning in result["warnings"]:
         message(f"warning: {warning}")
 
 
-def _emit(result: dict[str, Any], rows: list[dict], fmt: ViewFormat, title: str, context: dict[str, Any]) -> None:
-    """json: the whole result; table: rows under a title, calibration on stderr; csv: rows
-    carrying the method and window in their own columns, so a file says what it holds."""
-    from council_db.cli.output import Format, emit_rows
+def _standing_for_people(row: dict[str, Any]) -> dict[str, Any]:
+    """A model's standing as an 80-column table shows it (--wide and the other formats: every column)."""
+    def number(value: float | None) -> str:
+        return "" if value is None else f"{value:+.3f}"
 
-    if fmt is ViewFormat.json:
-        print(json.dumps(result, indent=2))
-    elif fmt is ViewFormat.csv:
-        emit_rows([row | context for row in rows], Format.csv)
+    return {"rank": row["rank"], "model": row["model"], "score": number(row["score"]),
+            "95% CI": "" if row["ci_low"] is None else f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
+            "ranks": f"{row['rank_ci_low']}-{row['rank_ci_high']}"}
+
+
+def _emit(result: dict[str, Any], rows: list[dict], fmt: str, title: str, context: dict[str, Any],
+          out: TextIO) -> None:
+    """json: the whole result; table: rows under a title, calibration on stderr; csv and jsonl:
+    rows carrying the method and window in their own columns, so a file says what it holds."""
+    from council_db.cli.output import emit_rows
+
+    if fmt == "json":
+        out.write(json.dumps(result, indent=2) + "\n")
+    elif fmt in ("csv", "jsonl"):
+        emit_rows([row | context for row in rows], fmt, out=out)
     else:
-        emit_rows(rows, Format.table, title=title)
+        emit_rows(rows, "table", title=title, out=out)
         message(f"calibration: {result['calibration']['source']}")
         if "removes" in result:
             message(f"removes: {result['removes']}")

@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import typer
+from typer.core import TyperOption
 
 if TYPE_CHECKING:
     from council_db.store.database import Database
+
+DB_HELP = "Database file or SQLAlchemy URL. Default: $COUNCIL_DB, else council.db in your user data directory."
 
 
 @dataclass
@@ -43,6 +46,17 @@ class State:
 
 def state(ctx: typer.Context) -> State:
     return ctx.find_root().obj
+
+
+def db_option() -> TyperOption:
+    """--db as every command and group takes it (lazy_group adds it as each is built), so it
+    may come after the command's name too: the one nearest the command wins, being read last."""
+    def remember(ctx: typer.Context, _param: object, value: str | None) -> None:
+        if value is not None:
+            state(ctx).db_option = value
+
+    return TyperOption(param_decls=["--db"], metavar="PATH|URL", expose_value=False, callback=remember,
+                       help="Database file or SQLAlchemy URL, here or before the command.")
 
 
 def message(text: str) -> None:

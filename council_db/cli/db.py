@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Callable
+from typing import Annotated, Callable, Optional
 
 import typer
 
-from council_db.cli.context import message, state
-from council_db.cli.importing import SummaryFormat
+from council_db.cli.context import db_option, message, state
+from council_db.cli.formats import LISTING, SUMMARY, Csv, Json, Lines, Output, chosen, destination, format_option
 from council_db.cli.lazy_group import lazy_group
-from council_db.cli.output import Format, emit_object, emit_rows
+from council_db.cli.output import emit_object, emit_rows
+
+ListingFormat = Annotated[Optional[str], format_option(*LISTING)]
 
 COMMANDS = {  # in the order --help lists them; each built only when run (lazy_group)
     "path": "council_db.cli.db:path",
@@ -26,8 +28,8 @@ COMMANDS = {  # in the order --help lists them; each built only when run (lazy_g
     "copy": "council_db.cli.db:copy",
     "readonly-role": "council_db.cli.db:readonly_role",
 }
-app = typer.Typer(name="db", cls=lazy_group(COMMANDS), no_args_is_help=True, rich_markup_mode=None,
-                  help="The database file, its schema migrations, backups and derived tables.")
+app = typer.Typer(name="db", cls=lazy_group(COMMANDS, shared=(db_option,)), no_args_is_help=True, rich_markup_mode=None,
+                  help="The database: its file, schema, backups and derived tables.")
 
 
 def _migrate(ctx: typer.Context, step: Callable, revision: str, *, create: bool) -> tuple[str | None, str | None]:
@@ -53,7 +55,9 @@ def _engine(ctx: typer.Context, *, create: bool = True):
 
 
 def path(ctx: typer.Context) -> None:
-    """Print the database file (or URL), e.g. for: datasette "$(council-db db path)"."""
+    """Print the database file or URL.
+
+    For instance for: datasette "$(council-db db path)"."""
     from council_db.store.location import checked_url, sqlite_path
 
     url = state(ctx).url
@@ -65,7 +69,9 @@ def path(ctx: typer.Context) -> None:
 
 
 def metadata(ctx: typer.Context) -> None:
-    """Print the Datasette metadata file (view titles and descriptions), for:
+    """Print where the Datasette metadata file is.
+
+    The file holds view titles and descriptions, for:
     datasette "$(council-db db path)" -m "$(council-db db metadata)"."""
     from council_db.outlets.datasette_metadata import for_database
     from council_db.store.location import sqlite_path
@@ -77,7 +83,7 @@ def upgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision.")] = "head",
 ) -> None:
-    """Upgrade the schema (every command also does this on its own when needed)."""
+    """Upgrade the schema (every command does when needed)."""
     from council_db.store import migrate
     from council_db.store.database import use_wal
 
@@ -92,53 +98,63 @@ def downgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001, or base for an empty schema.")],
 ) -> None:
-    """Downgrade the schema to REVISION (newer tables and columns are dropped)."""
+    """Downgrade the schema to REVISION.
+
+    Newer tables and columns are dropped."""
     from council_db.store import migrate
 
     before, after = _migrate(ctx, migrate.downgrade, revision, create=False)
     message(f"schema {before} -> {after or '(empty)'}")
 
 
-def current(
-    ctx: typer.Context,
-    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
-) -> None:
-    """The database's schema revision and the newest this council-db knows."""
+def current(ctx: typer.Context, fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False,
+            as_csv: Csv = False, output: Output = None) -> None:
+    """The database's schema revision and the newest known.
+
+    The newest is the one this council-db knows."""
     from council_db.store import migrate
     from council_db.store.database import read_only_engine
 
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     engine = read_only_engine(state(ctx).url) or _engine(ctx, create=False)
     try:
         revision = migrate.current_revision(engine)
     finally:
         engine.dispose()
-    emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt)
+    with destination(output) as out:
+        emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt, out=out)
 
 
-def history(
-    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
-) -> None:
+def history(fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False,
+            output: Output = None) -> None:
     """Every schema revision, newest first."""
     from council_db.store import migrate
 
-    emit_rows(migrate.history(), fmt, title="schema revisions")
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
+    with destination(output) as out:
+        emit_rows(migrate.history(), fmt, title="schema revisions", out=out)
 
 
 def check(
     ctx: typer.Context,
     repair: Annotated[bool, typer.Option("--repair", help="Delete records that refer to a missing row, then "
                                                           "rebuild the derived rows that differ.")] = False,
-    fmt: Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")] = Format.table,
+    fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
 ) -> None:
-    """Verify every derived row (session_stats, the day totals) against the records, and
-    that every record refers to stored rows; exits 1 when some do not (scores edited by
-    hand, say) and --repair was not given."""
+    """Verify derived rows and references against the records.
+
+    Every derived row (session_stats, the day totals) is compared with the records, and every
+    record must refer to stored rows; exits 1 when some do not (scores edited by hand, say)
+    and --repair was not given."""
     from council_db.store import derived, references
 
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     database = state(ctx).database(read_only=not repair)
     orphans = references.orphans(database, repair=repair)  # first: a deleted orphan changes derived rows
     findings = derived.check(database, repair=repair)
-    emit_rows([finding.as_row() for finding in findings + orphans], fmt, title="derived tables and references")
+    with destination(output) as out:
+        emit_rows([finding.as_row() for finding in findings + orphans], fmt, title="derived tables and references",
+                  out=out)
     for finding in findings:
         message(derived.describe(finding))
     for finding in orphans:
@@ -166,9 +182,9 @@ def backup(
     file: Annotated[Path, typer.Argument(help="The backup file to write.", dir_okay=False)],
     force: Annotated[bool, typer.Option("--force", help="Replace FILE if it exists.")] = False,
 ) -> None:
-    """Copy the database to FILE as of one moment, even while imports run (SQLite only).
+    """Copy the database to FILE as of one moment (SQLite).
 
-    The copy is checked and made private (0600) before it takes FILE's name."""
+    Safe even while imports run. The copy is checked and made private (0600) before it takes FILE's name."""
     from council_db.store.backup import backup as make_backup
 
     database = _sqlite_file(ctx, "backup")
@@ -181,8 +197,10 @@ def restore(
     file: Annotated[Path, typer.Argument(help="A backup made by council-db db backup.", dir_okay=False)],
     force: Annotated[bool, typer.Option("--force", help="Replace the content of an existing database.")] = False,
 ) -> None:
-    """Replace the database's content with the backup in FILE (checked first), safely even
-    while other council-db processes have it open."""
+    """Replace the database's content with a backup.
+
+    The backup in FILE is checked first; safe even while other council-db processes have the
+    database open."""
     from council_db.store import migrate
     from council_db.store.backup import restore as restore_backup
 
@@ -200,17 +218,19 @@ def copy(
     min_consent: Annotated[int, typer.Option(min=1, max=4, help=(
         "Only records with at least this consent level; 1 (local only) is for a server on your own "
         "machine."))] = 2,
-    fmt: Annotated[SummaryFormat, typer.Option(
-        "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+    fmt: Annotated[Optional[str], format_option(*SUMMARY, help="json also prints the summary on stdout.")] = None,
+    as_json: Json = False,
 ) -> None:
-    """Copy this database's records into another (e.g. the team's PostgreSQL server).
+    """Copy this database's records into another database.
 
-    Idempotent: records are matched on their natural key, so copying again, or from several
-    laptops whose data overlap, stores each record once. Import history and rejected lines
-    stay here; the target records the copy as one import."""
+    For instance into the team's PostgreSQL server. Idempotent: records are matched on their
+    natural key, so copying again, or from several laptops whose data overlap, stores each
+    record once. Import history and rejected lines stay here; the target records the copy as
+    one import."""
     from council_db.outlets.copier import copy as copy_records
     from council_db.store.location import resolve_url
 
+    fmt = chosen(SUMMARY, fmt, json=as_json)
     source = state(ctx).database(read_only=True)
     target = _open_target(resolve_url(to))
     try:
@@ -219,7 +239,7 @@ def copy(
         target.engine.dispose()
     message(f"{result.target}: {result.inserted:,} new records, {result.duplicates:,} already there, "
             f"{result.left_out:,} kept here (consent level below {min_consent})")
-    if fmt is SummaryFormat.json:
+    if fmt == "json":
         print(json.dumps(result.as_json(), indent=2))
 
 
@@ -243,8 +263,10 @@ def readonly_role(
     ctx: typer.Context,
     role: Annotated[str, typer.Argument(help="The role to create.")] = "council_reader",
 ) -> None:
-    """Print the SQL that creates a PostgreSQL role able only to read this database's tables
-    and views, for: council-db db readonly-role | psql ...; then council-db sql --db-readonly URL."""
+    """Print SQL that makes a PostgreSQL role able only to read.
+
+    The role may read this database's tables and views, for:
+    council-db db readonly-role | psql ...; then council-db sql --db-readonly URL."""
     from council_db.outlets.pg_readonly import role_sql
 
     print(role_sql(state(ctx).url, role), end="")

@@ -3,7 +3,8 @@ one line naming what failed and what to do. Anything else is a bug in council-db
 its traceback: ``describe`` returns None for it.
 
 Where the code knows more (which file, which step), it raises CouncilDbError with a better
-message itself; this is the net under everything else."""
+message itself; this is the net under everything else, pydantic's refusals included (one line,
+without its "Value error, " prefix)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def describe(error: BaseException, database: str) -> str | None:
         return _os_error(error)
     if _expected_database_error(error):
         return _database_error(error, database)
+    if _validation_error(error):
+        return _first_problem(error)
     return None
 
 
@@ -69,6 +72,25 @@ def _expected_database_error(error: BaseException) -> bool:
         if isinstance(error, exc.DBAPIError) and getattr(original, "sqlstate", None) in REFUSALS:
             return True
     return isinstance(error, sqlite3.OperationalError) or type(error) is sqlite3.DatabaseError
+
+
+def _validation_error(error: BaseException) -> bool:
+    """A pydantic ValidationError: input a model refused (already loaded if one was raised)."""
+    if "pydantic" not in sys.modules:
+        return False
+    from pydantic import ValidationError
+
+    return isinstance(error, ValidationError)
+
+
+def _first_problem(error) -> str:
+    """A ValidationError's first problem as ``field: message``, without pydantic's "Value
+    error, " prefix or its input (which may be a query's text)."""
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    text = str(first["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    more = len(error.errors()) - 1
+    return (f"{where}: " if where else "") + text + (f" (and {more} more problems)" if more else "")
 
 
 def _database_error(error: BaseException, database: str) -> str:

@@ -1,4 +1,4 @@
-"""council-db import: read llm-council bias_metrics.jsonl files into the database."""
+"""council-db import: llm-council bias_metrics.jsonl files, or FastChat's judge logs (--from), into the database."""
 
 from __future__ import annotations
 
@@ -6,22 +6,26 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from council_db.cli.context import message, state
+from council_db.cli.formats import SUMMARY, Json, chosen, format_option
 
 if TYPE_CHECKING:
     from council_db.ingest.importer import FileResult, ImportSummary
 
 EXIT_REJECTED = 3
+# ingest.formats.options.FORMATS, written out with what each reads so that --help imports no
+# ingest module (tests/ingest/test_import_formats.py checks that they agree)
+FORMATS = {
+    "llm-council": "its bias_metrics.jsonl",
+    "fastchat-single": "FastChat llm_judge single-answer grading (model_judgment/*_single.jsonl)",
+    "fastchat-pair": "FastChat llm_judge pairwise judgments in both orders (*_pair.jsonl)",
+    "fastchat-review": "FastChat Vicuna-80 review tables (review/<run>/*.jsonl)",
+}
 SHOWN_PER_FILE = 20
-
-
-class SummaryFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 def _progress():
@@ -32,7 +36,8 @@ def _progress():
 
     class Bar(Callbacks):
         def __init__(self) -> None:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            # markup=False: the description is a file name, data that must show as it is
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
                                 TransferSpeedColumn(), TimeRemainingColumn(), transient=True)
             self.task = None
 
@@ -55,7 +60,12 @@ def _describe(result: FileResult) -> str:
              f"{result.inserted:,} new records", f"{result.duplicates:,} already stored",
              f"{result.rejected:,} rejected", f"{result.skipped:,} skipped (consent level 0)"]
     if result.excluded:
-        parts.append(f"{result.excluded:,} kept but excluded from analyses (score outside its scale)")
+        parts.append(f"{result.excluded:,} kept but excluded from analyses (never scored, or off its scale)")
+    if result.no_verdict:
+        parts.append(f"{result.no_verdict:,} judgments without a verdict (no record)")
+    if result.unknown_length:
+        parts.append(f"{result.unknown_length:,} records whose answer length is unknown (left out of length "
+                     "analyses)")
     if result.no_position:
         parts.append(f"{result.no_position:,} records without position (taken as 0, as llm-council does; "
                      "left out of position analyses)")
@@ -78,27 +88,52 @@ def _report(summary: ImportSummary) -> None:
                     + f"every rejected line is kept: council-db rejected --import {result.import_id}")
 
 
+InputFormat = Enum("InputFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
+
+
 def command(
     ctx: typer.Context,
-    files: Annotated[list[str], typer.Argument(help="bias_metrics.jsonl files (.gz too); - reads stdin.")],
+    files: Annotated[list[str], typer.Argument(metavar="FILE", help="Files to read (.gz too); - reads stdin.")],
+    read_as: Annotated[InputFormat, typer.Option(
+        "--from", help="The files' format: " + "; ".join(f"{name}: {what}" for name, what in FORMATS.items())
+        + ". docs/import-formats.md says what each becomes.")] = InputFormat("llm-council"),
+    answers: Annotated[Optional[Path], typer.Option(
+        "--answers", metavar="DIR", help="FastChat's answer files (model_answer/ or answer/): the lengths of the "
+        "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them.")] = None,
+    bench: Annotated[Optional[str], typer.Option(
+        "--bench", metavar="NAME", help="fastchat-single/pair: the bench the question ids are of, put before each "
+        "session key (when one database holds benches whose ids overlap).")] = None,
+    judge: Annotated[Optional[str], typer.Option(
+        "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
+        "before _review_, else gpt-4, as FastChat's eval_gpt_review.py).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Import nothing from a file that has a bad line.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary on stderr.")] = False,
-    fmt: Annotated[SummaryFormat, typer.Option(
-        "--format", help="json also prints the summary as JSON on stdout.")] = SummaryFormat.text,
+    fmt: Annotated[Optional[str], format_option(*SUMMARY, help="json also prints the summary on stdout.")] = None,
+    as_json: Json = False,
 ) -> None:
-    """Import llm-council bias records. Re-importing is safe: stored records are never doubled,
-    and a file that only grew is read from where the last import stopped.
+    """Import judge records: llm-council's, or FastChat's with --from.
+
+    Re-importing is safe: stored records are never doubled, and a file that only grew is
+    read from where the last import stopped.
 
     Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
     ones are imported), 1 fatal error, 2 usage error."""
+    from council_db.errors import CouncilDbError
+    from council_db.ingest.formats.options import FormatOptions
     from council_db.ingest.importer import import_files
 
+    options = FormatOptions(read_as.value, answers, bench, judge)
+    try:
+        options.check()
+    except CouncilDbError as error:
+        raise typer.BadParameter(str(error), param_hint="--from") from None
+    fmt = chosen(SUMMARY, fmt, json=as_json)
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
-    summary = import_files(db, files, strict=strict, progress=progress)
+    summary = import_files(db, files, strict=strict, progress=progress, options=options)
     if not quiet:
         _report(summary)
-    if fmt is SummaryFormat.json:
+    if fmt == "json":
         print(json.dumps(summary.as_json(), indent=2))
     if summary.total("rejected"):
         raise typer.Exit(EXIT_REJECTED)

@@ -1,6 +1,9 @@
 """One way to print what a read command returns: table (for people), json, jsonl, csv.
 
 Data goes to stdout, messages to stderr, so ``| jq`` and ``> file.csv`` get clean output.
+A table is as wide as the terminal (or $COLUMNS); written to a pipe or a file, as wide as its
+rows. Every cell and title is printed as text, never read as rich markup: stored data such
+as "[redacted]" or "[link=...]" shows as it is.
 """
 
 from __future__ import annotations
@@ -8,16 +11,11 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import os
 import sys
-from enum import Enum
 from typing import Any, Iterable, Iterator, TextIO
 
-
-class Format(str, Enum):
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
-    csv = "csv"
+UNLIMITED = 100_000  # a table's width off a terminal: no cell is folded
 
 
 def _cell(value: Any) -> str:
@@ -30,21 +28,23 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def emit_rows(rows: Iterable[dict], fmt: Format, *, title: str | None = None, out: TextIO | None = None) -> None:
-    """Print rows (dicts with the same keys) in the chosen format."""
+def emit_rows(rows: Iterable[dict], fmt: str, *, title: str | None = None, out: TextIO | None = None,
+              columns: list[str] | None = None) -> None:
+    """Print rows (dicts with the same keys) in the chosen format; a table shows ``columns``
+    (default: all)."""
     out = out or sys.stdout
-    if fmt is Format.jsonl:
+    if fmt == "jsonl":
         for row in rows:
             out.write(json.dumps(row, default=str) + "\n")
         return
-    if fmt is Format.json:
+    if fmt == "json":
         _json_array(rows, out)
         return
-    if fmt is Format.csv:
+    if fmt == "csv":
         _csv(iter(rows), out)
         return
     rows = list(rows)
-    _table(rows, list(rows[0]) if rows else [], title, out)
+    _table(rows, columns or (list(rows[0]) if rows else []), title, out)
 
 
 def _json_array(rows: Iterable[dict], out: TextIO) -> None:
@@ -67,11 +67,11 @@ def _csv(rows: Iterator[dict], out: TextIO) -> None:
         writer.writerow([_cell(row.get(c)) for c in columns])
 
 
-def emit_object(data: dict, fmt: Format, *, title: str | None = None, out: TextIO | None = None) -> None:
+def emit_object(data: dict, fmt: str, *, title: str | None = None, out: TextIO | None = None) -> None:
     """Print one object: as JSON, or flattened to name/value rows for the other formats."""
     out = out or sys.stdout
-    if fmt in (Format.json, Format.jsonl):
-        out.write(json.dumps(data, indent=2 if fmt is Format.json else None, default=str) + "\n")
+    if fmt in ("json", "jsonl"):
+        out.write(json.dumps(data, indent=2 if fmt == "json" else None, default=str) + "\n")
         return
     emit_rows(({"name": k, "value": v} for k, v in _flatten(data)), fmt, title=title, out=out)
 
@@ -88,15 +88,21 @@ def _flatten(data: dict, prefix: str = "") -> Iterable[tuple[str, Any]]:
 def _table(rows: list[dict], columns: list[str], title: str | None, out: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title, show_edge=False, header_style="bold")
+    console = Console(file=out, width=table_width(out), highlight=False)
+    if not rows:
+        console.print(Text(f"{title + ': ' if title else ''}nothing to show"))
+        return
+    table = Table(title=None if title is None else Text(title), show_edge=False, header_style="bold")
     for column in columns:
         numeric = rows and all(isinstance(r.get(column), (int, float)) or r.get(column) is None for r in rows)
-        table.add_column(column, justify="right" if numeric else "left", overflow="fold")
+        table.add_column(Text(column), justify="right" if numeric else "left", overflow="fold")
     for row in rows:
-        table.add_row(*(_cell(row.get(c)) for c in columns))
-    console = Console(file=out, width=None if out.isatty() else 200)
-    if not rows:
-        console.print(f"{title + ': ' if title else ''}nothing to show")
-        return
+        table.add_row(*(Text(_cell(row.get(c))) for c in columns))
     console.print(table)
+
+
+def table_width(out: TextIO) -> int | None:
+    """The terminal's width (None: rich asks it, or reads $COLUMNS); off a terminal, unlimited."""
+    return None if out.isatty() or os.environ.get("COLUMNS") else UNLIMITED

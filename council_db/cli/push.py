@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -14,22 +15,39 @@ def command(
     endpoint: Annotated[str, typer.Option(metavar="URL", help="Where to POST the events (http or https).")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the events that would go (JSONL) and send "
                                                             "nothing.")] = False,
-    since: Annotated[Optional[str], typer.Option(help="Only sessions at or after this ISO-8601 time.")] = None,
-    until: Annotated[Optional[str], typer.Option(help="Only sessions before this ISO-8601 time.")] = None,
+    since: Annotated[Optional[str], typer.Option(metavar="TIME",
+                                                 help="Only sessions at or after this ISO-8601 time.")] = None,
+    until: Annotated[Optional[str], typer.Option(metavar="TIME",
+                                                 help="Only sessions before this ISO-8601 time.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, max=1000, help="Events per request.")] = 100,
     retries: Annotated[int, typer.Option(min=0, max=20, help="Retries of a failed request.")] = 5,
     backoff: Annotated[float, typer.Option(min=0, help="Seconds before the first retry; doubled each "
                                                        "time (at most 30 s).")] = 0.5,
     timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for the endpoint.")] = 10.0,
+    token_file: Annotated[Optional[Path], typer.Option(metavar="PATH", help=(
+        "A private (chmod 600) file holding a bearer token; or set $COUNCIL_DB_PUSH_TOKEN."))] = None,
+    header_env: Annotated[Optional[list[str]], typer.Option(metavar="NAME=VARIABLE", help=(
+        "Send header NAME with the value of environment variable VARIABLE (repeatable).")),
+    ] = None,
 ) -> None:
-    """Send a summary of each session with consent level >= 2: rankings (level 2), query
-    metadata and bias indicators (3), query hash (4); never raw text. Events wait in an
+    """Send consented per-session summaries to a telemetry service.
+
+    A summary of each session with consent level >= 2: rankings (level 2), query metadata
+    and bias indicators (3), query hash (4); never raw text. Events wait in an
     outbox until the endpoint accepts them, so a failed or interrupted push resumes, and
-    every event has an id derived from its content, so the service can drop a resend."""
+    every event has an id derived from its content, so the service can drop a resend.
+    Credentials come from the environment or a private file, never the command line."""
     from council_db.contract.fields import LineError
     from council_db.outlets.push import PushSettings, check_endpoint, push, would_send
+    from council_db.outlets.push_auth import load_credentials, plain_http_warning
+    from council_db.store.sql_filters import time_range
 
     check_endpoint(endpoint)
+    try:
+        time_range(since, until)  # a bad time is a usage error before any database is opened
+    except LineError as error:
+        raise bad_time(error.problem) from None
+    credentials = load_credentials(token_file, header_env or ())
     db = state(ctx).database(read_only=dry_run)
     try:
         if dry_run:
@@ -38,8 +56,11 @@ def command(
                 print(payload)
             message(f"dry run: {len(payloads)} events would go to {endpoint}; nothing was sent or queued")
             return
+        warning = plain_http_warning(endpoint, credentials)
+        if warning:
+            message(warning)
         settings = PushSettings(batch_size=batch_size, retries=retries, backoff=backoff, timeout=timeout)
-        result = push(db, endpoint, since=since, until=until, settings=settings)
+        result = push(db, endpoint, since=since, until=until, settings=settings, credentials=credentials)
     except LineError as error:
         raise bad_time(error.problem) from None
     held_back = (f"{result.records_held_back:,} records below consent level 2 never leave this machine "

@@ -4,20 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
 from council_db.cli.context import message, state
+from council_db.cli.formats import SUMMARY, Json, chosen, format_option
 from council_db.errors import CouncilDbError
 from council_db.text_values import printable_path
-
-
-class SummaryFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 def _read(name: str) -> Any:
@@ -41,15 +36,19 @@ def _read(name: str) -> Any:
 
 def ingest(
     ctx: typer.Context,
-    file: Annotated[str, typer.Argument(help="A session JSON file (- reads stdin).")],
-    fmt: Annotated[SummaryFormat, typer.Option(
-        "--format", help="json also prints the records and counts as JSON on stdout.")] = SummaryFormat.text,
+    file: Annotated[str, typer.Argument(metavar="FILE", help="A session JSON file (- reads stdin).")],
+    fmt: Annotated[Optional[str], format_option(
+        *SUMMARY, help="json also prints the records and counts on stdout.")] = None,
+    as_json: Json = False,
 ) -> None:
-    """Record one council session: session_id, stage1_results, stage2_results, label_to_model,
-    and optionally query, consent_level, timestamp. Stores exactly the records llm-council
+    """Record one council session from its JSON.
+
+    The JSON holds session_id, stage1_results, stage2_results, label_to_model, and optionally
+    query, consent_level, timestamp. Stores exactly the records llm-council
     would write for it (the query itself never); recording it again adds nothing."""
     from council_db.ingest.recording import check_session, record
 
+    fmt = chosen(SUMMARY, fmt, json=as_json)
     data = _read(file)
     source = file if file == "-" else printable_path(str(Path(file).resolve()))
     try:
@@ -62,7 +61,7 @@ def ingest(
     skipped = f", {result.skipped} skipped (consent level 0)" if result.skipped else ""
     message(f"session {result.session_id}: {len(result.records)} records, {result.inserted} new, "
             f"{result.duplicates} already stored{skipped}")
-    if fmt is SummaryFormat.json:
+    if fmt == "json":
         summary = {k: getattr(result, k) for k in ("session_id", "inserted", "duplicates", "skipped", "excluded",
                                                    "warnings", "records")}
         print(json.dumps(summary, indent=2))

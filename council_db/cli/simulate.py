@@ -54,10 +54,10 @@ def _parse(parser: Callable[[str], T], text: str | None, option: str) -> T | Non
 def command(
     output: Annotated[
         str,
-        typer.Option("-o", "--output", help="JSONL file to write ('-' = stdout; '.gz' = gzip)."),
+        typer.Option("-o", "--output", metavar="FILE", help="JSONL file to write ('-' = stdout; '.gz' = gzip)."),
     ],
     sessions: Annotated[int, typer.Option(min=1, help="Number of council sessions.")] = 200,
-    seed: Annotated[int, typer.Option(help="Random seed; same seed and options, same bytes.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Random seed; same seed and options, same bytes.")] = 0,
     models: Annotated[
         str | None,
         typer.Option(metavar="A,B,...", show_default="4 common models", help="Council model ids."),

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.output import Format
+from council_db.cli.formats import LISTING, REPORT, Csv, Json, Lines, Output, Wide, chosen, destination, format_option
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -24,7 +24,11 @@ from council_db.cli.window_options import (
     checked_window,
 )
 
-Fmt = Annotated[Format, typer.Option("--format", help="table, json, jsonl or csv.")]
+TRENDS = (*REPORT, "csv")  # csv: the rolling series
+TrendsFormat = Annotated[Optional[str], format_option(
+    *TRENDS, help="text (three tables), json, markdown, html, or csv (the rolling series); default text, or as "
+                  "-o's suffix says.")]
+ListingFormat = Annotated[Optional[str], format_option(*LISTING)]
 
 MIN_SESSIONS = 10
 EVERY_US = {"1d": 86_400_000_000, "7d": 7 * 86_400_000_000, "30d": 30 * 86_400_000_000}
@@ -57,6 +61,12 @@ def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
         message(f"warning: {warning}")
     if note:
         message(f"note: {note}; --sample-sessions 0 reads them all")
+    if data.n_sessions == 0:
+        from council_db.analysis.empty_window import where_the_data_is
+
+        hint = where_the_data_is(db, spec)
+        if hint:
+            raise CouncilDbError(hint)
     if data.n_sessions < MIN_SESSIONS:
         raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "
                              f"{MIN_SESSIONS}; import more or widen the window")
@@ -69,20 +79,22 @@ def trends(
     every: Annotated[Every, typer.Option("--every", help="Period of the rolling series: 1d, 7d or 30d.")] = Every.week,
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
-    sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: Fmt = Format.table,
+    sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: TrendsFormat = None, as_json: Json = False,
+    as_csv: Csv = False, output: Output = None, wide: Wide = False,
 ) -> None:
-    """Drift over time on joint-model residuals: slope per 30 days, change points, rolling series.
+    """Drift over time: slopes, change points, rolling series.
 
-    Slopes are relative to the typical other subject, with 95% CIs clustered by instant;
-    change points are calibrated by permutation; q-values are Benjamini-Hochberg over the
-    slopes and change searches shown. Also: severity per council_config_version and per
-    model-id version."""
+    On joint-model residuals: slope per 30 days, change points, rolling series. Slopes are
+    relative to the typical other subject, with 95% CIs clustered by instant; change points
+    are calibrated by permutation; q-values are Benjamini-Hochberg over the slopes and
+    change searches shown. Also: severity per council_config_version and per model-id
+    version."""
     import numpy as np
 
     from council_db.analysis import changepoints, panel, stats, version_drift
     from council_db.analysis import trends as trend_analysis
-    from council_db.cli.output import emit_object, emit_rows
 
+    fmt = chosen(TRENDS, fmt, json=as_json, csv=as_csv, output=output)
     db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
                             as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
                             category=category)
@@ -108,21 +120,65 @@ def trends(
     if not slopes:
         warnings.append(f"no trend: it needs at least two {by.value}s with scores at {trend_analysis.MIN_TIMES} or "
                         "more distinct times (a drift shared by all cannot be told from a change in the questions)")
-    if fmt in (Format.json, Format.jsonl):
-        sample = {} if loaded.window_sessions is None else \
-            {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
-        emit_object({"by": by.value, "every": every.value, "sessions": data.n_sessions, "records": data.n_records,
-                     **sample, "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings},
-                    fmt)
-    elif fmt is Format.csv:
-        emit_rows(series, fmt)
-    else:
-        emit_rows(rows, fmt, title=f"trends per {by.value} (points per 30 days vs the typical other {by.value})")
-        if drift:
-            emit_rows(drift, fmt, title="adjusted severity by version")
-        emit_rows(series, fmt, title=f"rolling series of mean residuals, every {every.value}")
+    sample = {} if loaded.window_sessions is None else \
+        {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
+    result = {"by": by.value, "every": every.value, "sessions": data.n_sessions, "records": data.n_records, **sample,
+              "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}
+    with destination(output) as out:
+        _write_trends(result, fmt, out, wide)
     for warning in warnings:
         message(f"warning: {warning}")
+
+
+def _write_trends(result: dict[str, Any], fmt: str, out, wide: bool) -> None:
+    """The trends in ``fmt``: JSON whole; csv the series; text, Markdown and HTML its tables."""
+    import json
+
+    from council_db.cli.output import emit_rows
+    from council_db.report import tables
+
+    by, every = result["by"], result["every"]
+    titled = [(f"trends per {by} (points per 30 days vs the typical other {by}), {result['sessions']:,} sessions",
+               result["trends"], _trends_for_people),
+              ("adjusted severity by version", result["drift_by_version"], _drift_for_people),
+              (f"rolling series of mean residuals, every {every}", result["series"], _series_for_people)]
+    titled = [table for table in titled if table[1] or table[2] is _trends_for_people]
+    documented = [(title, rows) for title, rows, _ in titled]
+    if fmt == "json":
+        out.write(json.dumps(result, indent=2, default=str) + "\n")
+    elif fmt == "csv":
+        emit_rows(result["series"], "csv", out=out)
+    elif fmt == "markdown":
+        out.write(tables.markdown(f"Trends per {by}", documented, result["warnings"]))
+    elif fmt == "html":
+        out.write(tables.html_page(f"Trends per {by}", documented, result["warnings"]))
+    else:
+        for title, rows, shown in titled:
+            emit_rows(rows if wide else [shown(row) for row in rows], "table", title=title, out=out)
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
+def _trends_for_people(row: dict[str, Any]) -> dict[str, Any]:
+    """A trend as an 80-column table shows it (--wide and the other formats: every column)."""
+    return {"subject": row["subject"], "slope/30d": f"{row['slope_per_30d']:+.3f}",
+            "95% CI": _interval(row["ci_low"], row["ci_high"]), "q": f"{row['q_value']:.2g}",
+            "change at": (row["change_at"] or "")[:10]}
+
+
+def _drift_for_people(row: dict[str, Any]) -> dict[str, Any]:
+    severity = row["severity"]
+    return {"reviewer": row["reviewer"], "version": row["version"],
+            "severity": "" if severity is None else f"{severity:+.3f}",
+            "95% CI": _interval(row["ci_low"], row["ci_high"]), "sessions": row["n_sessions"]}
+
+
+def _series_for_people(row: dict[str, Any]) -> dict[str, Any]:
+    return {"subject": row["subject"], "period": row["period_start"][:10], "n": row["sessions"],
+            "mean": f"{row['mean_residual']:+.3f}", "rolling": f"{row['rolling_mean']:+.3f}",
+            "change": "yes" if row["change_point"] else ""}
 
 
 def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: int) -> dict[str, Any]:
@@ -182,18 +238,22 @@ def anomalies(
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
     show_all: Annotated[bool, typer.Option("--all", help="List every session tested, not only the flagged.")] = False,
-    sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: Fmt = Format.table,
+    sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: ListingFormat = None, as_json: Json = False,
+    nl: Lines = False, as_csv: Csv = False, output: Output = None, wide: Wide = False,
 ) -> None:
-    """Sessions whose scores do not fit: all the same (extreme) score, or one reviewer far off.
+    """Sessions whose scores do not fit the others.
 
-    A p-value per session, calibrated against the other sessions; flagged at
-    Benjamini-Hochberg q <= 0.05 over the sessions tested (above --sample-sessions, a sample's)."""
+    All the same (extreme) score, or one reviewer far off. A p-value per session, calibrated
+    against the other sessions; flagged at Benjamini-Hochberg q <= 0.05 over the sessions
+    tested (above --sample-sessions, a sample's)."""
     from council_db.analysis import anomalies as detect
     from council_db.analysis import stats
     from council_db.cli.output import emit_rows
+    from council_db.cli.table_view import for_people
     from council_db.contract.timestamps import format_us
 
-    _, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
+    fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
+    db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
                            as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
                            category=category)
     data = loaded.data
@@ -208,4 +268,10 @@ def anomalies(
             for a, q in zip(found, q_values) if show_all or q <= detect.FDR]
     rows.sort(key=lambda r: r["p_value"])
     sampled = "" if loaded.window_sessions is None else f" (a sample of the window's {loaded.window_sessions:,})"
-    emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested{sampled}")
+    columns = None
+    if fmt == "table" and not wide:
+        rows = for_people(db, rows)
+        columns = ["session_id", "timestamp", "p_value", "q_value", *(["flagged"] if show_all else []), "reason"]
+    with destination(output) as out:
+        emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested{sampled}",
+                  out=out, columns=columns)

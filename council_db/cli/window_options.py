@@ -9,15 +9,24 @@ import typer
 
 Many = Optional[list[str]]
 Sessions = Annotated[Optional[int], typer.Option("--sessions", min=1, help="Only the latest N sessions.")]
-Days = Annotated[Optional[float], typer.Option("--days", min=0, help="Only sessions in the D days up to --as-of.")]
-Since = Annotated[Optional[str], typer.Option("--since", help="Only sessions at or after this ISO-8601 time.")]
-Until = Annotated[Optional[str], typer.Option("--until", help="Only sessions before this ISO-8601 time.")]
+Days = Annotated[Optional[float], typer.Option("--days", min=0, metavar="D",
+                                               help="Only sessions in the D days up to --as-of.")]
+Since = Annotated[Optional[str], typer.Option("--since", metavar="TIME",
+                                              help="Only sessions at or after this ISO-8601 time.")]
+Until = Annotated[Optional[str], typer.Option("--until", metavar="TIME",
+                                              help="Only sessions before this ISO-8601 time.")]
 AsOf = Annotated[Optional[str], typer.Option(
-    "--as-of", help="As of this time: later sessions and later imports are ignored, so it can be reproduced.")]
-Reviewers = Annotated[Many, typer.Option("--reviewer", help="Only scores by this reviewer (repeatable).")]
-Models = Annotated[Many, typer.Option("--model", help="Only scores of this candidate model (repeatable).")]
-Configs = Annotated[Many, typer.Option("--config-version", help="Only sessions with this council_config_version.")]
-Categories = Annotated[Many, typer.Option("--category", help="Only sessions of this query category (repeatable).")]
+    "--as-of", metavar="TIME",
+    help="As of this time: later sessions and later imports are ignored, so it can be reproduced.")]
+Reviewers = Annotated[Many, typer.Option("--reviewer", metavar="ID",
+                                         help="Only scores by this reviewer (repeatable).")]
+Models = Annotated[Many, typer.Option("--model", metavar="ID",
+                                      help="Only scores of this candidate model (repeatable).")]
+Configs = Annotated[Many, typer.Option("--config-version", metavar="V",
+                                       help="Only sessions with this council_config_version (repeatable).")]
+Categories = Annotated[Many, typer.Option("--category", metavar="C",
+                                          help="Only sessions of this query category (repeatable).")]
+ALL_SESSIONS = 2**62  # more than any database holds (SQL integers stop at 2**63): --sessions above it means all
 SAMPLE_SESSIONS = 5000  # analysis.window.SAMPLE_SESSIONS, written out so --help need not import numpy
 SampleSessions = Annotated[int, typer.Option(
     "--sample-sessions", min=0, metavar="N",
@@ -34,6 +43,7 @@ def checked_window(*, sessions: int | None, days: float | None, since: str | Non
     from council_db.cli.context import bad_time
     from council_db.contract.fields import LineError
 
+    sessions = None if sessions is None else min(sessions, ALL_SESSIONS)
     window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                     reviewers=reviewer or [], models=model or [],
                     config_versions=config_version or [], categories=category or [])

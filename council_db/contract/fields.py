@@ -35,6 +35,14 @@ DEFAULT_CONSENT = 1  # llm-council's LOCAL_ONLY default
 # match upstream's; but the score is marked as not in a display slot (scores.display_order
 # false), because 0 would otherwise read as "shown first", which nobody knows it was.
 DEFAULT_POSITION = 0
+# A display slot is at most this (more answers in one prompt is no council); a position that
+# is not a display slot (schema < 1.2.0) only tells records apart, and may be any 32-bit key
+# (fastchat-single keeps two gradings of one answer apart by one: ingest/formats).
+MAX_SLOT = 1_000
+MAX_POSITION = 2**31 - 1
+# The length of an answer nobody has the text of (a judge log imported without its answers):
+# null in a line, -1 in the database, and left out of every length analysis.
+UNKNOWN_LENGTH = -1
 EXCLUSION_REASONS: dict[str, tuple[int, str]] = {
     "unscored": (1, "0 on a scale starting above 0: llm-council's marker for ranked but never scored"),
     "out_of_scale": (2, "score outside the range of its scale"),

@@ -3,8 +3,10 @@
 16 hex characters of HMAC-SHA256 over the first 100 characters of the query, keyed by a
 secret of at least 16 characters from $COUNCIL_DB_HMAC_SECRET or from the file named by
 $COUNCIL_DB_HMAC_SECRET_FILE. Anyone who knows the key can test guessed queries against
-the hashes, so the file must be private (a regular file, not a symlink, owned by you, no
-group or world access) and a short key is refused: no key, no hash, and a clear error.
+the hashes, so the file must be private (private_files.read_secret_file: a regular file, not a
+symlink, owned by you, no group or world access) and a short key is refused: no key, no hash,
+and a clear error. With no key configured at all there is no hash (``query_hash`` null), as
+llm-council writes when it has no key, and NO_KEY says how to set one.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import stat
 from pathlib import Path
 
 from council_db.errors import CouncilDbError
+from council_db.private_files import read_secret_file
 
 SECRET_ENV = "COUNCIL_DB_HMAC_SECRET"
 SECRET_FILE_ENV = "COUNCIL_DB_HMAC_SECRET_FILE"
@@ -36,36 +38,20 @@ def _checked(secret: str, where: str) -> str:
     return secret
 
 
-def _read_private_file(path: Path) -> str:
-    try:
-        info = os.lstat(path)
-    except OSError as error:
-        raise CouncilDbError(f"{SECRET_FILE_ENV}={path}: cannot read it ({error.strerror})") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise CouncilDbError(f"{SECRET_FILE_ENV}={path} is a symlink; point it at the file itself")
-    if not stat.S_ISREG(info.st_mode):
-        raise CouncilDbError(f"{SECRET_FILE_ENV}={path} is not a regular file")
-    if info.st_mode & 0o077:
-        raise CouncilDbError(f"{SECRET_FILE_ENV}={path} has mode {stat.S_IMODE(info.st_mode):04o}: others could "
-                             f"read or change the key; run chmod 600 {path}")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise CouncilDbError(f"{SECRET_FILE_ENV}={path} belongs to another user; use a key file of your own")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:  # the message leaves out the byte: it is part of the key
-        raise CouncilDbError(f"{SECRET_FILE_ENV}={path} is not UTF-8 text (byte {error.start} is not): write the "
-                             "key as text, e.g. python3 -c 'import secrets; print(secrets.token_hex(32))' "
-                             f"> {path}") from None
-    return _checked(text.strip(), str(path))
+NO_KEY = (f"consent level 4 without a query-hash key: query_hash is null (as llm-council writes it when it has no "
+          f"key); to group sessions by query set ${SECRET_ENV} (>= {MIN_SECRET_CHARS} characters) or "
+          f"${SECRET_FILE_ENV} (a chmod 600 file)")
 
 
-def load_secret() -> str:
-    """The secret, or a CouncilDbError that says how to provide one."""
+def load_secret() -> str | None:
+    """The secret; None when none is configured; a CouncilDbError for one that is configured
+    but cannot be used safely (too short, a file others can read, a symlink): that is a
+    mistake to fix, not a choice to go without hashes."""
     value = os.environ.get(SECRET_ENV, "").strip()
     if value:
         return _checked(value, f"${SECRET_ENV}")
     file_name = os.environ.get(SECRET_FILE_ENV, "").strip()
     if file_name:
-        return _read_private_file(Path(file_name).expanduser())
-    raise CouncilDbError(f"consent level 4 stores a query hash, which needs a secret: set ${SECRET_ENV} "
-                         f"(>= {MIN_SECRET_CHARS} characters) or ${SECRET_FILE_ENV} (a chmod 600 file)")
+        path = Path(file_name).expanduser()
+        return _checked(read_secret_file(path, f"{SECRET_FILE_ENV}={path}"), str(path))
+    return None

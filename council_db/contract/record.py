@@ -7,6 +7,8 @@ stays the authority on what a line must be, and the two are held to agree by the
 ``position`` may be missing or null, as in llm-council's own reader (amiable-dev/llm-council,
 src/llm_council/bias_persistence.py, ``BiasMetricRecord.from_jsonl_line``: ``position=data.get(
 "position", 0)``); it is then None here, stored as fields.DEFAULT_POSITION and not as a display slot.
+A display slot is at most fields.MAX_SLOT (checked with the schema version, in ingest/normalise.py).
+``response_length_chars`` null means the answer's length is unknown (fields.UNKNOWN_LENGTH).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Annotated, Any, Mapping, Union
 
 import msgspec
 
-from council_db.contract.fields import DEFAULT_CONSENT, DEFAULT_SCALE, FIELDS
+from council_db.contract.fields import DEFAULT_CONSENT, DEFAULT_SCALE, FIELDS, MAX_POSITION
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 Text = Annotated[str, msgspec.Meta(max_length=500)]
@@ -37,8 +39,8 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     consent_level: Annotated[int, msgspec.Meta(ge=0, le=4)] = DEFAULT_CONSENT
     reviewer_id: Name
     model_id: Name
-    position: Union[Annotated[int, msgspec.Meta(ge=0, le=1_000)], None] = None  # None: not given
-    response_length_chars: Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+    position: Union[Annotated[int, msgspec.Meta(ge=0, le=MAX_POSITION)], None] = None  # None: not given
+    response_length_chars: Union[Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)], None]  # None: unknown
     score_value: Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]
     score_scale: Text = DEFAULT_SCALE
     council_config_version: Union[Text, None] = None

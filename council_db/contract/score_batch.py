@@ -4,8 +4,8 @@ The importer's writer is a single process and its per-record Python work bounds 
 import rate. Turning the records into numpy columns (with repeated values such as session
 keys, envelopes and model names stored once, each row pointing at them) happens in the
 reading processes, so the writer only maps a batch's few distinct keys to ids and hands
-whole columns to the database. Narrow integer types (positions are at most 1,000 and
-lengths fit 32 bits, as ingest/validation.py checks) halve what crosses between the processes.
+whole columns to the database. Narrow integer types (positions and lengths fit 32 bits, as
+ingest/validation.py checks) halve what crosses between the processes.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 import numpy as np
 
 from council_db.contract.envelope import Envelope
-from council_db.contract.fields import DEFAULT_POSITION, EXCLUSION_REASONS
+from council_db.contract.fields import DEFAULT_POSITION, EXCLUSION_REASONS, UNKNOWN_LENGTH
 from council_db.contract.scales import ScoreScale
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class ScoreBatch:
     reviewer: np.ndarray  # per row: index into names
     model: np.ndarray  # per row: index into names
     position: np.ndarray
-    length: np.ndarray
+    length: np.ndarray  # fields.UNKNOWN_LENGTH where the line gave none
     score: np.ndarray
     scale: np.ndarray  # per row: index into scales
     exclusion: np.ndarray  # per row: exclusion reason id, 0 when the score is usable
@@ -72,6 +72,8 @@ class ScoreBatch:
         if None in positions:  # a line without position: a C-speed scan, as it is rare
             given = np.fromiter((position is not None for position in positions), dtype=bool, count=len(records))
             positions = tuple(DEFAULT_POSITION if position is None else position for position in positions)
+        if None in lengths:  # an answer whose length nobody knows: rare in llm-council's files
+            lengths = tuple(UNKNOWN_LENGTH if length is None else length for length in lengths)
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
                    named[:len(records)], named[len(records):], np.array(positions, dtype=np.int32),
                    np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),

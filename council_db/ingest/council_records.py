@@ -7,12 +7,14 @@ The rules follow llm-council's ``create_bias_records_from_session`` (bias_persis
   (``{"Response A": {"model": m, "display_index": 0}}``), letter order in the legacy form
   (``{"Response A": m}`` -> 0); a label without a derivable slot is dropped with a warning,
   never given its ranking index;
-- an abstaining reviewer gives no records; self-reviews are kept; one model under two
+- a reviewer marked ``abstained`` gives records for whatever it ranked or scored all the same
+  (llm-council's writer does not look at the mark; its parser leaves an abstaining reviewer's
+  ranking and scores empty), with a warning; self-reviews are kept; one model under two
   labels gives two records;
 - length is the number of characters of the model's first stage-1 answer, the score a
   finite number or 0.0 ("ranked but never scored"), the scale "1-10";
 - the query itself is never part of a record: only coarse metadata, and at consent level 4
-  its HMAC prefix (contract/query_hash.py).
+  its HMAC prefix (contract/query_hash.py), or null, with a warning, when there is no key.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
+
+from council_db.contract.query_hash import NO_KEY
 
 RECORD_SCHEMA_VERSION = "1.2.0"
 SCORE_SCALE = "1-10"
@@ -111,23 +115,29 @@ def build_records(
     query: str | None = None,
     consent_level: int = 1,
     timestamp: str | None = None,
-    query_hasher: Callable[[str], str] | None = None,
+    query_hasher: Callable[[str], str | None] | None = None,
 ) -> SessionRecords:
     """The session's bias records, in llm-council's order (reviewer by reviewer).
-    ``query_hasher`` is called only at consent level 4 with a query."""
+    ``query_hasher`` is called only at consent level 4 with a query; None from it (or no
+    hasher) means there is no key: no hash."""
     out = SessionRecords()
     when = timestamp if timestamp is not None else datetime.now(timezone.utc).isoformat()
-    query_hash = query_hasher(query) if query and consent_level == RESEARCH and query_hasher else None
+    hashed = bool(query) and consent_level == RESEARCH
+    query_hash = query_hasher(query) if hashed and query_hasher else None
+    if hashed and query_hash is None:
+        out.warnings.append(f"session {session_id}: {NO_KEY}")
     metadata = query_metadata(query) if query else None
     positions = label_positions(label_to_model)
     lengths = _first_lengths(stage1_results)
     for review in stage2_results:
         reviewer = review.get("model", "")
         parsed = review.get("parsed_ranking") or {}
-        if parsed.get("abstained"):
-            continue
         scores = parsed.get("scores") or {}
-        for label in parsed.get("ranking") or list(scores):
+        labels = parsed.get("ranking") or list(scores)
+        if parsed.get("abstained") and labels:
+            out.warnings.append(f"session {session_id}: reviewer {reviewer} is marked abstained but ranked or scored "
+                                f"{len(labels)} labels: recorded, as llm-council's writer records them")
+        for label in labels:
             model = label_model(label_to_model, label)
             if not model or label not in positions:
                 out.warnings.append(_dropped(session_id, reviewer, label, model))

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
+from council_db.ingest.formats.options import LLM_COUNCIL, FormatOptions
+from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
 from council_db.ingest.resume import Start, close_abandoned, fingerprint, held_tail, resume_point
@@ -39,6 +41,7 @@ SHOWN_REJECTS = 1_000  # kept in memory for the summary; all are stored in rejec
 class FileResult:
     source: str
     kind: str  # file | gzip | stdin
+    format: str = LLM_COUNCIL  # import --from
     mode: str = "full"  # full | incremental
     status: str = "running"
     import_id: int | None = None
@@ -49,6 +52,8 @@ class FileResult:
     skipped: int = 0
     excluded: int = 0
     no_position: int = 0  # lines without position: stored at 0, as llm-council reads them, not as a display slot
+    unknown_length: int = 0  # records whose answer length is unknown: out of length analyses
+    no_verdict: int = 0  # judgments without a score (FastChat's "error"): read, and no record made
     held_bytes: int = 0  # a last line without newline that does not parse yet, left for the next import
     note: str | None = None
     rejected_lines: list[Rejected] = field(default_factory=list, repr=False)
@@ -68,7 +73,7 @@ class ImportSummary:
 
     def as_json(self) -> dict:
         totals = {name: self.total(name) for name in ("inserted", "duplicates", "rejected", "skipped", "excluded",
-                                                            "no_position")}
+                                                            "no_position", "unknown_length", "no_verdict")}
         return {**totals, "files": [f.as_json() for f in self.files]}
 
 
@@ -99,12 +104,14 @@ def _paused_gc() -> Iterator[None]:
 class FileImport:
     """One source read into the database under one ``imports`` row."""
 
-    def __init__(self, db: Database, source: Source, *, strict: bool, progress: Progress):
+    def __init__(self, db: Database, source: Source, *, strict: bool, progress: Progress,
+                 options: FormatOptions | None = None):
         self.db = db
         self.source = source
         self.strict = strict
         self.progress = progress
-        self.result = FileResult(source.name, source.kind)
+        self.options = options or FormatOptions()
+        self.result = FileResult(source.name, source.kind, self.options.format)
 
     def run(self) -> FileResult:
         """Read the source in the write lock's turns. The first transaction also closes
@@ -113,7 +120,7 @@ class FileImport:
         with self.db.bulk_writer() as connection, _paused_gc():
             try:
                 close_abandoned(self.db, connection)
-                start = resume_point(connection, self.source)
+                start = resume_point(connection, self.source, self.options.format)
                 self.result.note = start.note
                 self.result.mode = "incremental" if start.offset else "full"
                 self._read(connection, start)
@@ -133,7 +140,7 @@ class FileImport:
             start_offset=start.offset, end_offset=start.offset, start_line=start.lines_read,
             end_line=start.lines_read, inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
             started_at=now_utc(), council_db_version=__version__,
-            file_identity=_identity(self.source.path), file_size=self.source.size,
+            file_identity=_identity(self.source.path), file_size=self.source.size, format=self.options.format,
         )).inserted_primary_key[0]
         with import_lock(self.db, self.result.import_id):  # before the row can be seen: see import_locks
             end_offset, end_line = self._read_chunks(connection, imports, start)
@@ -153,7 +160,8 @@ class FileImport:
         writer = ScoreWriter(connection)
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
-        chunks = merged(source_chunks(self.source, start.offset, start.first_line), writer.batch_records,
+        parse = reader(self.options, self.source)
+        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse), writer.batch_records,
                         COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)
@@ -181,6 +189,8 @@ class FileImport:
         result.skipped += normalised.skipped
         result.excluded += normalised.excluded
         result.no_position += normalised.no_position
+        result.unknown_length += normalised.unknown_length
+        result.no_verdict += normalised.no_verdict
         result.rejected += len(normalised.rejected)
         if normalised.rejected:
             _store_rejected(connection, result.import_id, normalised.rejected)
@@ -212,13 +222,14 @@ class FileImport:
             source=self.source.name, source_kind=self.source.kind, mode=result.mode,
             start_offset=0, end_offset=0, start_line=0, end_line=0, inserted=0, duplicates=0,
             rejected=result.rejected, skipped=0, status="strict-failed", started_at=now_utc(),
-            finished_at=now_utc(), council_db_version=__version__,
+            finished_at=now_utc(), council_db_version=__version__, format=self.options.format,
         )).inserted_primary_key[0]
         _store_rejected(connection, result.import_id, result.rejected_lines)
         connection.commit()
         result.status = "strict-failed"
         result.note = f"--strict: {result.rejected} bad line(s), nothing imported from this file"
         result.inserted = result.duplicates = result.skipped = result.excluded = result.no_position = 0
+        result.unknown_length = result.no_verdict = 0
 
 
 def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:
@@ -247,7 +258,9 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
-def import_files(db: Database, names: list[str], *, strict: bool = False,
-                 progress: Progress | None = None) -> ImportSummary:
+def import_files(db: Database, names: list[str], *, strict: bool = False, progress: Progress | None = None,
+                 options: FormatOptions | None = None) -> ImportSummary:
+    """Import the files, read as ``options.format`` (llm-council's bias records by default)."""
     sources = resolve_sources(names)
-    return ImportSummary([FileImport(db, s, strict=strict, progress=progress or Progress()).run() for s in sources])
+    return ImportSummary([FileImport(db, s, strict=strict, progress=progress or Progress(), options=options).run()
+                          for s in sources])

@@ -45,6 +45,7 @@ class LineBatch:
 class Parsed:
     records: list[tuple[int, Record]] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    no_verdict: int = 0  # judgments read but holding no score, so no record (ingest/formats)
 
 
 def read_batches(

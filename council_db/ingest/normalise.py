@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter, ne
+from typing import Callable
 
 import numpy as np
 
 from council_db.contract.envelope import ENVELOPE_KEYS, Envelope, envelope, envelope_key
-from council_db.contract.fields import LineError
+from council_db.contract.fields import MAX_SLOT, UNKNOWN_LENGTH, LineError
 from council_db.contract.record import Record
 from council_db.contract.scales import ScoreScale, score_scale
 from council_db.contract.score_batch import ScoreBatch
@@ -18,6 +19,7 @@ from council_db.ingest.lines import LineBatch, Parsed, Rejected, parse_batch, re
 
 CACHE_LIMIT = 100_000
 PARSE_LINES = 500
+COUNTS = ("skipped", "excluded", "no_position", "unknown_length", "no_verdict")  # Normalised's, summed by joined
 
 
 @dataclass
@@ -27,6 +29,8 @@ class Normalised:
     skipped: int = 0  # consent level 0: should never have been written
     excluded: int = 0  # kept, but out of scale
     no_position: int = 0  # kept at position 0 (fields.DEFAULT_POSITION), out of position analyses
+    unknown_length: int = 0  # kept with fields.UNKNOWN_LENGTH, out of length analyses
+    no_verdict: int = 0  # judgments a format reads but that hold no score (ingest/formats)
 
     @classmethod
     def joined(cls, parts: list[Normalised]) -> Normalised:
@@ -35,12 +39,15 @@ class Normalised:
             return parts[0]
         return cls(ScoreBatch.concat([part.rows for part in parts]),
                    [rejected for part in parts for rejected in part.rejected],
-                   sum(part.skipped for part in parts), sum(part.excluded for part in parts),
-                   sum(part.no_position for part in parts))
+                   *(sum(getattr(part, name) for part in parts) for name in COUNTS))
 
 
 class Normaliser:
-    def __init__(self) -> None:
+    """Lines to rows: ``parse`` reads a batch of lines into validated records (llm-council's
+    by default; ingest/formats has one for each format), the rest is the same for all."""
+
+    def __init__(self, parse: Callable[[LineBatch], Parsed] = parse_batch) -> None:
+        self.parse = parse
         self._envelopes: dict[tuple, Envelope] = {}
         self._scales: dict[str, ScoreScale] = {}
 
@@ -66,13 +73,13 @@ class Normaliser:
         on lines streamed from a large file, 2.6-2.9 us a record in slices of 500 against
         5.8-6.4 us in one slice of 2,000. The writer wants the opposite (each batch has a
         fixed cost), so the slices are joined again."""
-        return Normalised.joined([self.rows(parse_batch(part), part) for part in batch.slices(PARSE_LINES)])
+        return Normalised.joined([self.rows(self.parse(part), part) for part in batch.slices(PARSE_LINES)])
 
     def rows(self, parsed: Parsed, batch: LineBatch) -> Normalised:
         """The importer's per-record step, done per run instead: a session's records arrive
         together and share an envelope and a scale, so consecutive records with the same
         ones are normalised once, and finding the runs takes C-speed passes only."""
-        out = Normalised(rejected=list(parsed.rejected))
+        out = Normalised(rejected=list(parsed.rejected), no_verdict=parsed.no_verdict)
         numbers, records = zip(*parsed.records) if parsed.records else ((), ())
         keys = list(map(_RUN_KEY, records))
         starts = run_starts(keys)
@@ -92,16 +99,44 @@ class Normaliser:
                 codes.append(None)
                 continue
             codes.append((envelopes.code(env), scales.code(scale)))
-        out.rejected.sort(key=lambda r: r.line_number)
         lengths = np.diff(starts)
         keep = np.repeat(np.array([code is not None for code in codes], dtype=bool), lengths)
         run_codes = np.array([code or (-1, -1) for code in codes], dtype=np.int32).reshape(-1, 2)
-        per_record = np.repeat(run_codes, lengths, axis=0)[keep]
-        kept = list(records) if keep.all() else list(compress(records, keep.tolist()))
-        out.rows = ScoreBatch.from_records(kept, envelopes.objects, per_record[:, 0], scales.objects, per_record[:, 1])
+        out.rows = _batch(records, keep, run_codes, lengths, envelopes, scales)
+        beyond = _beyond_slots(out.rows)
+        if beyond.any():  # rare: rejected, and the batch made again without them
+            refused = np.flatnonzero(keep)[beyond]
+            out.rejected += [_beyond_slot(numbers[i], records[i].position, batch) for i in refused.tolist()]
+            keep[refused] = False
+            out.rows = _batch(records, keep, run_codes, lengths, envelopes, scales)
+        out.rejected.sort(key=lambda r: r.line_number)
         out.excluded = int(np.count_nonzero(out.rows.exclusion))
         out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
+        out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
         return out
+
+
+def _batch(records: tuple, keep: np.ndarray, run_codes: np.ndarray, lengths: np.ndarray, envelopes: Distinct,
+           scales: Distinct) -> ScoreBatch:
+    """The kept records as columns, each with its run's envelope and scale."""
+    per_record = np.repeat(run_codes, lengths, axis=0)[keep]
+    kept = list(records) if keep.all() else list(compress(records, keep.tolist()))
+    return ScoreBatch.from_records(kept, envelopes.objects, per_record[:, 0], scales.objects, per_record[:, 1])
+
+
+def _beyond_slots(rows: ScoreBatch) -> np.ndarray:
+    """Per row: a display slot (schema >= 1.2.0, position given) past MAX_SLOT. A position
+    that is no display slot is only a key, and may be larger."""
+    if not len(rows) or int(rows.position.max()) <= MAX_SLOT:
+        return np.zeros(len(rows), dtype=bool)
+    display = np.array([envelope.display_order for envelope in rows.envelopes], dtype=bool)[rows.envelope]
+    return (rows.position > MAX_SLOT) & display & rows.position_given
+
+
+def _beyond_slot(number: int, position: int, batch: LineBatch) -> Rejected:
+    problem = LineError("position", f"{position} is not a display slot (at most {MAX_SLOT:,} from schema 1.2.0 on); "
+                                    "give the slot the answer was shown in, 0 = first")
+    return reject(number, problem, batch.lines[number - batch.first_line])
 
 
 # What a run of records shares: the envelope's fields (contract.ENVELOPE_KEYS), then the scale.

@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 
 from council_db.errors import CouncilDbError
-from council_db.ingest.lines import read_batches
+from council_db.ingest.lines import LineBatch, Parsed, parse_batch, read_batches
 from council_db.ingest.normalise import Normalised, Normaliser
+
+Parse = Callable[[LineBatch], Parsed]  # a format's reader of a batch of lines (ingest/formats)
 
 if TYPE_CHECKING:
     from council_db.ingest.sources import Source
@@ -118,12 +120,12 @@ def _read_stream(source: Source, segment: Segment, first_line: int, normaliser: 
                         position(), normaliser.normalise(batch))
 
 
-def chunks(source: Source, offset: int, first_line: int) -> Iterator[Chunk]:
+def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch) -> Iterator[Chunk]:
     """Batches of the source from ``offset`` on, validated and normalised in this process."""
-    return _read(source, Segment(offset, None, True), first_line, Normaliser())
+    return _read(source, Segment(offset, None, True), first_line, Normaliser(parse))
 
 
-def _work(sender, source: Source, segments: list[Segment], readers: list) -> None:
+def _work(sender, source: Source, segments: list[Segment], readers: list, parse: Parse) -> None:
     """Worker process: each segment's chunks then a SegmentDone; a failure is sent, not raised.
 
     A forked worker inherits the read ends of the pipes made so far, its own included; it
@@ -132,7 +134,7 @@ def _work(sender, source: Source, segments: list[Segment], readers: list) -> Non
     for reader in readers:
         reader.close()
     gc.disable()  # as in the importer: no cycles are made, and collection costs ~30%
-    normaliser = Normaliser()
+    normaliser = Normaliser(parse)
     try:
         for segment in segments:
             lines = 0
@@ -161,7 +163,8 @@ def segments(source: Source, start: int, end: int) -> list[Segment]:
     return [Segment(a, b, b == end) for a, b in bounds]
 
 
-def chunks_in_workers(source: Source, parts: list[Segment], first_line: int, workers: int) -> Iterator[Chunk]:
+def chunks_in_workers(source: Source, parts: list[Segment], first_line: int, workers: int,
+                      parse: Parse = parse_batch) -> Iterator[Chunk]:
     """The same chunks as ``chunks``, produced by worker processes, in file order."""
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     workers = min(workers, len(parts))
@@ -170,7 +173,7 @@ def chunks_in_workers(source: Source, parts: list[Segment], first_line: int, wor
         for number in range(workers):  # every fork before any thread starts: forking threads risks deadlock
             receiver, sender = context.Pipe(duplex=False)
             readers = [made for _, made in receivers] + [receiver]
-            worker = context.Process(target=_work, args=(sender, source, parts[number::workers], readers),
+            worker = context.Process(target=_work, args=(sender, source, parts[number::workers], readers, parse),
                                      daemon=True)
             worker.start()
             sender.close()
@@ -250,13 +253,14 @@ def merged(chunks: Iterator[Chunk], records: int, lines: int) -> Iterator[Chunk]
         yield Chunk.joined(parts)
 
 
-def source_chunks(source: Source, offset: int, first_line: int) -> Iterator[Chunk]:
+def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch) -> Iterator[Chunk]:
     """Workers for a large file on a machine with a spare core; this process otherwise.
-    A plain file is cut into segments for several workers; gzip is one stream for one."""
+    A plain file is cut into segments for several workers; gzip is one stream for one.
+    ``parse`` reads the lines of the source's format (llm-council's by default)."""
     cores = os.cpu_count() or 1
     if source.kind == "stdin" or cores < 2 or (source.size or 0) - offset < PARALLEL_MIN_BYTES:
-        return chunks(source, offset, first_line)
+        return chunks(source, offset, first_line, parse)
     if source.kind == "gzip":
-        return chunks_in_workers(source, [Segment(0, None, True)], first_line, 1)
+        return chunks_in_workers(source, [Segment(0, None, True)], first_line, 1, parse)
     parts = segments(source, offset, source.size)
-    return chunks_in_workers(source, parts, first_line, min(MAX_WORKERS, cores))
+    return chunks_in_workers(source, parts, first_line, min(MAX_WORKERS, cores), parse)

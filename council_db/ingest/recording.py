@@ -125,16 +125,21 @@ def _check_label(label: str, value: Any) -> None:
 
 
 def record(db: Database, session: Any, *, source: str, secret_loader=None) -> Recorded:
-    """Check, build and store one session. ``secret_loader`` gives the query-hash key; it is
-    asked only when a query must be hashed (consent level 4)."""
+    """Check, build and store one session. ``secret_loader`` gives the query-hash key (None:
+    none configured, so no hash); it is asked only when a query must be hashed (consent level 4)."""
     from council_db.contract.query_hash import load_secret, query_hash
 
     checked = check_session(session)
     loader = secret_loader or load_secret
+
+    def hasher(query: str) -> str | None:
+        secret = loader()
+        return None if secret is None else query_hash(query, secret)
+
     built = build_records(
         checked["session_id"], checked["stage1_results"], checked["stage2_results"], checked["label_to_model"],
         query=checked.get("query"), consent_level=checked.get("consent_level", 1),
-        timestamp=checked.get("timestamp"), query_hasher=lambda query: query_hash(query, loader()),
+        timestamp=checked.get("timestamp"), query_hasher=hasher,
     )
     result = Recorded(checked["session_id"], built.records, warnings=built.warnings)
     _store(db, result, source)

@@ -62,9 +62,10 @@ def close_abandoned(db: Database, connection: Connection) -> None:
         connection.execute(update(Import).where(Import.id.in_(gone)).values(status="interrupted"))
 
 
-def resume_point(connection: Connection, source: Source) -> Start:
+def resume_point(connection: Connection, source: Source, read_as: str = "llm-council") -> Start:
     """Where to read ``source``: after the last committed read of an earlier import of the
-    same file, complete or interrupted, if the bytes it read are still the same."""
+    same file in the same format (``read_as``), complete or interrupted, if the bytes it read
+    are still the same. A file read first in the wrong format is read whole in the right one."""
     from sqlalchemy import or_, select
 
     from council_db.store.models import Import
@@ -73,7 +74,7 @@ def resume_point(connection: Connection, source: Source) -> Start:
         return Start()
     last = connection.execute(
         select(Import.end_offset, Import.end_line, Import.head_sha256, Import.tail_sha256)
-        .where(Import.source == source.name, Import.source_kind == "file",
+        .where(Import.source == source.name, Import.source_kind == "file", Import.format == read_as,
                # an interrupted row without hashes was written before they were kept at every commit
                or_(Import.status == "complete", (Import.status == "interrupted") & Import.head_sha256.is_not(None)))
         .order_by(Import.id.desc()).limit(1)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Union
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
 from typing_extensions import Required, TypedDict
 
-from council_db.contract.fields import LineError
+from council_db.contract.fields import MAX_POSITION, LineError
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 Text = Annotated[str, StringConstraints(max_length=500)]
@@ -27,8 +27,8 @@ class RecordLine(TypedDict, total=False):
     consent_level: Annotated[int, Field(ge=0, le=4)]
     reviewer_id: Required[Name]
     model_id: Required[Name]
-    position: Union[Annotated[int, Field(ge=0, le=1_000)], None]  # missing or null: fields.DEFAULT_POSITION
-    response_length_chars: Required[Annotated[int, Field(ge=0, le=2**31 - 1)]]
+    position: Union[Annotated[int, Field(ge=0, le=MAX_POSITION)], None]  # missing or null: fields.DEFAULT_POSITION
+    response_length_chars: Required[Union[Annotated[int, Field(ge=0, le=2**31 - 1)], None]]  # null: unknown
     score_value: Required[Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]]
     score_scale: Text
     council_config_version: Union[Text, None]
@@ -47,7 +47,7 @@ _EXPECTED = {
     "reviewer_id": "a non-empty model id string",
     "model_id": "a non-empty model id string",
     "position": "an integer >= 0 (the display slot), or no position at all",
-    "response_length_chars": "an integer >= 0",
+    "response_length_chars": "an integer >= 0 (null when the answer's length is unknown)",
     "score_value": "a finite number",
     "score_scale": 'a range such as "1-10"',
     "council_config_version": "a string or null",

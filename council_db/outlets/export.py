@@ -83,8 +83,8 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
 
 
 def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
-    """Write the records as JSONL or CSV; returns how many. Streamed: memory does not grow
-    with the number of records."""
+    """Write the records as JSONL, a JSON array (the JSONL's objects) or CSV; returns how
+    many. Streamed: memory does not grow with the number of records."""
     encoding = CsvLines if fmt == "csv" else JsonLines
     out.write(encoding.header)
     count = 0
@@ -92,8 +92,13 @@ def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") 
         frames = _Frames(sessions, lookups, encoding)
         names = {number: encoding.name(name) for number, name in lookups.models.items()}
         while rows := scores.fetchmany(CHUNK_ROWS):
-            out.write("".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole)))
+            text = "".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole))
+            if fmt == "json":  # one object a line, each line but the last ending with a comma
+                text = ("[\n" if count == 0 else ",\n") + text[:-1].replace("\n", ",\n")
+            out.write(text)
             count += len(rows)
+    if fmt == "json":
+        out.write("\n]\n" if count else "[]\n")
     return count
 
 

@@ -5,7 +5,7 @@ A record's line is its session's (or its own envelope's) fields, then five of it
 So each (session, envelope, scale) gets a *frame*, the text before and after the five,
 encoded with the same ``json.dumps`` or ``csv.writer`` export always used; a line is the
 frame around five values. A line that does not fit the frame (position left out, a score
-that is not a plain float) is encoded whole, field by field, as ``export.record_dict`` says.
+that is not a plain float, an unknown length) is encoded whole, field by field, as ``export.record_dict`` says.
 That keeps the output byte-identical to encoding each record as a dict (the tests compare).
 """
 
@@ -16,7 +16,7 @@ import io
 import json
 from typing import Any, Callable, Sequence
 
-from council_db.contract.fields import FIELDS
+from council_db.contract.fields import FIELDS, UNKNOWN_LENGTH
 from council_db.contract.schema_versions import export_schema_version, schema_version
 
 HEAD = FIELDS[:4]  # schema_version .. consent_level: the envelope's, before the record's own
@@ -44,7 +44,8 @@ def record_dict(shared: dict[str, Any], reviewer: str, model: str, position: Any
     record = {"schema_version": shared["schema_version"], "session_id": shared["session_id"],
               "timestamp": shared["timestamp"], "consent_level": shared["consent_level"],
               "reviewer_id": reviewer, "model_id": model, "position": position,
-              "response_length_chars": length, "score_value": float(score), **{name: shared[name] for name in TAIL}}
+              "response_length_chars": None if length == UNKNOWN_LENGTH else length, "score_value": float(score),
+              **{name: shared[name] for name in TAIL}}
     if not display_order and _slots(shared["schema_version"]):
         del record["position"]
     return record
@@ -102,7 +103,7 @@ class JsonLines:
             if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
                 last = (session, envelope, scale)
                 head, tail, slots = frames.get(last) or build(last)
-            if (display or not slots) and score.__class__ is float and score - score == 0.0:
+            if (display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0:
                 out.append(f'{head}{names[reviewer]}, "model_id": {names[model]}, "position": {position}, '
                            f'"response_length_chars": {length}, "score_value": {score!r}{tail}')
             else:
@@ -144,7 +145,7 @@ class CsvLines:
             if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
                 last = (session, envelope, scale)
                 head, tail, slots = frames.get(last) or build(last)
-            if (display or not slots) and score.__class__ is float and score - score == 0.0:
+            if (display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0:
                 out.append(f"{head}{names[reviewer]},{names[model]},{position},{length},{score!r}{tail}")
             else:
                 out.append(whole(row))

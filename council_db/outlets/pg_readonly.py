@@ -32,8 +32,9 @@ CURSOR = "council_db_sql"
 
 
 @contextmanager
-def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
-    """The statement's rows, read from a cursor in a READ ONLY transaction that is rolled back."""
+def read(url: str, sql: str, limits: Limits = Limits(), params: dict[str, str] | None = None) -> Iterator[Answer]:
+    """The statement's rows, read from a cursor in a READ ONLY transaction that is rolled back;
+    ``params`` bound to its ``:name`` placeholders (sent apart from the text, as $1, $2, ...)."""
     import psycopg
 
     from council_db.store.database import create_engine_for
@@ -46,7 +47,7 @@ def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
         try:
             connection.rollback()
             connection.read_only = True  # psycopg begins each transaction READ ONLY
-            answer = _declare(connection, sql, limits)
+            answer = _declare(connection, sql, limits, params)
             yield answer
         except psycopg.Error as error:
             raise _explain(error, limits) from None
@@ -58,19 +59,23 @@ def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
         engine.dispose()
 
 
-def _declare(connection: Any, sql: str, limits: Limits) -> Answer:
+def _declare(connection: Any, sql: str, limits: Limits, params: dict[str, str] | None) -> Answer:
     """DECLARE a cursor for the text (one statement, extended protocol), which proves it is one
     SELECT; then stream the same text row by row."""
     import psycopg
 
+    from council_db.outlets.sql_guard import pg_placeholders
+
+    if params:
+        sql = pg_placeholders(sql, set(params))
     connection.execute("SET LOCAL standard_conforming_strings = on")
     milliseconds = max(1, round(limits.timeout * 1000)) if limits.timeout else 0  # 0: no limit
     connection.execute(f"SET LOCAL statement_timeout = {milliseconds}")
     cursor = connection.cursor(name=CURSOR)
-    cursor.execute(sql)  # psycopg sends DECLARE ... FOR <sql> through the extended protocol
+    cursor.execute(sql, params or None)  # psycopg sends DECLARE ... FOR <sql> through the extended protocol
     columns = [column.name for column in cursor.description or ()]
     cursor.close()
-    rows = connection.cursor().stream(sql)  # the same text, now known to be one SELECT
+    rows = connection.cursor().stream(sql, params or None)  # the same text, now known to be one SELECT
 
     def explain(error: Exception) -> CouncilDbError | None:
         return _explain(error, limits) if isinstance(error, psycopg.Error) else None
@@ -103,11 +108,11 @@ ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 def role_sql(url: str, role: str) -> str:
     """The SQL that creates ``role``, able only to read council-db's tables and views in
     the database at ``url`` (those a later migration adds too), for `sql --db-readonly`."""
-    from sqlalchemy.engine import make_url
+    from council_db.store.location import checked_url
 
     if not ROLE_NAME.fullmatch(role):
         raise CouncilDbError(f"role name {role!r}: use lower-case letters, digits and _, e.g. council_reader")
-    parsed = make_url(url)
+    parsed = checked_url(url)
     if parsed.get_backend_name() != "postgresql":
         raise CouncilDbError("a read-only role is for PostgreSQL; on SQLite council-db sql opens the file read-only")
     owner = parsed.username or "CURRENT_USER"

@@ -12,7 +12,9 @@ was lost), and it arrives with the same id, so a receiver that keeps event ids s
 event exactly once. An event marked sent is never sent to that endpoint again.
 
 Transient failures (connection errors, timeouts, HTTP 408/425/429/5xx) are retried with
-exponential backoff and jitter; any other answer stops the push with its status.
+exponential backoff and jitter; any other answer stops the push with its status. Redirects
+are not followed (credentials go to the endpoint named, nowhere else). Credentials
+(push_auth.py) are sent as headers and masked in every error kept or shown.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from urllib.parse import urlparse
 from council_db import __version__
 from council_db.errors import CouncilDbError, UsageError
 from council_db.ingest.importer import now_utc
+from council_db.outlets.push_auth import TOKEN_ENV, Credentials
 from council_db.outlets.push_events import Built, build_events
 from council_db.store.database import Database
 
@@ -52,8 +55,14 @@ class PushResult:
     records_held_back: int = 0  # records below consent level 2, in sessions sent or not
 
 
+NO_CREDENTIALS = Credentials()
+
+
 def check_endpoint(endpoint: str) -> str:
     parsed = urlparse(endpoint)
+    if "@" in parsed.netloc:  # the message leaves the URL out: it holds a password
+        raise UsageError(f"--endpoint: a user name or password in the URL would stay in shell history and in the "
+                         f"outbox; give a token with ${TOKEN_ENV} or --token-file instead")
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise UsageError(f"--endpoint: {endpoint!r} is not an http(s) URL; give e.g. https://telemetry.example/v1/events")
     return endpoint
@@ -110,32 +119,43 @@ def _record_failure(db: Database, ids: list[int], error: str) -> None:
     _update(db, ids, attempts=OutboxEvent.attempts + 1, last_error=error[:500])
 
 
-def _post(client, endpoint: str, body: bytes) -> tuple[bool, str | None]:
-    """(accepted, error); raises CouncilDbError for an answer that retrying cannot change."""
+def _post(client, endpoint: str, body: bytes, credentials: Credentials) -> tuple[bool, str | None]:
+    """(accepted, error, credentials masked); raises CouncilDbError for an answer that
+    retrying cannot change."""
     import httpx
 
     try:
         response = client.post(endpoint, content=body)
     except httpx.TransportError as error:  # refused, reset, dropped, timed out
-        return False, f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        return False, credentials.redact(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
     if response.is_success:
         return True, None
     problem = f"HTTP {response.status_code} {response.reason_phrase}".strip()
     if response.status_code in RETRY_STATUSES:
         return False, problem
-    raise CouncilDbError(f"{endpoint} refused the events: {problem} {response.text[:200]!r}; they stay queued "
-                         "(fix the endpoint or the service, then run council-db push again)")
+    hint = _auth_hint(response.status_code, credentials)
+    raise CouncilDbError(credentials.redact(
+        f"{endpoint} refused the events: {problem} {response.text[:200]!r}{hint}; they stay queued (fix the "
+        "endpoint or the service, then run council-db push again)"))
 
 
-def send_pending(db: Database, endpoint: str, settings: PushSettings,
-                 sleep: Callable[[float], None] = time.sleep) -> tuple[int, int]:
+def _auth_hint(status: int, credentials: Credentials) -> str:
+    if status not in (401, 403):
+        return ""
+    if credentials.headers:
+        return f"; it did not accept the credentials from {credentials.source}"
+    return f"; no credentials were given: set ${TOKEN_ENV}, or give --token-file or --header-env"
+
+
+def send_pending(db: Database, endpoint: str, settings: PushSettings, sleep: Callable[[float], None] = time.sleep,
+                 credentials: Credentials = NO_CREDENTIALS) -> tuple[int, int]:
     """Send the outbox's pending events in batches; returns (events sent, requests made)."""
     import httpx
 
     queue = pending(db, endpoint)
     sent = requests = 0
-    headers = {"content-type": "application/json", "user-agent": f"council-db/{__version__}"}
-    with httpx.Client(timeout=httpx.Timeout(settings.timeout), headers=headers) as client:
+    headers = {"content-type": "application/json", "user-agent": f"council-db/{__version__}", **credentials.headers}
+    with httpx.Client(timeout=httpx.Timeout(settings.timeout), headers=headers, follow_redirects=False) as client:
         for start in range(0, len(queue), settings.batch_size):
             batch = queue[start:start + settings.batch_size]
             ids = [row_id for row_id, _ in batch]
@@ -143,7 +163,7 @@ def send_pending(db: Database, endpoint: str, settings: PushSettings,
             for attempt in range(settings.retries + 1):
                 requests += 1
                 try:
-                    accepted, error = _post(client, endpoint, body)
+                    accepted, error = _post(client, endpoint, body, credentials)
                 except CouncilDbError as refused:
                     _record_failure(db, ids, str(refused))
                     raise
@@ -163,13 +183,14 @@ def send_pending(db: Database, endpoint: str, settings: PushSettings,
 
 
 def push(db: Database, endpoint: str, *, since: str | None = None, until: str | None = None,
-         settings: PushSettings | None = None, sleep: Callable[[float], None] = time.sleep) -> PushResult:
+         settings: PushSettings | None = None, sleep: Callable[[float], None] = time.sleep,
+         credentials: Credentials = NO_CREDENTIALS) -> PushResult:
     """Queue the window's eligible events, then send everything pending for the endpoint."""
     check_endpoint(endpoint)
     built = build_events(db, since=since, until=until)
     result = PushResult(queued=enqueue(db, endpoint, built), below_consent=built.below_consent,
                         without_scores=built.without_scores, records_held_back=built.records_held_back)
-    result.sent, result.requests = send_pending(db, endpoint, settings or PushSettings(), sleep)
+    result.sent, result.requests = send_pending(db, endpoint, settings or PushSettings(), sleep, credentials)
     result.pending = len(pending(db, endpoint))
     return result
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 from council_db.errors import CouncilDbError
 from council_db.outlets import pg_readonly, sql_guard
 from council_db.outlets.sql_answer import Answer, Limits, timed_out, value_too_big
-from council_db.store.database import read_only_uri
+from council_db.store.database import no_database, read_only_uri
 
 # Functions that compute from their arguments and never touch files or the connection's state
 # (core, date, math, JSON, window and aggregate functions). load_extension and anything not
@@ -49,20 +49,19 @@ _ACTION_NAMES = {getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ") for 
 
 
 @contextmanager
-def read(url: str, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
-    """One read-only statement against the database at ``url``, its rows read as they are used."""
-    from sqlalchemy.engine import make_url
-
-    from council_db.store.location import sqlite_path
+def read(url: str, sql: str, limits: Limits = Limits(), params: dict[str, str] | None = None) -> Iterator[Answer]:
+    """One read-only statement against the database at ``url``, its rows read as they are used;
+    ``params`` are bound to its ``:name`` placeholders (as values, never as SQL text)."""
+    from council_db.store.location import checked_url, sqlite_path
 
     path = sqlite_path(url)
-    dialect = make_url(url).get_backend_name()
+    dialect = checked_url(url).get_backend_name()  # an unsupported URL is refused here, its password hidden
     sql_guard.check(sql, dialect)
     if dialect == "sqlite" and path is not None:
-        with read_sqlite(path, sql, limits) as answer:
+        with read_sqlite(path, sql, limits, params) as answer:
             yield answer
     elif dialect == "postgresql":
-        with pg_readonly.read(url, sql, limits) as answer:
+        with pg_readonly.read(url, sql, limits, params) as answer:
             yield answer
     else:
         raise CouncilDbError(f"council-db sql reads an SQLite file or a PostgreSQL database, not {url}")
@@ -134,12 +133,13 @@ def _load_table_valued_functions(connection: sqlite3.Connection) -> None:
 
 
 @contextmanager
-def read_sqlite(path: Path, sql: str, limits: Limits = Limits()) -> Iterator[Answer]:
+def read_sqlite(path: Path, sql: str, limits: Limits = Limits(),
+                params: dict[str, str] | None = None) -> Iterator[Answer]:
     """Read-only by three independent routes: mode=ro, query_only, and the authorizer.
     The time limit is a progress handler; the value limit is SQLite's own length limit, so
     a huge string or blob is refused as it is being made, not after."""
     if not path.exists():
-        raise CouncilDbError(f"no database at {path} yet: import something first")
+        raise no_database(path)
     uri = read_only_uri(path) or f"file:{quote(os.fsencode(path.resolve()))}?mode=ro"
     connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:
@@ -166,7 +166,7 @@ def read_sqlite(path: Path, sql: str, limits: Limits = Limits()) -> Iterator[Ans
             return CouncilDbError(f"SQLite: {error}")
 
         try:
-            cursor = connection.execute(sql)
+            cursor = connection.execute(sql, params or {})
         except (sqlite3.Error, sqlite3.Warning) as error:
             raise explain(error) from None  # type: ignore[misc]
         yield Answer([d[0] for d in cursor.description or ()], cursor, limits, explain)

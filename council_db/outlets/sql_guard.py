@@ -111,7 +111,9 @@ def _pg_tokens(sql: str) -> Iterator[tuple[str, str]]:
     at = 0
     while at < len(sql):
         if sql.startswith("/*", at):
-            at = _block_comment_end(sql, at)
+            end = _block_comment_end(sql, at)
+            yield "comment", sql[at:end]
+            at = end
             continue
         match = _PG_TOKEN.match(sql, at)
         assert match is not None  # the last alternative matches any character
@@ -174,6 +176,25 @@ def _check_pg_words(tokens: list[str]) -> None:
             raise Refused(f"FOR {token} (it locks rows)")
         if token in PG_WRITE_WORDS:
             raise Refused(PG_WRITE_WORDS[token])
+
+
+def pg_placeholders(sql: str, names: set[str]) -> str:
+    """``sql`` for psycopg with parameters: each ``:name`` of ``names`` outside strings,
+    quoted names and comments becomes ``%(name)s`` (a ``::`` cast stays), and every other
+    ``%`` is doubled, as psycopg reads ``%`` anywhere in the text, strings included."""
+    tokens = list(_pg_tokens(sql))
+    out: list[str] = []
+    at = 0
+    while at < len(tokens):
+        kind, text = tokens[at]
+        after = tokens[at + 1] if at + 1 < len(tokens) else ("", "")
+        if text == ":" and after[0] == "word" and after[1] in names and (at == 0 or tokens[at - 1][1] != ":"):
+            out.append(f"%({after[1]})s")
+            at += 2
+            continue
+        out.append(text.replace("%", "%%"))
+        at += 1
+    return "".join(out)
 
 
 def pragma_allowed(name: str, argument: str | None) -> bool:

@@ -13,10 +13,10 @@ import numpy as np
 from council_db.analysis import joint_model, stats
 from council_db.analysis.agreement import agreement
 from council_db.analysis.length import answer_table, naive_pooled_r
-from council_db.analysis.score_data import ScoreData, log_length_sd
+from council_db.analysis.score_data import ScoreData, known_lengths, log_length_sd
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
-from council_db.analysis.window import unreadable_warnings
+from council_db.analysis.window import Requested, unreadable_warnings
 from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
 from council_db.report import position_section
@@ -33,6 +33,7 @@ from council_db.report.model import (
     ReviewerProfile,
     Sample,
 )
+from council_db.report.render import p_value
 
 FDR = 0.05
 FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",
@@ -76,14 +77,16 @@ def _clean(value) -> float | None:
 
 def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = None, seed: int = 0,
           resamples: int = BOOTSTRAP_RESAMPLES, totals: WindowTotals | None = None,
-          window_sessions: int | None = None) -> BiasReport:
+          window_sessions: int | None = None, requested: Requested | None = None) -> BiasReport:
     """The report for these scores. ``seed`` fixes the session resampling, so the same data
     gives the same numbers. When ``data`` is a sample of a larger window (``window_sessions``
-    sessions), ``totals`` (whole-window sums) give the counts and length correlations."""
+    sessions), ``totals`` (whole-window sums) give the counts and length correlations.
+    ``requested`` (``Window.requested()``) is the span the window asked for, which the report
+    states beside the span its sessions fill."""
     tier = stats.confidence_tier(totals.sessions if totals else data.n_sessions)
     context = _Context(data, tier, np.random.default_rng(seed))
     warnings = _data_warnings(data, totals)
-    window = _window(data, totals, window_sessions, as_of, filters)
+    window = _window(data, totals, window_sessions, as_of, filters, requested)
     if window.sample is not None:
         warnings.append(f"record-level analyses use a sample of {window.sample.sessions:,} of the "
                         f"window's {window.sample.of:,} sessions (their n says so)"
@@ -118,7 +121,10 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
 
 
 def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int | None, as_of: str | None,
-            filters: dict | None) -> ReportWindow:
+            filters: dict | None, requested: Requested | None) -> ReportWindow:
+    """Two spans, each by one rule: the one asked for (from the options and the as-of time)
+    and the one found (the first and last session time in the report). Only both together
+    say that `--days 30` on data that ended three weeks ago read nine days of sessions."""
     sample = None
     if window_sessions is not None and data.n_sessions < window_sessions:
         sample = Sample(sessions=data.n_sessions, of=window_sessions,
@@ -129,9 +135,10 @@ def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int |
         times = data.session_ts_us[data.session_ts_us >= 0]
         start, end = (int(times.min()), int(times.max())) if len(times) else (None, None)
         sessions, records = data.n_sessions, data.n_records
-    return ReportWindow(start=None if start is None else format_us(start), end=None if end is None else format_us(end),
-                        sessions=sessions, records=records, scale=data.scale, as_of=as_of, filters=filters or {},
-                        sample=sample)
+    asked = {} if requested is None else dict(requested=requested.words, requested_start=format_us(requested.start_us),
+                                              requested_end=format_us(requested.end_us))
+    return ReportWindow(start=format_us(start), end=format_us(end), sessions=sessions, records=records,
+                        scale=data.scale, as_of=as_of, filters=filters or {}, sample=sample, **asked)
 
 
 def _agreement(context: _Context, resamples: int) -> AgreementMetric | None:
@@ -159,6 +166,14 @@ def _data_warnings(data: ScoreData, totals: WindowTotals | None) -> list[str]:
     undated = totals.undated if totals else int((data.session_ts_us < 0).sum())
     if undated:
         warnings.append(f"{undated} sessions have no timestamp: they count here but not in time windows")
+    records = totals.records if totals else data.n_records
+    sized = totals.known_lengths if totals else int(known_lengths(data).sum())
+    if not sized and records:
+        warnings.append("no answer length is known (a judge log imported without its answers): no length figure "
+                        "is computed")
+    elif sized < records:
+        warnings.append(f"{records - sized:,} scores are of answers whose length is unknown: length figures use the "
+                        f"other {sized:,}")
     excluded = totals.excluded if totals else data.excluded
     other_scales = {k: v for k, v in excluded.items() if k.startswith("other_scale:")}
     if other_scales:
@@ -219,12 +234,13 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         headline = stats.within_session_correlation(answers.session, answers.log_length, answers.mean_score,
                                                     resamples, context.rng)
         naive = naive_pooled_r(data)
-        n_answers, n_sessions, n_records = len(answers.session), data.n_sessions, data.n_records
+        sized = known_lengths(data)
+        n_answers, n_sessions, n_records = len(answers.session), len(np.unique(data.session[sized])), int(sized.sum())
     else:  # a window too large to read record by record: per-session sums over all of it
         meta = meta_analysis_from_sums(totals.fisher, totals.random_sums)
         headline = within_session_correlation_from_sums(totals.within)
-        naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sessions)
-        n_answers, n_sessions, n_records = totals.answers, totals.sessions, totals.records
+        naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sized_sessions)
+        n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
     heterogeneity = None
     if meta.k:
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
@@ -282,7 +298,7 @@ def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]
         largest = max(position.slot_effects, key=lambda s: abs(s.estimate))
         candidates.append(("position", "display slots", largest.estimate, position.test.p_value,
                            f"position bias: slot {largest.position} scores {largest.estimate:+.2f} points vs the "
-                           f"average slot (all slots equal: p {position.test.p_value:.2g})"))
+                           f"average slot (all slots equal: p {p_value(position.test.p_value)})"))
     adjusted = report.length.adjusted_effect if report.length else None
     if adjusted is not None and adjusted.p_value is not None:
         candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,

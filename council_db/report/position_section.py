@@ -24,6 +24,7 @@ from council_db.report.model import (
     SlotMetric,
     SwapConsistency,
 )
+from council_db.report.render import p_value
 
 GROUP = "reviewer position"
 SLOTS, FIRST_SHOWN = "(display slots)", "(first shown)"
@@ -119,7 +120,7 @@ def candidates(section: Position | None) -> list[Candidate]:
             out.append(("position", f"{name} {SLOTS}", e.estimate, row.test.p_value,
                         f"position bias of reviewer {name}: slot {e.position} (shown first) {e.estimate:+.2f} points "
                         f"vs its average slot (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f}; all its slots equal: "
-                        f"p {row.test.p_value:.2g})"))
+                        f"p {p_value(row.test.p_value)})"))
         share = row.first_shown_wins
         if share is not None and share.p_value is not None:
             out.append(("position", f"{name} {FIRST_SHOWN}", share.estimate, share.p_value,

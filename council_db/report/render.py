@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from council_db.report.model import BiasReport, Metric, Position, ReviewerProfile, SwapConsistency
+from council_db.markdown_text import markdown_text
+from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 
 BAR_WIDTH = 25
 
@@ -26,7 +27,8 @@ def duration(days: float) -> str:
     return f"{round(days)} days"
 
 
-def _p(value: float | None) -> str:
+def p_value(value: float | None) -> str:
+    """A p- or q-value as every renderer prints it: '<0.001' or '0.042', never '8.29e-68'."""
     if value is None:
         return "n/a"
     return "<0.001" if value < 0.001 else f"{value:.3f}"
@@ -38,6 +40,18 @@ def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str
         return "n/a"
     return (f"{_number(metric.estimate, signed, digits)} "
             f"[{_number(metric.ci_low, signed, digits)}, {_number(metric.ci_high, signed, digits)}]")
+
+
+def found(w: ReportWindow) -> str:
+    """The span the report's sessions fill, as every renderer states it beside the one asked for."""
+    sessions = f"{w.sessions:,} session{'' if w.sessions == 1 else 's'}"
+    if not w.sessions:
+        return "no sessions"
+    if w.start is None:
+        return f"{sessions}, none with a time"
+    if w.start == w.end:
+        return f"{sessions} at {w.start}" if w.sessions == 1 else f"{sessions}, all at {w.start}"
+    return f"{sessions} from {w.start} to {w.end}"
 
 
 def ci_bar(metric: Metric | None, low: float, high: float, width: int = BAR_WIDTH) -> str:
@@ -75,7 +89,9 @@ def text(report: BiasReport) -> str:
     add = lines.append
     w = report.window
     add(f"council-db bias report — confidence: {report.confidence} ({w.sessions:,} sessions)")
-    add(f"window: {w.start or '?'} to {w.end or '?'} · {w.records:,} records · scale {w.scale}"
+    if w.requested:
+        add(f"window asked: {w.requested}")
+    add(f"window found: {found(w)} · {w.records:,} records · scale {w.scale}"
         + (f" · as of {w.as_of}" if w.as_of else ""))
     if w.sample:
         add(f"sample: record-level analyses use {w.sample.sessions:,} of the {w.sample.of:,} sessions "
@@ -122,7 +138,7 @@ def _flags(report: BiasReport, add) -> None:
         return
     add("FLAGS  (q <= 0.05, Benjamini-Hochberg over all tests)")
     for flag in report.flags:
-        add(f"  ! {flag.message}  (p {_p(flag.p_value)}, q {_p(flag.q_value)})")
+        add(f"  ! {flag.message}  (p {p_value(flag.p_value)}, q {p_value(flag.q_value)})")
 
 
 def _reviewers(report: BiasReport, add) -> None:
@@ -169,7 +185,7 @@ def _position(report: BiasReport, add) -> None:
             f"{ci_bar(effect, low, high)}")
     if position.test is not None:
         t = position.test
-        add(f"  all slots equal? F({t.df1}, {t.df2}) = {t.statistic:.2f}, p {_p(t.p_value)}")
+        add(f"  all slots equal? F({t.df1}, {t.df2}) = {t.statistic:.2f}, p {p_value(t.p_value)}")
     if position.consistency is not None:
         c = position.consistency
         add(f"  first-shown answer wins {interval(c.first_shown_wins, signed=False)} of "
@@ -199,7 +215,7 @@ def _position_by_reviewer(position: Position, add) -> None:
         first = row.slot_effects[0] if row.slot_effects else None
         slots = (f"slot {first.position} {interval(first):<22}" if first is not None
                  else f"{'not identified (each candidate in one slot)':<29}")
-        test = f"p {_p(row.test.p_value):<6}" if row.test is not None else f"{'p n/a':<8}"
+        test = f"p {p_value(row.test.p_value):<6}" if row.test is not None else f"{'p n/a':<8}"
         wins = row.first_shown_wins
         add(f"    {row.reviewer_id:<{width}}  {slots}  {test}  first shown "
             + (f"{interval(wins, signed=False)} of {wins.n_records:,}" if wins is not None else "n/a"))
@@ -242,16 +258,16 @@ def _trends(report: BiasReport, add) -> None:
     if not report.trends:
         return
     add("")
-    unit, short = _trend_unit(report)
+    unit, short = trend_unit(report)
     add(f"TRENDS  joint-model residuals over time: {unit} vs the typical other subject")
     width = max(len(t.subject) for t in report.trends)
     for t in report.trends:
-        changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {_p(c.q_value)})" for c in t.change_points)
+        changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {p_value(c.q_value)})" for c in t.change_points)
         add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(t.change_over_span if short else t.slope_per_30d):<22}  "
-            f"change search p {_p(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
+            f"change search p {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
 
 
-def _trend_unit(report: BiasReport) -> tuple[str, bool]:
+def trend_unit(report: BiasReport) -> tuple[str, bool]:
     """Points per 30 days, or, when the window spans less than 30 days, points across its span
     (a slope per 30 days from 23 minutes of data reads +-1,470 points on a 1-10 scale)."""
     span = report.trends[0].span_days if report.trends else None
@@ -267,7 +283,7 @@ def _anomalies(report: BiasReport, add) -> None:
         return
     add(f"ANOMALOUS SESSIONS  {len(report.anomalies)} at q <= 0.05 (bias-report --exclude-anomalies leaves them out)")
     for a in report.anomalies:
-        add(f"  {a.session_id}  p {_p(a.p_value)}  q {_p(a.q_value)}  {a.reason}")
+        add(f"  {a.session_id}  p {p_value(a.p_value)}  q {p_value(a.q_value)}  {a.reason}")
 
 
 def _pairs(report: BiasReport, add) -> None:
@@ -318,8 +334,9 @@ def _markdown_position_by_reviewer(position: Position) -> list[str]:
                 "swaps: same preference / primacy / recency |", "|---|---|---|---|---|"]
         for row in position.by_reviewer:
             swaps = row.swaps
-            out.append(f"| {row.reviewer_id} | {interval(row.slot_effects[0]) if row.slot_effects else 'n/a'} | "
-                       f"{_p(row.test.p_value) if row.test else 'n/a'} | "
+            first = interval(row.slot_effects[0]) if row.slot_effects else 'n/a'
+            out.append(f"| {markdown_text(row.reviewer_id)} | {first} | "
+                       f"{p_value(row.test.p_value) if row.test else 'n/a'} | "
                        f"{interval(row.first_shown_wins, signed=False)} | "
                        + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy} / {swaps.recency} |"
                           if swaps else "n/a |"))
@@ -328,18 +345,23 @@ def _markdown_position_by_reviewer(position: Position) -> list[str]:
 
 def markdown(report: BiasReport) -> str:
     w = report.window
-    out = [f"# Bias report ({report.confidence} confidence)", "",
-           f"{w.sessions:,} sessions, {w.records:,} records, {w.start or '?'} to {w.end or '?'}, scale {w.scale}."
-           + (f" Record-level analyses use a sample of {w.sample.sessions:,} sessions." if w.sample else ""), ""]
+    out = [f"# Bias report ({report.confidence} confidence)", ""]
+    if w.requested:
+        out.append(f"Window asked: {w.requested}.  ")
+    out += [f"Window found: {found(w)}, {w.records:,} records, scale {w.scale}"
+            + (f", as of {w.as_of}" if w.as_of else "") + "."
+            + (f" Record-level analyses use a sample of {w.sample.sessions:,} sessions." if w.sample else ""), ""]
     if report.confidence == "insufficient":
         out.append("Collecting data: no metrics below 10 sessions.")
     else:
         out += ["## Flags", ""]
-        out += [f"- {f.message} (p {_p(f.p_value)}, q {_p(f.q_value)})" for f in report.flags] or ["None."]
+        out += [f"- {markdown_text(f.message)} (p {p_value(f.p_value)}, q {p_value(f.q_value)})"
+                for f in report.flags] or ["None."]
         out += ["", "## Reviewers", "",
                 "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
                 "|---|---:|---:|---|---|---:|---|"]
-        out += [f"| {r.reviewer_id} | {r.records:,} | {_number(r.raw_mean.estimate)} | {interval(r.severity)}"
+        out += [f"| {markdown_text(r.reviewer_id)} | {r.records:,} | {_number(r.raw_mean.estimate)} | "
+                f"{interval(r.severity)}"
                 + (f" (window average; drifts: {recent_severity(r)})" if r.severity_drifts else "")
                 + f" | {r.classification} | {_number(r.scale_sd)} | {interval(r.self_preference)} |"
                 for r in report.reviewers]
@@ -357,15 +379,17 @@ def markdown(report: BiasReport) -> str:
                     f"| naive pooled r (llm-council) | {interval(length.naive_pooled_r)} |",
                     f"| fixed-effect r | {interval(length.fixed_effect_r)} |",
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
-        unit, short = _trend_unit(report)
+        unit, short = trend_unit(report)
         out += ["", "## Trends", "", f"| subject | {unit} | change points |", "|---|---|---|"]
-        out += [f"| {t.kind} {t.subject} | {interval(t.change_over_span if short else t.slope_per_30d)} | "
+        out += [f"| {t.kind} {markdown_text(t.subject)} | "
+                f"{interval(t.change_over_span if short else t.slope_per_30d)} | "
                 f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t in report.trends]
         out += ["", "## Anomalous sessions", ""]
-        out += [f"- {a.session_id}: {a.reason} (p {_p(a.p_value)}, q {_p(a.q_value)})"
+        out += [f"- {markdown_text(a.session_id)}: {markdown_text(a.reason)} "
+                f"(p {p_value(a.p_value)}, q {p_value(a.q_value)})"
                 for a in report.anomalies] or ["None."]
         out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
     if report.warnings:
-        out += ["", "## Warnings", ""] + [f"- {warning}" for warning in report.warnings]
+        out += ["", "## Warnings", ""] + [f"- {markdown_text(warning)}" for warning in report.warnings]
     return "\n".join(out) + "\n"

@@ -13,7 +13,7 @@ from html import escape
 from council_db.analysis.session_means import Series
 from council_db.report import svg
 from council_db.report.model import BiasReport, Metric
-from council_db.report.render import interval, recent_severity
+from council_db.report.render import found, interval, p_value, recent_severity, trend_unit
 
 # One colour per chart, so a screenshot shows which charts were drawn.
 COLOURS = {
@@ -21,6 +21,8 @@ COLOURS = {
     "position": "#ff7f0e",
     "length": "#2ca02c",
     "self_preference": "#9467bd",
+    "quality": "#8c564b",
+    "trends": "#e377c2",
     "session_means": "#17becf",
 }
 
@@ -29,8 +31,10 @@ body { font-family: system-ui, sans-serif; color: #222; margin: 24px; background
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 0 0 4px; }
 .window, .note { color: #555; font-size: 13px; margin: 0 0 8px; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
-.chart { border: 1px solid #e4e4e4; border-radius: 6px; padding: 12px; }
+.chart { border: 1px solid #e4e4e4; border-radius: 6px; padding: 12px; min-width: 0; }
+.chart svg { max-width: 100%; height: auto; }
 .flags li { color: #a40000; } .missing { color: #777; font-style: italic; }
+details { margin: 0 0 12px; } summary { cursor: pointer; font-weight: 600; }
 """
 
 
@@ -48,8 +52,8 @@ def html(report: BiasReport, series: Series) -> str:
 
 
 def charts(report: BiasReport, series: Series) -> list[Chart]:
-    return [severity_chart(report), position_chart(report), length_chart(report),
-            self_preference_chart(report), session_means_chart(series, report)]
+    return [severity_chart(report), position_chart(report), length_chart(report), self_preference_chart(report),
+            quality_chart(report), trends_chart(report), session_means_chart(series, report)]
 
 
 def _row(label: str, metric: Metric | None, strong: bool = False, note: str = "") -> svg.Row | None:
@@ -94,7 +98,7 @@ def position_chart(report: BiasReport) -> Chart:
            "from its own scores (bold = flagged at q <= 0.05)."
     if position is not None and position.test is not None:
         note += f" All slots equal: F({position.test.df1}, {position.test.df2}) = {position.test.statistic:.2f}, " \
-                f"p = {position.test.p_value:.3g}."
+                f"p {p_value(position.test.p_value)}."
     if position is not None and position.disagreement:
         note += f" {position.disagreement[0].upper()}{position.disagreement[1:]}."
     return _chart("position", "Slot effects", f"{note} {_sample(list(effects))}", rows, "points vs the average slot")
@@ -114,11 +118,12 @@ def length_chart(report: BiasReport) -> Chart:
             f"joint model's effect in score points per SD of log length. {_sample([length.headline])}")
     if length.disagreement:
         note += f" Note: {length.disagreement}."
-    drawn = ""
+    drawn, labels = "", svg.label_width(rows + adjusted)  # one label column: the two panels align
     if rows:
-        drawn += svg.forest(rows, colour=COLOURS["length"], axis_label="correlation r")
+        drawn += svg.forest(rows, colour=COLOURS["length"], axis_label="correlation r", labels=labels)
     if adjusted:
-        drawn += svg.forest(adjusted, colour=COLOURS["length"], axis_label="points per SD of log length")
+        drawn += svg.forest(adjusted, colour=COLOURS["length"], axis_label="points per SD of log length",
+                            labels=labels)
     return Chart("length", "Length effect", note, drawn)
 
 
@@ -128,6 +133,28 @@ def self_preference_chart(report: BiasReport) -> Chart:
     note = ("Score points a reviewer gives its own answers beyond what other reviewers give the same answers, "
             f"adjusted for its severity. {_sample([report.self_preference])}")
     return _chart("self_preference", "Self-preference", note, rows, "points on own answers")
+
+
+def quality_chart(report: BiasReport) -> Chart:
+    rows = _rows((m.model_id, m.quality) for m in report.models)
+    note = ("Score points a candidate's answers get relative to the average candidate (joint model: after "
+            "reviewer severity, slot, length and self-preference). How good the answers are, not a bias: no "
+            f"flags. {_sample([m.quality for m in report.models])}")
+    return _chart("quality", "Candidate quality", note, rows, "points vs the average candidate")
+
+
+def trends_chart(report: BiasReport) -> Chart:
+    unit, across_span = trend_unit(report)
+    flagged = {f.subject for f in report.flags if f.kind == "trend"}
+    rows = _rows((f"{t.kind} {t.subject}", t.change_over_span if across_span else t.slope_per_30d,
+                  f"{t.kind} {t.subject}" in flagged, "changes" if t.change_points else "")
+                 for t in report.trends)
+    changes = "".join(f" {t.kind} {t.subject} changes from {c.at} ({c.shift:+.2f} points, q {p_value(c.q_value)})."
+                      for t in report.trends for c in t.change_points)
+    note = (f"Joint-model residuals over time, per reviewer and per candidate: {unit} vs the typical other "
+            f"subject. Bold = flagged at q <= 0.05.{changes} "
+            f"{_sample([t.slope_per_30d for t in report.trends])}")
+    return _chart("trends", "Trends", note, rows, unit)
 
 
 def session_means_chart(series: Series, report: BiasReport) -> Chart:
@@ -150,13 +177,11 @@ def _chart(key: str, title: str, note: str, rows: list[svg.Row], axis_label: str
 
 def page(report: BiasReport, drawn: list[Chart]) -> str:
     w = report.window
-    window = (f"{w.sessions:,} sessions, {w.records:,} records, {escape(w.start or '?')} to {escape(w.end or '?')}, "
-              f"scale {escape(w.scale)}" + (f", as of {escape(w.as_of)}" if w.as_of else "")
+    window = ((f"Asked: {escape(w.requested)}. " if w.requested else "")
+              + f"Found: {escape(found(w))}, {w.records:,} records, scale {escape(w.scale)}"
+              + (f", as of {escape(w.as_of)}" if w.as_of else "")
               + (f", filters {escape(str(w.filters))}" if w.filters else "")
               + f". Confidence: {report.confidence}. Generated {escape(report.generated_at)}.")
-    flags = "".join(f"<li>{escape(f.message)} (q = {f.q_value:.3g})</li>" for f in report.flags)
-    flags_html = (f'<ul class="flags">{flags}</ul>' if flags
-                  else "<p>No flags: nothing stands out at q &lt;= 0.05 (Benjamini-Hochberg over all tests).</p>")
     sections = "".join(
         f'<section class="chart" id="{c.key}"><h2>{escape(c.title)}</h2><p class="note">{escape(c.note)}</p>'
         + (c.svg or '<p class="missing">Nothing to draw.</p>') + "</section>"
@@ -168,7 +193,26 @@ def page(report: BiasReport, drawn: list[Chart]) -> str:
             "<title>council-db bias report</title>"
             f"<style>{CSS}</style></head><body>"
             f"<h1>council-db bias report</h1><p class=\"window\">{window}</p>"
-            f"<h2>Flags</h2>{flags_html}{summary}"
+            f"<h2>Flags</h2>{flags(report)}{anomalies(report)}{summary}"
             f'<div class="grid">{sections}</div>'
             + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
             + "</body></html>\n")
+
+
+def flags(report: BiasReport) -> str:
+    """Every flag but the anomalous sessions (listed apart), with p and q as the text report has them."""
+    items = "".join(f"<li>{escape(f.message)} (p {escape(p_value(f.p_value))}, q {escape(p_value(f.q_value))})</li>"
+                    for f in report.flags if f.kind != "anomaly")
+    if items:
+        return f'<ul class="flags">{items}</ul>'
+    return "<p>No flags: nothing stands out at q &lt;= 0.05 (Benjamini-Hochberg over all tests).</p>"
+
+
+def anomalies(report: BiasReport) -> str:
+    """Anomalous sessions folded under one heading with their count: there can be dozens."""
+    if not report.anomalies:
+        return "<p>Anomalous sessions: none at q &lt;= 0.05.</p>"
+    items = "".join(f"<li>{escape(a.session_id)}: {escape(a.reason)} (p {escape(p_value(a.p_value))}, "
+                    f"q {escape(p_value(a.q_value))})</li>" for a in report.anomalies)
+    return (f"<details><summary>Anomalous sessions: {len(report.anomalies)} at q &lt;= 0.05 "
+            f"(bias-report --exclude-anomalies leaves them out)</summary><ul>{items}</ul></details>")

@@ -23,7 +23,7 @@ from council_db.report.model import (
     SelfConsistency,
     Trend,
 )
-from council_db.report.render import duration
+from council_db.report.render import duration, p_value
 
 # kind, subject, estimate, p-value, message
 Candidate = tuple[str, str, float, float, str]
@@ -115,7 +115,7 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
         out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
                                f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
                                f"a step of {change.shift:+.2f} points beyond its trend, relative to the other "
-                               f"{timed.kind}s (permutation p {change.p_value:.2g})"))
+                               f"{timed.kind}s (permutation p {p_value(change.p_value)})"))
 
 
 def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callable) -> None:

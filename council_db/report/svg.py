@@ -14,7 +14,13 @@ XMLNS = "http://www.w3.org/2000/svg"
 INK = "#333333"
 GRID = "#dddddd"
 REFERENCE = "#888888"
-FONT = "font-family=\"system-ui, sans-serif\" font-size=\"12\""
+FONT_PX = 12
+FONT = f"font-family=\"system-ui, sans-serif\" font-size=\"{FONT_PX}\""
+NARROW = frozenset("ijlI.,:;'|!/\\ ()[]ft-")  # DejaVu Sans Bold: at most 0.46 em
+WIDE = frozenset("mwMW@%")  # up to 1.1 em
+CJK = 0x2E80  # from here on characters are a full em wide
+GAP = 8  # pixels between a column's text and the plot
+PLOT_MIN_WIDTH = 170
 
 
 @dataclass(frozen=True)
@@ -54,15 +60,40 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
             f'role="img" aria-label="{escape(label)}" {FONT}>' + "".join(body) + "</svg>")
 
 
+def text_width(text: str) -> float:
+    """Pixels the browser may give ``text`` at the charts' 12 px: an upper bound for DejaVu Sans
+    Bold, the widest common system font. SVG text neither wraps nor reports its width, so the
+    layout reserves this much and no label is ever cut."""
+    return FONT_PX * sum(0.46 if c in NARROW else 1.1 if c in WIDE or ord(c) >= CJK else
+                         0.86 if c.isupper() or not c.isascii() or c in "#+<=>^~&" else 0.72 for c in text)
+
+
+def label_width(rows: list[Row]) -> float:
+    """The label column that holds the longest label, with a gap before the plot."""
+    return max([text_width(row.label) for row in rows] + [40.0]) + 2 * GAP
+
+
+def _value_text(row: Row, digits: int) -> str:
+    interval = (f" [{row.ci_low:+.{digits}f}, {row.ci_high:+.{digits}f}]"
+                if row.ci_low is not None and row.ci_high is not None else " (no CI)")
+    return f"{row.estimate:+.{digits}f}{interval}{' ' + row.note if row.note else ''}"
+
+
 def forest(rows: list[Row], *, colour: str, axis_label: str, reference: float | None = 0.0,
-           digits: int = 2, width: int = 560) -> str:
+           digits: int = 2, min_width: int = 560, labels: float | None = None) -> str:
     """Each row: label, a CI line with the estimate as a dot, and the numbers; a dashed line at
-    ``reference`` (no effect)."""
-    label_width, value_width, top, row_height = 185, 205, 12, 26
-    plot_left, plot_right = label_width, width - value_width
+    ``reference`` (no effect). The label and number columns are as wide as their longest text
+    (``labels`` sets the label column, to align charts), the plot takes the rest of
+    ``min_width`` and at least PLOT_MIN_WIDTH."""
+    values = [_value_text(row, digits) for row in rows]
+    plot_left = labels or label_width(rows)
+    value_width = max(text_width(value) for value in values) + 2 * GAP
+    plot_right = plot_left + max(PLOT_MIN_WIDTH, min_width - plot_left - value_width)
+    width = round(plot_right + value_width)
+    top, row_height = 12, 26
     height = top + row_height * len(rows) + 40
-    values = [v for r in rows for v in (r.estimate, r.ci_low, r.ci_high) if v is not None and math.isfinite(v)]
-    low, high = _domain(values or [0.0], reference)
+    numbers = [v for r in rows for v in (r.estimate, r.ci_low, r.ci_high) if v is not None and math.isfinite(v)]
+    low, high = _domain(numbers or [0.0], reference)
 
     def x(value: float) -> float:
         return plot_left + (value - low) / (high - low) * (plot_right - plot_left)
@@ -78,20 +109,17 @@ def forest(rows: list[Row], *, colour: str, axis_label: str, reference: float | 
                     f'stroke="{REFERENCE}" stroke-dasharray="4 3"/>')
     body.append(f'<text x="{(plot_left + plot_right) / 2:.1f}" y="{bottom + 32}" text-anchor="middle" '
                 f'fill="{INK}">{escape(axis_label)}</text>')
-    for i, row in enumerate(rows):
+    for i, (row, value) in enumerate(zip(rows, values)):
         y = top + row_height * i + row_height / 2
         weight = ' font-weight="bold"' if row.strong else ""
-        body.append(f'<text x="{label_width - 8}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}"{weight}>'
-                    f'{escape(_clip(row.label, 24))}</text>')
+        body.append(f'<text x="{plot_left - GAP:.1f}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}"{weight}>'
+                    f'{escape(row.label)}</text>')
         if row.ci_low is not None and row.ci_high is not None:
             body.append(f'<line x1="{x(row.ci_low):.1f}" y1="{y:.1f}" x2="{x(row.ci_high):.1f}" y2="{y:.1f}" '
                         f'stroke="{colour}" stroke-width="{4 if row.strong else 3}" stroke-linecap="round"/>')
         body.append(f'<circle cx="{x(row.estimate):.1f}" cy="{y:.1f}" r="{6 if row.strong else 5}" '
                     f'fill="{colour}"/>')
-        interval = (f" [{row.ci_low:+.{digits}f}, {row.ci_high:+.{digits}f}]"
-                    if row.ci_low is not None and row.ci_high is not None else " (no CI)")
-        body.append(f'<text x="{plot_right + 8}" y="{y + 4:.1f}" fill="{INK}">'
-                    f'{row.estimate:+.{digits}f}{interval}{" " + escape(row.note) if row.note else ""}</text>')
+        body.append(f'<text x="{plot_right + GAP:.1f}" y="{y + 4:.1f}" fill="{INK}">{escape(value)}</text>')
     return _svg(width, height, body, axis_label)
 
 
@@ -152,10 +180,3 @@ def time_series(points: list[tuple[float, float]], bands: list[Band], *, colour:
 def _date(ts_us: float) -> str:
     return (EPOCH + timedelta(microseconds=int(ts_us))).strftime("%Y-%m-%d")
 
-
-def _clip(text: str, length: int) -> str:
-    """Long model ids keep their vendor and their end: 'anthropic/c…3-5-sonnet'."""
-    if len(text) <= length:
-        return text
-    head = (length - 1) // 2
-    return text[:head] + "…" + text[-(length - 1 - head):]

@@ -43,6 +43,13 @@ def create_private_file(path: Path) -> None:
                              f"write, with --db PATH or ${ENV_VAR}") from None
 
 
+def no_database(path: Path) -> CouncilDbError:
+    """What a command that only reads says when the file is not there: it never creates one,
+    as a mistyped --db would otherwise leave an empty database and report on nothing."""
+    return CouncilDbError(f"no database at {path}: the file does not exist. Check --db (or ${ENV_VAR}), or import "
+                          f"records first: council-db --db {path} import bias_metrics.jsonl")
+
+
 def _on_sqlite_connect(dbapi_connection, _record) -> None:
     # Hand transaction control to SQLAlchemy's "begin" event below (the pysqlite recipe):
     # the driver's own implicit BEGIN would not let us say IMMEDIATE.
@@ -119,7 +126,7 @@ def create_engine_for(url: str, *, create: bool = True) -> Engine:
     if path is not None and create:
         create_private_file(path)
     elif path is not None and not path.exists():
-        raise CouncilDbError(f"no database at {path} yet: import something first, or run council-db db upgrade")
+        raise no_database(path)
     engine = create_engine(_with_driver(url))
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _on_sqlite_connect)
@@ -253,9 +260,12 @@ def open_reader(url: str, *, notify: Callable[[str], None] = say) -> Database:
     """``open_database`` for a command that only reads: a SQLite file it may not write (in a
     read-only directory, or a read-only file) is read read-only instead of refused with
     "attempt to write a readonly database". Such a file cannot be upgraded, so it must be at
-    this code's schema."""
+    this code's schema. It never creates a database: a missing file is an error."""
     from council_db.store import migrate
 
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise no_database(path)
     current = _current_sqlite_file(url, migrate.HEAD)
     if current is not None:
         return Database(url, sqlite_target=current)

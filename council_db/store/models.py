@@ -113,6 +113,7 @@ class Import(Base):
     started_at: Mapped[datetime] = mapped_column()
     finished_at: Mapped[datetime | None] = mapped_column()
     council_db_version: Mapped[str] = mapped_column(String(32))
+    format: Mapped[str] = mapped_column(String(32), server_default="llm-council")  # import --from
 
 
 class RejectedLine(Base):
@@ -215,7 +216,8 @@ class SessionStats(Base):
     usable: Mapped[int] = mapped_column(Integer)
     unscored: Mapped[int] = mapped_column(Integer)
     out_of_scale: Mapped[int] = mapped_column(Integer)
-    score_sum: Mapped[float] = mapped_column(Float)
+    known_lengths: Mapped[int] = mapped_column(Integer, server_default="0")  # usable, with a known answer length
+    score_sum: Mapped[float] = mapped_column(Float)  # this and the length sums: over the known_lengths scores
     score_sq_sum: Mapped[float] = mapped_column(Float)
     length_sum: Mapped[float] = mapped_column(Float)
     length_sq_sum: Mapped[float] = mapped_column(Float)

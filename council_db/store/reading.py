@@ -15,11 +15,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 if TYPE_CHECKING:
+    import numpy as np
     from sqlalchemy import Connection
 
 
 class Reader:
     """Queries inside one read transaction (one snapshot of the database)."""
+
+    def _run(self, sql: str, params: dict[str, Any] | None) -> Any:
+        """The executed query: an iterable of its rows."""
+        raise NotImplementedError
 
     def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[Sequence[Any]]:
         raise NotImplementedError
@@ -27,6 +32,13 @@ class Reader:
     def mapping(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """The query's one row, by column name."""
         raise NotImplementedError
+
+    def array(self, sql: str, dtype: np.dtype, params: dict[str, Any] | None = None) -> np.ndarray:
+        """The query's rows as a structured array of ``dtype`` (one field per column), filled
+        from the cursor row by row: never a list of Python rows."""
+        import numpy as np
+
+        return np.fromiter(map(tuple, self._run(sql, params)), dtype=dtype)
 
     def scalar(self, sql: str, params: dict[str, Any] | None = None) -> Any:
         """The first column of the query's one row."""

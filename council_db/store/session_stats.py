@@ -13,7 +13,8 @@ import numpy as np
 
 from council_db.contract.score_batch import OUT_OF_SCALE, UNSCORED, ScoreColumns
 
-COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_scale", "score_sum", "score_sq_sum",
+COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_scale", "known_lengths", "score_sum",
+           "score_sq_sum",
            "length_sum", "length_sq_sum", "length_score_sum", "answers", "answer_sxx", "answer_syy", "answer_sxy",
            "answer_z")
 
@@ -37,6 +38,7 @@ def stats_columns(columns: ScoreColumns) -> list[np.ndarray]:
     session, model, scale, score = columns.session_id, columns.model_id, columns.scale_id, columns.score
     length, own, reason = columns.length.astype(np.float64), columns.self_review, columns.exclusion
     usable = reason == 0
+    sized = usable & (columns.length >= 0)  # an unknown length (fields.UNKNOWN_LENGTH) is in no length sum
 
     group, first = groups(session, scale)
     n = len(first)
@@ -46,12 +48,12 @@ def stats_columns(columns: ScoreColumns) -> list[np.ndarray]:
         w = None if weights is None else (weights if keep is None else weights[keep])
         return np.bincount(g, weights=w, minlength=n)
 
-    rated = usable & ~own
+    rated = sized & ~own
     answers, sxx, syy, sxy = _answer_moments(group[rated], model[rated], length[rated], score[rated], n)
     counts = [session[first], scale[first], total(), total(keep=usable), total(keep=reason == UNSCORED),
-              total(keep=reason == OUT_OF_SCALE)]
-    sums = [total(score, usable), total(score * score, usable), total(length, usable),
-            total(length * length, usable), total(length * score, usable)]
+              total(keep=reason == OUT_OF_SCALE), total(keep=sized)]
+    sums = [total(score, sized), total(score * score, sized), total(length, sized),
+            total(length * length, sized), total(length * score, sized)]
     return [*(column.astype(np.int64) for column in counts), *sums, answers.astype(np.int64), sxx, syy, sxy,
             _fisher_z(answers, sxx, syy, sxy)]
 

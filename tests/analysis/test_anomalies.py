@@ -66,8 +66,10 @@ def test_anomalies_lists_the_flagged_sessions_in_every_format(cli, broken_db):
     assert all(row["q_value"] <= 0.05 and row["reason"] for row in listed)
     csv = cli("anomalies", "--format", "csv", "--all").stdout.splitlines()
     assert csv[0] == "session_id,timestamp,p_value,q_value,flagged,reason" and len(csv) == 201
-    table = cli("anomalies", "--days", "400").stdout
+    table = cli("anomalies", "--days", "400", "--wide").stdout
     assert all(session_id in table for session_id in planted)
+    short = cli("anomalies", "--days", "400").stdout  # 80 columns: ids shortened as git shortens hashes
+    assert all(session_id[:8] in short and session_id not in short for session_id in planted)
 
 
 def test_bias_report_can_exclude_anomalies_and_says_how_many(cli, broken_db):

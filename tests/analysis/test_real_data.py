@@ -1,7 +1,8 @@
 """The report on real, published judge data (issue 15): MT-bench single grading by GPT-4 and
-FastChat's Vicuna-80 review tables. Every figure asserted here is computed by the test itself
-from the published files with plain Python and numpy, never with council_db's code; and every
-flag the report raises is checked against the raw figure it rests on."""
+FastChat's Vicuna-80 review tables, imported as a user imports them (``import --from``). Every
+figure asserted here is computed by the test itself from the published files with plain Python
+and numpy, never with council_db's code; and every flag the report raises is checked against
+the raw figure it rests on."""
 
 from __future__ import annotations
 
@@ -15,16 +16,16 @@ import numpy as np
 import pytest
 
 from tests import realdata
-from tests.conftest import Cli, write_jsonl
+from tests.conftest import Cli
 
 GPT4_RUN = "vicuna-13b-20230322-clean-lang"
 GPT35_RUN = "gpt-3.5-turbo_review_vicuna-13b-20230322-new-hp-fp16"
 
 
-def imported(tmp_path: Path, records: list[dict]) -> tuple[dict, dict]:
-    """The import summary and the JSON bias report of these records in a new SQLite file."""
+def imported(tmp_path: Path, arguments: list[str]) -> tuple[dict, dict]:
+    """The import summary and the JSON bias report of ``council-db import ARGUMENTS`` in a new SQLite file."""
     cli = Cli(tmp_path / "council.db")
-    imported_ = cli("import", str(write_jsonl(tmp_path / "in.jsonl", records)), "--format", "json")
+    imported_ = cli(*arguments, "--format", "json")
     assert imported_.exit_code == 0, imported_.output
     report = cli("bias-report", "--format", "json")
     assert report.exit_code == 0, report.output
@@ -52,10 +53,10 @@ def within_session_r(session: list, x: np.ndarray, y: np.ndarray) -> float:
 
 @pytest.fixture(scope="module")
 def mt_bench(tmp_path_factory):
-    records, no_rating = realdata.mt_bench_records()
-    summary, report = imported(tmp_path_factory.mktemp("mt_bench"), records)
-    rated = [j for j in realdata.mt_bench_judgments() if j["score"] != -1]
-    return summary, report, rated, no_rating
+    summary, report = imported(tmp_path_factory.mktemp("mt_bench"), realdata.mt_bench_import())
+    published = realdata.mt_bench_judgments()
+    rated = [j for j in published if j["score"] != realdata.NO_RATING]
+    return summary, report, rated, len(published) - len(rated)
 
 
 def session_scores(rated: list[dict]) -> dict[tuple, list[float]]:
@@ -69,7 +70,8 @@ def test_mt_bench_imports_every_rated_judgment_into_one_session_per_question_tur
     summary, report, rated, no_rating = mt_bench
     published = realdata.mt_bench_judgments()
     assert no_rating == sum(j["score"] == -1 for j in published) == 1
-    assert summary["inserted"] == len(rated) == 799
+    assert (summary["inserted"], summary["excluded"]) == (len(published), no_rating) == (800, 1)
+    assert len(rated) == 799
     assert (report["window"]["records"], report["window"]["sessions"]) == (799, len(session_scores(rated))) \
         == (799, 160)
 
@@ -77,10 +79,11 @@ def test_mt_bench_imports_every_rated_judgment_into_one_session_per_question_tur
 @pytest.fixture(scope="module")
 def mt_bench_latest(tmp_path_factory):
     """One grading per answer, the latest: the form in which issue 15 found 25 constant sessions."""
-    records, no_rating = realdata.mt_bench_records(repeats=False)
-    summary, report = imported(tmp_path_factory.mktemp("mt_bench_latest"), records)
+    folder = tmp_path_factory.mktemp("mt_bench_latest")
     rated = realdata.latest_grading([j for j in realdata.mt_bench_judgments() if j["score"] != -1])
-    return summary, report, rated, no_rating
+    latest = realdata.write_lines(folder / "gpt-4_single.jsonl", rated)
+    summary, report = imported(folder, realdata.mt_bench_import(latest))
+    return summary, report, rated, 0
 
 
 @pytest.mark.parametrize("data", ["mt_bench", "mt_bench_latest"])
@@ -126,49 +129,62 @@ def test_mt_bench_slopes_are_read_across_the_23_minutes_the_sessions_span_not_pe
         assert across["ci_high"] - across["ci_low"] < 9  # within the 1-10 scale's width
     assert max(abs(t["slope_per_30d"]["estimate"]) for t in report["trends"]) > 100
     cli = Cli(tmp_path / "council.db")
-    records, _ = realdata.mt_bench_records()
-    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
+    assert cli(*realdata.mt_bench_import()).exit_code == 0
     text = cli("bias-report").stdout
     assert "points across the window's 23 minutes" in text and "points per 30 days" not in text
 
 
-def test_mt_bench_repeated_gradings_are_test_retest_not_agreement(mt_bench):
+def test_mt_bench_test_retest_counts_only_an_answer_graded_twice_not_a_model_graded_on_two_answers(mt_bench):
+    """mistral-orpo is graded twice on every question and turn, but the first time on answers
+    generated again since (the judge's prompt holds another text than model_answer/ does):
+    those are two answers, not one graded twice. Test-retest rests on the three pairs whose
+    prompts both hold the published answer."""
     _, report, rated, _ = mt_bench
-    grades = defaultdict(list)
+    texts = realdata.mt_bench_answer_texts()
+    twice, same_answer = defaultdict(list), defaultdict(list)
     for j in rated:
-        grades[(j["question_id"], j["turn"], j["model"])].append(j["score"])
-    pairs = [g for g in grades.values() if len(g) == 2]
+        twice[(j["question_id"], j["turn"], j["model"])].append(j["score"])
+        if realdata.graded_length(j, texts) is not None:
+            same_answer[(j["question_id"], j["turn"], j["model"])].append(j["score"])
+    pairs = [g for g in same_answer.values() if len(g) == 2]
+    assert (sum(len(g) == 2 for g in twice.values()), len(pairs)) == (159, 3)
     consistency = report["self_consistency"]
-    assert consistency["pairs"] == len(pairs) == 159
+    assert consistency["pairs"] == len(pairs)
     assert consistency["identical_share"]["estimate"] == pytest.approx(np.mean([a == b for a, b in pairs]))
     assert consistency["mean_abs_difference"]["estimate"] == pytest.approx(np.mean([abs(a - b) for a, b in pairs]))
     assert report["agreement"] is None, "one judge: there is no second rater to agree with"
 
 
-def test_mt_bench_length_figures_match_the_raw_correlations_and_raise_no_flag(mt_bench):
+def test_mt_bench_length_figures_match_the_raw_correlations_of_known_lengths_and_raise_no_flag(mt_bench):
+    """Lengths are those of the answers the judge saw; a grading of a replaced answer has none."""
     _, report, rated, _ = mt_bench
-    lengths = realdata.mt_bench_answer_lengths()
-    length = np.array([lengths[(j["model"], j["question_id"], j["turn"])] for j in rated])
-    score = np.array([j["score"] for j in rated], dtype=float)
-    assert report["length"]["naive_pooled_r"]["estimate"] == pytest.approx(np.corrcoef(length, score)[0, 1])
+    texts = realdata.mt_bench_answer_texts()
+    sized = [(j, realdata.graded_length(j, texts)) for j in rated]
+    sized = [(j, n) for j, n in sized if n is not None]
+    assert len(rated) - len(sized) == 156
+    length = np.array([n for _, n in sized])
+    score = np.array([j["score"] for j, _ in sized], dtype=float)
+    naive = report["length"]["naive_pooled_r"]
+    assert (naive["estimate"], naive["n_records"]) == (pytest.approx(np.corrcoef(length, score)[0, 1]), len(sized))
     answers = defaultdict(list)  # an answer graded twice counts once, at its mean score
-    for j, n in zip(rated, length):
-        answers[(j["question_id"], j["turn"], j["model"], int(n))].append(j["score"])
+    for j, n in sized:
+        answers[(j["question_id"], j["turn"], j["model"], n)].append(j["score"])
     keys = list(answers)
     r = within_session_r([k[:2] for k in keys], np.log1p([k[3] for k in keys]),
                          np.array([np.mean(answers[k]) for k in keys]))
-    assert report["length"]["headline"]["estimate"] == pytest.approx(r) == pytest.approx(-0.0196, abs=1e-4)
+    assert report["length"]["headline"]["estimate"] == pytest.approx(r) == pytest.approx(-0.0259, abs=1e-4)
+    assert any("156 scores are of answers whose length is unknown" in w for w in report["warnings"])
     assert report["flags"] == [], "no flag: the within-session link of length and score is nil"
 
 
-# --- FastChat Vicuna-80, one GPT-4 run: 320 two-answer reviews, all at one instant
+# --- FastChat Vicuna-80, one GPT-4 run: 320 two-answer reviews, with no time
 
 
 def fastchat_run(folder, run: str) -> tuple[dict, dict, list[dict], int]:
-    """The run imported: import summary, report, the published reviews, lines without a rating."""
-    records, no_rating = realdata.fastchat_records(run)
-    summary, report = imported(folder, records)
-    return summary, report, realdata.fastchat_reviews(run), no_rating
+    """The run imported: import summary, report, the published reviews, reviews without a rating."""
+    summary, report = imported(folder, realdata.fastchat_import(run))
+    reviews = realdata.fastchat_reviews(run)
+    return summary, report, reviews, sum(realdata.NO_RATING in review["score"] for review in reviews)
 
 
 @pytest.fixture(scope="module")
@@ -176,14 +192,15 @@ def gpt4_run(tmp_path_factory):
     return fastchat_run(tmp_path_factory.mktemp("gpt4_run"), GPT4_RUN)
 
 
-def test_a_run_at_one_instant_tests_no_trend_and_says_so(gpt4_run):
+def test_a_run_without_times_tests_no_trend_and_says_so(gpt4_run):
+    """The review tables carry no time: the sessions are undated, and nothing is read over time."""
     summary, report, reviews, no_rating = gpt4_run
     assert (no_rating, summary["inserted"], report["window"]["sessions"]) == (0, 2 * len(reviews), len(reviews))
     assert summary["excluded"] == sum(score == 0 for review in reviews for score in review["score"]) == 1
-    assert report["window"]["start"] == report["window"]["end"]
+    assert report["window"]["start"] is None and report["window"]["end"] is None
     assert report["trends"] == []
     assert not [flag for flag in report["flags"] if flag["kind"] in ("trend", "change_point")]
-    assert any("share one time: no trend or change can be tested" in w for w in report["warnings"])
+    assert any(f"{len(reviews)} sessions have no timestamp" in w for w in report["warnings"])
 
 
 def test_first_shown_wins_is_not_measurable_when_no_pair_is_shown_in_both_orders(gpt4_run):
@@ -244,7 +261,7 @@ def gpt35_run(tmp_path_factory):
 def test_every_flag_on_the_gpt35_run_is_supported_by_the_raw_scores(gpt35_run):
     summary, report, reviews, no_rating = gpt35_run
     assert no_rating == sum(-1 in review["score"] for review in reviews) == 2
-    assert summary["inserted"] == 2 * (len(reviews) - no_rating)
+    assert (summary["inserted"], summary["excluded"]) == (2 * len(reviews), 2 * no_rating), "kept, never scored"
     flags = {flag["kind"]: flag for flag in report["flags"] if flag["subject"] in ("display slots", "answer length")}
     assert sorted(flags) == ["position", "verbosity"]
 
@@ -270,8 +287,7 @@ GPT4_SAME_ANSWERS = "vicuna-13b-20230322-new-hp-fp16"  # the answers GPT35_RUN j
 
 @pytest.fixture(scope="module")
 def two_judges(tmp_path_factory):
-    records = [line for run in (GPT4_SAME_ANSWERS, GPT35_RUN) for line in realdata.fastchat_records(run)[0]]
-    _, report = imported(tmp_path_factory.mktemp("two_judges"), records)
+    _, report = imported(tmp_path_factory.mktemp("two_judges"), realdata.fastchat_import(GPT4_SAME_ANSWERS, GPT35_RUN))
     return report
 
 

@@ -155,3 +155,72 @@ def test_a_copy_target_that_cannot_be_reached_is_named_not_the_source(tmp_path):
     text = one_line_error(run_module("--db", str(source), "db", "copy", "--to", "postgresql://me:pw@127.0.0.1:1/team"))
 
     assert "(postgresql://me:***@127.0.0.1:1/team)" in text and str(source) not in text and "pw" not in text
+
+
+@pytest.mark.parametrize("command", [["bias-report"], ["stats"], ["sessions"], ["rejected"], ["trends"],
+                                     ["anomalies"], ["leaderboard"], ["export"], ["audit", "x"],
+                                     ["scores", "--session", "x"], ["db", "check"], ["db", "current"],
+                                     ["sql", "SELECT 1"]])
+def test_a_read_command_on_a_mistyped_db_says_it_does_not_exist_and_makes_no_file(tmp_path, command):
+    mistyped = tmp_path / "councl.db"
+
+    text = one_line_error(run_module("--db", str(mistyped), *command))
+
+    assert str(mistyped) in text and "council-db" in text and "import" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["bias-report", "--days", "nan"], ["trends", "--days", "nan"], ["leaderboard", "--days", "nan"],
+    ["bias-report", "--seed", "-1"], ["leaderboard", "--seed", "-1"], ["simulate", "-o", "-", "--seed", "-1"],
+    ["sql", "--timeout", "nan", "SELECT 1"],
+])
+def test_a_value_no_option_can_use_is_a_usage_error_not_a_traceback(tmp_path, args):
+    result = run_module("--db", str(filled_database(tmp_path)), *args)
+
+    text = result.stderr.decode()
+    assert result.returncode == 2 and "Traceback" not in text and "Invalid value" in text, text
+
+
+@pytest.mark.parametrize("args", [["bias-report", "--sessions", "99999999999999999999999"],
+                                  ["sessions", "-n", "99999999999999999999999"],
+                                  ["rejected", "--import", "99999999999999999999999"]])
+def test_a_count_larger_than_any_database_means_all(tmp_path, args):
+    result = run_module("--db", str(filled_database(tmp_path)), *args)
+
+    assert result.returncode == 0, result.stderr.decode()
+
+
+@pytest.mark.parametrize("command", [["db", "readonly-role"], ["stats"], ["sql", "SELECT 1"]])
+def test_an_unsupported_url_is_one_line_without_its_password(command):
+    text = one_line_error(run_module("--db", "mysql://me:secret@127.0.0.1/council", *command))
+
+    assert "mysql is not supported" in text and "secret" not in text
+
+
+def test_an_unsupported_read_only_url_is_one_line_without_its_password(tmp_path):
+    text = one_line_error(run_module("--db", str(filled_database(tmp_path)), "sql", "--db-readonly",
+                                     "mysql://me:secret@127.0.0.1/council", "SELECT 1"))
+
+    assert "mysql is not supported" in text and "secret" not in text
+
+
+def test_a_validation_error_that_reaches_the_top_is_one_line_without_pydantics_prefix():
+    script = ("import sys\n"
+              "from pydantic import BaseModel, field_validator\n"
+              "from council_db.cli.app import app, main\n"
+              "class Settings(BaseModel):\n"
+              "    sessions: int\n"
+              "    @field_validator('sessions')\n"
+              "    @classmethod\n"
+              "    def positive(cls, value):\n"
+              "        if value < 1:\n"
+              "            raise ValueError('sessions must be at least 1')\n"
+              "        return value\n"
+              "@app.command('boom')\n"
+              "def boom():\n    Settings(sessions=0)\n"
+              "sys.argv = ['council-db', 'boom']; main()")
+
+    text = one_line_error(subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120))
+
+    assert text == "error: sessions: sessions must be at least 1\n"

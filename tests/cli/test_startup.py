@@ -6,6 +6,7 @@ libraries the work needs. Checked by what a real process imports, not by timing 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -16,9 +17,6 @@ from typer.core import TyperCommand
 from council_db.cli.app import COMMANDS, SUMMARIES, app
 
 HEAVY = {"numpy", "scipy", "sqlalchemy", "alembic", "pydantic", "msgspec", "rich", "httpx", "platformdirs"}
-# typer (0.2x) checks every option's value with a pydantic TypeAdapter, even the group's --db
-# before a command's --help: pydantic is typer's cost there, not council-db's.
-HEAVY_BUT_TYPERS = HEAVY - {"pydantic"}
 SHARED = {"council_db", "council_db.errors", "council_db.cli", "council_db.cli.app", "council_db.cli.context",
           "council_db.cli.lazy_group"}
 
@@ -55,15 +53,15 @@ def test_help_loads_no_command_module_and_no_library_the_work_needs():
 
 
 @pytest.mark.parametrize("args, own", [
-    (["bias-report", "--help"], {"council_db.cli.report", "council_db.cli.window_options"}),
-    (["stats", "-h"], {"council_db.cli.inspecting", "council_db.cli.output"}),
-    (["db", "check", "--help"], {"council_db.cli.db", "council_db.cli.importing", "council_db.cli.output"}),
+    (["bias-report", "--help"], {"council_db.cli.report", "council_db.cli.window_options", "council_db.cli.formats"}),
+    (["stats", "-h"], {"council_db.cli.inspecting", "council_db.cli.output", "council_db.cli.formats"}),
+    (["db", "check", "--help"], {"council_db.cli.db", "council_db.cli.output", "council_db.cli.formats"}),
 ])
 def test_a_commands_help_loads_that_commands_module_alone(args, own):
     modules = loaded_modules(*args)
 
     assert council_db_modules(modules) == SHARED | own
-    assert not libraries(modules) & HEAVY_BUT_TYPERS
+    assert not libraries(modules) & HEAVY  # typer 0.29 would load pydantic here (pyproject.toml)
 
 
 def test_the_command_list_shows_what_each_commands_own_help_would():
@@ -77,3 +75,34 @@ def test_the_command_list_shows_what_each_commands_own_help_would():
         for width in range(10, 200):
             listed = TyperCommand(name, help=summary).get_short_help_str(width)
             assert listed == command.get_short_help_str(width), (name, width)
+
+
+@pytest.mark.parametrize("given, expected", [(None, "1"), ("2", "2")])
+def test_the_cli_runs_numpys_blas_on_one_thread_unless_the_user_set_it(given, expected):
+    """Set before any command loads numpy: OpenBLAS reads it once, when it is loaded."""
+    script = ("import os, sys\n"
+              "from council_db.cli.app import main\n"
+              "sys.argv = ['council-db', '--version']\n"
+              "try:\n"
+              "    main()\n"
+              "except SystemExit:\n"
+              "    pass\n"
+              "assert 'numpy' not in sys.modules\n"
+              "print(os.environ['OPENBLAS_NUM_THREADS'])\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == expected
+
+
+def test_the_report_loads_no_pydantic(tmp_path):
+    """The report's contract is msgspec structs: pydantic's import and model building were
+    0.1 s of every report. pydantic stays the authority on imported lines."""
+    records, db = tmp_path / "records.jsonl", tmp_path / "council.db"
+    for args in (["simulate", "-o", str(records), "--sessions", "30"], ["--db", str(db), "import", str(records)]):
+        subprocess.run([sys.executable, "-m", "council_db", *args], capture_output=True, check=True, timeout=120)
+
+    for fmt in ("text", "json"):
+        assert "pydantic" not in libraries(loaded_modules("--db", str(db), "bias-report", "--format", fmt))

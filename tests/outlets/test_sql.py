@@ -21,7 +21,7 @@ import pytest
 from council_db.errors import CouncilDbError
 from council_db.outlets import sql_guard
 from council_db.outlets.readonly_sql import read_sqlite
-from tests.conftest import run_module, session, write_jsonl
+from tests.conftest import both_backends, run_module, session, write_jsonl
 
 WRITE_ROUTES = {
     "DELETE FROM scores": "DELETE",
@@ -330,3 +330,34 @@ def test_a_database_whose_file_name_is_not_utf8_is_read(tmp_path):
 
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout) == [{"n": 16}]
+
+
+@both_backends
+def test_parameters_are_bound_as_values_on_both_backends(cli, tmp_path):
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("pg-a") + session("pg-b")))).exit_code == 0
+    query = ("SELECT session_id, records FROM session_summaries WHERE session_id = :id "
+             "AND session_id LIKE '%-%' AND records > CAST(:least AS INTEGER) -- :id in a comment stays")
+
+    result = cli("sql", query, "-p", "id", "pg-b", "-p", "least", "3", "--json")
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [{"session_id": "pg-b", "records": 16}]
+    text = cli("sql", "SELECT :x AS x, ':x' AS quoted", "-p", "x", "'); DROP TABLE scores; --", "--json")
+    assert json.loads(text.stdout) == [{"x": "'); DROP TABLE scores; --", "quoted": ":x"}]
+
+
+@both_backends
+def test_a_unique_prefix_names_one_session_on_both_backends(cli, tmp_path):
+    keys = ["abcdef12-0000-tail", "abcdef12-0001-tail", "0123abcd-9999-tail"]
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", [line for k in keys for line in session(k)]))
+               ).exit_code == 0
+
+    found = cli("audit", "0123", "--json")
+    table = cli("sessions")
+
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["session_id"] == "0123abcd-9999-tail"
+    shown = [line.split("│")[0].strip() for line in table.stdout.splitlines() if "│" in line]
+    assert sorted(shown) == ["0123abcd-9999", "abcdef12-0000", "abcdef12-0001"]  # twins share 12 characters
+    ambiguous = cli("audit", "abcdef12")
+    assert isinstance(ambiguous.exception, CouncilDbError) and "abcdef12-0001-tail" in str(ambiguous.exception)

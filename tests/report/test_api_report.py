@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import council_db
+from council_db.report.model import to_builtins
 from tests.conftest import Cli, simulated, write_jsonl
 
 SESSIONS = 60
@@ -21,7 +22,7 @@ def test_the_api_and_the_cli_give_the_same_report_above_the_sample_size(tmp_path
     from_cli = json.loads(cli("bias-report", "--format", "json", "--as-of", as_of,
                               "--sample-sessions", str(SAMPLE)).stdout)
     with council_db.connect(url) as db:
-        from_api = json.loads(db.report(as_of=as_of, sample_sessions=SAMPLE).model_dump_json())
+        from_api = to_builtins(db.report(as_of=as_of, sample_sessions=SAMPLE))
     assert from_api["window"]["sample"]["sessions"] < SESSIONS
     for report in (from_api, from_cli):
         del report["generated_at"]  # the clock when each was made

@@ -4,20 +4,24 @@
 from __future__ import annotations
 
 import json
+import os
 import re
-import shutil
+import stat
 import subprocess
+from html import escape, unescape
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from PIL import Image
 
 from council_db.analysis.score_data import from_rows
 from council_db.analysis.session_means import session_series
-from council_db.report import svg
+from council_db.report import render, svg
+from council_db.report.model import BiasReport
 from council_db.report.render_html import COLOURS
-from tests.conftest import run_module
+from tests.conftest import browser, run_module
 
 SVG_XMLNS = "http://www.w3.org/2000/svg"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -32,24 +36,31 @@ def council_db(*args: str) -> str:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    """The HTML report of 120 simulated sessions over 30 days with every effect planted."""
+    """The HTML report of 120 simulated sessions over 30 days with every effect planted,
+    anomalous sessions and a drifting reviewer among them."""
     folder = tmp_path_factory.mktemp("html")
     db, records, page = folder / "council.db", folder / "sim.jsonl", folder / "report.html"
     council_db("simulate", "-o", str(records), "--sessions", "120", "--days", "30", "--seed", "3",
                "--reviewer-offset", "openai/gpt-4o=-0.8", "--position-effect", "0.4,0,0,-0.2",
-               "--self-preference", "0.5", "--verbosity", "0.3")
+               "--self-preference", "0.5", "--verbosity", "0.3", "--anomalies", "0.05",
+               "--drift", "google/gemini-1.5-pro=1.5")
     council_db("--db", str(db), "import", str(records))
     assert council_db("--db", str(db), "bias-report", "--format", "html", "-o", str(page)) == ""
     return page
 
 
 @pytest.fixture(scope="module")
+def json_report(report) -> BiasReport:
+    return msgspec.json.decode(council_db("--db", str(report.parent / "council.db"), "bias-report", "--format", "json"),
+                               type=BiasReport)
+
+
+@pytest.fixture(scope="module")
 def screenshot(report, tmp_path_factory) -> np.ndarray:
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    assert Path(chromium).exists(), "needs Debian's chromium package: apt-get install -y chromium"
+    chromium_binary = browser()
     folder = tmp_path_factory.mktemp("chromium")
     shot = folder / "shot.png"
-    subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={folder / 'profile'}", f"--screenshot={shot}",
+    subprocess.run([chromium_binary, *CHROMIUM_FLAGS, f"--user-data-dir={folder / 'profile'}", f"--screenshot={shot}",
                     "--window-size=1200,2000", report.resolve().as_uri()],
                    capture_output=True, timeout=180, check=True)
     return np.asarray(Image.open(shot).convert("RGB"))
@@ -92,7 +103,7 @@ def test_the_page_names_no_url_but_the_svg_namespace_and_needs_no_script(report)
     page = report.read_text(encoding="utf-8")
 
     assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) == {SVG_XMLNS}
-    assert page.count("<svg") == 6  # five charts, the length chart in two panels
+    assert page.count("<svg") == 8  # seven charts, the length chart in two panels
     for needs_something_else in ("<script", "src=", "href=", "url(", "@import", "<link", "<iframe"):
         assert needs_something_else not in page.lower()
 
@@ -102,8 +113,8 @@ def test_the_page_carries_the_numbers_with_their_window(report):
 
     assert "120 sessions" in page and "Confidence: high" in page
     assert "openai/gpt-4o" in page and "harsh" in page
-    for title in ("Reviewer severity", "Slot effects", "Length effect", "Self-preference",
-                  "Session mean scores over time"):
+    for title in ("Reviewer severity", "Slot effects", "Length effect", "Self-preference", "Candidate quality",
+                  "Trends", "Session mean scores over time"):
         assert f"<h2>{title}</h2>" in page
 
 
@@ -115,7 +126,7 @@ def test_too_few_sessions_give_a_page_that_says_what_is_not_estimated(tmp_path):
     page = council_db("--db", str(db), "bias-report", "--format", "html")
 
     assert page.startswith("<!DOCTYPE html>") and "Confidence: insufficient" in page
-    assert page.count("Not estimated (see warnings).") == 4
+    assert page.count("Not estimated (see warnings).") == 6
     assert "collecting data" in page
 
 
@@ -160,3 +171,107 @@ def test_nice_ticks_are_round_and_cover_the_range():
     assert svg.nice_ticks(-0.53, 0.31) == [-0.5, -0.25, 0.0, 0.25]
     assert svg.nice_ticks(0, 1) == [0.0, 0.25, 0.5, 0.75, 1.0]
     assert svg.nice_ticks(5.9, 7.3) == [6.0, 6.5, 7.0]
+
+
+# Every text element's box as the browser lays it out, against its chart's own width, and each
+# chart's box on the page against its section's.
+MEASURE = """<script>
+const outside = [];
+let measured = 0;
+for (const chart of document.querySelectorAll("svg")) {
+  const width = chart.viewBox.baseVal.width;
+  const section = chart.closest("section");
+  if (section) {
+    const drawn = chart.getBoundingClientRect(), room = section.getBoundingClientRect();
+    if (drawn.left < room.left || drawn.right > room.right) outside.push("the chart in #" + section.id);
+  }
+  for (const text of chart.querySelectorAll("text")) {
+    const box = text.getBBox();
+    measured += 1;
+    if (box.x < 0 || box.x + box.width > width) outside.push(text.textContent);
+  }
+}
+document.getElementById("measured").textContent = JSON.stringify({measured, outside});
+</script>"""
+
+
+def texts_outside_their_chart(page: str, folder: Path) -> tuple[int, list[str]]:
+    """(texts measured, texts reaching past their chart's edge) in headless Chromium."""
+    measuring = folder / "measuring.html"
+    measuring.write_text(page.replace("</body>", f'<pre id="measured"></pre>{MEASURE}</body>'), encoding="utf-8")
+    done = subprocess.run([browser(), *CHROMIUM_FLAGS, f"--user-data-dir={folder / 'profile'}",
+                           "--window-size=1200,2000", "--dump-dom", measuring.resolve().as_uri()],
+                          capture_output=True, timeout=180, check=True)
+    found = re.search(r'<pre id="measured">(.*?)</pre>', done.stdout.decode())
+    result = json.loads(unescape(found.group(1)))
+    return result["measured"], result["outside"]
+
+
+def test_no_label_is_shortened_and_every_text_fits_its_chart_in_the_browser(report, tmp_path):
+    page = report.read_text(encoding="utf-8")
+
+    assert "…" not in page
+    for label in ("anthropic/claude-3-5-sonnet", "meta-llama/llama-3.1-70b: slot 0", "within-session r (headline)",
+                  "naive pooled r (llm-council)", "joint model, within model"):
+        assert f">{label}</text>" in page
+    measured, outside = texts_outside_their_chart(page, tmp_path)
+    assert measured > 50 and outside == []
+
+
+def test_labels_and_notes_of_any_length_fit_a_forest_chart(tmp_path):
+    rows = [svg.Row("a-vendor-with-a-long-name/an-even-longer-model-name-2025-01-01-preview: slot 0", 0.4, 0.1, 0.7,
+                    note="harsh drifts", strong=True),
+            svg.Row("WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW", -0.2, -0.5, 0.1),
+            svg.Row("模型评审员-长名称-测试", 0.0, None, None, note="a note that runs on for quite a while")]
+    page = (f"<!DOCTYPE html><html><body>{svg.forest(rows, colour='#1f77b4', axis_label='points')}</body></html>")
+
+    measured, outside = texts_outside_their_chart(page, tmp_path)
+
+    assert measured >= 6 and outside == []
+    assert all(f">{escape(row.label)}</text>" in page for row in rows)
+
+
+def test_q_values_read_as_in_the_text_report(report, json_report):
+    page = report.read_text(encoding="utf-8")
+
+    assert not re.search(r"\d(\.\d+)?e-\d", page), "no q or p value in e-notation"
+    assert "q &lt;0.001" in page
+    for flag in json_report.flags:
+        if flag.kind != "anomaly":
+            assert escape(f"(p {render.p_value(flag.p_value)}, q {render.p_value(flag.q_value)})") in page
+
+
+def test_anomalous_sessions_are_folded_under_one_heading_with_their_count(report, json_report):
+    page = report.read_text(encoding="utf-8")
+    anomalies = json_report.anomalies
+    assert len(anomalies) >= 3
+
+    folded = re.search(r"<details[^>]*>(.*?)</details>", page, re.S)
+    assert folded and page.count("<details") == 1
+    assert f"<summary>Anomalous sessions: {len(anomalies)} at q &lt;= 0.05" in folded.group(1)
+    for anomaly in anomalies:
+        assert page.count(anomaly.session_id) == 1 and anomaly.session_id in folded.group(1)
+
+
+def test_candidate_quality_and_trends_are_charted_with_their_cis(report, json_report):
+    page = report.read_text(encoding="utf-8")
+    quality = re.search(r'<section class="chart" id="quality">(.*?)</section>', page, re.S).group(1)
+    trends = re.search(r'<section class="chart" id="trends">(.*?)</section>', page, re.S).group(1)
+
+    for model in json_report.models:
+        assert f">{model.model_id}</text>" in quality
+        assert f"{model.quality.estimate:+.2f} [{model.quality.ci_low:+.2f}, {model.quality.ci_high:+.2f}]" in quality
+    flagged = {f.subject for f in json_report.flags if f.kind == "trend"}
+    assert "reviewer google/gemini-1.5-pro" in flagged
+    unit, across_span = render.trend_unit(json_report)
+    assert across_span and unit.startswith("points across the window's 30 days") and escape(unit) in trends
+    for trend in json_report.trends:
+        label = f"{trend.kind} {trend.subject}"
+        bold = ' font-weight="bold"' if label in flagged else ""
+        assert f'fill="#333333"{bold}>{label}</text>' in trends
+        change = trend.change_over_span
+        assert f"{change.estimate:+.2f} [{change.ci_low:+.2f}, {change.ci_high:+.2f}]" in trends
+
+
+def test_the_report_file_is_private_like_an_export(report):
+    assert stat.S_IMODE(os.stat(report).st_mode) == 0o600

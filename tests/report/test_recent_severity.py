@@ -3,8 +3,6 @@ gives its severity at the window's end, with a 95% CI, n and the time it refers 
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from council_db.analysis import joint_model, recent_severity, trends
@@ -12,6 +10,7 @@ from council_db.analysis.score_data import from_records
 from council_db.analysis.session_means import session_series
 from council_db.report import render, render_html
 from council_db.report.builder import build
+from council_db.report.model import to_builtins
 from tests.conftest import simulated
 
 DRIFTER = "google/gemini-1.5-pro"
@@ -44,7 +43,7 @@ def test_a_drifting_reviewers_line_says_so_and_gives_its_severity_at_the_windows
     assert "window average; drifts:" in render.markdown(report)
     page = render_html.html(report, session_series(from_records(records)))
     assert f"{DRIFTER}&#x27;s severity drifts (trend flagged)" in page
-    body = json.loads(report.model_dump_json())
+    body = to_builtins(report)
     dumped = next(r for r in body["reviewers"] if r["reviewer_id"] == DRIFTER)
     assert dumped["severity_drifts"] is True and dumped["recent_severity"]["n_sessions"] == 300
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.importer import import_files
 from council_db.store.derived import DERIVED, check
 from tests.conftest import Cli, both_backends, record, same_numbers, scalar, write_jsonl
 from tests.outlets.test_export_identical import varied_lines
-from tests.realdata import mt_bench_records
+from tests.realdata import MT_BENCH_ANSWERS, MT_BENCH_JUDGMENTS
 from tests.store.sqlite_files import url_for
 
 SESSION_STATS = DERIVED[:1]
@@ -56,9 +57,8 @@ def test_a_fresh_import_is_true_to_its_records(db, tmp_path, cli):
     """No false alarm where numpy (at import) and SQL (the check) add in different orders:
     simulated sessions, the varied store, and the public judge data (ties, one judge)."""
     cli("simulate", "-o", str(tmp_path / "sim.jsonl"), "--sessions", "120", "--seed", "5")
-    judged, _ = mt_bench_records()
-    import_files(db, [str(tmp_path / "sim.jsonl"), str(write_jsonl(tmp_path / "varied.jsonl", varied_lines())),
-                      str(write_jsonl(tmp_path / "mt-bench.jsonl", judged))])
+    import_files(db, [str(tmp_path / "sim.jsonl"), str(write_jsonl(tmp_path / "varied.jsonl", varied_lines()))])
+    import_files(db, [str(MT_BENCH_JUDGMENTS)], options=FormatOptions("fastchat-single", answers=MT_BENCH_ANSWERS))
     findings = check(db)
     assert [finding.table for finding in findings] == [table.name for table in DERIVED]
     for finding in findings:

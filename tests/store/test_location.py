@@ -39,14 +39,17 @@ def test_a_url_is_used_as_given_with_its_password_hidden(tmp_path):
     assert shown == "postgresql+psycopg://me:***@127.0.0.1:5/council"
 
 
-def test_the_first_command_creates_the_default_database_there(tmp_path):
+def test_the_first_import_creates_the_default_database_there(tmp_path):
     data = tmp_path / "xdg"
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "COUNCIL_DB"} | {"XDG_DATA_HOME": str(data)}
-    result = subprocess.run([sys.executable, "-m", "council_db", "stats", "--format", "json"], env=env,
+    read = subprocess.run([sys.executable, "-m", "council_db", "stats"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert read.returncode == 1 and not data.exists()  # a command that only reads creates nothing
+    result = subprocess.run([sys.executable, "-m", "council_db", "import", "-"], env=env, input="",
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and (data / "council-db" / "council.db").exists()
     assert "created council-db database" in result.stderr

@@ -65,10 +65,18 @@ VALUES (1, 1, 3, 'score_value', 'score_value: got a string of 1 characters; expe
         '0123456789abcdef', 0, '{"score_value": {"type": "string"}}'),
        (2, 1, 4, NULL, 'not valid JSON (expected value at byte 1)', 9, 1, 'fedcba9876543210', NULL, NULL);""")
 
-# 0002, 0003 and 0005 add views only; 0004's session_stats and 0009's day totals are derived
+# 0009 names each import's format: a file read as FastChat's single grading, and its record
+# of unknown answer length.
+FIXTURE_0009 = FIXTURE_0007.replace(
+    "started_at, finished_at, council_db_version)", "started_at, finished_at, council_db_version, format)").replace(
+    "'2025-12-17 10:31:01.000000', '0.1.0');", "'2025-12-17 10:31:01.000000', '0.1.0', 'fastchat-single');").replace(
+    "VALUES (1, 1, 2, 0, 1200, 8.5,", "VALUES (1, 1, 2, 0, -1, 8.5,")
+assert FIXTURE_0009.count("fastchat-single") == 1 and ", -1, 8.5," in FIXTURE_0009
+
+# 0002, 0003 and 0005 add views only; 0004's session_stats and 0010's day totals are derived
 # from the scores (the migrations compute them), so older data is theirs too.
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
-            "0009": FIXTURE_0007}
+            "0009": FIXTURE_0009, "0010": FIXTURE_0009}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys")
 # What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as

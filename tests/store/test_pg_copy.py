@@ -11,12 +11,13 @@ from sqlalchemy import text
 from council_db.ingest.lines import LineBatch
 from council_db.ingest.normalise import Normaliser
 from council_db.store.database import open_database
+from council_db.store.session_stats import COLUMNS as STATS_COLUMNS
 from council_db.store.writer import ScoreWriter
 from tests.conftest import Cli, record, session, write_jsonl
 
 TABLES = {
     "scores": "SELECT * FROM scores ORDER BY session_id, reviewer_id, model_id, position",
-    "session_stats": "SELECT * FROM session_stats ORDER BY session_id, scale_id",
+    "session_stats": f"SELECT {', '.join(STATS_COLUMNS)} FROM session_stats ORDER BY session_id, scale_id",
     "sessions": "SELECT id, session_key, consent_level, query_hash FROM sessions ORDER BY id",
     "record_envelopes": "SELECT id, timestamp, consent_level FROM record_envelopes ORDER BY id",
 }
@@ -25,15 +26,17 @@ TABLES = {
 def _lines() -> list[dict]:
     """Sessions with what travels as a NULL marker: unscored and out-of-scale scores
     (exclusion_id), a record whose envelope differs from its session's (envelope_id), and
-    sessions whose answer-level correlation is unusable (answer_z); and a new session with
-    keys repeated in one batch, once with another score (the first line's is kept)."""
+    sessions whose answer-level correlation is unusable (answer_z); a session whose answers'
+    lengths are partly unknown; and a new session with keys repeated in one batch, once with
+    another score (the first line's is kept)."""
     repeated = session("repeated")
     return (repeated + [dict(repeated[3], score_value=1.0), repeated[0]]
             + session("plain") + session("unscored", score_value=0.0) + session("flat", response_length_chars=900)
             + session("mixed")[:8] + [record(session_id="mixed", reviewer_id="vendor/model-3", position=2,
                                              model_id="vendor/model-1", score_value=42.0,
                                              timestamp="2025-12-18T00:00:00Z")]
-            + [record(session_id="late", consent_level=2, score_value=7.0)])
+            + [record(session_id="late", consent_level=2, score_value=7.0)]
+            + session("unsized")[:12] + session("unsized", response_length_chars=None)[12:])
 
 
 def _rows(url: str) -> dict[str, list[tuple]]:

@@ -11,6 +11,7 @@ from sqlalchemy import text
 
 from council_db.analysis.window import SAMPLE_SESSIONS, Window, load_for_report
 from council_db.report.builder import build
+from council_db.report.model import to_builtins
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.store import migrate
 from tests.conftest import both_backends, session
@@ -115,7 +116,7 @@ def mixed_db(tmp_path_factory):
 
 
 def metric(report, path: str) -> dict:
-    value = json.loads(report.model_dump_json())
+    value = to_builtins(report)
     for part in path.split("."):
         value = value[part]
     return value

@@ -68,6 +68,7 @@ def length_warning(method: Method, standings: list[Standing], data: ScoreData, f
     if method is Method.quality or effect is None or not effect.p_value <= 0.05 or len(scored) < 3:
         return None
     _, first = answer_index(data.session, data.model, data.log_length)
+    first = first[~np.isnan(data.log_length[first])]  # answers of known length
     totals = np.bincount(data.model[first], weights=data.log_length[first], minlength=len(data.models))
     counts = np.bincount(data.model[first], minlength=len(data.models))
     lengths = [totals[data.models.index(s.model)] / counts[data.models.index(s.model)] for s in scored]

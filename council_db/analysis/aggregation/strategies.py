@@ -28,6 +28,7 @@ import numpy as np
 
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.stats import answer_index
+from council_db.contract.fields import UNKNOWN_LENGTH
 from council_db.errors import CouncilDbError
 
 
@@ -73,7 +74,7 @@ class Consensus:
 
     session: np.ndarray  # int64 session number in the ScoreData
     model: np.ndarray  # int64 index into ``models``
-    length: np.ndarray  # int64 response_length_chars
+    length: np.ndarray  # int64 response_length_chars, fields.UNKNOWN_LENGTH where unknown
     score: np.ndarray  # float64 consensus score, score points
     n_reviewers: np.ndarray  # int64 reviewer scores the consensus rests on
     models: list[str]
@@ -117,7 +118,7 @@ def consensus(data: ScoreData, method: Method, calibration: Calibration, include
     first = first[scored]
     return Consensus(
         session=data.session[keep][first], model=data.model[keep][first],
-        length=np.rint(np.expm1(data.log_length[keep][first])).astype(np.int64),
+        length=_chars(data.log_length[keep][first]),
         score=values[scored], n_reviewers=n_reviewers[scored].astype(np.int64),
         models=list(data.models), session_keys=list(data.session_keys),
     )
@@ -146,3 +147,11 @@ def _grouped_median(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.
     high = starts[has] + counts[has] // 2
     out[has] = (v[low] + v[high]) / 2.0
     return out
+
+
+def _chars(log_length: np.ndarray) -> np.ndarray:
+    """Characters from log(chars + 1); fields.UNKNOWN_LENGTH where the length is unknown (NaN)."""
+    sized = ~np.isnan(log_length)
+    chars = np.full(len(log_length), UNKNOWN_LENGTH, dtype=np.int64)
+    chars[sized] = np.rint(np.expm1(log_length[sized]))
+    return chars

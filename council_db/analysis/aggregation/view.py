@@ -69,8 +69,9 @@ def session_scores(db: Database, session_key: str, settings: Settings,
                                      offsets=settings.offsets, include_self=settings.include_self), stored)
     result = consensus(data, settings.method, calibration, settings.include_self)
     order = sorted(range(len(result)), key=lambda i: -result.score[i])
-    rows = [{"rank": place, "model": result.models[result.model[i]], "response_length_chars": int(result.length[i]),
-             "score": float(result.score[i]), "reviewers": int(result.n_reviewers[i])}
+    rows = [{"rank": place, "model": result.models[result.model[i]],
+             "response_length_chars": _chars(int(result.length[i])), "score": float(result.score[i]),
+             "reviewers": int(result.n_reviewers[i])}
             for place, i in enumerate(order, start=1)]
     ts = int(data.session_ts_us[0])
     return {"session_id": session_key, "timestamp": format_us(ts) if ts >= 0 else None,
@@ -87,7 +88,10 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
     loaded = load_sample(db, window, sample_sessions)
     data = loaded.data
     if data.n_records == 0:
-        raise CouncilDbError("no usable scores in this window (see council-db stats, or widen the window)")
+        from council_db.analysis.empty_window import where_the_data_is
+
+        hint = where_the_data_is(db, window) if data.n_sessions == 0 else None
+        raise CouncilDbError(hint or "no usable scores in this window (see council-db stats, or widen the window)")
     fit = joint_model.fit(data)
     tier = confidence_tier(data.n_sessions)
     warnings = unreadable_warnings(data.excluded)
@@ -115,7 +119,7 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
                "rank_ci_low": s.rank_low, "rank_ci_high": s.rank_high,
                "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records} for s in standings]
     return {"method": settings.method.value, "removes": removes(settings.method, settings.include_self),
-            "window": _window(loaded, window.as_of, filters), "confidence": tier,
+            "window": _window(loaded, window, filters), "confidence": tier,
             "include_self": settings.include_self, "calibration": _calibration(settings.method, calibration),
             "interval": interval, "excluded": dict(data.excluded), "models": models, "warnings": warnings}
 
@@ -135,17 +139,20 @@ def _sampled(calibration: Calibration, loaded: WindowData | None) -> Calibration
     return replace(calibration, source=f"{calibration.source}, a sample of the window's {loaded.window_sessions:,}")
 
 
-def _window(loaded: WindowData, as_of: str | None, filters: dict[str, Any]) -> dict[str, Any]:
-    """The window ranked: its analysed sessions' span and counts (and, when they are a sample,
-    how many sessions the window holds)."""
+def _window(loaded: WindowData, window: Window, filters: dict[str, Any]) -> dict[str, Any]:
+    """The window ranked, as the bias report states one: the span its analysed sessions fill
+    (start, end) and the span asked for (requested...), its counts (and, when they are a
+    sample, how many sessions the window holds)."""
     data = loaded.data
     times = data.session_ts_us[data.session_ts_us >= 0]
     sample = {} if loaded.window_sessions is None else \
         {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
+    asked = window.requested()
     return {"start": format_us(int(times.min())) if len(times) else None,
             "end": format_us(int(times.max())) if len(times) else None,
-            "sessions": data.n_sessions, "records": data.n_records, "scale": data.scale, "as_of": as_of,
-            "filters": filters, **sample}
+            "sessions": data.n_sessions, "records": data.n_records, "scale": data.scale, "as_of": window.as_of,
+            "requested": asked.words, "requested_start": format_us(asked.start_us),
+            "requested_end": format_us(asked.end_us), "filters": filters, **sample}
 
 
 def _calibration(method: Method, calibration: Calibration) -> dict[str, Any]:
@@ -175,3 +182,8 @@ def _no_scores(db: Database, session_key: str) -> str:
         return f"unknown session {session_key!r}: see council-db sessions for ids"
     return f"session {session_key!r} has no usable scores (all unscored or out of scale: see council-db export " \
            f"--session {session_key})"
+
+
+def _chars(length: int) -> int | None:
+    """An answer's length as records give it: null when unknown."""
+    return None if length < 0 else length

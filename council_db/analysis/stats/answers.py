@@ -33,13 +33,14 @@ def answer_index(session: np.ndarray, model: np.ndarray, log_length: np.ndarray)
 
     Records carry no answer label, and one model can answer twice in a session under two
     labels, so the key is (session, model, log_length): two labels of one model are told
-    apart by their lengths (identical lengths merge, which cannot be helped). Returns
-    (answer number per record, first record of each answer); answers are numbered in
-    (session, model, log_length) order.
+    apart by their lengths (identical lengths merge, which cannot be helped; so do unknown
+    ones, NaN). Returns (answer number per record, first record of each answer); answers are
+    numbered in (session, model, log_length) order.
     """
     n = len(session)
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    log_length = np.where(np.isnan(log_length), -1.0, log_length)  # NaN != NaN: one unknown length
     order = np.lexsort((log_length, model, session))
     s, m, length = session[order], model[order], log_length[order]
     new = np.ones(n, dtype=bool)

@@ -1,7 +1,7 @@
 """day totals for the views; views that answer at a million sessions; score_value NULL when excluded
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-24
 
 The aggregate views grouped every record on each query: 10-30 s at a million sessions, where
@@ -24,8 +24,8 @@ import re
 
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,121 @@
+"""FastChat llm_judge pairwise judgments: ``model_judgment/<judge>_pair.jsonl``.
+
+What llm_judge writes (fastchat/llm_judge/common.py, ``play_a_match_pair``), one line per
+pair of answers: question_id, model_1, model_2, g1_winner and g2_winner, judge ([judge
+model, prompt name]), g1_user_prompt, g1_judgment, g2_user_prompt, g2_judgment, turn, tstamp.
+The judge sees the pair twice: game 1 shows model_1's answer as Assistant A (first), game 2
+shows model_2's first. Each winner is "model_1", "model_2", "tie" or "error" (no verdict
+could be read), already mapped from the game's A/B to the models.
+
+What a line becomes: one session (``q81/t1/<judge>/<model_1>/<model_2>/<tstamp>``, after
+``--bench NAME/`` when given) of up to four records on the "0-1" scale: win 1, tie 0.5,
+loss 0, with the display slot each answer had (game 1: model_1 at slot 0, model_2 at 1;
+game 2: model_2 at 0, model_1 at 1). The same pair in both orders in one session is the
+swap design: the report reads position consistency off it. A game whose winner is "error"
+gives no record (the summary counts it); the other game is kept. Timestamp: tstamp; lengths
+from ``--answers DIR`` when the answer's text is in the prompt of game 1, else unknown.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from council_db.contract.fields import LineError
+from council_db.contract.record import Record
+from council_db.ingest.formats.answers import categories, metadata, turn_texts
+from council_db.ingest.formats.judge_lines import (
+    Judge,
+    LineReader,
+    Name,
+    QuestionId,
+    Turn,
+    iso_time,
+    judge_model,
+    named,
+)
+from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.sources import Source
+
+SCALE = "0-1"
+SLOTS = "1.2.0"  # the schema whose position is the display slot
+# A game's winner -> (model_1's score, model_2's score); "error" is no verdict
+SCORES = {"model_1": (1.0, 0.0), "model_2": (0.0, 1.0), "tie": (0.5, 0.5)}
+NO_VERDICT = "error"
+
+
+class Judgment(msgspec.Struct):
+    question_id: QuestionId
+    model_1: Name
+    model_2: Name
+    g1_winner: str
+    g2_winner: str
+    judge: Judge
+    turn: Turn
+    tstamp: float
+
+
+class JudgmentWithPrompt(Judgment):
+    g1_user_prompt: str
+
+
+def session_key(bench: str | None, line: Judgment, judge: str) -> str:
+    """One judgment line: a pair judged again later is another session."""
+    return (f"{bench + '/' if bench else ''}q{line.question_id}/t{line.turn}/{judge}/{line.model_1}/{line.model_2}/"
+            f"{line.tstamp!r}")
+
+
+def verdict(field: str, winner: str) -> tuple[float, float] | None:
+    """(model_1's, model_2's) score of one game, None for no verdict."""
+    if winner == NO_VERDICT:
+        return None
+    if winner not in SCORES:
+        raise LineError(field, f"a string of {len(winner):,} characters that is no winner; expected \"model_1\", "
+                               "\"model_2\", \"tie\" or \"error\" as llm_judge writes them")
+    return SCORES[winner]
+
+
+class Reader(LineReader):
+    FORMAT = "FastChat's llm_judge (pairwise)"
+    EXPECTED = {
+        "question_id": "the question's id (a number or a string)",
+        "model_1": "the first model's name (a non-empty string)",
+        "model_2": "the second model's name (a non-empty string)",
+        "g1_winner": '"model_1", "model_2", "tie" or "error"',
+        "g2_winner": '"model_1", "model_2", "tie" or "error"',
+        "judge": 'the judge as ["gpt-4", "pair-v2"] (judge model, prompt name)',
+        "turn": "1 or 2, the turn judged",
+        "tstamp": "the Unix time the judgment was written, a number",
+        "g1_user_prompt": "the prompt of game 1, a string",
+    }
+
+    def __init__(self, options: FormatOptions, source: Source):
+        self.line_type = Judgment if options.answers is None else JudgmentWithPrompt
+        super().__init__()
+        self.bench = options.bench
+        self.texts = {} if options.answers is None else turn_texts(options.answers)
+        self.categories = categories(options.answers)
+
+    def records(self, line: Judgment) -> tuple[list[Record], int]:
+        first, second = named("model_1", line.model_1), named("model_2", line.model_2)
+        if first == second:
+            raise LineError("model_2", "is model_1 again; expected two different models (a pair)")
+        games = [verdict("g1_winner", line.g1_winner), verdict("g2_winner", line.g2_winner)]
+        judge = named("judge", judge_model(line.judge))
+        shared = dict(schema_version=SLOTS, session_id=session_key(self.bench, line, judge),
+                      timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge, score_scale=SCALE,
+                      query_metadata=metadata(self.categories, line.question_id))
+        lengths = {first: self.length(line, first), second: self.length(line, second)}
+        shown = [((first, second), games[0]), ((second, first), games[1] and games[1][::-1])]
+        records = [Record(**shared, model_id=model, position=slot, response_length_chars=lengths[model],
+                          score_value=score)
+                   for order, scores in shown if scores is not None
+                   for slot, (model, score) in enumerate(zip(order, scores))]
+        return records, games.count(None)
+
+    def length(self, line: Judgment, model: str) -> int | None:
+        """The answer's characters, when --answers holds the text the judge saw in game 1."""
+        turns = self.texts.get((model, str(line.question_id)))
+        if not turns or line.turn > len(turns):
+            return None
+        text = turns[line.turn - 1]
+        return len(text) if isinstance(line, JudgmentWithPrompt) and text in line.g1_user_prompt else None

@@ -1,0 +1,108 @@
+"""FastChat llm_judge single-answer grading: ``model_judgment/<judge>_single.jsonl``.
+
+What llm_judge writes (fastchat/llm_judge/common.py, ``play_a_match_single``), one line per
+grading: question_id, model, judge ([judge model, prompt name]), user_prompt (the prompt with
+the question and the answer), judgment (the judge's text), score (1-10 as the judge wrote it,
+-1 when no rating could be read from the judgment), turn (1, or 2 for the multi-turn prompt),
+tstamp (Unix seconds when the grading was written).
+
+What a line becomes: one record.
+- session: one per question and turn (``q81/t1``, after ``--bench NAME/`` when given): every
+  grading of that turn's answers, whoever wrote or graded them, is compared within it.
+- reviewer: the judge model; candidate: ``model``; scale "1-10"; timestamp: tstamp.
+- score -1 (no rating): stored as 0.0, llm-council's "never scored", kept and excluded.
+- position: not a display slot (the judge sees one answer; schema 1.0.0), but a key that
+  tells two gradings of one model's answer apart: a 31-bit digest of tstamp. Files hold such
+  repeats (the ORPO file grades one model twice, three days apart, the second time after its
+  answers were generated again); a digest of the line itself keeps every grading, importing
+  the same line twice stores it once, and any process can compute it from the line alone.
+- length: the answer's characters from ``--answers DIR`` (model_answer/<model>.jsonl), only
+  when that text is in the prompt the judge saw; otherwise unknown (null): an answer file
+  generated again after the grading holds another answer than the one graded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import msgspec
+
+from council_db.contract.record import Record
+from council_db.ingest.formats.answers import categories, metadata, turn_texts
+from council_db.ingest.formats.judge_lines import (
+    Judge,
+    LineReader,
+    Name,
+    QuestionId,
+    Turn,
+    iso_time,
+    judge_model,
+    named,
+)
+from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.sources import Source
+
+NO_RATING = -1.0  # llm_judge's score when the judgment held no [[rating]]
+UNSCORED = 0.0  # llm-council's "never scored", which every analysis leaves out
+SCALE = "1-10"
+NOT_A_SLOT = "1.0.0"  # the schema whose position is no display slot
+
+
+class Grading(msgspec.Struct):
+    question_id: QuestionId
+    model: Name
+    judge: Judge
+    score: float
+    turn: Turn
+    tstamp: float
+
+
+class GradingWithPrompt(Grading):
+    user_prompt: str
+
+
+def call_key(tstamp: float) -> int:
+    """A 31-bit digest of the grading's time: the position that keeps repeated gradings apart."""
+    return int.from_bytes(hashlib.blake2b(struct.pack("<d", tstamp), digest_size=4).digest(), "little") & 0x7FFF_FFFF
+
+
+def session_key(bench: str | None, question: int | str, turn: int) -> str:
+    return f"{bench + '/' if bench else ''}q{question}/t{turn}"
+
+
+class Reader(LineReader):
+    FORMAT = "FastChat's llm_judge (single)"
+    EXPECTED = {
+        "question_id": "the question's id (a number or a string)",
+        "model": "the graded model's name (a non-empty string)",
+        "judge": 'the judge as ["gpt-4", "single-v1"] (judge model, prompt name)',
+        "score": "the rating, a number (-1 when the judge gave none)",
+        "turn": "1 or 2, the turn graded",
+        "tstamp": "the Unix time the grading was written, a number",
+        "user_prompt": "the prompt the judge saw, a string",
+    }
+
+    def __init__(self, options: FormatOptions, source: Source):
+        self.line_type = Grading if options.answers is None else GradingWithPrompt
+        super().__init__()
+        self.bench = options.bench
+        self.texts = {} if options.answers is None else turn_texts(options.answers)
+        self.categories = categories(options.answers)
+
+    def records(self, line: Grading) -> tuple[list[Record], int]:
+        return [Record(
+            schema_version=NOT_A_SLOT, session_id=session_key(self.bench, line.question_id, line.turn),
+            timestamp=iso_time("tstamp", line.tstamp), reviewer_id=named("judge", judge_model(line.judge)),
+            model_id=named("model", line.model), position=call_key(line.tstamp),
+            response_length_chars=self.length(line), score_value=UNSCORED if line.score == NO_RATING else line.score,
+            score_scale=SCALE, query_metadata=metadata(self.categories, line.question_id),
+        )], 0
+
+    def length(self, line: Grading) -> int | None:
+        """The graded answer's characters, when --answers holds the text the judge saw."""
+        turns = self.texts.get((line.model, str(line.question_id)))
+        if not turns or line.turn > len(turns):
+            return None
+        text = turns[line.turn - 1]
+        return len(text) if isinstance(line, GradingWithPrompt) and text in line.user_prompt else None

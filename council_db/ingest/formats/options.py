@@ -1,0 +1,36 @@
+"""The formats ``council-db import --from`` reads, and the options each one uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from council_db.errors import CouncilDbError
+
+LLM_COUNCIL = "llm-council"
+FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review")
+USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
+USES_BENCH = ("fastchat-single", "fastchat-pair")
+USES_JUDGE = ("fastchat-review",)
+
+
+@dataclass(frozen=True)
+class FormatOptions:
+    """How ``council-db import`` reads its files: ``--from`` and the options of that format."""
+
+    format: str = LLM_COUNCIL
+    answers: Path | None = None  # the answers the judge saw, for their lengths
+    bench: str | None = None  # the bench whose question ids the lines give (prefixes session keys)
+    judge: str | None = None  # the judge model, for review tables whose lines name only a prompt
+
+    def check(self) -> None:
+        """Refuse options the format does not use, before anything is read."""
+        if self.format not in FORMATS:
+            raise CouncilDbError(f"unknown format {self.format!r}: use one of {', '.join(FORMATS)}")
+        for given, name, formats in ((self.answers, "--answers", USES_ANSWERS), (self.bench, "--bench", USES_BENCH),
+                                     (self.judge, "--judge", USES_JUDGE)):
+            if given is not None and self.format not in formats:
+                raise CouncilDbError(f"{name} is for --from {' or '.join(formats)}, not {self.format}")
+        if self.format == "fastchat-review" and self.answers is None:
+            raise CouncilDbError("--from fastchat-review needs --answers DIR (the answer_*.jsonl files): a review "
+                                 "names its two answers by id, and only the answer files say which model wrote them")

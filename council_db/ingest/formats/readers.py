@@ -1,0 +1,26 @@
+"""The reader of a batch of lines in a chosen format."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from council_db.ingest.formats.options import LLM_COUNCIL, FormatOptions
+
+if TYPE_CHECKING:
+    from council_db.ingest.lines import LineBatch, Parsed
+    from council_db.ingest.sources import Source
+
+
+def reader(options: FormatOptions, source: Source) -> Callable[[LineBatch], Parsed]:
+    """What reads a batch of ``source``'s lines in ``options.format``."""
+    from council_db.ingest.lines import parse_batch
+
+    if options.format == LLM_COUNCIL:
+        return parse_batch
+    if options.format == "fastchat-single":
+        from council_db.ingest.formats.fastchat_single import Reader
+    elif options.format == "fastchat-pair":
+        from council_db.ingest.formats.fastchat_pair import Reader
+    else:
+        from council_db.ingest.formats.fastchat_review import Reader
+    return Reader(options, source)

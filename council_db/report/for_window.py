@@ -1,0 +1,67 @@
+"""The bias report of one window of a database: the steps `council-db bias-report`, the Python
+API and the Datasette plugin share (load the window, build, add the version-drift warnings),
+so the three can never give different reports of the same window."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from council_db.analysis.score_data import ScoreData
+    from council_db.analysis.window import Window
+    from council_db.report.model import BiasReport
+    from council_db.store.database import Database
+
+
+@dataclass
+class WindowReport:
+    report: BiasReport
+    data: ScoreData  # the scores analysed (a sample of a large window): the HTML page charts their session means
+    empty_window_hint: str | None = None  # where the data is, when the window holds none of it
+
+    def html(self) -> str:
+        from council_db.analysis.session_means import session_series
+        from council_db.report import render_html
+
+        return render_html.html(self.report, session_series(self.data))
+
+
+def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, seed: int = 0,
+                      sample_sessions: int | None = None, exclude_anomalies: bool = False) -> WindowReport:
+    """The report of ``window``. ``filters`` is what the report says it was asked for; above
+    ``sample_sessions`` sessions (None: analysis.window's default; 0: never) the record-level
+    analyses read a sample; with ``exclude_anomalies`` the sessions council-db anomalies flags
+    are left out (and counted in the filters)."""
+    from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
+
+    from council_db.analysis.window import SAMPLE_SESSIONS, load_for_report
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The window's queries run (the database releases the GIL) while the analyses load:
+        # over a million sessions each takes about a second.
+        loading = pool.submit(load_for_report, db, window,
+                              SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
+        from council_db.analysis import anomalies, version_drift
+        from council_db.report.builder import build
+        loaded = loading.result()
+    data, totals = loaded.data, loaded.totals
+    versions = version_drift.load_config_versions(db, data)
+    dropped = []
+    if exclude_anomalies:
+        data, dropped = anomalies.exclude(data)
+        filters = {**filters, "exclude_anomalies": len(dropped)}
+        totals = None  # whole-window sums would still hold the excluded sessions
+    result = build(data, as_of=window.as_of, filters=filters, seed=seed, totals=totals,
+                   window_sessions=loaded.window_sessions, requested=window.requested())
+    result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
+    if exclude_anomalies:
+        result.warnings.insert(0, anomalies.excluded_note(dropped))
+    hint = None
+    if data.n_sessions == 0:
+        from council_db.analysis.empty_window import where_the_data_is
+
+        hint = where_the_data_is(db, window)
+        if hint:
+            result.warnings.insert(0, hint)
+    return WindowReport(result, data, hint)

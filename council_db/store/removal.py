@@ -1,0 +1,87 @@
+"""Undoing what was stored: the sessions a bad import brought, one session, or every session
+before a time (retention). One write transaction each, so a deletion happens whole or not
+at all, and the derived tables stay true: a session's records, statistics and queued push
+events go with it (foreign keys on SQLite, statement triggers on PostgreSQL: migration 0008).
+
+A selection is a condition on ``sessions AS s``; ``count`` says what it holds without
+changing anything (the dry run), ``delete`` removes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from council_db.store.database import Database
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Sessions to delete: ``where`` over ``sessions AS s`` with its parameters."""
+
+    description: str
+    where: str
+    params: dict[str, Any]
+    import_id: int | None = None  # delete --import: the import row goes too
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """What a selection held (or, after ``delete``, what went)."""
+
+    sessions: int
+    records: int
+    first_us: int | None
+    last_us: int | None
+    later_imports: list[int]  # delete --import: later imports of the same file, which stay
+
+
+def of_import(import_id: int) -> Selection:
+    return Selection(f"the sessions import {import_id} stored", "s.import_id = :import_id",
+                     {"import_id": import_id}, import_id=import_id)
+
+
+def of_session(key: str) -> Selection:
+    return Selection(f"session {key}", "s.session_key = :key", {"key": key})
+
+
+def before(ts_us: int, shown: str) -> Selection:
+    """Sessions dated before the instant; undated ones are kept (they have no age)."""
+    return Selection(f"the sessions before {shown}", "s.ts_us < :before_us", {"before_us": ts_us})
+
+
+def count(db: Database, selection: Selection) -> Deletion:
+    with db.reading() as reader:
+        return _measured(reader.rows, selection)
+
+
+def delete(db: Database, selection: Selection) -> Deletion:
+    """Delete the selection in one write transaction (which waits its turn behind imports)."""
+    from sqlalchemy import text
+
+    with db.writer() as connection, connection.begin():
+        counted = _measured(lambda sql, params: connection.execute(text(sql), params).fetchall(), selection)
+        connection.execute(text(f"DELETE FROM sessions AS s WHERE {selection.where}"), selection.params)
+        if selection.import_id is not None:  # its rejected lines go with it; a re-import reads the file again
+            connection.execute(text("DELETE FROM imports WHERE id = :import_id"), {"import_id": selection.import_id})
+    return counted
+
+
+def _measured(rows: Callable[[str, dict[str, Any]], Sequence], selection: Selection) -> Deletion:
+    sessions, first_us, last_us = rows(
+        f"SELECT COUNT(*), MIN(s.ts_us), MAX(s.ts_us) FROM sessions AS s WHERE {selection.where}", selection.params)[0]
+    records = rows(f"SELECT COUNT(*) FROM scores AS sc JOIN sessions AS s ON s.id = sc.session_id "
+                   f"WHERE {selection.where}", selection.params)[0][0]
+    return Deletion(int(sessions), int(records), first_us, last_us, _later_imports(rows, selection.import_id))
+
+
+def _later_imports(rows: Callable[[str, dict[str, Any]], Sequence], import_id: int | None) -> list[int]:
+    """Later imports of the same file as ``import_id``: a re-import resumes after the last of
+    them, so deleting an import whose file was imported again does not make it read again."""
+    if import_id is None:
+        return []
+    found = rows("SELECT later.id FROM imports AS this JOIN imports AS later ON later.source = this.source "
+                 "AND later.source_kind = this.source_kind AND later.id > this.id WHERE this.id = :import_id "
+                 "ORDER BY later.id", {"import_id": import_id})
+    return [int(row[0]) for row in found]

@@ -15,9 +15,10 @@ WITH d AS (
 )
 SELECT d.day, sc.model_id, sc.scale_id, COUNT(DISTINCT sc.session_id) AS sessions, COUNT(*) AS records,
        SUM(CASE WHEN sc.self_review THEN 1 ELSE 0 END) AS self_reviews,
+       SUM(CASE WHEN sc.response_length_chars >= 0 THEN 1 ELSE 0 END) AS known_lengths,
        SUM(sc.score_value) AS score_sum, SUM(sc.score_value * sc.score_value) AS score_sq_sum,
        SUM(CASE WHEN sc.self_review THEN sc.score_value ELSE 0 END) AS self_score_sum,
-       SUM(sc.response_length_chars) AS length_sum
+       SUM(CASE WHEN sc.response_length_chars >= 0 THEN sc.response_length_chars ELSE 0 END) AS length_sum
 FROM d JOIN scores AS sc ON sc.session_id = d.id
 WHERE sc.exclusion_id IS NULL
 GROUP BY d.day, sc.model_id, sc.scale_id

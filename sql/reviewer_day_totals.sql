@@ -3,7 +3,7 @@
 -- one of them; self-reviews among them). A day is the session's UTC date as a day number, 1 =
 -- 0001-01-01 (the earliest time stored), 0 for a session without a time; ts_us is UTC
 -- microseconds, so the integer arithmetic below gives the day on both databases. The importer adds
--- each batch's part in its transaction (numpy: store/day_totals.py; migration 0009 built them for
+-- each batch's part in its transaction (numpy: store/day_totals.py; migration 0010 built them for
 -- older databases); council-db db check compares the table with these rows (store/derived.py).
 WITH d AS (
     SELECT id, (ts_us + 62135596800000000) / 86400000000 + 1 AS day FROM sessions

@@ -51,9 +51,10 @@ TABLES = (
                 ("sessions", "records", "self_reviews", "score_sum", "score_sq_sum", "self_score_sum", "min_score",
                  "max_score")),
     TotalsTable("model_day_totals", ("day", "model_id", "scale_id"),
-                ("sessions", "records", "self_reviews", "score_sum", "score_sq_sum", "self_score_sum", "length_sum")),
+                ("sessions", "records", "self_reviews", "known_lengths", "score_sum", "score_sq_sum", "self_score_sum",
+                 "length_sum")),
     TotalsTable("pair_day_totals", ("day", "reviewer_id", "model_id", "scale_id"), ("records",)),
-    TotalsTable("day_totals", ("day", "scale_id"), ("sessions", "records", "score_sum", "length_sum")),
+    TotalsTable("day_totals", ("day", "scale_id"), ("sessions", "records", "known_lengths", "score_sum", "length_sum")),
     TotalsTable("slot_day_totals", ("day", "scale_id", "slot"), ("sessions", "records", "score_sum", "score_sq_sum"),
                 slots_only=True),
 )
@@ -86,9 +87,11 @@ class TotalsRows:
         """Per new row, what each value column sums (None: a count of rows)."""
         new = slice(None) if self.new.all() else self.new  # the usual batch: every row is new
         score, own = self.score[new], self.self_review[new].astype(np.float64)
-        return {"records": None, "self_reviews": own, "score_sum": score, "score_sq_sum": score * score,
-                "self_score_sum": score * own, "length_sum": self.length[new].astype(np.float64, copy=False),
-                "min_score": score, "max_score": score}
+        length = self.length[new].astype(np.float64)
+        known = length >= 0  # -1: an unknown answer length (revision 0009), counted apart and left out of the sums
+        return {"records": None, "self_reviews": own, "known_lengths": known.astype(np.float64),
+                "score_sum": score, "score_sq_sum": score * score, "self_score_sum": score * own,
+                "length_sum": np.where(known, length, 0.0), "min_score": score, "max_score": score}
 
 
 def sums(tables: Sequence[TotalsTable], rows: TotalsRows) -> dict[str, list[np.ndarray]]:

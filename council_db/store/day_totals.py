@@ -2,7 +2,7 @@
 pair, scale or display slot, kept by the importer in its transaction.
 
 The views for sqlite3 and Datasette users sum these small tables instead of every record
-(migration 0009; a million sessions over a year are a few thousand rows). For each batch,
+(migration 0010; a million sessions over a year are a few thousand rows). For each batch,
 numpy sums the batch's new usable rows per key, and one upsert per table adds them to the
 stored rows: a day's rows grow across batches and imports. Sums, counts and extremes add
 up; ``sessions`` (sessions with at least one score under the key) does not, when a batch

@@ -164,6 +164,22 @@ def _comparison(table: DerivedTable) -> str:
     )
 
 
+# A session's day in the day totals (store/day_totals.py), in SQL over ``sessions AS s``.
+SESSION_DAY = "CASE WHEN s.ts_us IS NULL THEN 0 ELSE (s.ts_us + 62135596800000000) / 86400000000 + 1 END"
+
+
+def recount_days(connection: Connection, days: set[int]) -> None:
+    """Count the day totals of these days again from the records, a run of consecutive days
+    at a time: after sessions are deleted on SQLite (on PostgreSQL, triggers of revision 0010
+    do it)."""
+    from council_db.store.writer import id_runs
+
+    for first, last in id_runs(days):
+        for table in DERIVED:
+            if table.range_column == "day":
+                _rebuild(connection, table, {"first": first, "last": last})
+
+
 def _rebuild(connection: Connection, table: DerivedTable, bounds: dict) -> None:
     from sqlalchemy import text
 

@@ -268,10 +268,11 @@ class ModelDayTotals(Base):
     sessions: Mapped[int] = mapped_column(Integer)
     records: Mapped[int] = mapped_column(Integer)
     self_reviews: Mapped[int] = mapped_column(Integer)
+    known_lengths: Mapped[int] = mapped_column(Integer)  # of its records: those whose answer length is known
     score_sum: Mapped[float] = mapped_column(Float)
     score_sq_sum: Mapped[float] = mapped_column(Float)
     self_score_sum: Mapped[float] = mapped_column(Float)
-    length_sum: Mapped[float] = mapped_column(Float)
+    length_sum: Mapped[float] = mapped_column(Float)  # over the known_lengths records
 
     __table_args__ = {"sqlite_with_rowid": False}
 
@@ -298,8 +299,9 @@ class DayTotals(Base):
     scale_id: Mapped[int] = _key()
     sessions: Mapped[int] = mapped_column(Integer)
     records: Mapped[int] = mapped_column(Integer)
+    known_lengths: Mapped[int] = mapped_column(Integer)  # of its records: those whose answer length is known
     score_sum: Mapped[float] = mapped_column(Float)
-    length_sum: Mapped[float] = mapped_column(Float)
+    length_sum: Mapped[float] = mapped_column(Float)  # over the known_lengths records
 
     __table_args__ = {"sqlite_with_rowid": False}
 

@@ -1,7 +1,8 @@
 """Undoing what was stored: the sessions a bad import brought, one session, or every session
 before a time (retention). One write transaction each, so a deletion happens whole or not
 at all, and the derived tables stay true: a session's records, statistics and queued push
-events go with it (foreign keys on SQLite, statement triggers on PostgreSQL: migration 0008).
+events go with it (foreign keys on SQLite, statement triggers on PostgreSQL: migration 0008),
+and the day totals of its day are counted again (by triggers on PostgreSQL: migration 0010).
 
 A selection is a condition on ``sessions AS s``; ``count`` says what it holds without
 changing anything (the dry run), ``delete`` removes it.
@@ -60,9 +61,15 @@ def delete(db: Database, selection: Selection) -> Deletion:
     """Delete the selection in one write transaction (which waits its turn behind imports)."""
     from sqlalchemy import text
 
+    from council_db.store.derived import SESSION_DAY, recount_days
+
     with db.writer() as connection, connection.begin():
         counted = _measured(lambda sql, params: connection.execute(text(sql), params).fetchall(), selection)
+        days = {int(day) for (day,) in connection.execute(
+            text(f"SELECT DISTINCT {SESSION_DAY} FROM sessions AS s WHERE {selection.where}"), selection.params)}
         connection.execute(text(f"DELETE FROM sessions AS s WHERE {selection.where}"), selection.params)
+        if connection.dialect.name == "sqlite":  # PostgreSQL's triggers recount the days themselves
+            recount_days(connection, days)
         if selection.import_id is not None:  # its rejected lines go with it; a re-import reads the file again
             connection.execute(text("DELETE FROM imports WHERE id = :import_id"), {"import_id": selection.import_id})
     return counted

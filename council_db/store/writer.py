@@ -6,12 +6,11 @@ A row whose natural key is stored already is skipped (``ON CONFLICT DO NOTHING``
 out before a COPY of rows known to be new), which makes importing idempotent and safe for
 several importers at once, on SQLite and PostgreSQL alike.
 
-SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score, statistics and session
-rows by COPY (store.pg_copy): straight into the table for the rows of sessions the batch
-created (nothing of theirs can be stored yet), through a staging table and one INSERT from
-it for the rest. The few other rows go as one array per column, unnested into rows: the
-statement text stays short and the same, so psycopg does not re-parse thousands of
-placeholders for every batch (measured: that parsing was 60% of the import).
+SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score, statistics and session rows by
+COPY (store.pg_copy): straight into the table for the rows of sessions the batch created, through
+a staging table and one INSERT for the rest. Other rows go as one array per column, unnested: the
+statement stays short and the same, so psycopg does not re-parse thousands of placeholders every
+batch (measured: that parsing was 60% of the import).
 """
 
 from __future__ import annotations

@@ -44,9 +44,10 @@ SCHEMA = (
     ("reviewer_day_totals", ("day", "reviewer_id", "scale_id"),
      ("sessions", "records", "self_reviews"), ("score_sum", "score_sq_sum", "self_score_sum", "min_score", "max_score")),
     ("model_day_totals", ("day", "model_id", "scale_id"),
-     ("sessions", "records", "self_reviews"), ("score_sum", "score_sq_sum", "self_score_sum", "length_sum")),
+     ("sessions", "records", "self_reviews", "known_lengths"),
+     ("score_sum", "score_sq_sum", "self_score_sum", "length_sum")),
     ("pair_day_totals", ("day", "reviewer_id", "model_id", "scale_id"), ("records",), ()),
-    ("day_totals", ("day", "scale_id"), ("sessions", "records"), ("score_sum", "length_sum")),
+    ("day_totals", ("day", "scale_id"), ("sessions", "records", "known_lengths"), ("score_sum", "length_sum")),
     ("slot_day_totals", ("day", "scale_id", "slot"), ("sessions", "records"), ("score_sum", "score_sq_sum")),
 )
 COLUMNS = {table: ", ".join(key + counts + sums) for table, key, counts, sums in SCHEMA}
@@ -55,19 +56,22 @@ _USABLE = "FROM ({sessions}) AS d JOIN scores AS sc ON sc.session_id = d.id WHER
 _SELF = "SUM(CASE WHEN sc.self_review THEN 1 ELSE 0 END)"
 _SELF_SUM = "SUM(CASE WHEN sc.self_review THEN sc.score_value ELSE 0 END)"
 _SUMS = "SUM(sc.score_value), SUM(sc.score_value * sc.score_value)"
+# An answer length of -1 is unknown (revision 0009): counted apart, and out of the length sums.
+_KNOWN = "SUM(CASE WHEN sc.response_length_chars >= 0 THEN 1 ELSE 0 END)"
+_LENGTH_SUM = "SUM(CASE WHEN sc.response_length_chars >= 0 THEN sc.response_length_chars ELSE 0 END)"
 TOTALS = {
     "reviewer_day_totals":
         f"SELECT d.day, sc.reviewer_id, sc.scale_id, COUNT(DISTINCT sc.session_id), COUNT(*), {_SELF}, {_SUMS}, "
         f"{_SELF_SUM}, MIN(sc.score_value), MAX(sc.score_value) {_USABLE} GROUP BY d.day, sc.reviewer_id, sc.scale_id",
     "model_day_totals":
-        f"SELECT d.day, sc.model_id, sc.scale_id, COUNT(DISTINCT sc.session_id), COUNT(*), {_SELF}, {_SUMS}, "
-        f"{_SELF_SUM}, SUM(sc.response_length_chars) {_USABLE} GROUP BY d.day, sc.model_id, sc.scale_id",
+        f"SELECT d.day, sc.model_id, sc.scale_id, COUNT(DISTINCT sc.session_id), COUNT(*), {_SELF}, {_KNOWN}, "
+        f"{_SUMS}, {_SELF_SUM}, {_LENGTH_SUM} {_USABLE} GROUP BY d.day, sc.model_id, sc.scale_id",
     "pair_day_totals":
         f"SELECT d.day, sc.reviewer_id, sc.model_id, sc.scale_id, COUNT(*) {_USABLE} "
         "GROUP BY d.day, sc.reviewer_id, sc.model_id, sc.scale_id",
     "day_totals":
-        f"SELECT d.day, sc.scale_id, COUNT(DISTINCT sc.session_id), COUNT(*), SUM(sc.score_value), "
-        f"SUM(sc.response_length_chars) {_USABLE} GROUP BY d.day, sc.scale_id",
+        f"SELECT d.day, sc.scale_id, COUNT(DISTINCT sc.session_id), COUNT(*), {_KNOWN}, SUM(sc.score_value), "
+        f"{_LENGTH_SUM} {_USABLE} GROUP BY d.day, sc.scale_id",
     "slot_day_totals":
         f"SELECT d.day, sc.scale_id, sc.position, COUNT(DISTINCT sc.session_id), COUNT(*), {_SUMS} "
         f"{_USABLE} AND sc.display_order GROUP BY d.day, sc.scale_id, sc.position",
@@ -242,7 +246,7 @@ SELECT
     (SELECT COUNT(*) FROM reviewer_day_totals AS r WHERE r.day = t.day AND r.scale_id = t.scale_id) AS reviewers,
     (SELECT COUNT(*) FROM model_day_totals AS m WHERE m.day = t.day AND m.scale_id = t.scale_id) AS candidates,
     t.score_sum / t.records AS mean_score,
-    t.length_sum / t.records AS mean_length_chars
+    t.length_sum / NULLIF(t.known_lengths, 0) AS mean_length_chars
 FROM day_totals AS t
 JOIN scales AS scale ON scale.id = t.scale_id
 WHERE t.day > 0
@@ -257,12 +261,13 @@ SELECT
     p.reviewers,
     {_MEAN.format(t="t.")} AS raw_mean,
     {_VARIANCE.format(t="t.")} AS raw_variance,
-    t.length_sum / t.records AS mean_length_chars,
+    t.length_sum / NULLIF(t.known_lengths, 0) AS mean_length_chars,
     t.self_score_sum / NULLIF(t.self_reviews, 0) AS mean_self_score,
     (t.score_sum - t.self_score_sum) / NULLIF(t.records - t.self_reviews, 0) AS mean_score_from_others
 FROM (SELECT model_id, scale_id, SUM(records) AS records, SUM(sessions) AS sessions, SUM(score_sum) AS score_sum,
              SUM(score_sq_sum) AS score_sq_sum, SUM(self_reviews) AS self_reviews,
-             SUM(self_score_sum) AS self_score_sum, SUM(length_sum) AS length_sum
+             SUM(self_score_sum) AS self_score_sum, SUM(length_sum) AS length_sum,
+             SUM(known_lengths) AS known_lengths
       FROM model_day_totals GROUP BY model_id, scale_id) AS t
 JOIN (SELECT model_id, scale_id, COUNT(DISTINCT reviewer_id) AS reviewers
       FROM pair_day_totals GROUP BY model_id, scale_id) AS p ON p.model_id = t.model_id AND p.scale_id = t.scale_id
@@ -278,7 +283,7 @@ _DAY_SESSIONS = (
     "UNION ALL SELECT id, 0 FROM sessions WHERE ts_us IS NULL AND 0 = ANY(days)")
 FUNCTIONS = f"""
 CREATE FUNCTION council_db_count_days(days bigint[]) RETURNS void LANGUAGE plpgsql AS $$
--- Revision 0009: the day totals of these days, counted again from the records.
+-- Revision 0010: the day totals of these days, counted again from the records.
 BEGIN
 {"".join(f'''    DELETE FROM {table} WHERE day = ANY(days);
     INSERT INTO {table} ({COLUMNS[table]}) {select.format(sessions=_DAY_SESSIONS)};
@@ -358,5 +363,9 @@ def downgrade() -> None:
     series = _older("0005")
     for sql in series.VIEWS.values():
         op.execute(sql.format(day=series.DAY[dialect]))
+    lengths = _older("0009")  # its two views with a mean length leave unknown lengths out
+    for name, sql in lengths.VIEWS.items():
+        op.execute(f"DROP VIEW {name}")
+        op.execute(sql.format(day=lengths.DAY[dialect], mean=lengths.KNOWN_MEAN))
     for table, *_ in reversed(SCHEMA):
         op.drop_table(table)

@@ -1,4 +1,4 @@
-"""The day totals that the views sum (migration 0009): true to the records however an import
+"""The day totals that the views sum (migration 0010): true to the records however an import
 brings them (batches cutting sessions, files growing, lines shuffled, repeated, undated),
 found stale by db check after an edit by hand and rebuilt by --repair; on PostgreSQL a
 DELETE by hand keeps them true itself. A batch's sums (numpy, on a grid or after a sort)
@@ -101,8 +101,8 @@ def test_check_finds_day_totals_edited_by_hand_and_repair_rebuilds_what_a_fresh_
     by_hand(db_url,
             "UPDATE scores SET score_value = 1.0 WHERE session_id = 4",
             "DELETE FROM model_day_totals WHERE model_id = (SELECT MIN(model_id) FROM model_day_totals)",
-            "INSERT INTO day_totals (day, scale_id, sessions, records, score_sum, length_sum) "
-            "VALUES (1, 1, 1, 1, 5.0, 100.0)")
+            "INSERT INTO day_totals (day, scale_id, sessions, records, known_lengths, score_sum, length_sum) "
+            "VALUES (1, 1, 1, 1, 1, 5.0, 100.0)")
 
     found = wrong(db)
     assert found["reviewer_day_totals"][2] >= 1  # the edited scores' day
@@ -159,10 +159,10 @@ def defined_totals(table, rows: TotalsRows) -> dict[tuple, tuple]:
         own = [float(rows.score[row]) for row in new if rows.self_review[row]]
         sessions = {int(rows.session_id[row]) for row in new} - {int(rows.session_id[row]) for row in members
                                                                if not rows.new[row]}
-        value = {"sessions": len(sessions), "records": len(new), "self_reviews": len(own), "score_sum": sum(score),
-                 "score_sq_sum": sum(s * s for s in score), "self_score_sum": sum(own),
-                 "length_sum": sum(float(rows.length[row]) for row in new), "min_score": min(score),
-                 "max_score": max(score)}
+        known = [float(rows.length[row]) for row in new if rows.length[row] >= 0]  # -1: unknown
+        value = {"sessions": len(sessions), "records": len(new), "self_reviews": len(own), "known_lengths": len(known),
+                 "score_sum": sum(score), "score_sq_sum": sum(s * s for s in score), "self_score_sum": sum(own),
+                 "length_sum": sum(known), "min_score": min(score), "max_score": max(score)}
         found[key] = tuple(value[name] for name in table.values)
     return found
 
@@ -174,7 +174,8 @@ def test_a_batch_summed_on_a_grid_or_after_a_sort_gives_the_totals_of_their_defi
     rows = TotalsRows(rng.integers(1, 60, count), rng.integers(739_000, 739_005, count), rng.integers(1, 6, count),
                       rng.integers(1, 6, count), rng.integers(1, 3, count), rng.integers(0, 5, count),
                       rng.random(count) < 0.7, rng.random(count) < 0.2, rng.integers(10, 101, count) / 10.0,
-                      rng.integers(50, 5000, count).astype(float), rng.random(count) < (1.0 if seed % 3 else 0.7))
+                      np.where(rng.random(count) < 0.1, -1, rng.integers(50, 5000, count)).astype(float),  # -1: unknown
+                      rng.random(count) < (1.0 if seed % 3 else 0.7))
     on_a_grid = sums(TABLES, rows)
     monkeypatch.setattr(day_sums, "MAX_CELLS", 0)
     after_a_sort = sums(TABLES, rows)

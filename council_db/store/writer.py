@@ -1,10 +1,9 @@
 """Writing normalised records: ids for names and sessions, then the score rows.
 
-Statements go straight to the driver (``exec_driver_sql``), several hundred rows per
-INSERT: this is the hot path, and per-row work would cost more than SQLite's own insert.
-A row whose natural key is stored already is skipped (``ON CONFLICT DO NOTHING``, or left
-out before a COPY of rows known to be new), which makes importing idempotent and safe for
-several importers at once, on SQLite and PostgreSQL alike.
+Statements go straight to the driver (``exec_driver_sql``), several hundred rows per INSERT: this
+is the hot path, and per-row work would cost more than SQLite's own insert. A row whose natural key
+is stored already is skipped (``ON CONFLICT DO NOTHING``, or left out before a COPY of rows known to
+be new), which makes importing idempotent and safe for several importers at once, on both backends.
 
 SQLite gets multi-row ``VALUES`` lists. PostgreSQL gets the score, statistics and session rows by
 COPY (store.pg_copy): straight into the table for the rows of sessions the batch created, through

@@ -18,16 +18,6 @@ from typing import Any, Iterable, Iterator, TextIO
 UNLIMITED = 100_000  # a table's width off a terminal: no cell is folded
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value)
-    return str(value)
-
-
 def emit_rows(rows: Iterable[dict], fmt: str, *, title: str | None = None, out: TextIO | None = None,
               columns: list[str] | None = None) -> None:
     """Print rows (dicts with the same keys) in the chosen format; a table shows ``columns``
@@ -59,12 +49,14 @@ def _json_array(rows: Iterable[dict], out: TextIO) -> None:
 
 def _csv(rows: Iterator[dict], out: TextIO) -> None:
     """A header from the first row's keys, then the rows as they come."""
+    from council_db.report.tables import cell  # here: --help need not load the report's modules
+
     first = next(rows, None)
     columns = list(first) if first is not None else []
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
     for row in itertools.chain([first] if first is not None else [], rows):
-        writer.writerow([_cell(row.get(c)) for c in columns])
+        writer.writerow([cell(row.get(c)) for c in columns])
 
 
 def emit_object(data: dict, fmt: str, *, title: str | None = None, out: TextIO | None = None) -> None:
@@ -90,6 +82,8 @@ def _table(rows: list[dict], columns: list[str], title: str | None, out: TextIO)
     from rich.table import Table
     from rich.text import Text
 
+    from council_db.report.tables import cell
+
     console = Console(file=out, width=table_width(out), highlight=False)
     if not rows:
         console.print(Text(f"{title + ': ' if title else ''}nothing to show"))
@@ -99,7 +93,7 @@ def _table(rows: list[dict], columns: list[str], title: str | None, out: TextIO)
         numeric = rows and all(isinstance(r.get(column), (int, float)) or r.get(column) is None for r in rows)
         table.add_column(Text(column), justify="right" if numeric else "left", overflow="fold")
     for row in rows:
-        table.add_row(*(Text(_cell(row.get(c))) for c in columns))
+        table.add_row(*(Text(cell(row.get(c))) for c in columns))
     console.print(table)
 
 

@@ -22,19 +22,9 @@ import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.contract.record import Record
-from council_db.ingest.formats.answers import categories, metadata, turn_texts
-from council_db.ingest.formats.judge_lines import (
-    Judge,
-    LineReader,
-    Name,
-    QuestionId,
-    Turn,
-    iso_time,
-    judge_model,
-    named,
-)
-from council_db.ingest.formats.options import FormatOptions
-from council_db.ingest.sources import Source
+from council_db.ingest.formats.answers import metadata
+from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, iso_time, judge_model, named
+from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 SCALE = "0-1"
 SLOTS = "1.2.0"  # the schema whose position is the display slot
@@ -60,7 +50,7 @@ class JudgmentWithPrompt(Judgment):
 
 def session_key(bench: str | None, line: Judgment, judge: str) -> str:
     """One judgment line: a pair judged again later is another session."""
-    return (f"{bench + '/' if bench else ''}q{line.question_id}/t{line.turn}/{judge}/{line.model_1}/{line.model_2}/"
+    return (f"{bench_prefix(bench)}q{line.question_id}/t{line.turn}/{judge}/{line.model_1}/{line.model_2}/"
             f"{line.tstamp!r}")
 
 
@@ -74,7 +64,7 @@ def verdict(field: str, winner: str) -> tuple[float, float] | None:
     return SCORES[winner]
 
 
-class Reader(LineReader):
+class Reader(LlmJudgeReader):
     FORMAT = "FastChat's llm_judge (pairwise)"
     EXPECTED = {
         "question_id": "the question's id (a number or a string)",
@@ -88,12 +78,7 @@ class Reader(LineReader):
         "g1_user_prompt": "the prompt of game 1, a string",
     }
 
-    def __init__(self, options: FormatOptions, source: Source):
-        self.line_type = Judgment if options.answers is None else JudgmentWithPrompt
-        super().__init__()
-        self.bench = options.bench
-        self.texts = {} if options.answers is None else turn_texts(options.answers)
-        self.categories = categories(options.answers)
+    plain, prompted = Judgment, JudgmentWithPrompt
 
     def records(self, line: Judgment) -> tuple[list[Record], int]:
         first, second = named("model_1", line.model_1), named("model_2", line.model_2)
@@ -114,8 +99,5 @@ class Reader(LineReader):
 
     def length(self, line: Judgment, model: str) -> int | None:
         """The answer's characters, when --answers holds the text the judge saw in game 1."""
-        turns = self.texts.get((model, str(line.question_id)))
-        if not turns or line.turn > len(turns):
-            return None
-        text = turns[line.turn - 1]
-        return len(text) if isinstance(line, JudgmentWithPrompt) and text in line.g1_user_prompt else None
+        prompt = line.g1_user_prompt if isinstance(line, JudgmentWithPrompt) else None
+        return self.seen_length(model, line.question_id, line.turn, prompt)

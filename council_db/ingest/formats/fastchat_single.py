@@ -29,19 +29,9 @@ import struct
 import msgspec
 
 from council_db.contract.record import Record
-from council_db.ingest.formats.answers import categories, metadata, turn_texts
-from council_db.ingest.formats.judge_lines import (
-    Judge,
-    LineReader,
-    Name,
-    QuestionId,
-    Turn,
-    iso_time,
-    judge_model,
-    named,
-)
-from council_db.ingest.formats.options import FormatOptions
-from council_db.ingest.sources import Source
+from council_db.ingest.formats.answers import metadata
+from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, iso_time, judge_model, named
+from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 NO_RATING = -1.0  # llm_judge's score when the judgment held no [[rating]]
 UNSCORED = 0.0  # llm-council's "never scored", which every analysis leaves out
@@ -68,10 +58,10 @@ def call_key(tstamp: float) -> int:
 
 
 def session_key(bench: str | None, question: int | str, turn: int) -> str:
-    return f"{bench + '/' if bench else ''}q{question}/t{turn}"
+    return f"{bench_prefix(bench)}q{question}/t{turn}"
 
 
-class Reader(LineReader):
+class Reader(LlmJudgeReader):
     FORMAT = "FastChat's llm_judge (single)"
     EXPECTED = {
         "question_id": "the question's id (a number or a string)",
@@ -83,12 +73,7 @@ class Reader(LineReader):
         "user_prompt": "the prompt the judge saw, a string",
     }
 
-    def __init__(self, options: FormatOptions, source: Source):
-        self.line_type = Grading if options.answers is None else GradingWithPrompt
-        super().__init__()
-        self.bench = options.bench
-        self.texts = {} if options.answers is None else turn_texts(options.answers)
-        self.categories = categories(options.answers)
+    plain, prompted = Grading, GradingWithPrompt
 
     def records(self, line: Grading) -> tuple[list[Record], int]:
         return [Record(
@@ -101,8 +86,5 @@ class Reader(LineReader):
 
     def length(self, line: Grading) -> int | None:
         """The graded answer's characters, when --answers holds the text the judge saw."""
-        turns = self.texts.get((line.model, str(line.question_id)))
-        if not turns or line.turn > len(turns):
-            return None
-        text = turns[line.turn - 1]
-        return len(text) if isinstance(line, GradingWithPrompt) and text in line.user_prompt else None
+        prompt = line.user_prompt if isinstance(line, GradingWithPrompt) else None
+        return self.seen_length(line.model, line.question_id, line.turn, prompt)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import httpx
 import pytest
@@ -26,6 +27,20 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def wait_until_serving(client: httpx.Client, server: subprocess.Popen, log: Callable[[], str]) -> None:
+    """Until the Datasette ``server`` answers ``client`` (at most 60 s); its ``log`` if it dies."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if client.get("/-/versions.json").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert server.poll() is None, log()
+        assert time.monotonic() < deadline, "datasette did not start within 60 s"
+        time.sleep(0.2)
 
 
 def output(*args: str) -> str:
@@ -49,16 +64,7 @@ def served(tmp_path_factory):
     base = f"http://127.0.0.1:{port}"
     try:
         with httpx.Client(base_url=base, timeout=10) as client:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if client.get("/-/versions.json").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert server.poll() is None, server.stdout.read().decode()
-                assert time.monotonic() < deadline, "datasette did not start within 60 s"
-                time.sleep(0.2)
+            wait_until_serving(client, server, lambda: server.stdout.read().decode())
             yield client, Path(path), Path(metadata)
     finally:
         server.terminate()

@@ -16,7 +16,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from PIL import Image
 
 from council_db.report.render_html import COLOURS
 from tests.conftest import browser, run_module
-from tests.outlets.test_datasette import free_port
+from tests.outlets.test_datasette import free_port, wait_until_serving
 from tests.report.test_html_report import CHROMIUM_FLAGS, region
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,16 +74,7 @@ def served(tmp_path_factory):
                               stdout=log, stderr=subprocess.STDOUT)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if client.get("/-/versions.json").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert server.poll() is None, (folder / "datasette.log").read_text()
-                assert time.monotonic() < deadline, "datasette did not start within 60 s"
-                time.sleep(0.2)
+            wait_until_serving(client, server, (folder / "datasette.log").read_text)
             yield client, scores
     finally:
         server.terminate()

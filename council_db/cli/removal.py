@@ -66,24 +66,31 @@ def _existing(ctx: typer.Context):
 
 
 def _carry_out(db, selection, yes: bool) -> None:
-    """Count; delete when it is one session or --yes says so; say what happened."""
-    from council_db.contract.timestamps import format_us
+    """Delete when --yes says so or it is one session (counted first only then: the deletion
+    counts what it removes itself); say what happened."""
     from council_db.store import removal
 
-    found = removal.count(db, selection)
-    span = "" if found.first_us is None else f", dated {format_us(found.first_us)} to {format_us(found.last_us)}"
-    what = f"{_sessions(found.sessions)} ({found.records:,} records{span})"
-    if found.sessions == 0:
+    if not yes:
+        found = removal.count(db, selection)
+        if found.sessions > 1:
+            message(f"would delete {_what(found)}: {selection.description}. Nothing was deleted; run again with "
+                    "--yes to delete.")
+            return
+    done = removal.delete(db, selection)
+    if done.sessions == 0:
         message(f"nothing to delete: no sessions match ({selection.description})")
         return
-    if found.sessions > 1 and not yes:
-        message(f"would delete {what}: {selection.description}. Nothing was deleted; run again with --yes to delete.")
-        return
-    done = removal.delete(db, selection)
-    message(f"deleted {_sessions(done.sessions)} ({done.records:,} records{span}): {selection.description}")
+    message(f"deleted {_what(done)}: {selection.description}")
     if done.later_imports:
         later = ", ".join(map(str, done.later_imports))
         message(f"note: later imports of the same file ({later}) stay, so importing it again resumes after them")
+
+
+def _what(counted) -> str:
+    from council_db.contract.timestamps import format_us
+
+    span = "" if counted.first_us is None else f", dated {format_us(counted.first_us)} to {format_us(counted.last_us)}"
+    return f"{_sessions(counted.sessions)} ({counted.records:,} records{span})"
 
 
 def _sessions(n: int) -> str:

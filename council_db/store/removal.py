@@ -58,13 +58,16 @@ def count(db: Database, selection: Selection) -> Deletion:
 
 
 def delete(db: Database, selection: Selection) -> Deletion:
-    """Delete the selection in one write transaction (which waits its turn behind imports)."""
+    """Delete the selection in one write transaction (which waits its turn behind imports);
+    a selection of no session changes nothing (an import's row stays)."""
     from sqlalchemy import text
 
     from council_db.store.derived import SESSION_DAY, recount_days
 
     with db.writer() as connection, connection.begin():
         counted = _measured(lambda sql, params: connection.execute(text(sql), params).fetchall(), selection)
+        if counted.sessions == 0:
+            return counted
         days = {int(day) for (day,) in connection.execute(
             text(f"SELECT DISTINCT {SESSION_DAY} FROM sessions AS s WHERE {selection.where}"), selection.params)}
         connection.execute(text(f"DELETE FROM sessions AS s WHERE {selection.where}"), selection.params)

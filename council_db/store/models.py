@@ -25,12 +25,14 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     ForeignKeyConstraint,
+    Index,
     Integer,
     MetaData,
     SmallInteger,
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -200,6 +202,10 @@ class Score(Base):
         sqlite_only("session_id", "sessions.id", ondelete="CASCADE"), sqlite_only("reviewer_id", "models.id"),
         sqlite_only("model_id", "models.id"), sqlite_only("scale_id", "scales.id"),
         sqlite_only("exclusion_id", "exclusion_reasons.id"), sqlite_only("envelope_id", "record_envelopes.id"),
+        # The excluded scores only (revision 0011): with the day totals, which count the usable
+        # ones, every record counted per reviewer, model and scale without reading the records.
+        Index("ix_scores_excluded", "reviewer_id", "model_id", "scale_id",
+              sqlite_where=text("exclusion_id IS NOT NULL"), postgresql_where=text("exclusion_id IS NOT NULL")),
         {"sqlite_with_rowid": False},
     )
 

@@ -1,0 +1,69 @@
+"""record views that find one session by its key; an index of the excluded scores
+
+Revision ID: 0011
+Revises: 0010
+Create Date: 2026-11-24
+
+On SQLite, 0010's score_records and within_session_scores looked up every session column in a
+correlated subquery, so a filter on session_id (Datasette's link to a session's records, or
+`WHERE session_id = '...'`) evaluated it for every record: 4 s at a million sessions. They
+now join sessions, and such a filter reads the session by its unique key and its records by
+the scores' primary key. PostgreSQL's views already joined sessions and stay as they were.
+
+ix_scores_excluded indexes the excluded scores only (a partial index, a few bytes for each
+excluded score and none for the others): with the day totals of 0010, which count the usable
+scores, it lets council-db's Datasette plugin count every record per reviewer, model and
+scale without reading the records.
+"""
+
+import re
+
+from alembic import op
+
+revision = "0011"
+down_revision = "0010"
+branch_labels = None
+depends_on = None
+
+RECORD_VIEWS = ("score_records", "within_session_scores")
+# 0010's record views with every session column read from a joined sessions row. Written out
+# here, not read from store/: a migration must do the same thing forever.
+SESSION_COLUMNS = ("session_key", "timestamp", "ts_us", "consent_level", "schema_version", "council_config_version",
+                   "category", "language", "length_bucket")
+SQLITE_LOOKUPS = {
+    **{f"s.{name}": f"s.{name}" for name in SESSION_COLUMNS},
+    "FROM": "FROM sessions AS s\nJOIN scores AS sc ON sc.session_id = s.id\n"
+            "JOIN models AS reviewer ON reviewer.id = sc.reviewer_id",
+}
+EXCLUDED_INDEX = "CREATE INDEX ix_scores_excluded ON scores (reviewer_id, model_id, scale_id) WHERE exclusion_id IS NOT NULL"
+
+
+def _older(revision: str):
+    """An earlier revision's module, for the SQL of the views it made (never changed since)."""
+    from alembic import context
+
+    return context.script.get_revision(revision).module
+
+
+def _record_views(lookups: dict[str, str]) -> None:
+    """Make the record views again from 0010's SQL, with ``lookups`` over its SQLite ones."""
+    views = _older("0010")
+    looked_up = {**views._LOOKED_UP["sqlite"], **lookups}
+    for name in RECORD_VIEWS:
+        sql = views.RECORD_VIEWS[name]
+        for placeholder in set(re.findall(r"<([^>]+)>", sql)):
+            sql = sql.replace(f"<{placeholder}>", looked_up.get(placeholder, placeholder))
+        op.execute(f"DROP VIEW {name}")
+        op.execute(sql)
+
+
+def upgrade() -> None:
+    op.execute(EXCLUDED_INDEX)
+    if op.get_bind().dialect.name == "sqlite":
+        _record_views(SQLITE_LOOKUPS)
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        _record_views({})
+    op.execute("DROP INDEX ix_scores_excluded")

@@ -4,6 +4,8 @@ For every council-db database Datasette serves, whatever its file name:
 - /<database>/-/bias-report: the HTML bias report, with the CLI's window options as query
   parameters (days, sessions, since, until, as_of, reviewer, model, config_version, category);
 - a "Bias report" link in the database page's actions menu;
+- facets on reviewer, model and score scale over the record views counted from the day
+  totals, in milliseconds at any size (outlets/datasette_facets.py);
 - the canned queries of the shipped metadata file (Datasette keys metadata by file name, so
   without this a database not named council.db would have none).
 
@@ -24,16 +26,18 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from datasette import Response, hookimpl
+from datasette.facets import ColumnFacet
 from datasette.utils import tilde_decode
 from datasette.utils.asgi import BadRequest, Base400, NotFound
 
+from council_db.outlets.datasette_databases import council_revision
+from council_db.outlets.datasette_facets import CountedColumnFacet
 from council_db.outlets.datasette_metadata import SHIPPED_NAME, shipped
 
 if TYPE_CHECKING:
     from council_db.analysis.window import Window
 
 PAGE = "-/bias-report"
-COUNCIL_TABLES = {"alembic_version", "sessions", "scores"}
 # One report at a time: each holds its window's arrays (up to ~300 MB at a million sessions),
 # so concurrent requests wait for the one before rather than multiply that.
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="council-db-report")
@@ -48,6 +52,14 @@ class SchemaMismatch(Base400):
 @hookimpl
 def register_routes(datasette) -> list[tuple[str, Any]]:
     return [(rf"^/(?P<database>[^/]+)/{PAGE}$", bias_report)]
+
+
+@hookimpl(hookwrapper=True)
+def register_facet_classes():
+    """Datasette's column facet, with council-db's record views counted from the day totals."""
+    outcome = yield
+    outcome.force_result([[CountedColumnFacet if kind is ColumnFacet else kind for kind in classes]
+                          for classes in outcome.get_result()])
 
 
 @hookimpl
@@ -75,16 +87,6 @@ def canned_queries(datasette, database, actor):
 def shipped_queries() -> dict[str, Any]:
     metadata = json.loads(shipped().read_text(encoding="utf-8"))
     return metadata["databases"][SHIPPED_NAME].get("queries", {})
-
-
-async def council_revision(db) -> str | None:
-    """The database's council-db schema revision; None when it is not a council-db database."""
-    if db.is_memory or db.path is None:
-        return None
-    if not COUNCIL_TABLES <= set(await db.table_names()):
-        return None
-    row = (await db.execute("SELECT version_num FROM alembic_version")).first()
-    return row[0] if row else None
 
 
 async def bias_report(datasette, request) -> Response:

@@ -10,8 +10,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
 
 import httpx
 import pytest
@@ -43,6 +44,24 @@ def wait_until_serving(client: httpx.Client, server: subprocess.Popen, log: Call
         time.sleep(0.2)
 
 
+@contextmanager
+def datasette(folder: Path, *args: str) -> Iterator[httpx.Client]:
+    """A real `datasette serve ARGS` on a free port of 127.0.0.1, and a client of it. Its output
+    goes to a file, not a pipe: Datasette prints every error page's exception, and a pipe nobody
+    reads fills up and stops the server."""
+    port, log_path = free_port(), folder / "datasette.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen([sys.executable, "-m", "datasette", "serve", *args,
+                                   "--host", "127.0.0.1", "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+                wait_until_serving(client, server, log_path.read_text)
+                yield client
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
 def output(*args: str) -> str:
     result = run_module(*args)
     assert result.returncode == 0, result.stderr.decode()
@@ -57,18 +76,8 @@ def served(tmp_path_factory):
     output("simulate", "-o", str(folder / "sim.jsonl"), "--sessions", "40", "--days", "5")
     output("--db", str(db), "import", str(folder / "sim.jsonl"))
     path, metadata = output("--db", str(db), "db", "path"), output("--db", str(db), "db", "metadata")
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "datasette", "serve", path, "-m", metadata,
-                               "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        with httpx.Client(base_url=base, timeout=10) as client:
-            wait_until_serving(client, server, lambda: server.stdout.read().decode())
-            yield client, Path(path), Path(metadata)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with datasette(folder, path, "-m", metadata) as client:
+        yield client, Path(path), Path(metadata)
 
 
 def test_the_metadata_file_is_the_one_shipped_in_the_package(served):

@@ -87,9 +87,16 @@ def test_columns_with_units_say_which(fresh):
     assert "score points" in records["score_value"]
 
 
-def test_the_record_views_facet_on_reviewer_model_category_and_schema_version():
-    assert database_metadata()["tables"]["score_records"]["facets"] == ["reviewer", "model", "category",
-                                                                          "schema_version"]
+def test_the_record_views_facet_on_what_the_day_totals_count_and_the_sessions_on_their_attributes():
+    """Each facet a page opens with is one the plugin counts in milliseconds at any size: a
+    session attribute (category, schema_version) is faceted where a row is a session."""
+    from council_db.outlets.facet_counts import COUNTED
+
+    tables = database_metadata()["tables"]
+    for relation, counted in COUNTED.items():
+        assert tables[relation]["facets"] == list(counted.columns)
+    for sessions in ("session_summaries", "sessions"):
+        assert {"category", "schema_version"} <= set(tables[sessions]["facets"])
 
 
 # ---- canned queries, against records with the quirks real logs have ----

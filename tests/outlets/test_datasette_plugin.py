@@ -15,18 +15,16 @@ import importlib.metadata
 import re
 import sqlite3
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 from PIL import Image
 
 from council_db.report.render_html import COLOURS
 from tests.conftest import browser, run_module
-from tests.outlets.test_datasette import free_port, wait_until_serving
+from tests.outlets.test_datasette import datasette
 from tests.report.test_html_report import CHROMIUM_FLAGS, region
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +45,8 @@ def plugin_options(folder: Path) -> list[str]:
     plugins = folder / "plugins"
     plugins.mkdir()
     (plugins / "council_db_plugin.py").write_text(
-        f"from {PLUGIN} import canned_queries, database_actions, register_routes  # noqa: F401\n")
+        f"from {PLUGIN} import (  # noqa: F401\n"
+        "    canned_queries, database_actions, register_facet_classes, register_routes)\n")
     return ["--plugins-dir", str(plugins)]
 
 
@@ -66,20 +65,8 @@ def served(tmp_path_factory):
         connection.execute("CREATE TABLE alembic_version (version_num TEXT)")  # another Alembic app's file
         connection.execute("INSERT INTO alembic_version VALUES ('ae1027a6acf')")
         connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
-    port, log = free_port(), (folder / "datasette.log").open("wb")
-    # Output to a file, not a pipe: Datasette prints every error page's exception, and a pipe
-    # nobody reads fills up and stops the server.
-    server = subprocess.Popen([sys.executable, "-m", "datasette", "serve", str(scores), str(old), str(other),
-                               *plugin_options(folder), "--host", "127.0.0.1", "--port", str(port)],
-                              stdout=log, stderr=subprocess.STDOUT)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-            wait_until_serving(client, server, (folder / "datasette.log").read_text)
-            yield client, scores
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+    with datasette(folder, str(scores), str(old), str(other), *plugin_options(folder)) as client:
+        yield client, scores
 
 
 def sql(path: Path, query: str, *params) -> int:
@@ -208,7 +195,7 @@ def test_the_entry_point_names_the_plugin_module_and_it_has_datasettes_hooks():
     assert "datasette" in project["optional-dependencies"]["datasette"][0]
     module = importlib.import_module(PLUGIN)
     hooks = [name for name in dir(module) if hasattr(getattr(module, name), "datasette_impl")]
-    assert sorted(hooks) == ["canned_queries", "database_actions", "register_routes"]
+    assert sorted(hooks) == ["canned_queries", "database_actions", "register_facet_classes", "register_routes"]
     assert all(hasattr(hookspecs, name) for name in hooks), "every hook is one Datasette defines"
 
 

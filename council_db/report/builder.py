@@ -33,7 +33,7 @@ from council_db.report.model import (
     ReviewerProfile,
     Sample,
 )
-from council_db.report.render import p_value
+from council_db.report.p_values import p_value
 
 FDR = 0.05
 FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",

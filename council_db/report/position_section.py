@@ -24,7 +24,7 @@ from council_db.report.model import (
     SlotMetric,
     SwapConsistency,
 )
-from council_db.report.render import p_value
+from council_db.report.p_values import p_value
 
 GROUP = "reviewer position"
 SLOTS, FIRST_SHOWN = "(display slots)", "(first shown)"

@@ -8,6 +8,7 @@ from typing import Iterable
 
 from council_db.markdown_text import markdown_text
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
+from council_db.report.p_values import flag_line, p_value
 
 BAR_WIDTH = 25
 
@@ -25,13 +26,6 @@ def duration(days: float) -> str:
     if days < 2:
         return f"{round(days * 24)} hours"
     return f"{round(days)} days"
-
-
-def p_value(value: float | None) -> str:
-    """A p- or q-value as every renderer prints it: '<0.001' or '0.042', never '8.29e-68'."""
-    if value is None:
-        return "n/a"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str:
@@ -138,7 +132,7 @@ def _flags(report: BiasReport, add) -> None:
         return
     add("FLAGS  (q <= 0.05, Benjamini-Hochberg over all tests)")
     for flag in report.flags:
-        add(f"  ! {flag.message}  (p {p_value(flag.p_value)}, q {p_value(flag.q_value)})")
+        add(f"  ! {flag_line(flag, gap='  ')}")
 
 
 def _reviewers(report: BiasReport, add) -> None:
@@ -355,8 +349,7 @@ def markdown(report: BiasReport) -> str:
         out.append("Collecting data: no metrics below 10 sessions.")
     else:
         out += ["## Flags", ""]
-        out += [f"- {markdown_text(f.message)} (p {p_value(f.p_value)}, q {p_value(f.q_value)})"
-                for f in report.flags] or ["None."]
+        out += [f"- {markdown_text(flag_line(f))}" for f in report.flags] or ["None."]
         out += ["", "## Reviewers", "",
                 "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
                 "|---|---:|---:|---|---|---:|---|"]

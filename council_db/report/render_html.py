@@ -13,7 +13,8 @@ from html import escape
 from council_db.analysis.session_means import Series
 from council_db.report import svg
 from council_db.report.model import BiasReport, Metric
-from council_db.report.render import found, interval, p_value, recent_severity, trend_unit
+from council_db.report.p_values import flag_line, p_value
+from council_db.report.render import found, interval, recent_severity, trend_unit
 
 # One colour per chart, so a screenshot shows which charts were drawn.
 COLOURS = {
@@ -201,8 +202,7 @@ def page(report: BiasReport, drawn: list[Chart]) -> str:
 
 def flags(report: BiasReport) -> str:
     """Every flag but the anomalous sessions (listed apart), with p and q as the text report has them."""
-    items = "".join(f"<li>{escape(f.message)} (p {escape(p_value(f.p_value))}, q {escape(p_value(f.q_value))})</li>"
-                    for f in report.flags if f.kind != "anomaly")
+    items = "".join(f"<li>{escape(flag_line(f))}</li>" for f in report.flags if f.kind != "anomaly")
     if items:
         return f'<ul class="flags">{items}</ul>'
     return "<p>No flags: nothing stands out at q &lt;= 0.05 (Benjamini-Hochberg over all tests).</p>"

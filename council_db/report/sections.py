@@ -23,7 +23,8 @@ from council_db.report.model import (
     SelfConsistency,
     Trend,
 )
-from council_db.report.render import duration, p_value
+from council_db.report.p_values import p_value
+from council_db.report.render import duration
 
 # kind, subject, estimate, p-value, message
 Candidate = tuple[str, str, float, float, str]

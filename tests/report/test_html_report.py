@@ -18,7 +18,7 @@ from PIL import Image
 
 from council_db.analysis.score_data import from_rows
 from council_db.analysis.session_means import session_series
-from council_db.report import render, svg
+from council_db.report import p_values, render, svg
 from council_db.report.model import BiasReport
 from council_db.report.render_html import COLOURS
 from tests.conftest import browser, run_module
@@ -238,7 +238,7 @@ def test_q_values_read_as_in_the_text_report(report, json_report):
     assert "q &lt;0.001" in page
     for flag in json_report.flags:
         if flag.kind != "anomaly":
-            assert escape(f"(p {render.p_value(flag.p_value)}, q {render.p_value(flag.q_value)})") in page
+            assert f"<li>{escape(p_values.flag_line(flag))}</li>" in page  # the text report's flag line
 
 
 def test_anomalous_sessions_are_folded_under_one_heading_with_their_count(report, json_report):

@@ -8,7 +8,9 @@ On SQLite, 0010's score_records and within_session_scores looked up every sessio
 correlated subquery, so a filter on session_id (Datasette's link to a session's records, or
 `WHERE session_id = '...'`) evaluated it for every record: 4 s at a million sessions. They
 now join sessions, and such a filter reads the session by its unique key and its records by
-the scores' primary key. PostgreSQL's views already joined sessions and stay as they were.
+the scores' primary key. The reviewer's name is looked up like the candidate's, so a count
+joins sessions only (its joined reviewer served an index on reviewer that the store does not
+keep). PostgreSQL's views already joined sessions and stay as they were.
 
 ix_scores_excluded indexes the excluded scores only (a partial index, a few bytes for each
 excluded score and none for the others): with the day totals of 0010, which count the usable
@@ -32,9 +34,10 @@ SESSION_COLUMNS = ("session_key", "timestamp", "ts_us", "consent_level", "schema
                    "category", "language", "length_bucket")
 SQLITE_LOOKUPS = {
     **{f"s.{name}": f"s.{name}" for name in SESSION_COLUMNS},
-    "FROM": "FROM sessions AS s\nJOIN scores AS sc ON sc.session_id = s.id\n"
-            "JOIN models AS reviewer ON reviewer.id = sc.reviewer_id",
+    "FROM": "FROM sessions AS s\nJOIN scores AS sc ON sc.session_id = s.id",
 }
+JOINED_REVIEWER = "reviewer.name AS reviewer"  # 0010's, with the reviewer joined in its FROM
+LOOKED_UP_REVIEWER = "(SELECT reviewer.name FROM models AS reviewer WHERE reviewer.id = sc.reviewer_id) AS reviewer"
 EXCLUDED_INDEX = "CREATE INDEX ix_scores_excluded ON scores (reviewer_id, model_id, scale_id) WHERE exclusion_id IS NOT NULL"
 
 
@@ -46,11 +49,14 @@ def _older(revision: str):
 
 
 def _record_views(lookups: dict[str, str]) -> None:
-    """Make the record views again from 0010's SQL, with ``lookups`` over its SQLite ones."""
+    """Make the record views again from 0010's SQL, with ``lookups`` over its SQLite ones (and,
+    with any, the reviewer looked up rather than joined)."""
     views = _older("0010")
     looked_up = {**views._LOOKED_UP["sqlite"], **lookups}
     for name in RECORD_VIEWS:
         sql = views.RECORD_VIEWS[name]
+        if lookups:
+            sql = sql.replace(JOINED_REVIEWER, LOOKED_UP_REVIEWER)
         for placeholder in set(re.findall(r"<([^>]+)>", sql)):
             sql = sql.replace(f"<{placeholder}>", looked_up.get(placeholder, placeholder))
         op.execute(f"DROP VIEW {name}")

@@ -53,7 +53,7 @@ def plugin_options(folder: Path) -> list[str]:
         return []
     (folder / "council_db_plugin.py").write_text(
         "from council_db.outlets.datasette_plugin import (  # noqa: F401\n"
-        "    canned_queries, database_actions, register_facet_classes, register_routes)\n")
+        "    canned_queries, database_actions, prepare_connection, register_facet_classes, register_routes)\n")
     return ["--plugins-dir", str(folder)]
 
 

@@ -7,7 +7,9 @@ For every council-db database Datasette serves, whatever its file name:
 - facets on reviewer, model and score scale over the record views counted from the day
   totals, in milliseconds at any size (outlets/datasette_facets.py);
 - the canned queries of the shipped metadata file (Datasette keys metadata by file name, so
-  without this a database not named council.db would have none).
+  without this a database not named council.db would have none);
+- its local_keys (the key of rejected lines' hashes) read as NULL and not writable through
+  Datasette's connections (outlets/datasette_local_keys.py).
 
 Other databases get no link, no queries and a 404. A database is council-db's when it has an
 Alembic schema version and council-db's record tables. The report is built in a worker thread
@@ -32,6 +34,7 @@ from datasette.utils.asgi import BadRequest, Base400, NotFound
 
 from council_db.outlets.datasette_databases import council_revision
 from council_db.outlets.datasette_facets import CountedColumnFacet
+from council_db.outlets.datasette_local_keys import guard_connection
 from council_db.outlets.datasette_metadata import SHIPPED_NAME, shipped
 
 if TYPE_CHECKING:
@@ -60,6 +63,14 @@ def register_facet_classes():
     outcome = yield
     outcome.force_result([[CountedColumnFacet if kind is ColumnFacet else kind for kind in classes]
                           for classes in outcome.get_result()])
+
+
+@hookimpl(trylast=True)
+def prepare_connection(conn, database, datasette) -> None:
+    """Each connection to a council-db database gets an SQLite authorizer that hides local_keys.
+    SQLite keeps one authorizer per connection: this hook runs after other plugins' so that
+    theirs cannot replace it (a plugin that sets one of its own here loses it)."""
+    guard_connection(conn, database, datasette)
 
 
 @hookimpl

@@ -46,7 +46,7 @@ def plugin_options(folder: Path) -> list[str]:
     plugins.mkdir()
     (plugins / "council_db_plugin.py").write_text(
         f"from {PLUGIN} import (  # noqa: F401\n"
-        "    canned_queries, database_actions, register_facet_classes, register_routes)\n")
+        "    canned_queries, database_actions, prepare_connection, register_facet_classes, register_routes)\n")
     return ["--plugins-dir", str(plugins)]
 
 
@@ -195,7 +195,8 @@ def test_the_entry_point_names_the_plugin_module_and_it_has_datasettes_hooks():
     assert "datasette" in project["optional-dependencies"]["datasette"][0]
     module = importlib.import_module(PLUGIN)
     hooks = [name for name in dir(module) if hasattr(getattr(module, name), "datasette_impl")]
-    assert sorted(hooks) == ["canned_queries", "database_actions", "register_facet_classes", "register_routes"]
+    assert sorted(hooks) == ["canned_queries", "database_actions", "prepare_connection", "register_facet_classes",
+                             "register_routes"]
     assert all(hasattr(hookspecs, name) for name in hooks), "every hook is one Datasette defines"
 
 

@@ -21,9 +21,20 @@ sessions sharing a timestamp carry no order (file order is not time). Clusters a
 instants (a batch shares whatever its moment shared), each instant's score is corrected for
 its leverage (CR2), t has (instants - 2) df (the line takes two), and a subject
 needs scores at ``MIN_TIMES`` distinct times: two times give a difference between two batches,
-which cannot be told from the batches asking different things. A window of minutes (one
-judge run) makes "per 30 days" an extrapolation far beyond the data: ``Slope.over`` gives the
-change across the window's own span.
+which cannot be told from the batches asking different things.
+
+Units: slopes are rates per 30 days, stated per ``unit_us``: 30 days, or the window's span
+when shorter (a window of minutes, one judge run, would make "per 30 days" an extrapolation
+far beyond the data; ``Slope.over`` gives the change across a span). A subject's own data can
+span far less than the window (a 23-minute grading run imported beside months of other
+judgments): ``Slope.span_us`` is the longest span of its pairs, the slope being fitted within
+pairs, and a subject observed over less than 1 / ``MAX_EXTRAPOLATION`` of the unit is stated
+across its own span instead (``observed_over``). Such a subject is never one of the typical
+subjects: its slope per unit is mostly noise (precision grows with the span squared), and
+although its precision weight is tiny, the anchors' choice ranks subjects by their distance
+from a median, which a few such slopes of +-800 points swayed (the other subjects' CIs grew
+tenfold and more). Its own contrast is still tested against the typical subject: the rate is
+estimable over any span, only stating it per month is not.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from council_db.analysis.subjects import Kind, anchors, codes_and_names, referen
 DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US
 MIN_TIMES = 3
+MAX_EXTRAPOLATION = 2.0  # a slope is stated per unit only when its subject's data spans half the unit or more
 RESAMPLES = 200  # resamples of instants for the variance of the anchor choice
 MAX_WEIGHTS = 2_000_000  # bounds memory: a batch of resamples holds at most this many instant weights
 
@@ -59,6 +71,7 @@ class Slope:
     p_value: float
     n_sessions: int
     n_records: int
+    span_us: int  # the longest first-to-last time of its pairs: what its slope was observed over
 
     def over(self, span_us: int) -> Slope:
         """The same line as the change across ``span_us`` (score points), the unit to read when
@@ -111,6 +124,17 @@ class TimedResiduals:
                        t - t.mean() if len(t) else t, self.residual, self.n_instants, len(self.names))
 
 
+def unit_us(window_span_us: int) -> int:
+    """The span every slope is stated per: 30 days, or the window's span when shorter."""
+    return min(PER_30_DAYS_US, window_span_us)
+
+
+def observed_over(span_us: int, unit: int) -> bool:
+    """Whether data spanning ``span_us`` may be stated per ``unit`` (at most a twofold
+    extrapolation); otherwise it is stated across its own span."""
+    return span_us * MAX_EXTRAPOLATION >= unit
+
+
 def timed_residuals(data: ScoreData, residuals: np.ndarray, kind: Kind) -> TimedResiduals:
     codes, names = codes_and_names(data, kind)
     partner, _ = codes_and_names(data, "model" if kind == "reviewer" else "reviewer")
@@ -137,8 +161,13 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     beta, precision = fit.beta[identified], fit.precision[identified]
     cov = fit.cov[np.ix_(identified, identified)]
     df = timed.n_instants - 2
-    typical = anchors(beta, cov, precision, df)
-    choice = _choice_variance(Cells.of(records), identified, typical, cov, precision, df,
+    spans = _spans_us(timed.ts_us, records)[identified]
+    unit = unit_us(timed.span_us)
+    eligible = np.array([observed_over(int(span), unit) for span in spans])
+    if eligible.sum() < 2:  # every contrast needs another typical subject
+        eligible[:] = True
+    typical = _typical(beta, cov, precision, df, eligible)
+    choice = _choice_variance(Cells.of(records), identified, eligible, typical, cov, precision, df,
                               rng if rng is not None else np.random.default_rng(0))
     out = []
     for i, j in enumerate(identified.tolist()):
@@ -148,12 +177,34 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
         low, high = t_interval(estimate, se, df)
         p = t_p_value(estimate / se, df) if se > 0 else math.nan
         out.append(Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
-                         int(fit.sessions[j]), int(fit.records[j])))
+                         int(fit.sessions[j]), int(fit.records[j]), int(spans[i])))
     return out
 
 
-def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, cov: np.ndarray,
-                     precision: np.ndarray, df: float, rng: np.random.Generator) -> np.ndarray:
+def _spans_us(ts_us: np.ndarray, records: Records) -> np.ndarray:
+    """Per subject: the longest first-to-last time of any of its pairs. A slope is fitted
+    within pairs, so no line of the subject was observed over longer, however far apart its
+    pairs lie."""
+    first = np.full(records.n_pairs, np.iinfo(np.int64).max)
+    last = np.full(records.n_pairs, np.iinfo(np.int64).min)
+    np.minimum.at(first, records.pair, ts_us)
+    np.maximum.at(last, records.pair, ts_us)
+    spans = np.zeros(records.n_subjects, dtype=np.int64)
+    np.maximum.at(spans, records.subject_of_pair(), last - first)
+    return spans
+
+
+def _typical(beta: np.ndarray, cov: np.ndarray, precision: np.ndarray, df: float,
+             eligible: np.ndarray) -> np.ndarray:
+    """The anchors, chosen among the eligible subjects only, as a mask over all of them."""
+    chosen = np.zeros(len(beta), dtype=bool)
+    among = np.flatnonzero(eligible)
+    chosen[among] = anchors(beta[among], cov[np.ix_(among, among)], precision[among], df)
+    return chosen
+
+
+def _choice_variance(cells: Cells, identified: np.ndarray, eligible: np.ndarray, typical: np.ndarray,
+                     cov: np.ndarray, precision: np.ndarray, df: float, rng: np.random.Generator) -> np.ndarray:
     """Per subject: the variance that choosing the typical subjects adds to its contrast, which
     the clustered covariance (anchors fixed) leaves out. Instants are resampled; in each
     resample the slopes are refitted and the anchors chosen again; the variance of those
@@ -167,7 +218,7 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: np.ndarray, 
     for weights in session_weights(n_times, RESAMPLES, rng, max_cells=MAX_WEIGHTS):
         beta = cells.slopes(weights)[:, identified]
         for b in beta[np.isfinite(beta).all(axis=1)]:
-            chosen = anchors(b, cov, precision, df)
+            chosen = _typical(b, cov, precision, df, eligible)
             key = chosen.tobytes()
             if key not in contrasts:
                 contrasts[key] = np.array([reference_contrast(i, chosen, precision) for i in range(len(b))])

@@ -31,6 +31,7 @@ TrendsFormat = Annotated[Optional[str], format_option(
 ListingFormat = Annotated[Optional[str], format_option(*LISTING)]
 
 MIN_SESSIONS = 10
+PER_UNIT = ("slope_per_30d", "ci_low", "ci_high", "change_over_span")  # not shown for a subject observed too briefly
 EVERY_US = {"1d": 86_400_000_000, "7d": 7 * 86_400_000_000, "30d": 30 * 86_400_000_000}
 MONDAY_US = 4 * 86_400_000_000  # 1970-01-01 was a Thursday: weeks start on Mondays
 
@@ -136,10 +137,17 @@ def _write_trends(result: dict[str, Any], fmt: str, out, wide: bool) -> None:
 
     from council_db.cli.output import emit_rows
     from council_db.report import tables
+    from council_db.report.trend_units import window_unit
 
     by, every = result["by"], result["every"]
-    titled = [(f"trends per {by} (points per 30 days vs the typical other {by}), {result['sessions']:,} sessions",
-               result["trends"], _trends_for_people),
+    common = [row for row in result["trends"] if not row["short_span"]]
+    own = [{key: value for key, value in row.items() if key not in PER_UNIT}
+           for row in result["trends"] if row["short_span"]]
+    unit, _ = window_unit(result["trends"][0]["span_days"] if result["trends"] else None)
+    titled = [(f"trends per {by} ({unit} vs the typical other {by}), {result['sessions']:,} sessions",
+               common, _trends_for_people),
+              (f"{by}s observed over less than half of that: points across each one's own span",
+               own, _own_span_for_people),
               ("adjusted severity by version", result["drift_by_version"], _drift_for_people),
               (f"rolling series of mean residuals, every {every}", result["series"], _series_for_people)]
     titled = [table for table in titled if table[1] or table[2] is _trends_for_people]
@@ -162,9 +170,25 @@ def _interval(low: float | None, high: float | None) -> str:
 
 
 def _trends_for_people(row: dict[str, Any]) -> dict[str, Any]:
-    """A trend as an 80-column table shows it (--wide and the other formats: every column)."""
-    return {"subject": row["subject"], "slope/30d": f"{row['slope_per_30d']:+.3f}",
-            "95% CI": _interval(row["ci_low"], row["ci_high"]), "q": f"{row['q_value']:.2g}",
+    """A trend as an 80-column table shows it (--wide and the other formats: every column):
+    per 30 days, or across the window's span when that is shorter."""
+    if row["span_days"] >= 30:
+        figure = {"slope/30d": f"{row['slope_per_30d']:+.3f}", "95% CI": _interval(row["ci_low"], row["ci_high"])}
+    else:
+        scale = row["span_days"] / 30
+        figure = {"change": f"{row['change_over_span']:+.3f}",
+                  "95% CI": _interval(row["ci_low"] * scale, row["ci_high"] * scale)}
+    return {"subject": row["subject"], **figure, "q": f"{row['q_value']:.2g}",
+            "change at": (row["change_at"] or "")[:10]}
+
+
+def _own_span_for_people(row: dict[str, Any]) -> dict[str, Any]:
+    """A subject observed over less than half the unit: the change across its own span."""
+    from council_db.report.trend_units import duration
+
+    return {"subject": row["subject"], "change": f"{row['change_over_subject_span']:+.3f}",
+            "95% CI": _interval(row["change_over_subject_span_ci_low"], row["change_over_subject_span_ci_high"]),
+            "over": duration(row["subject_span_days"]), "q": f"{row['q_value']:.2g}",
             "change at": (row["change_at"] or "")[:10]}
 
 
@@ -182,14 +206,19 @@ def _series_for_people(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: int) -> dict[str, Any]:
+    from council_db.analysis.trends import DAY_US, observed_over, unit_us
     from council_db.contract.timestamps import format_us
 
     flagged = change is not None and change_q is not None and change_q <= 0.05
+    own = slope.over(slope.span_us)
     return {
         "subject": slope.subject, "slope_per_30d": slope.estimate, "ci_low": slope.ci_low, "ci_high": slope.ci_high,
         "p_value": slope.p_value, "q_value": float(q_value), "n_sessions": slope.n_sessions,
-        "n_records": slope.n_records, "span_days": span_us / 86_400_000_000,
+        "n_records": slope.n_records, "span_days": span_us / DAY_US,
         "change_over_span": slope.over(span_us).estimate,
+        "subject_span_days": slope.span_us / DAY_US, "short_span": not observed_over(slope.span_us, unit_us(span_us)),
+        "change_over_subject_span": own.estimate, "change_over_subject_span_ci_low": own.ci_low,
+        "change_over_subject_span_ci_high": own.ci_high,
         "change_p_value": None if change is None else change.p_value,
         "change_q_value": None if change_q is None else float(change_q),
         "change_at": format_us(change.at_us) if flagged else None,

@@ -20,7 +20,9 @@ import msgspec
 from msgspec import Meta
 
 Tier = Literal["insufficient", "preliminary", "moderate", "high"]
-REPORT_SCHEMA_VERSION = "1.1.0"
+# Semantic versioning of this contract: a field added bumps the minor version (readers of the
+# old one can ignore it); a field removed, renamed or read another way bumps the major.
+REPORT_SCHEMA_VERSION = "1.2.0"
 
 
 class Contract(msgspec.Struct, kw_only=True):
@@ -262,6 +264,20 @@ class Trend(Contract, kw_only=True):
         'the typical other subject; the figure to read when the span is far shorter than 30 days (a per-30-days '
         'slope then extrapolates far beyond the data)'
     ))] = None
+    subject_span_days: Annotated[float | None, Meta(description=(
+        "days this subject's slope was observed over: the longest first-to-last session time of its (reviewer, "
+        'candidate) pairs (the slope is fitted within pairs); far shorter than span_days when the subject took '
+        'part in a short stretch of the window only'
+    ))] = None
+    change_over_subject_span: Annotated[Metric | None, Meta(description=(
+        'slope_per_30d x subject_span_days / 30: score points the line moves across the subject\'s own data, '
+        'relative to the typical other subject'
+    ))] = None
+    short_span: Annotated[bool, Meta(description=(
+        "true when subject_span_days is less than half the unit the report states slopes in (30 days, or span_days "
+        'when shorter): the text, Markdown and HTML reports then state change_over_subject_span instead (a slope '
+        'per unit would extrapolate beyond the data), its flag says so, and it is not one of the typical subjects'
+    ))] = False
     change_search_p_value: Annotated[float | None, Meta(description=(
         'permutation p-value of the change-point search, against a null that holds a straight-line trend'
     ))]

@@ -9,6 +9,7 @@ from typing import Iterable
 from council_db.markdown_text import markdown_text
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 from council_db.report.p_values import flag_line, p_value
+from council_db.report.trend_units import trend_figure, trend_unit
 
 BAR_WIDTH = 25
 
@@ -17,15 +18,6 @@ def _number(value: float | None, signed: bool = False, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
-
-
-def duration(days: float) -> str:
-    """A span for people: '23 minutes', '5 hours', '12 days'."""
-    if days * 24 < 1:
-        return f"{max(round(days * 1440), 1)} minutes"
-    if days < 2:
-        return f"{round(days * 24)} hours"
-    return f"{round(days)} days"
 
 
 def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str:
@@ -256,18 +248,10 @@ def _trends(report: BiasReport, add) -> None:
     add(f"TRENDS  joint-model residuals over time: {unit} vs the typical other subject")
     width = max(len(t.subject) for t in report.trends)
     for t in report.trends:
+        shown, own_span = trend_figure(t, short)
         changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {p_value(c.q_value)})" for c in t.change_points)
-        add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(t.change_over_span if short else t.slope_per_30d):<22}  "
-            f"change search p {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
-
-
-def trend_unit(report: BiasReport) -> tuple[str, bool]:
-    """Points per 30 days, or, when the window spans less than 30 days, points across its span
-    (a slope per 30 days from 23 minutes of data reads +-1,470 points on a 1-10 scale)."""
-    span = report.trends[0].span_days if report.trends else None
-    if span is None or span >= 30:
-        return "points per 30 days", False
-    return f"points across the window's {duration(span)} (its whole span)", True
+        add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(shown):<22}  " + (f"{own_span}  " if own_span else "")
+            + f"change search p {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
 
 
 def _anomalies(report: BiasReport, add) -> None:
@@ -374,9 +358,9 @@ def markdown(report: BiasReport) -> str:
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
         unit, short = trend_unit(report)
         out += ["", "## Trends", "", f"| subject | {unit} | change points |", "|---|---|---|"]
-        out += [f"| {t.kind} {markdown_text(t.subject)} | "
-                f"{interval(t.change_over_span if short else t.slope_per_30d)} | "
-                f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t in report.trends]
+        rows = [(t, *trend_figure(t, short)) for t in report.trends]
+        out += [f"| {t.kind} {markdown_text(t.subject)} | {interval(shown)}{f' {own_span}' if own_span else ''} | "
+                f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t, shown, own_span in rows]
         out += ["", "## Anomalous sessions", ""]
         out += [f"- {markdown_text(a.session_id)}: {markdown_text(a.reason)} "
                 f"(p {p_value(a.p_value)}, q {p_value(a.q_value)})"

@@ -14,7 +14,8 @@ from council_db.analysis.session_means import Series
 from council_db.report import svg
 from council_db.report.model import BiasReport, Metric
 from council_db.report.p_values import flag_line, p_value
-from council_db.report.render import found, interval, recent_severity, trend_unit
+from council_db.report.render import found, interval, recent_severity
+from council_db.report.trend_units import duration, trend_figure, trend_unit
 
 # One colour per chart, so a screenshot shows which charts were drawn.
 COLOURS = {
@@ -145,17 +146,36 @@ def quality_chart(report: BiasReport) -> Chart:
 
 
 def trends_chart(report: BiasReport) -> Chart:
-    unit, across_span = trend_unit(report)
+    """Slopes on one axis in the report's unit; a subject observed over less than half of it
+    apart, as the change across its own span (on the common axis, its slope per unit would be
+    an extrapolation, +-1,000 points wide, squeezing every other row to a dot)."""
+    unit, across_window = trend_unit(report)
     flagged = {f.subject for f in report.flags if f.kind == "trend"}
-    rows = _rows((f"{t.kind} {t.subject}", t.change_over_span if across_span else t.slope_per_30d,
-                  f"{t.kind} {t.subject}" in flagged, "changes" if t.change_points else "")
-                 for t in report.trends)
+
+    def rows(short: bool) -> list[svg.Row]:
+        return _rows((f"{t.kind} {t.subject}" + (f" ({duration(t.subject_span_days)})" if short else ""),
+                      trend_figure(t, across_window)[0],
+                      f"{t.kind} {t.subject}" in flagged, "changes" if t.change_points else "")
+                     for t in report.trends if t.short_span == short)
+
+    common, own = rows(False), rows(True)
     changes = "".join(f" {t.kind} {t.subject} changes from {c.at} ({c.shift:+.2f} points, q {p_value(c.q_value)})."
                       for t in report.trends for c in t.change_points)
     note = (f"Joint-model residuals over time, per reviewer and per candidate: {unit} vs the typical other "
             f"subject. Bold = flagged at q <= 0.05.{changes} "
             f"{_sample([t.slope_per_30d for t in report.trends])}")
-    return _chart("trends", "Trends", note, rows, unit)
+    if own:
+        note += (" Below: subjects whose own data spans less than half of that unit, as the change across their "
+                 "own span (given beside each), not extrapolated to the unit.")
+    if not common and not own:
+        return Chart("trends", "Trends", "Not estimated (see warnings).", "")
+    drawn, labels = "", svg.label_width(common + own)
+    if common:
+        drawn += svg.forest(common, colour=COLOURS["trends"], axis_label=unit, labels=labels)
+    if own:
+        drawn += svg.forest(own, colour=COLOURS["trends"], axis_label="points across each subject's own span",
+                            labels=labels)
+    return Chart("trends", "Trends", note, drawn)
 
 
 def session_means_chart(series: Series, report: BiasReport) -> Chart:

@@ -24,7 +24,7 @@ from council_db.report.model import (
     Trend,
 )
 from council_db.report.p_values import p_value
-from council_db.report.render import duration
+from council_db.report.trend_units import own_span, window_unit
 
 # kind, subject, estimate, p-value, message
 Candidate = tuple[str, str, float, float, str]
@@ -98,18 +98,21 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
         out.notes.append(note)
     changes = {c.subject: c for c in changepoints.search(timed, rng)}
     span_days = timed.span_us / trends.DAY_US
+    unit = trends.unit_us(timed.span_us)
     for slope in trends.slopes(timed, rng):
         label = f"{timed.kind} {slope.subject}"
         change = changes.get(slope.subject)
-        across = slope.over(timed.span_us)
+        across, own = slope.over(timed.span_us), slope.over(slope.span_us)
+        short = not trends.observed_over(slope.span_us, unit)
         out.trends.append(Trend(subject=slope.subject, kind=timed.kind, change_points=[],
                                 slope_per_30d=metric(slope, slope.n_records, slope.n_sessions),
                                 span_days=span_days, change_over_span=metric(across, slope.n_records, slope.n_sessions),
+                                subject_span_days=slope.span_us / trends.DAY_US, short_span=short,
+                                change_over_subject_span=metric(own, slope.n_records, slope.n_sessions),
                                 change_search_p_value=None if change is None else change.p_value))
-        shown, unit = (slope, "points per 30 days") if span_days >= 30 else (
-            across, f"points across the window's {duration(span_days)}")
+        shown, words = _stated(slope, across, own, span_days, short)
         out.add(f"{timed.kind} trends", ("trend", label, slope.estimate, slope.p_value,
-                               f"drift of {label}: {shown.estimate:+.2f} {unit} vs the other "
+                               f"drift of {label}: {shown.estimate:+.2f} {words} vs the other "
                                f"{timed.kind}s (95% CI {shown.ci_low:+.2f} to {shown.ci_high:+.2f})"))
     for subject, change in changes.items():
         out.changes[(timed.kind, subject)] = change
@@ -117,6 +120,17 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
                                f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
                                f"a step of {change.shift:+.2f} points beyond its trend, relative to the other "
                                f"{timed.kind}s (permutation p {p_value(change.p_value)})"))
+
+
+def _stated(slope: trends.Slope, across: trends.Slope, own: trends.Slope, span_days: float,
+            short: bool) -> tuple[trends.Slope, str]:
+    """The figure a flag states and its unit: the report's (``trend_units``), or the change
+    across the subject's own span when that is under half the unit."""
+    unit, across_window = window_unit(span_days)
+    if short:
+        too_short = f"too short to state {unit.removeprefix('points ')}"
+        return own, f"points {own_span(slope.span_us / trends.DAY_US)} ({too_short})"
+    return (across if across_window else slope), unit
 
 
 def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callable) -> None:

@@ -1,0 +1,203 @@
+"""A subject whose own data spans far less than the unit slopes are stated in: MT-bench's
+GPT-4 grading run (every session's first grading within 23 minutes) imported beside three
+months of other judgments. The window spans 96 days, so slopes are stated per 30 days; a
+slope per 30 days from 23 minutes extrapolates it about 1,900-fold (it read -853 points on a
+1-10 scale), and its noise swayed the choice of the typical subject, widening the other
+subjects' intervals tenfold. Such a subject is stated across its own span, is not one of the
+typical subjects, and is drawn apart from the per-30-days chart.
+
+The spans asserted are computed by the test from the published file with plain Python."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import datetime, timedelta, timezone
+from html import escape
+
+import numpy as np
+import pytest
+
+from council_db.analysis.score_data import from_records
+from council_db.report.builder import build
+from council_db.simulate import SimulationConfig, write_jsonl
+from council_db.simulate.config import DEFAULT_MODELS
+from tests import realdata
+from tests.conftest import Cli, simulated
+
+SIMULATED_END = datetime(2024, 6, 30, tzinfo=timezone.utc)  # three months after MT-bench's gradings
+DAY = 86_400.0
+TIME_KINDS = {"trend", "change_point"}
+
+
+def mt_bench_spans_seconds() -> dict[str, float]:
+    """Per MT-bench subject (each model, and the judge): first to last time of the sessions it
+    was graded in, a session's time being its first rated grading. The judge grades every model,
+    so each subject has one pair and its span is that pair's."""
+    rated = [j for j in realdata.mt_bench_judgments() if j["score"] != realdata.NO_RATING]
+    first: dict[tuple, float] = defaultdict(lambda: float("inf"))
+    for j in rated:
+        first[(j["question_id"], j["turn"])] = min(first[(j["question_id"], j["turn"])], j["tstamp"])
+    times = defaultdict(list)
+    for j in rated:
+        times[j["model"]].append(first[(j["question_id"], j["turn"])])
+    spans = {model: max(t) - min(t) for model, t in times.items()}
+    spans[rated[0]["judge"][0]] = max(spans.values())
+    return spans
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    """Two SQLite files: MT-bench plus 300 simulated sessions over 90 days, and the simulated alone."""
+    folder = tmp_path_factory.mktemp("spans")
+    simulated_file = folder / "simulated.jsonl"
+    with simulated_file.open("w") as out:
+        write_jsonl(SimulationConfig(sessions=300, seed=1, end=SIMULATED_END), out)
+    mixed, alone = Cli(folder / "mixed.db"), Cli(folder / "alone.db")
+    assert mixed(*realdata.mt_bench_import()).exit_code == 0
+    for cli in (mixed, alone):
+        assert cli("import", str(simulated_file)).exit_code == 0
+    return mixed, alone
+
+
+@pytest.fixture(scope="module")
+def mixed_report(stores):
+    result = stores[0]("bias-report", "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_mt_bench_subjects_are_stated_across_their_own_23_minutes_not_per_30_days(stores, mixed_report):
+    spans = mt_bench_spans_seconds()
+    assert {round(span / 60) for span in spans.values()} == {23}
+    trends = {t["subject"]: t for t in mixed_report["trends"] if t["subject"] in spans}  # each of one kind
+    assert set(trends) == set(spans)
+    for trend in mixed_report["trends"]:
+        subject = trend["subject"]
+        assert trend["span_days"] > 90  # the window's span: the report's unit is 30 days
+        if subject not in spans:
+            assert not trend["short_span"] and trend["subject_span_days"] > 80
+            continue
+        assert trend["short_span"]
+        assert trend["subject_span_days"] == pytest.approx(spans[subject] / DAY, abs=1e-6)
+        per_30d, own = trend["slope_per_30d"], trend["change_over_subject_span"]
+        for key in ("estimate", "ci_low", "ci_high"):
+            assert own[key] == pytest.approx(per_30d[key] * spans[subject] / (30 * DAY), rel=1e-6)
+        assert own["ci_high"] - own["ci_low"] < 9  # within the 1-10 scale's width
+        assert (own["n_sessions"], own["n_records"]) == (per_30d["n_sessions"], per_30d["n_records"])
+    assert max(abs(trends[s]["slope_per_30d"]["estimate"]) for s in spans) > 100  # what per 30 days read
+
+    text = stores[0]("bias-report").stdout
+    for subject in spans:
+        line = next(line for line in text.splitlines() if line.strip().startswith(("reviewer", "model"))
+                    and line.split()[1] == subject)
+        own = trends[subject]["change_over_subject_span"]
+        assert f"{own['estimate']:+.2f} [{own['ci_low']:+.2f}, {own['ci_high']:+.2f}]" in line
+        assert "across its own 23 minutes" in line
+        assert f"{trends[subject]['slope_per_30d']['estimate']:+.2f}" not in line
+
+
+def test_subjects_of_23_minutes_do_not_widen_the_other_subjects_intervals(stores, mixed_report):
+    alone = json.loads(stores[1]("bias-report", "--format", "json").stdout)
+    widths = {(t["kind"], t["subject"]): t["slope_per_30d"]["ci_high"] - t["slope_per_30d"]["ci_low"]
+              for t in alone["trends"]}
+    for trend in mixed_report["trends"]:
+        if (trend["kind"], trend["subject"]) in widths:
+            width = trend["slope_per_30d"]["ci_high"] - trend["slope_per_30d"]["ci_low"]
+            assert width < 1.5 * widths[(trend["kind"], trend["subject"])], trend["subject"]
+
+
+def test_the_trends_chart_draws_per_30_days_only_the_subjects_observed_over_it(stores, tmp_path):
+    page_path = tmp_path / "report.html"
+    assert stores[0]("bias-report", "-o", str(page_path)).exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    chart = page.split('<section class="chart" id="trends">')[1].split("</section>")[0]
+    per_30_days, own_span = chart.split("</svg>")[:2]
+    assert "points per 30 days" in per_30_days and "mistral-orpo" not in per_30_days and "gpt-4o" in per_30_days
+    assert escape("points across each subject's own span") in own_span
+    for subject in mt_bench_spans_seconds():
+        assert f"{subject} (23 minutes)" in own_span
+
+
+def test_trends_lists_the_short_subjects_apart_across_their_own_span(stores):
+    result = stores[0]("trends", "--by", "model", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = {row["subject"]: row for row in json.loads(result.stdout)["trends"]}
+    spans = mt_bench_spans_seconds()
+    for subject, row in rows.items():
+        assert row["short_span"] == (subject in spans)
+        if subject in spans:
+            assert row["subject_span_days"] == pytest.approx(spans[subject] / DAY, abs=1e-6)
+            for key, slope_key in (("", "slope_per_30d"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high")):
+                assert row[f"change_over_subject_span{key}"] == pytest.approx(
+                    row[slope_key] * spans[subject] / (30 * DAY), rel=1e-6)
+    text = stores[0]("trends", "--by", "model").stdout
+    per_30_days, own_span = text.split("across each one's own span")[:2]
+    assert "mistral-orpo" not in per_30_days and "openai/gpt-4o" in per_30_days
+    assert "23 min" in own_span and all(subject in own_span for subject in spans if subject != "gpt-4")
+
+
+# --- simulated: a 23-minute run beside 90 days, with and without a planted drift
+
+
+def with_short_run(seed: int, **config) -> list[dict]:
+    """300 sessions over 90 days, and 80 sessions of four other models within 23 minutes, a
+    week before the end."""
+    long_run, _ = simulated(sessions=300, seed=seed, end=SIMULATED_END, **config)
+    short_run, _ = simulated(sessions=80, seed=seed + 1000, end=SIMULATED_END - timedelta(days=7), days=23 / 1440,
+                             models=[f"short/model-{i}" for i in range(4)])
+    return long_run + short_run
+
+
+@pytest.mark.parametrize("seed", [41, 42])
+def test_a_planted_drift_is_recovered_per_30_days_beside_a_short_run(seed):
+    drifter = DEFAULT_MODELS[0]
+    report = build(from_records(with_short_run(seed, drift={drifter: 1.0})), resamples=100)
+    trend = next(t for t in report.trends if t.kind == "reviewer" and t.subject == drifter)
+    assert not trend.short_span
+    assert trend.slope_per_30d.ci_low <= 1.0 * 30 / 90 <= trend.slope_per_30d.ci_high
+    flagged = {f.subject for f in report.flags if f.kind in TIME_KINDS}
+    assert f"reviewer {drifter}" in flagged and flagged <= {f"reviewer {drifter}"}
+    flag = next(f for f in report.flags if f.kind == "trend")
+    assert "points per 30 days" in flag.message
+    short = [t for t in report.trends if t.subject.startswith("short/")]
+    assert short and all(t.short_span and t.subject_span_days < 23 / 1440 + 1e-9 for t in short)
+
+
+@pytest.mark.parametrize("seed", [51, 52, 53])
+def test_a_short_run_beside_stationary_data_raises_no_time_flag(seed):
+    report = build(from_records(with_short_run(seed)), resamples=100)
+    assert not [f for f in report.flags if f.kind in TIME_KINDS]
+    long_widths = [t.slope_per_30d.ci_high - t.slope_per_30d.ci_low for t in report.trends if not t.short_span]
+    assert long_widths and max(long_widths) < 0.5  # about +-0.1 per 30 days at 300 sessions: not swayed
+    assert np.isfinite([t.change_over_subject_span.estimate for t in report.trends if t.short_span]).all()
+
+
+def test_trends_on_mt_bench_alone_states_the_change_across_its_23_minutes_not_per_30_days(tmp_path):
+    """The window is one 23-minute run: `trends` states its slopes across the window's span,
+    as `bias-report` does, not per 30 days (it printed -1,363 points per 30 days)."""
+    cli = Cli(tmp_path / "council.db")
+    assert cli(*realdata.mt_bench_import()).exit_code == 0
+    rows = json.loads(cli("trends", "--by", "model", "--format", "json").stdout)["trends"]
+    span = max(mt_bench_spans_seconds().values())
+    text = cli("trends", "--by", "model").stdout
+    assert "points across the window's 23 minutes" in text and "slope/30d" not in text
+    for row in rows:
+        assert not row["short_span"] and row["span_days"] == pytest.approx(span / DAY, abs=1e-6)
+        change = row["slope_per_30d"] * span / (30 * DAY)
+        assert abs(change) < 9 and f"{change:+.3f}" in text
+        assert f"{row['slope_per_30d']:+.3f}" not in text
+
+
+def test_a_drift_within_a_short_run_is_flagged_across_its_own_span_not_per_30_days():
+    long_run, _ = simulated(sessions=300, seed=61, end=SIMULATED_END)
+    short_run, _ = simulated(sessions=80, seed=62, end=SIMULATED_END - timedelta(days=7), days=23 / 1440,
+                             models=[f"short/model-{i}" for i in range(4)], drift={"short/model-0": 3.0})
+    report = build(from_records(long_run + short_run), resamples=100)
+    flag = next(f for f in report.flags if f.kind == "trend" and f.subject == "reviewer short/model-0")
+    trend = next(t for t in report.trends if t.kind == "reviewer" and t.subject == "short/model-0")
+    own = trend.change_over_subject_span
+    assert trend.short_span and own.ci_low > 0
+    assert (f"drift of reviewer short/model-0: {own.estimate:+.2f} points across its own 23 minutes of data "
+            f"(too short to state per 30 days)") in flag.message
+    assert f"{trend.slope_per_30d.estimate:+.2f}" not in flag.message

@@ -4,7 +4,8 @@ A drift common to every reviewer cannot be told from a change in the questions (
 effects absorb it), so time analyses are relative to the other subjects, in a way one
 drifting subject cannot sway: slopes against the precision-weighted mean of the *anchors*
 (the subjects not clearly apart, ``anchors``), change-point paths against the median path of
-the others (``median_of_others``).
+the others (``median_of_others``). Only subjects that share sessions share session effects:
+``session_groups`` says which subjects can be told against which.
 """
 
 from __future__ import annotations
@@ -25,6 +26,26 @@ def codes_and_names(data: ScoreData, kind: Kind) -> tuple[np.ndarray, list[str]]
     if kind == "reviewer":
         return data.reviewer, data.reviewers
     return data.model, data.models
+
+
+def session_groups(session: np.ndarray, subject: np.ndarray, n_subjects: int) -> np.ndarray:
+    """Per subject: a label shared by the subjects connected to it through sessions (a reviewer
+    with the reviewers of its sessions, and theirs, and on). Residuals are net of each
+    session's effect, which holds the drift of the subjects in it, so a subject's drift can be
+    told only against subjects of its own group: two councils that never share a session, or a
+    23-minute judge run beside months of other data, each have their own typical subject."""
+    label = np.arange(n_subjects)
+    if not len(session):
+        return label
+    while True:  # each round joins groups one shared session further apart
+        per_session = np.full(int(session.max()) + 1, n_subjects)
+        np.minimum.at(per_session, session, label[subject])
+        joined = label.copy()
+        np.minimum.at(joined, subject, per_session[session])
+        joined = joined[joined]  # a label's own label: chains shorten each round
+        if (joined == label).all():
+            return label
+        label = joined
 
 
 def median_of_others(values: np.ndarray) -> np.ndarray:

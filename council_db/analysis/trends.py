@@ -5,16 +5,18 @@ length taken out, so what is left of a time trend belongs to the reviewer (or ca
 Slope: per subject, least squares of its residuals on the session time (in units of 30 days)
 within each of its (reviewer, candidate) pairs (``slope_fits``: a panel that changes over
 the window cannot make a slope), then the contrast "this subject's slope minus the typical
-other subject's": the precision-weighted mean slope of the anchors, the subjects left once those clearly apart are
-purified away (``subjects.anchors``), less the subject itself. A drift shared by all cannot be
-told from a change in the questions, so only the contrast is estimable. The median of the
-others, used before, is an order statistic: once one subject drifts it is the larger (or
-smaller) of the remaining noisy slopes, which biased every other subject's contrast (-0.05
-points per 30 days at 40 sessions) and no fixed weight describes its variance. With the
-anchors fixed, the contrast is a fixed linear combination of the slopes, and its variance
-comes from their joint clustered covariance (shared sessions included); the anchors' choice
-itself varies with the data, and its share of the variance is measured by resampling
-instants (``_choice_variance``) and added.
+other subject's": the precision-weighted mean slope of the anchors, the subjects left once
+those clearly apart are purified away (``subjects.anchors``), less the subject itself, within
+its session group (``subjects.session_groups``: residuals are net of the effects of the
+sessions a subject shares with others; a subject that shares none with another of its kind
+gets no slope). A drift shared by all cannot be told from a change in the questions, so only
+the contrast is estimable. The median of the others, used before, is an order statistic:
+once one subject drifts it is the larger (or smaller) of the remaining noisy slopes, which
+biased every other subject's contrast (-0.05 points per 30 days at 40 sessions) and no fixed
+weight describes its variance. With the anchors fixed, the contrast is a fixed linear
+combination of the slopes, and its variance comes from their joint clustered covariance
+(shared sessions included); the anchors' choice itself varies with the data, and its share
+of the variance is measured by resampling instants (``_choice_variance``) and added.
 
 Time is distinct instants, not sessions: judge runs stamp a whole batch with one time, and
 sessions sharing a timestamp carry no order (file order is not time). Clusters are therefore
@@ -29,12 +31,13 @@ far beyond the data; ``Slope.over`` gives the change across a span). A subject's
 span far less than the window (a 23-minute grading run imported beside months of other
 judgments): ``Slope.span_us`` is the longest span of its pairs, the slope being fitted within
 pairs, and a subject observed over less than 1 / ``MAX_EXTRAPOLATION`` of the unit is stated
-across its own span instead (``observed_over``). Such a subject is never one of the typical
-subjects: its slope per unit is mostly noise (precision grows with the span squared), and
-although its precision weight is tiny, the anchors' choice ranks subjects by their distance
-from a median, which a few such slopes of +-800 points swayed (the other subjects' CIs grew
-tenfold and more). Its own contrast is still tested against the typical subject: the rate is
-estimable over any span, only stating it per month is not.
+across its own span instead (``observed_over``). Such a subject is an anchor only in a group
+where fewer than two subjects are observed over the unit (a judge run alone in its sessions):
+its slope per unit is mostly noise (precision grows with the span squared), and although its
+precision weight is tiny, the anchors' choice ranks subjects by their distance from a median,
+which such slopes of +-1,000 points swayed (three judges joining a 90-day council for 23
+minutes left the others' CIs a median 6 points per 30 days wide, against 0.13). Its own
+contrast is still tested: a rate is estimable over any span, only stating it per month is not.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ import numpy as np
 from council_db.analysis.score_data import ScoreData
 from council_db.analysis.slope_fits import Cells, Records, line_fits
 from council_db.analysis.stats.bootstrap import session_weights
-from council_db.analysis.subjects import Kind, anchors, codes_and_names, reference_contrast
+from council_db.analysis.subjects import Kind, anchors, codes_and_names, reference_contrast, session_groups
 
 DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US
@@ -155,7 +158,9 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
         return []
     records = timed.fit_records()
     fit = line_fits(records, MIN_TIMES)
+    groups = session_groups(records.session, records.subject, records.n_subjects)
     identified = np.flatnonzero(fit.ok)
+    identified = identified[np.bincount(groups[identified])[groups[identified]] >= 2]  # someone to be told against
     if len(identified) < 2:
         return []
     beta, precision = fit.beta[identified], fit.precision[identified]
@@ -163,15 +168,13 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     df = timed.n_instants - 2
     spans = _spans_us(timed.ts_us, records)[identified]
     unit = unit_us(timed.span_us)
-    eligible = np.array([observed_over(int(span), unit) for span in spans])
-    if eligible.sum() < 2:  # every contrast needs another typical subject
-        eligible[:] = True
-    typical = _typical(beta, cov, precision, df, eligible)
-    choice = _choice_variance(Cells.of(records), identified, eligible, typical, cov, precision, df,
+    typical = Typical(groups[identified], np.array([observed_over(int(span), unit) for span in spans]), precision)
+    contrasts = typical.contrasts(typical.anchors(beta, cov, df))
+    choice = _choice_variance(Cells.of(records), identified, typical, contrasts, cov, df,
                               rng if rng is not None else np.random.default_rng(0))
     out = []
     for i, j in enumerate(identified.tolist()):
-        contrast = reference_contrast(i, typical, precision)
+        contrast = contrasts[i]
         estimate = float(contrast @ beta)
         se = math.sqrt(max(float(contrast @ cov @ contrast), 0.0) + choice[i])
         low, high = t_interval(estimate, se, df)
@@ -179,6 +182,16 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
         out.append(Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
                          int(fit.sessions[j]), int(fit.records[j]), int(spans[i])))
     return out
+
+
+def alone(timed: TimedResiduals) -> list[str]:
+    """The subjects that share no session with another subject of their kind: no trend is
+    given for them (their drift cannot be told from a change in the questions)."""
+    groups = session_groups(timed.session, timed.subject, len(timed.names))
+    present = np.unique(timed.subject)
+    lone = present[np.bincount(groups[present], minlength=len(timed.names))[groups[present]] == 1]
+    return [f"{timed.kind} {timed.names[code]} shares no session with another {timed.kind}: its drift cannot be told "
+            f"from a change in the questions, so no trend is given for it" for code in lone.tolist()]
 
 
 def _spans_us(ts_us: np.ndarray, records: Records) -> np.ndarray:
@@ -194,17 +207,34 @@ def _spans_us(ts_us: np.ndarray, records: Records) -> np.ndarray:
     return spans
 
 
-def _typical(beta: np.ndarray, cov: np.ndarray, precision: np.ndarray, df: float,
-             eligible: np.ndarray) -> np.ndarray:
-    """The anchors, chosen among the eligible subjects only, as a mask over all of them."""
-    chosen = np.zeros(len(beta), dtype=bool)
-    among = np.flatnonzero(eligible)
-    chosen[among] = anchors(beta[among], cov[np.ix_(among, among)], precision[among], df)
-    return chosen
+@dataclass(frozen=True)
+class Typical:
+    """Who each subject's slope is told against: the anchors of its own session group, chosen
+    among the group's subjects observed over the unit (all of the group's when fewer than two
+    are: within a group, spans are then alike)."""
+
+    groups: np.ndarray  # per subject: its session group (every group holds two or more)
+    observed: np.ndarray  # per subject: its data spans half the unit or more
+    precision: np.ndarray
+
+    def anchors(self, beta: np.ndarray, cov: np.ndarray, df: float) -> np.ndarray:
+        """Every group's anchors, as one mask over the subjects."""
+        chosen = np.zeros(len(beta), dtype=bool)
+        for group in np.unique(self.groups):
+            among = np.flatnonzero(self.groups == group)
+            if self.observed[among].sum() >= 2:
+                among = among[self.observed[among]]
+            chosen[among] = anchors(beta[among], cov[np.ix_(among, among)], self.precision[among], df)
+        return chosen
+
+    def contrasts(self, chosen: np.ndarray) -> np.ndarray:
+        """Row i: the weights giving subject i's slope less the mean of its group's anchors."""
+        return np.array([reference_contrast(i, chosen & (self.groups == self.groups[i]), self.precision)
+                         for i in range(len(chosen))])
 
 
-def _choice_variance(cells: Cells, identified: np.ndarray, eligible: np.ndarray, typical: np.ndarray,
-                     cov: np.ndarray, precision: np.ndarray, df: float, rng: np.random.Generator) -> np.ndarray:
+def _choice_variance(cells: Cells, identified: np.ndarray, typical: Typical, fixed: np.ndarray,
+                     cov: np.ndarray, df: float, rng: np.random.Generator) -> np.ndarray:
     """Per subject: the variance that choosing the typical subjects adds to its contrast, which
     the clustered covariance (anchors fixed) leaves out. Instants are resampled; in each
     resample the slopes are refitted and the anchors chosen again; the variance of those
@@ -212,16 +242,15 @@ def _choice_variance(cells: Cells, identified: np.ndarray, eligible: np.ndarray,
     when the choice is clear). Without it a drift about 3 SEs in size, which the data cannot
     always tell from noise, left the intervals at 92% coverage."""
     n_times = cells.n_instants
-    fixed = np.array([reference_contrast(i, typical, precision) for i in range(len(identified))])
     contrasts: dict[bytes, np.ndarray] = {}  # per anchor set: most resamples choose one of a few
     rechosen, kept = [], []
     for weights in session_weights(n_times, RESAMPLES, rng, max_cells=MAX_WEIGHTS):
         beta = cells.slopes(weights)[:, identified]
         for b in beta[np.isfinite(beta).all(axis=1)]:
-            chosen = _typical(b, cov, precision, df, eligible)
+            chosen = typical.anchors(b, cov, df)
             key = chosen.tobytes()
             if key not in contrasts:
-                contrasts[key] = np.array([reference_contrast(i, chosen, precision) for i in range(len(b))])
+                contrasts[key] = typical.contrasts(chosen)
             rechosen.append(contrasts[key] @ b)
             kept.append(fixed @ b)
     if len(rechosen) < 2:

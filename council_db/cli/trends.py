@@ -114,7 +114,7 @@ def trends(
     if by is By.reviewer:
         drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)
                  + version_drift.model_id_severities(data, fit.severity)]
-    warnings = version_drift.mixed_version_warnings(data, versions) + panel.changes(data)
+    warnings = version_drift.mixed_version_warnings(data, versions) + panel.changes(data) + trend_analysis.alone(timed)
     untested = changepoints.why_not_tested(timed)
     if untested is not None:
         warnings.append(untested)

@@ -96,6 +96,7 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
     note = changepoints.why_not_tested(timed)
     if note is not None and note not in out.notes:
         out.notes.append(note)
+    out.notes.extend(note for note in trends.alone(timed) if note not in out.notes)
     changes = {c.subject: c for c in changepoints.search(timed, rng)}
     span_days = timed.span_us / trends.DAY_US
     unit = trends.unit_us(timed.span_us)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from council_db.analysis.score_data import from_records
+from council_db.analysis.subjects import session_groups
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.simulate.config import DEFAULT_MODELS
@@ -31,9 +32,9 @@ TIME_KINDS = {"trend", "change_point"}
 
 
 def mt_bench_spans_seconds() -> dict[str, float]:
-    """Per MT-bench subject (each model, and the judge): first to last time of the sessions it
-    was graded in, a session's time being its first rated grading. The judge grades every model,
-    so each subject has one pair and its span is that pair's."""
+    """Per MT-bench model: first to last time of the sessions it was graded in, a session's
+    time being its first rated grading. One judge grades every model, so a model has one pair
+    and its span is that pair's."""
     rated = [j for j in realdata.mt_bench_judgments() if j["score"] != realdata.NO_RATING]
     first: dict[tuple, float] = defaultdict(lambda: float("inf"))
     for j in rated:
@@ -41,9 +42,7 @@ def mt_bench_spans_seconds() -> dict[str, float]:
     times = defaultdict(list)
     for j in rated:
         times[j["model"]].append(first[(j["question_id"], j["turn"])])
-    spans = {model: max(t) - min(t) for model, t in times.items()}
-    spans[rated[0]["judge"][0]] = max(spans.values())
-    return spans
+    return {model: max(t) - min(t) for model, t in times.items()}
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +133,7 @@ def test_trends_lists_the_short_subjects_apart_across_their_own_span(stores):
     text = stores[0]("trends", "--by", "model").stdout
     per_30_days, own_span = text.split("across each one's own span")[:2]
     assert "mistral-orpo" not in per_30_days and "openai/gpt-4o" in per_30_days
-    assert "23 min" in own_span and all(subject in own_span for subject in spans if subject != "gpt-4")
+    assert "23 min" in own_span and all(subject in own_span for subject in spans)
 
 
 # --- simulated: a 23-minute run beside 90 days, with and without a planted drift
@@ -201,3 +200,68 @@ def test_a_drift_within_a_short_run_is_flagged_across_its_own_span_not_per_30_da
     assert (f"drift of reviewer short/model-0: {own.estimate:+.2f} points across its own 23 minutes of data "
             f"(too short to state per 30 days)") in flag.message
     assert f"{trend.slope_per_30d.estimate:+.2f}" not in flag.message
+
+
+def test_a_short_runs_subjects_are_told_against_the_subjects_of_its_own_sessions():
+    """Residuals are net of session effects, so one reviewer drifting +3 in the short run makes
+    the run's other three drift -0.75 in residuals; against the typical subject of the 90 days
+    (a slope of about 0) they read as drifting and were flagged. Against the typical subject of
+    their own sessions the drifter reads +3 and nobody else moves, as in the run's own report."""
+    long_run, _ = simulated(sessions=300, seed=61, end=SIMULATED_END)
+    short_run, _ = simulated(sessions=80, seed=62, end=SIMULATED_END - timedelta(days=7), days=23 / 1440,
+                             models=[f"short/model-{i}" for i in range(4)], drift={"short/model-0": 3.0})
+    report = build(from_records(long_run + short_run), resamples=100)
+    assert {f.subject for f in report.flags if f.kind in TIME_KINDS} == {"reviewer short/model-0"}
+    drifter = next(t for t in report.trends if t.kind == "reviewer" and t.subject == "short/model-0")
+    assert drifter.change_over_subject_span.ci_low <= 3.0 <= drifter.change_over_subject_span.ci_high
+
+
+def test_a_subject_sharing_no_session_with_another_of_its_kind_has_no_trend_and_the_report_says_why(mixed_report):
+    """MT-bench's judge is the only reviewer of its sessions: its residuals sum to 0 in every
+    session, and its drift cannot be told from a change in the questions."""
+    judge = realdata.mt_bench_judgments()[0]["judge"][0]
+    assert judge not in {t["subject"] for t in mixed_report["trends"] if t["kind"] == "reviewer"}
+    assert any(f"reviewer {judge} shares no session with another reviewer" in w for w in mixed_report["warnings"])
+
+
+def test_judges_joining_a_council_for_23_minutes_do_not_widen_the_others_intervals():
+    """In the same sessions as the council's reviewers, three judges of 23 minutes are in their
+    session group: as candidates for the typical subject, their slopes of +-1,000 points per 30
+    days swayed its choice (the others' CIs were a median 6 and up to 730 points wide)."""
+    long_run, _ = simulated(sessions=300, seed=71, end=SIMULATED_END)
+    short_run, _ = simulated(sessions=80, seed=72, end=SIMULATED_END - timedelta(days=7), days=23 / 1440,
+                             reviewers=list(DEFAULT_MODELS) + [f"short/judge-{i}" for i in range(3)])
+    report = build(from_records(long_run + short_run), resamples=100)
+    reviewers = [t for t in report.trends if t.kind == "reviewer"]
+    assert {t.subject for t in reviewers if t.short_span} == {f"short/judge-{i}" for i in range(3)}
+    assert max(t.slope_per_30d.ci_high - t.slope_per_30d.ci_low for t in reviewers if not t.short_span) < 0.5
+    assert not [f for f in report.flags if f.kind in TIME_KINDS]
+
+
+def test_mt_bench_beside_other_data_reads_as_it_reads_alone(stores, mixed_report, tmp_path):
+    """Told against the typical model of its own sessions, a run's change across its 23 minutes
+    is what its own report says across the window's 23 minutes (the joint model, fitted on both,
+    shares the length and slot effects: residuals move a little)."""
+    alone = Cli(tmp_path / "council.db")
+    assert alone(*realdata.mt_bench_import()).exit_code == 0
+    own_report = {t["subject"]: t for t in json.loads(alone("bias-report", "--format", "json").stdout)["trends"]}
+    for trend in mixed_report["trends"]:
+        if trend["subject"] in mt_bench_spans_seconds():
+            beside, by_itself = trend["change_over_subject_span"], own_report[trend["subject"]]["change_over_span"]
+            assert beside["estimate"] == pytest.approx(by_itself["estimate"], abs=0.1)
+            width = by_itself["ci_high"] - by_itself["ci_low"]
+            assert beside["ci_high"] - beside["ci_low"] == pytest.approx(width, rel=0.1)
+
+
+def test_session_groups_join_subjects_through_chains_of_shared_sessions():
+    """Subject k shares session k with subject k + 1, for 0..8 (a chain of ten), 10 and 11 share
+    one session, and 12 has its own: three groups, whatever the order of the codes."""
+    rng = np.random.default_rng(0)
+    pairs = [(k, k) for k in range(9)] + [(k, k + 1) for k in range(9)] + [(9, 10), (9, 11), (10, 12)]
+    order = rng.permutation(13)  # subject codes in another order than the chain
+    session = np.array([s for s, _ in pairs])
+    subject = order[[k for _, k in pairs]]
+    groups = session_groups(session, subject, 13)
+    expected = [set(order[:10].tolist()), set(order[10:12].tolist()), {int(order[12])}]
+    found = [set(np.flatnonzero(groups == label).tolist()) for label in np.unique(groups)]
+    assert sorted(found, key=min) == sorted(expected, key=min)

@@ -65,7 +65,10 @@ class CountedColumnFacet(ColumnFacet):
                 suggested.append({"name": column, "toggle_url": self._url(path_with_added_args(
                     self.request, {"_facet": column}))})
         if self.row_count is None:
-            every = await self._counts(counted, next(iter(counted.columns)), filters, None)
+            try:
+                every = await self._counts(counted, next(iter(counted.columns)), filters, None)
+            except QueryInterrupted:
+                return suggested  # not Datasette's count of every record instead
             self.row_count = sum(row["count"] for row in every)
         others = [{"source": "request", "config": {"simple": column}} for column in [*enabled, *counted.columns]]
         return suggested + await _Configured(self, others).suggest()

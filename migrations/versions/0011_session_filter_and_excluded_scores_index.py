@@ -5,7 +5,7 @@ Revises: 0010
 Create Date: 2026-11-24
 
 On SQLite, 0010's score_records and within_session_scores looked up every session column in a
-correlated subquery, so a filter on session_id (Datasette's link to a session's records, or
+correlated subquery, so a filter on session_id (`?session_id=` in Datasette, or
 `WHERE session_id = '...'`) evaluated it for every record: 4 s at a million sessions. They
 now join sessions, and such a filter reads the session by its unique key and its records by
 the scores' primary key. The reviewer's name is looked up like the candidate's, so a count
@@ -28,8 +28,8 @@ branch_labels = None
 depends_on = None
 
 RECORD_VIEWS = ("score_records", "within_session_scores")
-# 0010's record views with every session column read from a joined sessions row. Written out
-# here, not read from store/: a migration must do the same thing forever.
+# 0010's record views (its frozen SQL) with every session column read from a joined sessions
+# row. Written out here, not read from store/: a migration must do the same thing forever.
 SESSION_COLUMNS = ("session_key", "timestamp", "ts_us", "consent_level", "schema_version", "council_config_version",
                    "category", "language", "length_bucket")
 SQLITE_LOOKUPS = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,6 @@ def served(tmp_path_factory):
 
 
 def records(path: Path) -> list[dict[str, Any]]:
-    import sqlite3
-
     with sqlite3.connect(path) as connection:
         connection.row_factory = sqlite3.Row
         return [dict(row) for row in connection.execute(RECORDS)]

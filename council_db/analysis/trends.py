@@ -83,6 +83,11 @@ class Slope:
         return replace(self, estimate=self.estimate * factor, se=self.se * factor,
                        ci_low=self.ci_low * factor, ci_high=self.ci_high * factor)
 
+    def short_span(self, window_span_us: int) -> bool:
+        """Whether its subject's own data spans under half the unit of a window spanning
+        ``window_span_us``, so that it is stated across its own span instead."""
+        return not observed_over(self.span_us, unit_us(window_span_us))
+
 
 @dataclass
 class TimedResiduals:

@@ -172,7 +172,10 @@ def _interval(low: float | None, high: float | None) -> str:
 def _trends_for_people(row: dict[str, Any]) -> dict[str, Any]:
     """A trend as an 80-column table shows it (--wide and the other formats: every column):
     per 30 days, or across the window's span when that is shorter."""
-    if row["span_days"] >= 30:
+    from council_db.report.trend_units import window_unit
+
+    _, across_window = window_unit(row["span_days"])
+    if not across_window:
         figure = {"slope/30d": f"{row['slope_per_30d']:+.3f}", "95% CI": _interval(row["ci_low"], row["ci_high"])}
     else:
         scale = row["span_days"] / 30
@@ -206,7 +209,7 @@ def _series_for_people(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: int) -> dict[str, Any]:
-    from council_db.analysis.trends import DAY_US, observed_over, unit_us
+    from council_db.analysis.trends import DAY_US
     from council_db.contract.timestamps import format_us
 
     flagged = change is not None and change_q is not None and change_q <= 0.05
@@ -216,7 +219,7 @@ def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: i
         "p_value": slope.p_value, "q_value": float(q_value), "n_sessions": slope.n_sessions,
         "n_records": slope.n_records, "span_days": span_us / DAY_US,
         "change_over_span": slope.over(span_us).estimate,
-        "subject_span_days": slope.span_us / DAY_US, "short_span": not observed_over(slope.span_us, unit_us(span_us)),
+        "subject_span_days": slope.span_us / DAY_US, "short_span": slope.short_span(span_us),
         "change_over_subject_span": own.estimate, "change_over_subject_span_ci_low": own.ci_low,
         "change_over_subject_span_ci_high": own.ci_high,
         "change_p_value": None if change is None else change.p_value,

@@ -99,12 +99,11 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
     out.notes.extend(note for note in trends.alone(timed) if note not in out.notes)
     changes = {c.subject: c for c in changepoints.search(timed, rng)}
     span_days = timed.span_us / trends.DAY_US
-    unit = trends.unit_us(timed.span_us)
     for slope in trends.slopes(timed, rng):
         label = f"{timed.kind} {slope.subject}"
         change = changes.get(slope.subject)
         across, own = slope.over(timed.span_us), slope.over(slope.span_us)
-        short = not trends.observed_over(slope.span_us, unit)
+        short = slope.short_span(timed.span_us)
         out.trends.append(Trend(subject=slope.subject, kind=timed.kind, change_points=[],
                                 slope_per_30d=metric(slope, slope.n_records, slope.n_sessions),
                                 span_days=span_days, change_over_span=metric(across, slope.n_records, slope.n_sessions),

@@ -40,7 +40,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from bench_report import ARMS, PLANTED, REAL_LIKE  # benchmarks/ is on the path when run as a script
 
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 

@@ -26,8 +26,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from council_db.analysis import joint_model
-from council_db.analysis.score_data import from_records
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import from_records
 from council_db.simulate import SimulationConfig, write_jsonl
 
 MODELS = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]

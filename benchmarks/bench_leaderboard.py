@@ -21,10 +21,10 @@ import json
 import numpy as np
 from scipy.stats import kendalltau
 
-from council_db.analysis import joint_model
 from council_db.analysis.aggregation import Method, calibrate, consensus, leaderboard
 from council_db.analysis.aggregation.quality import quality_standings
-from council_db.analysis.score_data import from_records
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import from_records
 from council_db.simulate import SimulationConfig, write_jsonl
 
 MODELS = ["m/a", "m/b", "m/c", "m/d", "m/e", "m/f"]  # best first

@@ -45,7 +45,7 @@ from typing import Callable
 import numpy as np
 from scipy.stats import binom
 
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import BOOTSTRAP_RESAMPLES, build
 from council_db.simulate import SimulationConfig, write_jsonl
 
@@ -167,7 +167,7 @@ def run_seconds(command: list[str]) -> float:
 
 def timing(sessions: int, runs: int) -> list[str]:
     """Simulate, import through the real importer, time the CLI and the in-process report."""
-    from council_db.analysis import window
+    from council_db.analysis.loading import window
     from council_db.ingest.importer import import_files
     from council_db.store.database import open_database
 
@@ -201,7 +201,7 @@ def timing(sessions: int, runs: int) -> list[str]:
             cli.append(time.perf_counter() - t0)
         parsed = json.loads(done.stdout)
         help_s = min(run_seconds([*council_db_command(), "--help"]) for _ in range(3))
-        imports = ("import council_db.cli.app, council_db.report.builder, council_db.analysis.window, "
+        imports = ("import council_db.cli.app, council_db.report.builder, council_db.analysis.loading.window, "
                    "council_db.store.database, council_db.report.render")
         import_s = min(run_seconds([sys.executable, "-c", imports]) for _ in range(3))
 

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 

@@ -64,7 +64,7 @@ class Council:
         The same report as ``council-db bias-report``: above ``sample_sessions`` sessions
         (default 5,000; 0 = never) the record-level analyses read a sample of the window's
         sessions, so a report over a million sessions takes seconds, not minutes."""
-        from council_db.analysis.window import Window
+        from council_db.analysis.loading.window import Window
         from council_db.report.for_window import report_for_window
 
         chosen = Window(**window)

@@ -1,5 +1,5 @@
 -- The scores of the sessions in report_window (a CTE the caller puts in front), oldest
--- session first, with what the analyses need, as ids (analysis/window_records.py looks the
+-- session first, with what the analyses need, as ids (analysis/loading/window_records.py looks the
 -- names up once). Excluded scores come too, so they can be counted by reason (exclusion_id -1:
 -- not excluded); slot is -1 where position is not a display slot (schema < 1.2.0).
 -- The reviewers and models parameters (expanding lists of names) keep only those scores,

@@ -12,7 +12,7 @@
 -- the meta-analysis cannot use a session, so "+ 0 * answer_z" drops those rows from a SUM.
 -- One query per scale rather than GROUP BY scale, which would sort the rows. Each call sums
 -- the sessions whose id is in first_id..last_id: a window's id range is cut into parts that
--- run at once (council_db.analysis.window_totals), each part's sums then added up.
+-- run at once (council_db.analysis.loading.window_totals), each part's sums then added up.
 SELECT
     SUM(CASE WHEN st.usable > 0 THEN 1 ELSE 0 END) AS sessions,
     SUM(CASE WHEN st.usable > 0 AND w.ts_us IS NULL THEN 1 ELSE 0 END) AS undated,

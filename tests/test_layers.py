@@ -38,6 +38,20 @@ FLOOR = {"council_db.errors", "council_db.resources", "council_db.text_values", 
          "council_db.__version__"}
 SUBPACKAGES = ("contract", "simulate", "store", "ingest", "report", "outlets", "cli")
 
+# Inside analysis/, one sub-package per question, ranked the same way: the window's arrays at
+# the bottom, the joint model on them, the questions that read its effects or residuals
+# beside each other (independent), and single sessions on top (an audit reads length and
+# position figures). docs/architecture.md lists what each holds.
+ANALYSIS_RANKS = {
+    "loading": 0,
+    "joint": 1,
+    "position": 2,
+    "effects": 2,
+    "drift": 2,
+    "aggregation": 2,
+    "sessions": 3,
+}
+
 
 def layer_of(module: str) -> str:
     if module in FLOOR:
@@ -52,6 +66,16 @@ def layer_of(module: str) -> str:
     if len(parts) > 1 and parts[1] in (*SUBPACKAGES, "analysis"):
         return parts[1]
     raise AssertionError(f"{module} belongs to no layer: put it in a layer's folder (docs/architecture.md)")
+
+
+def analysis_part_of(module: str) -> str:
+    """The analysis sub-package a module of the analysis layer sits in."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[2] in ANALYSIS_RANKS:
+        return parts[2]
+    if module == "council_db.analysis":
+        return "package"
+    raise AssertionError(f"{module} sits in no analysis sub-package: put it in one (docs/architecture.md)")
 
 
 def module_names() -> dict[str, Path]:
@@ -110,6 +134,28 @@ def test_imports_run_down_the_layers():
             if there != here and RANKS[there] >= RANKS[here]:
                 wrong.append(f"{module} ({here}) imports {target} ({there})")
     assert not wrong, "imports that run up or across the layers:\n" + "\n".join(wrong)
+
+
+def test_every_analysis_module_sits_in_a_sub_package():
+    for module in GRAPH:
+        if layer_of(module) == "analysis" and module != "council_db.analysis":
+            assert analysis_part_of(module) in ANALYSIS_RANKS
+
+
+def test_analysis_imports_run_down_its_sub_packages():
+    wrong = []
+    for module, targets in sorted(GRAPH.items()):
+        if layer_of(module) != "analysis" or module == "council_db.analysis":
+            continue
+        here = analysis_part_of(module)
+        for target in sorted(targets):
+            if layer_of(target) != "analysis":
+                continue
+            there = analysis_part_of(target)
+            assert there != "package", f"{module} imports the analysis package itself: import the module"
+            if there != here and ANALYSIS_RANKS[there] >= ANALYSIS_RANKS[here]:
+                wrong.append(f"{module} ({here}) imports {target} ({there})")
+    assert not wrong, "imports that run up or across analysis/'s sub-packages:\n" + "\n".join(wrong)
 
 
 def test_the_package_has_no_import_circles():

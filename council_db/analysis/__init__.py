@@ -1,7 +1,7 @@
-"""What the scores say. A window of sessions is chosen and loaded as numpy arrays (window,
-score_data, with whole-window totals from the per-session statistics in window_totals); the
-joint model (joint_model on joint_design and least_squares) separates reviewer severity,
-candidate quality, display slot, length and self-preference; the other analyses (length,
-agreement, position, trends, changepoints, anomalies, affinity, version_drift,
-session_audit, session_means, aggregation/ for the calibrated view) work on the same arrays
-or on the joint model's residuals. stats/ holds the pure estimators, arrays in."""
+"""What the scores say, one sub-package per question (docs/architecture.md):
+loading/ (which sessions, as numpy arrays), joint/ (the joint model that separates reviewer
+severity, candidate quality, display slot, length and self-preference), position/ (does the
+slot an answer was shown in sway its score), effects/ (length, affinity, agreement between
+reviewers), drift/ (does anything change over time or by version), sessions/ (which
+sessions do not fit; one session's indicators), aggregation/ (the calibrated view).
+stats/ holds the pure estimators, arrays in."""

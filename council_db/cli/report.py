@@ -97,7 +97,7 @@ def audit(
 
     The length correlation, slot means and reviewer calibration. Indicators only: 4-5
     answers cannot show a bias (use bias-report for that)."""
-    from council_db.analysis import session_audit
+    from council_db.analysis.sessions import session_audit
     from council_db.store.session_ids import full_id
 
     fmt = chosen(AUDIT, fmt, json=as_json, output=output)

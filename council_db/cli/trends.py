@@ -50,8 +50,8 @@ class Every(str, Enum):
 def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
     """The window's scores (above ``sample_sessions`` sessions, a sample's: said on stderr)
     and the joint model's fit, or a usage error for a bad time."""
-    from council_db.analysis import joint_model
-    from council_db.analysis.window import load_sample, sample_note, unreadable_warnings
+    from council_db.analysis.joint import joint_model
+    from council_db.analysis.loading.window import load_sample, sample_note, unreadable_warnings
     from council_db.errors import CouncilDbError
 
     spec = checked_window(**options)
@@ -63,7 +63,7 @@ def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
     if note:
         message(f"note: {note}; --sample-sessions 0 reads them all")
     if data.n_sessions == 0:
-        from council_db.analysis.empty_window import where_the_data_is
+        from council_db.analysis.loading.empty_window import where_the_data_is
 
         hint = where_the_data_is(db, spec)
         if hint:
@@ -92,8 +92,9 @@ def trends(
     version."""
     import numpy as np
 
-    from council_db.analysis import changepoints, panel, stats, version_drift
-    from council_db.analysis import trends as trend_analysis
+    from council_db.analysis import stats
+    from council_db.analysis.drift import changepoints, panel, version_drift
+    from council_db.analysis.drift import trends as trend_analysis
 
     fmt = chosen(TRENDS, fmt, json=as_json, csv=as_csv, output=output)
     db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
@@ -209,7 +210,7 @@ def _series_for_people(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: int) -> dict[str, Any]:
-    from council_db.analysis.trends import DAY_US
+    from council_db.analysis.drift.trends import DAY_US
     from council_db.contract.timestamps import format_us
 
     flagged = change is not None and change_q is not None and change_q <= 0.05
@@ -278,8 +279,8 @@ def anomalies(
     All the same (extreme) score, or one reviewer far off. A p-value per session, calibrated
     against the other sessions; flagged at Benjamini-Hochberg q <= 0.05 over the sessions
     tested (above --sample-sessions, a sample's)."""
-    from council_db.analysis import anomalies as detect
     from council_db.analysis import stats
+    from council_db.analysis.sessions import anomalies as detect
     from council_db.cli.output import emit_rows
     from council_db.cli.table_view import for_people
     from council_db.contract.timestamps import format_us

@@ -39,7 +39,7 @@ def checked_window(*, sessions: int | None, days: float | None, since: str | Non
                    config_version: list[str] | None, category: list[str] | None):
     """The analysis.window.Window these options give; a time that cannot be read is a usage
     error (exit 2) naming it, before any database is opened."""
-    from council_db.analysis.window import Window
+    from council_db.analysis.loading.window import Window
     from council_db.cli.context import bad_time
     from council_db.contract.fields import LineError
 

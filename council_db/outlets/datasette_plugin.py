@@ -38,7 +38,7 @@ from council_db.outlets.datasette_local_keys import guard_connection
 from council_db.outlets.datasette_metadata import SHIPPED_NAME, shipped
 
 if TYPE_CHECKING:
-    from council_db.analysis.window import Window
+    from council_db.analysis.loading.window import Window
 
 PAGE = "-/bias-report"
 # One report at a time: each holds its window's arrays (up to ~300 MB at a million sessions),

@@ -8,7 +8,7 @@ the lowest level among them, and the session's query metadata and hash only when
 session's own envelope (its first record's) allows them too. Never raw text: the database holds
 none, and an event is built from stored columns only.
 
-Bias indicators are the per-session indicators of analysis/session_audit.py (length
+Bias indicators are the per-session indicators of analysis/sessions/session_audit.py (length
 correlation with its t-distribution p-value, variance of slot means) plus the reviewers' agreement
 (Krippendorff's alpha, interval, self-reviews left out, one score per reviewer and answer).
 4-5 answers cannot show a bias, so an event carries no statistical flag: its ``flags`` say why an indicator is missing.
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
-from council_db.analysis.session_audit import audit_data
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.loading.window import Window, load_sessions
+from council_db.analysis.sessions.session_audit import audit_data
 from council_db.analysis.stats import answer_index, krippendorff_alpha_interval
-from council_db.analysis.window import Window, load_sessions
 from council_db.contract.timestamps import format_us
 from council_db.store.database import Database
 from council_db.store.sql_filters import RECORD_CONSENT

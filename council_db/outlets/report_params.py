@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from council_db.analysis.window import Window
+from council_db.analysis.loading.window import Window
 from council_db.contract.fields import LineError
 from council_db.contract.timestamps import timestamp_us
 

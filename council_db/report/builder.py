@@ -10,14 +10,15 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from council_db.analysis import joint_model, stats
-from council_db.analysis.agreement import agreement
-from council_db.analysis.length import answer_table, naive_pooled_r
-from council_db.analysis.score_data import ScoreData, known_lengths, log_length_sd
+from council_db.analysis import stats
+from council_db.analysis.effects.agreement import agreement
+from council_db.analysis.effects.length import answer_table, naive_pooled_r
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
+from council_db.analysis.loading.window import Requested, unreadable_warnings
+from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
-from council_db.analysis.window import Requested, unreadable_warnings
-from council_db.analysis.window_totals import WindowTotals
 from council_db.contract.timestamps import format_us
 from council_db.report import position_section
 from council_db.report import sections as report_sections

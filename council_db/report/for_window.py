@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from council_db.analysis.score_data import ScoreData
-    from council_db.analysis.window import Window
+    from council_db.analysis.loading.score_data import ScoreData
+    from council_db.analysis.loading.window import Window
     from council_db.report.model import BiasReport
     from council_db.store.database import Database
 
@@ -21,7 +21,7 @@ class WindowReport:
     empty_window_hint: str | None = None  # where the data is, when the window holds none of it
 
     def html(self) -> str:
-        from council_db.analysis.session_means import session_series
+        from council_db.analysis.drift.session_means import session_series
         from council_db.report import render_html
 
         return render_html.html(self.report, session_series(self.data))
@@ -35,14 +35,15 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
     are left out (and counted in the filters)."""
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
 
-    from council_db.analysis.window import SAMPLE_SESSIONS, load_for_report
+    from council_db.analysis.loading.window import SAMPLE_SESSIONS, load_for_report
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The window's queries run (the database releases the GIL) while the analyses load:
         # over a million sessions each takes about a second.
         loading = pool.submit(load_for_report, db, window,
                               SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
-        from council_db.analysis import anomalies, version_drift
+        from council_db.analysis.drift import version_drift
+        from council_db.analysis.sessions import anomalies
         from council_db.report.builder import build
         loaded = loading.result()
     data, totals = loaded.data, loaded.totals
@@ -59,7 +60,7 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
         result.warnings.insert(0, anomalies.excluded_note(dropped))
     hint = None
     if data.n_sessions == 0:
-        from council_db.analysis.empty_window import where_the_data_is
+        from council_db.analysis.loading.empty_window import where_the_data_is
 
         hint = where_the_data_is(db, window)
         if hint:

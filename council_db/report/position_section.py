@@ -10,11 +10,11 @@ from typing import Callable
 import numpy as np
 
 from council_db.analysis import stats
-from council_db.analysis.position import first_shown_judgments, first_shown_share, presentation_designs
-from council_db.analysis.reviewer_position import ReviewerPosition as Found
-from council_db.analysis.reviewer_position import by_reviewer
-from council_db.analysis.score_data import ScoreData
-from council_db.analysis.swaps import SwapSummary, summarise, swaps
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.position.consistency import first_shown_judgments, first_shown_share, presentation_designs
+from council_db.analysis.position.reviewer_position import ReviewerPosition as Found
+from council_db.analysis.position.reviewer_position import by_reviewer
+from council_db.analysis.position.swaps import SwapSummary, summarise, swaps
 from council_db.report.model import (
     BiasReport,
     Consistency,

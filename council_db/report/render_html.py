@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from council_db.analysis.session_means import Series
+from council_db.analysis.drift.session_means import Series
 from council_db.report import svg
 from council_db.report.model import BiasReport, Metric
 from council_db.report.p_values import flag_line, p_value

@@ -9,8 +9,10 @@ from typing import Callable
 
 import numpy as np
 
-from council_db.analysis import affinity, agreement, anomalies, changepoints, panel, recent_severity, trends
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.drift import changepoints, panel, recent_severity, trends
+from council_db.analysis.effects import affinity, agreement
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.sessions import anomalies
 from council_db.contract.timestamps import format_us
 from council_db.report.model import (
     AffinityCell,

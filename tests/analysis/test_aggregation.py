@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import kendalltau
 
 from council_db.analysis.aggregation import Calibration, Method, calibrate, consensus, leaderboard
-from council_db.analysis.score_data import from_records, from_rows
+from council_db.analysis.loading.score_data import from_records, from_rows
 from council_db.errors import CouncilDbError
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import Cli, run_module

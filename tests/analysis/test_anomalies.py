@@ -9,8 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from council_db.analysis import anomalies, joint_model
-from council_db.analysis.score_data import ScoreData, from_records, from_rows
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import ScoreData, from_records, from_rows
+from council_db.analysis.sessions import anomalies
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import write_jsonl as write_lines
 

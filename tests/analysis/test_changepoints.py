@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from tests.conftest import simulated
 

@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from council_db.analysis import joint_model, least_squares
-from council_db.analysis.score_data import ScoreData, from_records, from_rows
+from council_db.analysis.joint import joint_model, least_squares
+from council_db.analysis.loading.score_data import ScoreData, from_records, from_rows
 from council_db.simulate import SimulationConfig, write_jsonl
 
 MODELS = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]

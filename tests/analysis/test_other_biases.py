@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from tests.conftest import simulated
 

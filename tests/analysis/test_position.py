@@ -9,8 +9,8 @@ from itertools import combinations
 
 import numpy as np
 
-from council_db.analysis.position import first_shown_judgments, first_shown_share
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
+from council_db.analysis.position.consistency import first_shown_judgments, first_shown_share
 from council_db.report.builder import build
 from tests.conftest import record, simulated
 

@@ -71,9 +71,9 @@ def test_the_table_says_what_the_method_removes(demo):
 
 
 def test_quality_rank_intervals_hold_each_models_planted_rank_and_separate_distant_ones():
-    from council_db.analysis import joint_model
     from council_db.analysis.aggregation.quality import quality_standings
-    from council_db.analysis.score_data import from_records
+    from council_db.analysis.joint import joint_model
+    from council_db.analysis.loading.score_data import from_records
     from tests.analysis.test_aggregation import MODELS, unbalanced
 
     config = unbalanced(seed=11, sessions=300)

@@ -11,11 +11,11 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from council_db.analysis.position import first_shown_judgments
-from council_db.analysis.reviewer_position import by_reviewer
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
+from council_db.analysis.position.consistency import first_shown_judgments
+from council_db.analysis.position.reviewer_position import by_reviewer
+from council_db.analysis.position.swaps import swaps
 from council_db.analysis.stats import benjamini_hochberg
-from council_db.analysis.swaps import swaps
 from council_db.report.builder import build
 from council_db.report.position_section import candidates
 from tests.conftest import simulated
@@ -79,7 +79,7 @@ def test_without_position_effects_no_reviewer_is_flagged_in_at_least_95_percent_
 
 def build_position_only(data):
     """The report's position section alone (the joint model and the per-reviewer analyses)."""
-    from council_db.analysis import joint_model
+    from council_db.analysis.joint import joint_model
     from council_db.report.builder import _Context
     from council_db.report.position_section import position
 

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-from council_db.analysis.session_audit import median_z_bound
+from council_db.analysis.sessions.session_audit import median_z_bound
 from tests.conftest import record
 from tests.conftest import write_jsonl as write_lines
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from council_db.analysis import slope_fits
-from council_db.analysis.slope_fits import Cells, Records
+from council_db.analysis.drift import slope_fits
+from council_db.analysis.drift.slope_fits import Cells, Records
 
 N_INSTANTS, N_SUBJECTS, PARTNERS = 40, 3, 4
 

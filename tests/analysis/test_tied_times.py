@@ -10,8 +10,9 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from council_db.analysis import changepoints, joint_model, trends
-from council_db.analysis.score_data import from_records
+from council_db.analysis.drift import changepoints, trends
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from tests.conftest import simulated, write_jsonl
 

@@ -18,8 +18,8 @@ from html import escape
 import numpy as np
 import pytest
 
-from council_db.analysis.score_data import from_records
-from council_db.analysis.subjects import session_groups
+from council_db.analysis.drift.subjects import session_groups
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.simulate.config import DEFAULT_MODELS

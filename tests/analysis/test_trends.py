@@ -9,9 +9,10 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from council_db.analysis import joint_model, trends
-from council_db.analysis.score_data import from_records
-from council_db.analysis.subjects import median_of_others
+from council_db.analysis.drift import trends
+from council_db.analysis.drift.subjects import median_of_others
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.simulate.config import DEFAULT_MODELS
@@ -135,7 +136,7 @@ def test_drift_by_config_version_shows_each_versions_severity_and_warns_that_the
 
 
 def test_model_ids_with_a_snapshot_suffix_are_versions_of_one_family():
-    from council_db.analysis.version_drift import family
+    from council_db.analysis.drift.version_drift import family
 
     assert family("openai/gpt-4o-2024-08-06") == "openai/gpt-4o"
     assert family("anthropic/claude-3-5-sonnet-20241022") == "anthropic/claude-3-5-sonnet"

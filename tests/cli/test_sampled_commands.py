@@ -85,7 +85,7 @@ def test_at_or_below_the_sample_size_a_command_reads_every_session_and_names_no_
 
 
 def test_the_commands_default_sample_size_is_the_reports():
-    from council_db.analysis.window import SAMPLE_SESSIONS
+    from council_db.analysis.loading.window import SAMPLE_SESSIONS
     from council_db.cli.window_options import SAMPLE_SESSIONS as OPTION_DEFAULT
 
     assert OPTION_DEFAULT == SAMPLE_SESSIONS

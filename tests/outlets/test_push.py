@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import council_db
-from council_db.analysis.session_audit import audit_data
-from council_db.analysis.window import load_sessions
+from council_db.analysis.loading.window import load_sessions
+from council_db.analysis.sessions.session_audit import audit_data
 from council_db.errors import CouncilDbError
 from council_db.ingest.importer import import_files
 from council_db.outlets.push import PushSettings, pending, push
@@ -267,7 +267,7 @@ def test_each_record_is_sent_only_at_its_own_consent_level(db, tmp_path):
 
 
 def test_a_reviewer_scoring_its_answers_twice_is_no_reviewer_agreement_in_an_event():
-    from council_db.analysis.score_data import from_rows
+    from council_db.analysis.loading.score_data import from_rows
     from council_db.outlets.push_events import _indicators
 
     rows = [("one", None, "judge", f"m{m}", m, 100 * (m + 1), float(score))

@@ -10,8 +10,8 @@ from html import unescape
 
 import pytest
 
-from council_db.analysis.score_data import from_records
-from council_db.analysis.session_means import session_series
+from council_db.analysis.drift.session_means import session_series
+from council_db.analysis.loading.score_data import from_records
 from council_db.report import p_values, render, render_html
 from council_db.report.builder import build
 from tests.conftest import simulated

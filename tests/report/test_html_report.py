@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from council_db.analysis.score_data import from_rows
-from council_db.analysis.session_means import session_series
+from council_db.analysis.drift.session_means import session_series
+from council_db.analysis.loading.score_data import from_rows
 from council_db.report import p_values, render, svg
 from council_db.report.model import BiasReport
 from council_db.report.render_html import COLOURS

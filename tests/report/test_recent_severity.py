@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from council_db.analysis import joint_model, recent_severity, trends
-from council_db.analysis.score_data import from_records
-from council_db.analysis.session_means import session_series
+from council_db.analysis.drift import recent_severity, trends
+from council_db.analysis.drift.session_means import session_series
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import from_records
 from council_db.report import render, render_html
 from council_db.report.builder import build
 from council_db.report.model import to_builtins

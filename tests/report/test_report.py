@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from council_db.analysis.score_data import from_records
+from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from tests.conftest import BACKENDS, both_backends, same_numbers, session, simulated
 from tests.conftest import write_jsonl as write_lines

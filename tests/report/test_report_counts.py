@@ -9,8 +9,8 @@ from itertools import combinations
 
 import pytest
 
-from council_db.analysis.score_data import from_records
-from council_db.analysis.window import Window, load_for_report
+from council_db.analysis.loading.score_data import from_records
+from council_db.analysis.loading.window import Window, load_for_report
 from council_db.report.builder import build
 from council_db.report.render import text
 from council_db.store.database import open_database

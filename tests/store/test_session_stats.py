@@ -9,7 +9,7 @@ import math
 import pytest
 from sqlalchemy import text
 
-from council_db.analysis.window import SAMPLE_SESSIONS, Window, load_for_report
+from council_db.analysis.loading.window import SAMPLE_SESSIONS, Window, load_for_report
 from council_db.report.builder import build
 from council_db.report.model import to_builtins
 from council_db.simulate import SimulationConfig, write_jsonl
@@ -207,7 +207,7 @@ def test_window_totals_are_the_same_summed_in_one_part_or_in_several(mixed_db, m
     a window of the newest sessions included (its ids need not fill the ranges evenly)."""
     from dataclasses import astuple
 
-    from council_db.analysis import window_totals
+    from council_db.analysis.loading import window_totals
 
     for window in (Window(), Window(sessions=50)):
         counts, sums = {}, {}
@@ -224,7 +224,7 @@ def test_window_totals_are_the_same_summed_in_one_part_or_in_several(mixed_db, m
 
 @pytest.mark.parametrize("first, last, parts", [(1, 10, 2), (1, 10, 3), (5, 5, 2), (1, 3, 7), (100, 1_000_000, 2)])
 def test_id_ranges_cover_every_id_once(first, last, parts):
-    from council_db.analysis.window_totals import id_ranges
+    from council_db.analysis.loading.window_totals import id_ranges
 
     ranges = id_ranges(first, last, parts)
     assert 1 <= len(ranges) <= parts

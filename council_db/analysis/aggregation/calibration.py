@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from council_db.analysis.aggregation.strategies import Calibration, Method
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData
 from council_db.errors import CouncilDbError, UsageError
 
 MIN_SESSIONS = 10  # below this (ADR-018's "insufficient" tier) estimated offsets or scales are refused
@@ -111,7 +111,7 @@ def _too_little(what: str, window: ScoreData, fix: str) -> CouncilDbError:
 
 def _estimated_offsets(window: ScoreData) -> Calibration:
     """Reviewer severities of the joint model (score points vs the average reviewer)."""
-    from council_db.analysis import joint_model
+    from council_db.analysis.joint import joint_model
 
     fix = "Widen the window, or give --offsets REVIEWER=X,... (or an offsets table in --config)."
     if window.n_sessions < MIN_SESSIONS:

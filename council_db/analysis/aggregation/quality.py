@@ -18,8 +18,8 @@ import numpy as np
 
 from council_db.analysis.aggregation.leaderboard import Standing
 from council_db.analysis.aggregation.strategies import Method
-from council_db.analysis.joint_model import JointFit
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.joint.joint_model import JointFit
+from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats import Estimate, answer_index
 
 METHOD = "joint model (session fixed effects), cluster-robust by session, t with G-1 df"

@@ -26,7 +26,7 @@ from enum import Enum
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats import answer_index
 from council_db.contract.fields import UNKNOWN_LENGTH
 from council_db.errors import CouncilDbError

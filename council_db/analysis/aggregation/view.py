@@ -7,13 +7,12 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from council_db.analysis import joint_model
 from council_db.analysis.aggregation.calibration import calibrate, check_reviewers
 from council_db.analysis.aggregation.leaderboard import N_BOOT, leaderboard
 from council_db.analysis.aggregation.quality import INTERVAL, length_warning, quality_standings
 from council_db.analysis.aggregation.strategies import REMOVES, Calibration, Method, consensus
-from council_db.analysis.stats import confidence_tier
-from council_db.analysis.window import (
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.window import (
     SAMPLE_SESSIONS,
     Window,
     WindowData,
@@ -22,6 +21,7 @@ from council_db.analysis.window import (
     sample_note,
     unreadable_warnings,
 )
+from council_db.analysis.stats import confidence_tier
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
 from council_db.store.database import Database
@@ -88,7 +88,7 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
     loaded = load_sample(db, window, sample_sessions)
     data = loaded.data
     if data.n_records == 0:
-        from council_db.analysis.empty_window import where_the_data_is
+        from council_db.analysis.loading.empty_window import where_the_data_is
 
         hint = where_the_data_is(db, window) if data.n_sessions == 0 else None
         raise CouncilDbError(hint or "no usable scores in this window (see council-db stats, or widen the window)")

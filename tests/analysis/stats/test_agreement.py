@@ -9,8 +9,8 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from council_db.analysis.agreement import agreement, self_consistency
-from council_db.analysis.score_data import from_records, from_rows
+from council_db.analysis.effects.agreement import agreement, self_consistency
+from council_db.analysis.loading.score_data import from_records, from_rows
 from council_db.analysis.stats import krippendorff_alpha_interval
 from council_db.report.builder import build
 from council_db.report.render import text

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from council_db.analysis.length import answer_table, naive_pooled_r
-from council_db.analysis.score_data import from_records, from_rows
+from council_db.analysis.effects.length import answer_table, naive_pooled_r
+from council_db.analysis.loading.score_data import from_records, from_rows
 from council_db.analysis.stats import (
     mean_fisher_z_r,
     meta_analysis,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis import stats
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData
 
 MAX_BINS = 30
 SESSIONS_PER_BIN = 10

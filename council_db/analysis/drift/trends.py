@@ -48,10 +48,10 @@ from functools import cached_property
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
-from council_db.analysis.slope_fits import Cells, Records, line_fits
+from council_db.analysis.drift.slope_fits import Cells, Records, line_fits
+from council_db.analysis.drift.subjects import Kind, anchors, codes_and_names, reference_contrast, session_groups
+from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
-from council_db.analysis.subjects import Kind, anchors, codes_and_names, reference_contrast, session_groups
 
 DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData, known_lengths
+from council_db.analysis.loading.score_data import ScoreData, known_lengths
 from council_db.analysis.stats.answers import AnswerTable, tabulate_answers
 from council_db.analysis.stats.correlation import PooledSums, pooled_r_from_sums, pooled_r_over_records
 from council_db.analysis.stats.estimate import Estimate

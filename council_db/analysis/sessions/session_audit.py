@@ -12,11 +12,11 @@ import math
 import numpy as np
 from pydantic import BaseModel, Field
 
-from council_db.analysis.length import answer_table
-from council_db.analysis.position import presentation_designs
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.effects.length import answer_table
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.loading.window import load_sessions
+from council_db.analysis.position.consistency import presentation_designs
 from council_db.analysis.stats import AnswerTable, correlation_p_value
-from council_db.analysis.window import load_sessions
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
 from council_db.markdown_text import markdown_text

@@ -2,7 +2,7 @@
 
 The window is chosen in SQL (an index on sessions.ts_us makes `--sessions N` and
 `--days D` cost in proportion to the window) and the scores come from sql/report_records.sql
-(analysis/window_records.py).
+(analysis/loading/window_records.py).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from council_db.analysis.score_data import ScoreData
-from council_db.analysis.window_records import fetch_records, score_data
-from council_db.analysis.window_totals import WindowTotals, load_totals
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.loading.window_records import fetch_records, score_data
+from council_db.analysis.loading.window_totals import WindowTotals, load_totals
 from council_db.contract.timestamps import EPOCH, MIN_US, format_us, timestamp_us
 from council_db.store.database import Database
 from council_db.store.sql_filters import READABLE_TIME, UNREADABLE_TIME, time_range

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
-from council_db.analysis.subjects import Kind, codes_and_names
+from council_db.analysis.drift.subjects import Kind, codes_and_names
+from council_db.analysis.loading.score_data import ScoreData
 from council_db.contract.timestamps import format_us
 
 EDGE = 0.25  # absent from the window's first or last quarter of distinct times

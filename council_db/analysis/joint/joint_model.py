@@ -65,9 +65,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from council_db.analysis.joint_design import Design
-from council_db.analysis.least_squares import NAN_EFFECT, Effect, Inference, WaldTest, demean, solve
-from council_db.analysis.score_data import ScoreData, known_lengths, log_length_sd
+from council_db.analysis.joint.joint_design import Design
+from council_db.analysis.joint.least_squares import NAN_EFFECT, Effect, Inference, WaldTest, demean, solve
+from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
 
 FEW_SESSIONS = 30  # below this, cluster-robust SEs are known to be unreliable
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData, keep_records, known_lengths
+from council_db.analysis.loading.score_data import ScoreData, keep_records, known_lengths
 from council_db.analysis.stats import (
     Estimate,
     clustered_mean_from_totals,

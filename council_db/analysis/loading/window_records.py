@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData, log_lengths
+from council_db.analysis.loading.score_data import ScoreData, log_lengths
 from council_db.contract.fields import DEFAULT_SCALE
 from council_db.contract.timestamps import MAX_US, MIN_US
 from council_db.resources import read_sql

@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from council_db.analysis import joint_model
-from council_db.analysis.least_squares import Effect, WaldTest
-from council_db.analysis.position import Judgments, first_shown_share
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.joint import joint_model
+from council_db.analysis.joint.least_squares import Effect, WaldTest
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.position.consistency import Judgments, first_shown_share
+from council_db.analysis.position.swaps import Swaps, SwapSummary, summarise
 from council_db.analysis.stats import Estimate
-from council_db.analysis.swaps import Swaps, SwapSummary, summarise
 
 MIN_SESSIONS = 10
 

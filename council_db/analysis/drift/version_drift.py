@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData, keep_sessions
+from council_db.analysis.loading.score_data import ScoreData, keep_sessions
 
 if TYPE_CHECKING:
-    from council_db.analysis.joint_model import Effect
+    from council_db.analysis.joint.joint_model import Effect
 
 VERSION_LOOKUP_CHUNK = 10_000  # session keys per query (SQLite allows 32,766 parameters)
 SNAPSHOT = re.compile(r"^(?P<family>.+?)(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{3}|@[^@/]+)$")
@@ -64,7 +64,7 @@ def load_config_versions(db, data: ScoreData) -> list[str | None]:
 def config_version_severities(data: ScoreData, versions: list[str | None]) -> list[VersionSeverity]:
     """Adjusted severity per reviewer within each config version's sessions; empty when the
     window has one version."""
-    from council_db.analysis import joint_model
+    from council_db.analysis.joint import joint_model
 
     labels = np.array([v or "(none)" for v in versions], dtype=object)
     if len(set(labels.tolist())) < 2:

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.subjects import median_of_others
-from council_db.analysis.trends import MIN_TIMES, TimedResiduals
+from council_db.analysis.drift.subjects import median_of_others
+from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals
 
 MAX_BLOCKS = 100
 PERMUTATIONS = 4999

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from council_db.analysis.window import DAY_US, Window
+from council_db.analysis.loading.window import DAY_US, Window
 from council_db.contract.timestamps import format_us, timestamp_us
 from council_db.store.database import Database
 from council_db.store.sql_filters import READABLE_TIME

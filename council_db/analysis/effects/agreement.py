@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData, known_lengths
+from council_db.analysis.loading.score_data import ScoreData, known_lengths
 from council_db.analysis.stats.agreement import Agreement, Repeats, answer_agreement, retest
 from council_db.analysis.stats.bootstrap import RngLike
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.least_squares import Effect
-from council_db.analysis.trends import MIN_TIMES, PER_30_DAYS_US, TimedResiduals
+from council_db.analysis.drift.trends import MIN_TIMES, PER_30_DAYS_US, TimedResiduals
+from council_db.analysis.joint.least_squares import Effect
 
 
 @dataclass(frozen=True)

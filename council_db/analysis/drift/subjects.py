@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData
 
 Kind = Literal["reviewer", "model"]
 ANCHOR_ALPHA = 0.2

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.calls import calls
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.position.calls import calls
 from council_db.analysis.stats import Estimate, clustered_share
 
 CONSISTENT, PRIMACY, RECENCY, ONE_TIE = range(4)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData, keep_sessions
+from council_db.analysis.loading.score_data import ScoreData, keep_sessions
 from council_db.analysis.stats.distributions import chi2_cdf, chi2_isf, chi2_sf
 
 MIN_SESSIONS = 20
@@ -275,7 +275,7 @@ def flagged(data: ScoreData, residuals: np.ndarray) -> list[tuple[SessionAnomaly
 
 def exclude(data: ScoreData) -> tuple[ScoreData, list[SessionAnomaly]]:
     """The data without its flagged sessions, and those sessions (for --exclude-anomalies)."""
-    from council_db.analysis import joint_model
+    from council_db.analysis.joint import joint_model
 
     dropped = [a for a, _ in flagged(data, joint_model.fit(data).residuals)]
     if not dropped:

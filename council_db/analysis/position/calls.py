@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from council_db.analysis.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData
 
 
 @dataclass

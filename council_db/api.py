@@ -59,7 +59,7 @@ class Council:
         return record(self.database, session, source="python:record_session")
 
     def report(self, *, seed: int = 0, sample_sessions: int | None = None, **window: Any) -> BiasReport:
-        """The bias report for a window: the keyword arguments of ``analysis.window.Window``
+        """The bias report for a window: the keyword arguments of ``analysis.loading.window.Window``
         (sessions, days, since, until, as_of, reviewers, models, config_versions, categories).
         The same report as ``council-db bias-report``: above ``sample_sessions`` sessions
         (default 5,000; 0 = never) the record-level analyses read a sample of the window's

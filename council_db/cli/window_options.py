@@ -27,7 +27,7 @@ Configs = Annotated[Many, typer.Option("--config-version", metavar="V",
 Categories = Annotated[Many, typer.Option("--category", metavar="C",
                                           help="Only sessions of this query category (repeatable).")]
 ALL_SESSIONS = 2**62  # more than any database holds (SQL integers stop at 2**63): --sessions above it means all
-SAMPLE_SESSIONS = 5000  # analysis.window.SAMPLE_SESSIONS, written out so --help need not import numpy
+SAMPLE_SESSIONS = 5000  # analysis.loading.window.SAMPLE_SESSIONS, written out so --help need not import numpy
 SampleSessions = Annotated[int, typer.Option(
     "--sample-sessions", min=0, metavar="N",
     help="Above N sessions, use the bias report's sample of about N of the window's sessions (the output "
@@ -37,7 +37,7 @@ SampleSessions = Annotated[int, typer.Option(
 def checked_window(*, sessions: int | None, days: float | None, since: str | None, until: str | None,
                    as_of: str | None, reviewer: list[str] | None, model: list[str] | None,
                    config_version: list[str] | None, category: list[str] | None):
-    """The analysis.window.Window these options give; a time that cannot be read is a usage
+    """The analysis.loading.window.Window these options give; a time that cannot be read is a usage
     error (exit 2) naming it, before any database is opened."""
     from council_db.analysis.loading.window import Window
     from council_db.cli.context import bad_time

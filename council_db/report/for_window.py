@@ -30,7 +30,7 @@ class WindowReport:
 def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, seed: int = 0,
                       sample_sessions: int | None = None, exclude_anomalies: bool = False) -> WindowReport:
     """The report of ``window``. ``filters`` is what the report says it was asked for; above
-    ``sample_sessions`` sessions (None: analysis.window's default; 0: never) the record-level
+    ``sample_sessions`` sessions (None: analysis.loading.window's default; 0: never) the record-level
     analyses read a sample; with ``exclude_anomalies`` the sessions council-db anomalies flags
     are left out (and counted in the filters)."""
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help

@@ -9,5 +9,8 @@ ALTER ROLE {role} SET default_transaction_read_only = on;
 GRANT CONNECT ON DATABASE {database} TO {role};
 GRANT USAGE ON SCHEMA public TO {role};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role};
+-- Except {keys}: this database's key for rejected lines' hashes, which no read outlet shows.
+-- Without the privilege no function reads it for the role either (table_to_xml, pg_stats, ...).
+REVOKE ALL ON TABLE {keys} FROM {role};
 -- Tables and views a later council-db migration creates (as {owner}) are readable too.
 ALTER DEFAULT PRIVILEGES FOR ROLE {owner} IN SCHEMA public GRANT SELECT ON TABLES TO {role};

@@ -269,4 +269,6 @@ def readonly_role(
     council-db db readonly-role | psql ...; then council-db sql --db-readonly URL."""
     from council_db.outlets.pg_readonly import role_sql
 
-    print(role_sql(state(ctx).url, role), end="")
+    sql = role_sql(state(ctx).url, role)
+    state(ctx).database()  # created or upgraded: the SQL takes local_keys away, so it must exist
+    print(sql, end="")

@@ -4,10 +4,11 @@ local_keys holds the random key that keys each rejected line's line_hash
 (store/local_keys.py). With the key, a line_hash confirms a guess of what the line said, and
 anyone who may run SQL in Datasette could read it. An SQLite authorizer on each of
 Datasette's connections to a council-db database answers every read of a local_keys column
-with NULL (SQLITE_IGNORE, so counts, table pages and facets still work) and refuses every
-write to the table, and to its indexes and triggers. It also reads sqlite_dbpage (raw pages
-of the file, in SQLite builds that have it) as NULL. SQLite asks the authorizer once per
-action when it compiles a statement, never per row.
+with NULL (SQLITE_IGNORE, so counts, table pages and facets still work; the rule every read
+outlet follows, secret_tables.py) and refuses every write to the table, and to its indexes
+and triggers. It also reads sqlite_dbpage (raw pages of the file, in SQLite builds that have
+it) as NULL. SQLite asks the authorizer once per action when it compiles a statement, never
+per row.
 
 Under --crossdb, Datasette's _memory connection attaches every database it serves under
 that database's name: there, the local_keys of the attached council-db databases read as
@@ -22,9 +23,8 @@ from collections.abc import Callable, Iterable
 from urllib.parse import quote
 
 from council_db.outlets.datasette_databases import COUNCIL_TABLES
+from council_db.outlets.secret_tables import is_keys, read_as_null
 
-KEYS = "local_keys"
-RAW_PAGES = "sqlite_dbpage"
 # Actions whose first argument is the table written to: insert, update, delete, drop.
 TABLE_WRITES = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
                           sqlite3.SQLITE_DROP_TABLE, sqlite3.SQLITE_DROP_TEMP_TABLE})
@@ -64,13 +64,9 @@ def authorizer(schemas: Iterable[str]) -> Authorizer:
     reads as NULL and cannot be written; sqlite_dbpage reads as NULL; all else is allowed."""
     guarded = frozenset(schemas)
 
-    def keys_of(table: str | None, schema: str | None) -> bool:
-        return table is not None and table.lower() == KEYS and (schema is None or schema.lower() in guarded)
-
     def authorize(action: int, first: str | None, second: str | None, schema: str | None, _: str | None) -> int:
         if action == sqlite3.SQLITE_READ:
-            hidden = keys_of(first, schema) or (first or "").lower() == RAW_PAGES
-            return sqlite3.SQLITE_IGNORE if hidden else sqlite3.SQLITE_OK
+            return sqlite3.SQLITE_IGNORE if read_as_null(first, schema, guarded) else sqlite3.SQLITE_OK
         if action in TABLE_WRITES:
             written = first
         elif action in ON_TABLE:
@@ -79,7 +75,7 @@ def authorizer(schemas: Iterable[str]) -> Authorizer:
             written, schema = second, first
         else:
             return sqlite3.SQLITE_OK
-        return sqlite3.SQLITE_DENY if keys_of(written, schema) else sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_DENY if is_keys(written, schema, guarded) else sqlite3.SQLITE_OK
 
     return authorize
 

@@ -107,7 +107,9 @@ ROLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 def role_sql(url: str, role: str) -> str:
     """The SQL that creates ``role``, able only to read council-db's tables and views in
-    the database at ``url`` (those a later migration adds too), for `sql --db-readonly`."""
+    the database at ``url`` (those a later migration adds too) but local_keys, for
+    `sql --db-readonly`."""
+    from council_db.outlets.secret_tables import KEYS
     from council_db.store.location import checked_url
 
     if not ROLE_NAME.fullmatch(role):
@@ -116,7 +118,7 @@ def role_sql(url: str, role: str) -> str:
     if parsed.get_backend_name() != "postgresql":
         raise CouncilDbError("a read-only role is for PostgreSQL; on SQLite council-db sql opens the file read-only")
     owner = parsed.username or "CURRENT_USER"
-    return read_sql("readonly_role").format(role=role, database=_quoted(parsed.database or "postgres"),
+    return read_sql("readonly_role").format(role=role, keys=KEYS, database=_quoted(parsed.database or "postgres"),
                                             owner=owner if owner == "CURRENT_USER" else _quoted(owner))
 
 

@@ -3,7 +3,8 @@ database's own read-only machinery beneath the statement check in sql_guard.py.
 
 SQLite, three locks: the file is opened read-only (URI mode=ro) with PRAGMA query_only=ON,
 and an authorizer denies every action but reading tables, the read functions SQLite ships
-and PRAGMAs that only read. PostgreSQL: see pg_readonly.py.
+and PRAGMAs that only read; it reads local_keys as NULL (secret_tables.py), as Datasette does.
+PostgreSQL: see pg_readonly.py.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
 from council_db.outlets import pg_readonly, sql_guard
+from council_db.outlets.secret_tables import read_as_null
 from council_db.outlets.sql_answer import Answer, Limits, timed_out, value_too_big
 from council_db.store.database import no_database, read_only_uri
 
@@ -46,6 +48,7 @@ CREATE_TRIGGER CREATE_VIEW DELETE DROP_INDEX DROP_TABLE DROP_TEMP_INDEX DROP_TEM
 DROP_TEMP_VIEW DROP_TRIGGER DROP_VIEW INSERT PRAGMA READ SELECT TRANSACTION UPDATE ATTACH DETACH ALTER_TABLE
 REINDEX ANALYZE CREATE_VTABLE DROP_VTABLE FUNCTION SAVEPOINT RECURSIVE""".split()
 _ACTION_NAMES = {getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ") for name in _ACTIONS}
+MAIN = frozenset({"main"})  # the one schema: ATTACH and temp tables are refused
 
 
 @contextmanager
@@ -73,7 +76,9 @@ class _Authorizer:
     def __init__(self) -> None:
         self.refusals: list[tuple[int, str | None, str | None]] = []
 
-    def __call__(self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _trigger: str | None) -> int:
+    def __call__(self, action: int, arg1: str | None, arg2: str | None, db: str | None, _trigger: str | None) -> int:
+        if action == sqlite3.SQLITE_READ and read_as_null(arg1, db, MAIN):
+            return sqlite3.SQLITE_IGNORE
         if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_FUNCTION and arg2 is not None and arg2.lower() in READ_FUNCTIONS:

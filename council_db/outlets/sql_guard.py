@@ -14,6 +14,7 @@ import re
 from typing import Iterator
 
 from council_db.errors import CouncilDbError
+from council_db.outlets.secret_tables import KEYS
 
 READ_STARTS = {"SELECT", "WITH", "VALUES"}
 SQLITE_READ_STARTS = READ_STARTS | {"PRAGMA", "EXPLAIN"}
@@ -31,19 +32,26 @@ SETTING_PRAGMAS = {
 }
 
 # PostgreSQL functions that reach past the database's tables: server files, large objects,
-# settings, locks, other sessions, replication, or SQL given as a string (which no check
-# here could read). A superuser may call them even in a READ ONLY transaction.
+# settings, locks, other sessions, replication, SQL given as a string (which no check here
+# could read), or a table named by a string or an oid, computed as the statement runs (so
+# local_keys could be read without being named; raw pages and WAL hold its rows too). A
+# superuser may call them even in a READ ONLY transaction.
 PG_SIDE_EFFECT_FUNCTIONS = frozenset("""
 PG_RELOAD_CONF PG_ROTATE_LOGFILE PG_TERMINATE_BACKEND PG_CANCEL_BACKEND PG_PROMOTE PG_SWITCH_WAL
 PG_BACKUP_START PG_BACKUP_STOP PG_START_BACKUP PG_STOP_BACKUP PG_LOG_BACKEND_MEMORY_CONTEXTS PG_STAT_FILE
 PG_REPLICATION_SLOT_ADVANCE PG_IMPORT_SYSTEM_COLLATIONS PG_NOTIFY PG_EXPORT_SNAPSHOT PG_STAT_STATEMENTS_RESET
 SET_CONFIG NEXTVAL SETVAL TXID_CURRENT PG_CURRENT_XACT_ID LOWRITE TS_STAT TS_REWRITE
 QUERY_TO_XML QUERY_TO_XMLSCHEMA QUERY_TO_XML_AND_XMLSCHEMA CURSOR_TO_XML CURSOR_TO_XMLSCHEMA
+TABLE_TO_XML TABLE_TO_XMLSCHEMA TABLE_TO_XML_AND_XMLSCHEMA SCHEMA_TO_XML SCHEMA_TO_XMLSCHEMA
+SCHEMA_TO_XML_AND_XMLSCHEMA DATABASE_TO_XML DATABASE_TO_XMLSCHEMA DATABASE_TO_XML_AND_XMLSCHEMA
+CROSSTAB CONNECTBY GET_RAW_PAGE
 """.split())
 PG_SIDE_EFFECT_PREFIXES = (
     "PG_READ_", "PG_LS_", "PG_FILE_", "LO_", "DBLINK", "PG_ADVISORY", "PG_TRY_ADVISORY", "PG_STAT_RESET",
-    "PG_REPLICATION_ORIGIN", "PG_LOGICAL_", "PG_CREATE_", "PG_DROP_", "PG_COPY_", "PG_WAL_REPLAY",
+    "PG_REPLICATION_ORIGIN", "PG_LOGICAL_", "PG_CREATE_", "PG_DROP_", "PG_COPY_", "PG_WAL_REPLAY", "PG_GET_WAL_",
 )
+# PostgreSQL's views of column statistics: sample values of every table's columns, local_keys' too.
+PG_STATISTICS = frozenset({"PG_STATS", "PG_STATS_EXT", "PG_STATS_EXT_EXPRS", "PG_STATISTIC", "PG_STATISTIC_EXT_DATA"})
 # Words that make a PostgreSQL SELECT write or lock: data-modifying WITH, SELECT INTO.
 PG_WRITE_WORDS = {
     "INSERT": "INSERT (a data-modifying WITH)", "UPDATE": "UPDATE (a data-modifying WITH)",
@@ -52,14 +60,18 @@ PG_WRITE_WORDS = {
 }
 
 
+READ_ONLY = ("council-db sql runs one read-only statement "
+             "(SELECT, WITH ... SELECT, VALUES; on SQLite also EXPLAIN and PRAGMAs that only read)")
+SECRET = "it holds this database's key for rejected lines' hashes, which no read outlet shows"
+
+
 class Refused(CouncilDbError):
     """A statement council-db sql will not run, with what was refused and why."""
 
     exit_code = 2
 
-    def __init__(self, what: str):
-        super().__init__(f"{what} is refused: council-db sql runs one read-only statement "
-                         "(SELECT, WITH ... SELECT, VALUES; on SQLite also EXPLAIN and PRAGMAs that only read)")
+    def __init__(self, what: str, why: str = READ_ONLY):
+        super().__init__(f"{what} is refused: {why}")
 
 
 _SQLITE_TOKEN = re.compile(r"""
@@ -158,6 +170,8 @@ def check(sql: str, dialect: str) -> None:
     allowed = SQLITE_READ_STARTS if dialect == "sqlite" else READ_STARTS
     if first not in allowed:
         raise Refused(f"{first}" if first.isalpha() or first == "_" else f"a statement starting with {first!r}")
+    if any(token.lstrip('"') == KEYS.upper() for token in found[0]):
+        raise Refused(f"reading {KEYS}", SECRET)
     if dialect == "postgresql":
         _check_pg_words(found[0])
 
@@ -171,7 +185,10 @@ def _check_pg_words(tokens: list[str]) -> None:
             raise Refused('a U&"..." name (its escapes could spell any function)')
         if name in PG_SIDE_EFFECT_FUNCTIONS or name.startswith(PG_SIDE_EFFECT_PREFIXES):
             raise Refused(f"the function {name.lower()}() (it reaches past the tables: server files, settings, "
-                          "locks, other sessions or SQL given as a string)")
+                          "locks, other sessions, or SQL or a table given as a string)")
+        if name in PG_STATISTICS:
+            raise Refused(f"reading {name.lower()}", f"it shows sample values of every table's columns, {KEYS} "
+                                                     "among them (this database's key for rejected lines' hashes)")
         if token in ("UPDATE", "SHARE") and before in ("FOR", "KEY"):
             raise Refused(f"FOR {token} (it locks rows)")
         if token in PG_WRITE_WORDS:

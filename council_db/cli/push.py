@@ -12,9 +12,11 @@ from council_db.cli.context import bad_time, message, state
 
 def command(
     ctx: typer.Context,
-    endpoint: Annotated[str, typer.Option(metavar="URL", help="Where to POST the events (http or https).")],
+    endpoint: Annotated[Optional[str], typer.Option(
+        metavar="URL", help="Where to POST the events (http or https); not needed with --dry-run.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the events that would go (JSONL) and send "
-                                                            "nothing.")] = False,
+                                                            "nothing; to --endpoint if given, else every "
+                                                            "event of the window.")] = False,
     since: Annotated[Optional[str], typer.Option(metavar="TIME",
                                                  help="Only sessions at or after this ISO-8601 time.")] = None,
     until: Annotated[Optional[str], typer.Option(metavar="TIME",
@@ -23,7 +25,8 @@ def command(
     retries: Annotated[int, typer.Option(min=0, max=20, help="Retries of a failed request.")] = 5,
     backoff: Annotated[float, typer.Option(min=0, help="Seconds before the first retry; doubled each "
                                                        "time (at most 30 s).")] = 0.5,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds to wait for the endpoint.")] = 10.0,
+    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds a request may take, from connecting to "
+                                                         "the endpoint's answer.")] = 10.0,
     token_file: Annotated[Optional[Path], typer.Option(metavar="PATH", help=(
         "A private (chmod 600) file holding a bearer token; or set $COUNCIL_DB_PUSH_TOKEN."))] = None,
     header_env: Annotated[Optional[list[str]], typer.Option(metavar="NAME=VARIABLE", help=(
@@ -38,11 +41,16 @@ def command(
     every event has an id derived from its content, so the service can drop a resend.
     Credentials come from the environment or a private file, never the command line."""
     from council_db.contract.fields import LineError
+    from council_db.errors import UsageError
     from council_db.outlets.push import PushSettings, check_endpoint, push, would_send
     from council_db.outlets.push_auth import load_credentials, plain_http_warning
     from council_db.store.sql_filters import time_range
 
-    check_endpoint(endpoint)
+    if endpoint is None and not dry_run:
+        raise UsageError("missing --endpoint URL (where to POST the events): give it, or --dry-run to see what "
+                         "would go")
+    if endpoint is not None:
+        check_endpoint(endpoint)
     try:
         time_range(since, until)  # a bad time is a usage error before any database is opened
     except LineError as error:
@@ -54,7 +62,8 @@ def command(
             payloads = would_send(db, endpoint, since=since, until=until)
             for payload in payloads:
                 print(payload)
-            message(f"dry run: {len(payloads)} events would go to {endpoint}; nothing was sent or queued")
+            where = f" to {endpoint}" if endpoint else ""
+            message(f"dry run: {len(payloads)} events would go{where}; nothing was sent or queued")
             return
         warning = plain_http_warning(endpoint, credentials)
         if warning:

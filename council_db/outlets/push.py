@@ -12,9 +12,11 @@ was lost), and it arrives with the same id, so a receiver that keeps event ids s
 event exactly once. An event marked sent is never sent to that endpoint again.
 
 Transient failures (connection errors, timeouts, HTTP 408/425/429/5xx) are retried with
-exponential backoff and jitter; any other answer stops the push with its status. Redirects
-are not followed (credentials go to the endpoint named, nowhere else). Credentials
-(push_auth.py) are sent as headers and masked in every error kept or shown.
+exponential backoff and jitter; any other answer stops the push with its status. Only the
+status of an answer is used, kept and shown (push_http.py): its body is never read, so
+nothing a service echoes can reach the outbox or a message. Redirects are not followed
+(credentials go to the endpoint named, nowhere else). Credentials (push_auth.py) are sent
+as headers and masked in any connection error kept or shown.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlparse
 
 from council_db import __version__
@@ -31,6 +33,9 @@ from council_db.ingest.importer import now_utc
 from council_db.outlets.push_auth import TOKEN_ENV, Credentials
 from council_db.outlets.push_events import Built, build_events
 from council_db.store.database import Database
+
+if TYPE_CHECKING:
+    from council_db.outlets.push_http import Poster
 
 RETRY_STATUSES = {408, 425, 429, 500, 502, 503, 504}
 MAX_BACKOFF_SECONDS = 30.0
@@ -41,7 +46,15 @@ class PushSettings:
     batch_size: int = 100
     retries: int = 5  # after the first attempt
     backoff: float = 0.5  # seconds before the first retry; doubled each time
-    timeout: float = 10.0
+    timeout: float = 10.0  # seconds for a whole request, from connecting to the answer's status
+
+
+class Refused(CouncilDbError):
+    """An answer that retrying cannot change; ``status`` is its status line, all the outbox keeps."""
+
+    def __init__(self, message: str, status: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -119,24 +132,27 @@ def _record_failure(db: Database, ids: list[int], error: str) -> None:
     _update(db, ids, attempts=OutboxEvent.attempts + 1, last_error=error[:500])
 
 
-def _post(client, endpoint: str, body: bytes, credentials: Credentials) -> tuple[bool, str | None]:
-    """(accepted, error, credentials masked); raises CouncilDbError for an answer that
-    retrying cannot change."""
+def _post(poster: Poster, body: bytes, credentials: Credentials) -> str | None:
+    """None when the endpoint accepted ``body``; else what went wrong, to retry (a status
+    line, the deadline, a connection error with credentials masked). Raises Refused for an
+    answer that retrying cannot change."""
     import httpx
 
+    from council_db.outlets.push_http import status_line
+
     try:
-        response = client.post(endpoint, content=body)
-    except httpx.TransportError as error:  # refused, reset, dropped, timed out
-        return False, credentials.redact(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
-    if response.is_success:
-        return True, None
-    problem = f"HTTP {response.status_code} {response.reason_phrase}".strip()
-    if response.status_code in RETRY_STATUSES:
-        return False, problem
-    hint = _auth_hint(response.status_code, credentials)
-    raise CouncilDbError(credentials.redact(
-        f"{endpoint} refused the events: {problem} {response.text[:200]!r}{hint}; they stay queued (fix the "
-        "endpoint or the service, then run council-db push again)"))
+        status = poster.post(body)
+    except TimeoutError:
+        return f"no answer within {poster.timeout:g} s"
+    except httpx.TransportError as error:  # refused, reset, dropped
+        return credentials.redact(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+    if 200 <= status < 300:
+        return None
+    line = status_line(status)
+    if status in RETRY_STATUSES:
+        return line
+    raise Refused(f"{poster.endpoint} refused the events: {line}{_auth_hint(status, credentials)}; they stay "
+                  "queued (fix the endpoint or the service, then run council-db push again)", line)
 
 
 def _auth_hint(status: int, credentials: Credentials) -> str:
@@ -150,12 +166,12 @@ def _auth_hint(status: int, credentials: Credentials) -> str:
 def send_pending(db: Database, endpoint: str, settings: PushSettings, sleep: Callable[[float], None] = time.sleep,
                  credentials: Credentials = NO_CREDENTIALS) -> tuple[int, int]:
     """Send the outbox's pending events in batches; returns (events sent, requests made)."""
-    import httpx
+    from council_db.outlets.push_http import Poster
 
     queue = pending(db, endpoint)
     sent = requests = 0
     headers = {"content-type": "application/json", "user-agent": f"council-db/{__version__}", **credentials.headers}
-    with httpx.Client(timeout=httpx.Timeout(settings.timeout), headers=headers, follow_redirects=False) as client:
+    with Poster(endpoint, headers, settings.timeout) as poster:
         for start in range(0, len(queue), settings.batch_size):
             batch = queue[start:start + settings.batch_size]
             ids = [row_id for row_id, _ in batch]
@@ -163,11 +179,11 @@ def send_pending(db: Database, endpoint: str, settings: PushSettings, sleep: Cal
             for attempt in range(settings.retries + 1):
                 requests += 1
                 try:
-                    accepted, error = _post(client, endpoint, body, credentials)
-                except CouncilDbError as refused:
-                    _record_failure(db, ids, str(refused))
+                    error = _post(poster, body, credentials)
+                except Refused as refused:
+                    _record_failure(db, ids, refused.status)
                     raise
-                if accepted:
+                if error is None:
                     _update(db, ids, sent_at=now_utc(), last_error=None)
                     sent += len(batch)
                     break
@@ -195,14 +211,18 @@ def push(db: Database, endpoint: str, *, since: str | None = None, until: str | 
     return result
 
 
-def would_send(db: Database, endpoint: str, *, since: str | None = None, until: str | None = None) -> list[str]:
-    """The payloads a push would send now, without writing anything: queued ones, then new ones."""
+def would_send(db: Database, endpoint: str | None = None, *, since: str | None = None,
+               until: str | None = None) -> list[str]:
+    """The payloads a push would send now, without writing anything: to ``endpoint``, those
+    queued for it, then the window's it has not had; with no endpoint, every event of the window."""
     from sqlalchemy import select
 
     from council_db.store.models import OutboxEvent
 
-    check_endpoint(endpoint)
     built = build_events(db, since=since, until=until)
+    if endpoint is None:
+        return [e.payload for e in built.events]
+    check_endpoint(endpoint)
     with db.engine.connect() as connection:
         known = set(connection.scalars(select(OutboxEvent.event_id).where(OutboxEvent.endpoint == endpoint)))
     return [payload for _, payload in pending(db, endpoint)] + [

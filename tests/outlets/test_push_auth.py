@@ -122,9 +122,9 @@ def test_a_401_is_reported_clearly_the_events_stay_queued_and_the_token_is_nowhe
     assert receiver.headers[0]["authorization"] == f"Bearer {TOKEN}"
     assert stderr.count("\n") == 1 and "HTTP 401 Unauthorized" in stderr
     assert f"did not accept the credentials from ${TOKEN_ENV}" in stderr and "stay queued" in stderr
-    assert "[redacted]" in stderr, "the receiver echoed the token: it is masked"
+    assert "got" not in stderr, "the receiver's answer, which echoed the token, is not shown"
     assert TOKEN not in stderr + done.stdout.decode()
-    assert TOKEN not in outbox_text(sessions) and "HTTP 401" in outbox_text(sessions)
+    assert TOKEN not in outbox_text(sessions) and "'HTTP 401 Unauthorized'" in outbox_text(sessions)
     with Receiver() as receiver:  # every event stayed queued: a later push sends them all
         assert push_cli(sessions, receiver.url).returncode == 0
     assert len(receiver.accepted) == 20

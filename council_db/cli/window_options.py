@@ -26,7 +26,6 @@ Configs = Annotated[Many, typer.Option("--config-version", metavar="V",
                                        help="Only sessions with this council_config_version (repeatable).")]
 Categories = Annotated[Many, typer.Option("--category", metavar="C",
                                           help="Only sessions of this query category (repeatable).")]
-ALL_SESSIONS = 2**62  # more than any database holds (SQL integers stop at 2**63): --sessions above it means all
 SAMPLE_SESSIONS = 5000  # analysis.loading.window.SAMPLE_SESSIONS, written out so --help need not import numpy
 SampleSessions = Annotated[int, typer.Option(
     "--sample-sessions", min=0, metavar="N",
@@ -43,7 +42,6 @@ def checked_window(*, sessions: int | None, days: float | None, since: str | Non
     from council_db.cli.context import bad_time
     from council_db.contract.fields import LineError
 
-    sessions = None if sessions is None else min(sessions, ALL_SESSIONS)
     window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                     reviewers=reviewer or [], models=model or [],
                     config_versions=config_version or [], categories=category or [])

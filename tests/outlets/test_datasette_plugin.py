@@ -113,6 +113,7 @@ def test_the_report_page_is_the_cli_report_of_that_database_with_its_counts(serv
     ("days=7&as_of=2025-06-30T00:00:00Z", ["--days", "7", "--as-of", "2025-06-30T00:00:00Z"]),
     ("reviewer=openai/gpt-4o&reviewer=google/gemini-1.5-pro&since=",
      ["--reviewer", "openai/gpt-4o", "--reviewer", "google/gemini-1.5-pro"]),
+    ("sessions=99999999999999999999999", ["--sessions", "99999999999999999999999"]),  # past SQL's integers: all
 ])
 def test_query_parameters_choose_the_window_as_the_cli_options_do(served, query, options):
     client, path = served

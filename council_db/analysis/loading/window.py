@@ -26,6 +26,7 @@ DAY_US = 86_400 * 1_000_000
 # sessions within seconds.
 SAMPLE_SESSIONS = 5_000
 GOLDEN = 0.6180339887498949  # (sqrt(5) - 1) / 2
+ALL_SESSIONS = 2**62  # more than any database holds (SQL integers stop at 2**63): more latest sessions means all
 UNREADABLE = "unreadable_timestamp"  # the reason records of a session with an unreadable stored time are left out
 
 
@@ -60,6 +61,12 @@ class Window:
     # When the window was made: "now" for a window without as_of, fixed once so that every
     # query of one report, and the span it states, count from the same instant.
     made_us: int = field(default_factory=_now_us, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """The latest N sessions for an N past any database's size are all of them, whoever
+        asks (the CLI, the API, the Datasette page): SQL's integers could not hold N."""
+        if self.sessions is not None:
+            self.sessions = min(self.sessions, ALL_SESSIONS)
 
     @property
     def timed(self) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 # A column of the counts, as each relation names it: the name of its model or scale, or its id.
 _NAMES = {"reviewer": "reviewer.name", "model": "candidate.name", "score_scale": "scale.name"}
 _IDS = {"reviewer_id": "t.reviewer_id", "model_id": "t.model_id", "scale_id": "t.scale_id"}
+SQLITE_MAX_INTEGER = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,13 @@ class Counted:
         return sql, {**values, "limit": -1 if limit is None else limit}
 
     def filter_value(self, column: str, value: str) -> str | int | None:
-        """The value to compare ``column`` with, or None when it cannot be compared here (an id
-        that is not a whole number)."""
-        if column in _IDS:
-            return int(value) if value.isdigit() else None
-        return value
+        """The value to compare ``column`` with, or None when it cannot be compared here: an id
+        that is not a whole number of ASCII digits SQLite can hold (Datasette then counts it,
+        comparing the text as its rows do)."""
+        if column not in _IDS:
+            return value
+        number = int(value) if value.isascii() and value.isdigit() else None
+        return number if number is not None and number <= SQLITE_MAX_INTEGER else None
 
 
 COUNTED = {

@@ -175,3 +175,18 @@ def test_counted_columns_are_suggested_from_the_totals_and_others_by_datasette(s
     assert {"reviewer", "model", "score_scale", "category"} <= {s["name"] for s in unfiltered["suggested_facets"]}
     suggested = {s["name"] for s in one_reviewer["suggested_facets"]}
     assert "reviewer" not in suggested and "model" in suggested
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999999", "9223372036854775808", "\u0661"])
+def test_an_id_filter_sqlite_cannot_hold_as_an_integer_is_counted_by_datasette_not_a_500(served, value):
+    """Past SQLite's integers, or a digit that is not 0-9 (Python's int() reads Arabic-Indic
+    digits): Datasette compares the text and finds no row; so does the facet, with or without
+    _facet (the page suggests facets too)."""
+    client, store = served
+
+    found = page(client, "store", "scores", [("_facet", "scale_id"), ("reviewer_id", value)])
+    suggesting = page(client, "store", "scores", [("reviewer_id", value)])
+
+    assert found["rows"] == [] and suggesting["rows"] == []
+    assert facet(found, "scale_id") == expected(store, "scores", "scale_id", {"reviewer_id": value}) == []
+    assert TOTALS_SQL not in traced(found)

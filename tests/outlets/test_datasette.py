@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import socket
 import sqlite3
 import subprocess
@@ -142,3 +143,15 @@ def test_a_database_with_another_name_gets_metadata_keyed_by_that_name(tmp_path,
     assert list(content["databases"]) == ["team-scores"]
     assert content["databases"]["team-scores"] == json.loads(shipped().read_text())["databases"]["council"]
     assert for_database(tmp_path / "team-scores.db") == metadata
+
+
+def test_the_database_description_says_where_the_views_are_and_they_are_there(served):
+    """Datasette lists a database's canned queries, then its tables, then its views."""
+    client, _, _ = served
+    description = json.loads(shipped().read_text())["databases"]["council"]["description"]
+
+    page = client.get("/council").text
+
+    assert re.findall(r'<h2 id="(\w+)"', page)[-1] == "views"
+    assert description.startswith("Start with the views, the last list on this page:")
+    assert description in html.unescape(page)

@@ -9,7 +9,9 @@ For every council-db database Datasette serves, whatever its file name:
 - the canned queries of the shipped metadata file (Datasette keys metadata by file name, so
   without this a database not named council.db would have none);
 - its local_keys (the key of rejected lines' hashes) read as NULL and not writable through
-  Datasette's connections (outlets/datasette_local_keys.py).
+  Datasette's connections (outlets/datasette_local_keys.py);
+- for every database, a client's mistake (a 4xx) answered without the traceback Datasette
+  prints to the server log for each (outlets/datasette_errors.py).
 
 Other databases get no link, no queries and a 404. A database is council-db's when it has an
 Alembic schema version and council-db's record tables. The report is built in a worker thread
@@ -33,6 +35,7 @@ from datasette.utils import tilde_decode
 from datasette.utils.asgi import BadRequest, Base400, NotFound
 
 from council_db.outlets.datasette_databases import council_revision
+from council_db.outlets.datasette_errors import handle_exception  # noqa: F401 - a hook, found here by Datasette
 from council_db.outlets.datasette_facets import CountedColumnFacet
 from council_db.outlets.datasette_local_keys import guard_connection
 from council_db.outlets.datasette_metadata import SHIPPED_NAME, shipped

@@ -46,7 +46,8 @@ def plugin_options(folder: Path) -> list[str]:
     plugins.mkdir()
     (plugins / "council_db_plugin.py").write_text(
         f"from {PLUGIN} import (  # noqa: F401\n"
-        "    canned_queries, database_actions, prepare_connection, register_facet_classes, register_routes)\n")
+        "    canned_queries, database_actions, handle_exception, prepare_connection, register_facet_classes,\n"
+        "    register_routes)\n")
     return ["--plugins-dir", str(plugins)]
 
 
@@ -157,6 +158,28 @@ def test_a_bad_parameter_gets_a_400_page_with_one_line_saying_what_to_give(serve
     assert line in text and "Traceback" not in text
 
 
+def test_a_400_writes_no_traceback_to_the_server_log_and_a_500_still_does(served):
+    """The report page's own 400s and Datasette's, as HTML and as JSON; then a 500 (Datasette's
+    own, for a sort on a column that does not exist), whose traceback shows the log is written."""
+    client, path = served
+    log = path.parent / "datasette.log"
+    start = log.stat().st_size
+    bad = ["/scores/-/bias-report?days=abc", "/scores/-/bias-report?day=7", "/scores/scores?_size=abc",
+           "/scores/scores.json?_size=abc"]
+
+    pages = [client.get(url) for url in bad]
+    after_400s = log.read_bytes()[start:].decode()
+    server_error = client.get("/scores/scores?_sort=no_such_column")
+    after_500 = log.read_bytes()[start:].decode()
+
+    assert [page.status_code for page in pages] == [400] * len(bad)
+    assert after_400s.count(" 400 Bad Request") == len(bad) and "Traceback" not in after_400s
+    assert pages[3].json() == {"ok": False, "error": "_size must be a positive integer", "status": 400,
+                               "title": None}
+    assert "days=&#39;abc&#39; is not a number of at least 0" in pages[0].text and "<!DOCTYPE html>" in pages[0].text
+    assert server_error.status_code == 500 and "Traceback" in after_500[len(after_400s):]
+
+
 def test_a_database_that_is_not_council_dbs_has_no_link_no_report_and_no_canned_queries(served):
     client, _ = served
 
@@ -196,8 +219,8 @@ def test_the_entry_point_names_the_plugin_module_and_it_has_datasettes_hooks():
     assert "datasette" in project["optional-dependencies"]["datasette"][0]
     module = importlib.import_module(PLUGIN)
     hooks = [name for name in dir(module) if hasattr(getattr(module, name), "datasette_impl")]
-    assert sorted(hooks) == ["canned_queries", "database_actions", "prepare_connection", "register_facet_classes",
-                             "register_routes"]
+    assert sorted(hooks) == ["canned_queries", "database_actions", "handle_exception", "prepare_connection",
+                             "register_facet_classes", "register_routes"]
     assert all(hasattr(hookspecs, name) for name in hooks), "every hook is one Datasette defines"
 
 

@@ -42,8 +42,8 @@ def answering(answer: Callable[[socket.socket], None]) -> Iterator[str]:
                 continue
             connection.settimeout(None)
             with connection:
-                _read_request(connection)
                 try:
+                    _read_request(connection)
                     answer(connection)
                 except OSError:  # the client went away
                     pass
@@ -59,13 +59,21 @@ def answering(answer: Callable[[socket.socket], None]) -> Iterator[str]:
 
 
 def _read_request(connection: socket.socket) -> None:
-    data = b""
+    data = _received(connection)
     while b"\r\n\r\n" not in data:
-        data += connection.recv(65536)
+        data += _received(connection)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
     while len(body) < length:
-        body += connection.recv(65536)
+        body += _received(connection)
+
+
+def _received(connection: socket.socket) -> bytes:
+    data = connection.recv(65536)
+    if not data:
+        raise ConnectionResetError("the client closed the connection mid-request")
+    return data
 
 
 def token_forms() -> list[str]:

@@ -88,3 +88,15 @@ def benjamini_hochberg(p_values: ArrayLike) -> np.ndarray:
     scaled = p[order] * m / np.arange(1, m + 1)
     q[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
     return q
+
+
+def benjamini_yekutieli(p_values: ArrayLike) -> np.ndarray:
+    """Benjamini-Yekutieli adjusted p-values, in the input order: the Benjamini-Hochberg
+    q-values times H_m = 1 + 1/2 + ... + 1/m, capped at 1. Rejecting where they are <= q is
+    the step-up procedure at q / H_m, which controls the false discovery rate at q under any
+    dependence between the tests (Benjamini & Yekutieli 2001, Theorem 1.3): the alternative
+    annotator test's choice, since its tests share the same instances. NaN stays NaN."""
+    q = benjamini_hochberg(p_values)
+    m = int(np.isfinite(q).sum())
+    harmonic = float(np.sum(1.0 / np.arange(1, m + 1))) if m else 1.0
+    return np.minimum(q * harmonic, 1.0)

@@ -9,6 +9,7 @@ are council-db's own (``distributions``), checked against scipy.special in the t
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import overload
 
 import numpy as np
@@ -30,8 +31,10 @@ def t_p_value(t: float | np.ndarray, df: ArrayLike) -> float | np.ndarray:
     return float(p) if np.ndim(p) == 0 else p
 
 
+@lru_cache(maxsize=1024)
 def t_quantile(level: float, df: float) -> float:
-    """The two-sided critical value: P(|T| <= q) = level for T ~ t(df); NaN when df <= 0."""
+    """The two-sided critical value: P(|T| <= q) = level for T ~ t(df); NaN when df <= 0.
+    Cached: a report asks for the same few (level, df) over and over, and each is an iteration."""
     if not df > 0:
         return math.nan
     return float(distributions.t_ppf(0.5 + level / 2.0, df))

@@ -14,21 +14,25 @@ section cheap where a bootstrap of thousands of resamples per judge and figure w
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
 from council_db.analysis.stats.estimate import Estimate
-from council_db.analysis.stats.inference import t_interval
+from council_db.analysis.stats.inference import t_interval, t_quantile
 
 STEP = 1e-6  # relative step of the central differences
 
 
 def linearized_estimate(per_cluster: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], level: float = 0.95,
                         method: str = "", bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
-    """f(sum of the rows) with its CR1 delta-method interval, clipped to ``bounds`` (the
-    statistic's range: clipping drops impossible values only). ``statistic`` maps totals, one
-    row per evaluation, to one value each. ``n_sessions`` is G, the rows; no p-value."""
+    """f(sum of the rows) with its CR1 delta-method interval. ``statistic`` maps totals, one row
+    per evaluation, to one value each. Given finite ``bounds`` (the statistic's range: a share's
+    [0, 1], a coefficient's [-1, 1]) the interval is built on the logit of the estimate's place
+    between them and mapped back, so it stays inside and is not symmetric near a bound, where a
+    plain one undercovers (an agreement of 0.95 on 100 pairs); an estimate at a bound gets the
+    plain interval, clipped. ``n_sessions`` is G, the rows; no p-value."""
     parts = np.asarray(per_cluster, dtype=np.float64)
     g = len(parts)
     if g == 0:
@@ -44,5 +48,36 @@ def linearized_estimate(per_cluster: np.ndarray, statistic: Callable[[np.ndarray
         return Estimate(estimate, math.nan, math.nan, math.nan, None, level, g, method)
     influence = ((parts - mean) * gradient).sum(axis=1)
     se = math.sqrt(g / (g - 1) * float((influence * influence).sum())) / g
-    low, high = t_interval(estimate, se, g - 1, level)
-    return Estimate(estimate, max(low, bounds[0]), min(high, bounds[1]), se, None, level, g, method)
+    low, high = _bounded_interval(estimate, se, g - 1, level, bounds)
+    return Estimate(estimate, low, high, se, None, level, g, method)
+
+
+def _bounded_interval(estimate: float, se: float, df: int, level: float,
+                      bounds: tuple[float, float]) -> tuple[float, float]:
+    """estimate -/+ t se on the logit of its place in ``bounds`` when both are finite and the
+    estimate lies strictly inside; plain and clipped otherwise."""
+    lower, upper = bounds
+    if math.isfinite(lower) and math.isfinite(upper) and lower < estimate < upper and se > 0:
+        place = (estimate - lower) / (upper - lower)
+        logit, slope = math.log(place / (1.0 - place)), 1.0 / ((upper - lower) * place * (1.0 - place))
+        low, high = t_interval(logit, se * slope, df, level)
+        return lower + (upper - lower) / (1.0 + math.exp(-low)), lower + (upper - lower) / (1.0 + math.exp(-high))
+    low, high = t_interval(estimate, se, df, level)
+    return max(low, lower), min(high, upper)
+
+
+def effective_wilson(found: Estimate, units: float) -> Estimate:
+    """A share's interval as Wilson's score interval (Wilson 1927) on its effective sample size,
+    p(1-p)/SE^2 from the clustered SE, at most ``units`` (the units the share is over), with the
+    t(G-1) quantile: Korn & Graubard's (1998) remedy for shares near 0 or 1 from clustered data,
+    where the delta method's symmetric interval undercovers and a share of 1 (no disagreement
+    among 40 pairs) has SE 0. There the effective size is ``units``."""
+    p, se, g = found.estimate, found.se, found.n_sessions or 0
+    if not (math.isfinite(p) and g >= 2 and units > 0):
+        return found
+    n = units if not (0.0 < p < 1.0 and se and se > 0) else min(units, p * (1.0 - p) / (se * se))
+    z = t_quantile(found.level, g - 1)
+    centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n)
+    half = z / (1.0 + z * z / n) * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+    return replace(found, ci_low=max(centre - half, 0.0), ci_high=min(centre + half, 1.0),
+                   method=f"{found.method}; Wilson score interval on the effective sample size")

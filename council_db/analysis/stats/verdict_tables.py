@@ -51,15 +51,20 @@ def agreement(tables: np.ndarray) -> np.ndarray:
         return np.where(total > 0, np.trace(t, axis1=1, axis2=2) / total, np.nan)
 
 
-def cohen_kappa(tables: np.ndarray) -> np.ndarray:
-    """Cohen's kappa per table; NaN when chance agreement is 1 (both raters used one class)."""
+def chance_agreement(tables: np.ndarray) -> np.ndarray:
+    """The agreement expected by chance from the two margins, sum_k p1(k) p2(k), per table."""
     t = _square(tables)
     total = t.sum(axis=(1, 2))
     with np.errstate(invalid="ignore", divide="ignore"):
-        observed = np.trace(t, axis1=1, axis2=2) / total
-        chance = (t.sum(axis=2) * t.sum(axis=1)).sum(axis=1) / (total * total)
+        return (t.sum(axis=2) * t.sum(axis=1)).sum(axis=1) / (total * total)
+
+
+def cohen_kappa(tables: np.ndarray) -> np.ndarray:
+    """Cohen's kappa per table; NaN when chance agreement is 1 (both raters used one class)."""
+    observed, chance = agreement(tables), chance_agreement(tables)
+    with np.errstate(invalid="ignore", divide="ignore"):
         kappa = (observed - chance) / (1.0 - chance)
-    return np.where((total > 0) & (chance < 1.0 - 1e-12), kappa, np.nan)
+    return np.where(np.isfinite(observed) & (chance < 1.0 - 1e-12), kappa, np.nan)
 
 
 def without_ties(tables: np.ndarray) -> np.ndarray:

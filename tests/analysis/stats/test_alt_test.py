@@ -1,6 +1,6 @@
 """The alternative annotator test against the authors' own procedure (Calderon, Reichart &
 Dror 2025, github.com/nitaytech/AltTest ``alt_test``), restated here from its published
-description with scipy's one-sample t-test, on random annotations of both kinds."""
+description with scipy's one-sample t-test, on random labels of both kinds."""
 
 from __future__ import annotations
 
@@ -15,25 +15,25 @@ from council_db.analysis.stats.inference import benjamini_yekutieli
 def authors_alt_test(humans: dict[int, dict[int, float]], llm: dict[int, float], metric: str, epsilon: float,
                      min_humans: int, min_instances: int) -> tuple[float, float, list[float]]:
     """(winning rate, advantage probability, p per tested human) as the authors compute them."""
-    def score(pred, annotations):
+    def score(pred, labels):
         if metric == ACCURACY:
-            return float(np.mean([pred == a for a in annotations]))
-        return -float(np.sqrt(np.mean([(pred - a) ** 2 for a in annotations])))
+            return float(np.mean([pred == a for a in labels]))
+        return -float(np.sqrt(np.mean([(pred - a) ** 2 for a in labels])))
 
     raters_of: dict[int, list[int]] = {}
-    for h, annotations in humans.items():
-        for i in annotations:
+    for h, labels in humans.items():
+        for i in labels:
             raters_of.setdefault(i, []).append(h)
     keep = {i for i, hs in raters_of.items() if len(hs) >= min_humans and i in llm}
     p_values, advantages = [], []
-    for h, annotations in humans.items():
-        instances = [i for i in annotations if i in keep]
+    for h, labels in humans.items():
+        instances = [i for i in labels if i in keep]
         if len(instances) < min_instances:
             continue
         llm_wins, human_wins = [], []
         for i in instances:
             others = [humans[o][i] for o in raters_of[i] if o != h]
-            s_h, s_f = score(annotations[i], others), score(llm[i], others)
+            s_h, s_f = score(labels[i], others), score(llm[i], others)
             llm_wins.append(s_f >= s_h)
             human_wins.append(s_h >= s_f)
         p_values.append(ttest_1samp(np.array(human_wins, float) - np.array(llm_wins, float), epsilon,

@@ -45,3 +45,19 @@ def test_kappa_intervals_cover_the_true_kappa_of_clustered_verdicts():
         found = linearized_estimate(cluster_tables(session, first, second, np.ones(240), 80), cohen_kappa)
         covered += found.covers(true_kappa)
     assert covered >= 180  # 90%: P(<= 179 of 200 | 95%) < 0.3%
+
+
+def test_a_share_of_independent_units_gets_wilsons_interval_and_a_share_of_one_an_interval_below_one():
+    from council_db.analysis.stats.inference import t_quantile
+    from council_db.analysis.stats.linearized import effective_wilson
+
+    hits = np.r_[np.ones(36), np.zeros(4)]
+    parts = np.stack([hits, np.ones(40)], axis=1)
+    found = effective_wilson(linearized_estimate(parts, lambda t: t[:, 0] / t[:, 1]), 40)
+    z, p, n = t_quantile(0.95, 39), 0.9, 39  # CR1's G/(G-1): p(1-p)/SE^2 is G-1 for independent units
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert (found.ci_low, found.ci_high) == pytest.approx((centre - half, centre + half), rel=1e-6)
+    perfect = effective_wilson(linearized_estimate(np.stack([np.ones(40), np.ones(40)], axis=1),
+                                                   lambda t: t[:, 0] / t[:, 1]), 40)
+    assert perfect.estimate == 1.0 and 0.85 < perfect.ci_low < 0.95 and perfect.ci_high == 1.0

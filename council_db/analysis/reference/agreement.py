@@ -67,11 +67,14 @@ class VerdictAgreement:
     items: int
 
 
-def compare(tables: np.ndarray, pair_sessions: np.ndarray, level: float = 0.95) -> VerdictAgreement:
+def compare(tables: np.ndarray, pair_sessions: np.ndarray, level: float = 0.95, comparisons: float = 1.0) \
+        -> VerdictAgreement:
     """Every coefficient of per-item tables (rows: items, 9 cells) with its CI, over the items
     that hold a table entry; ``pair_sessions``: the sessions of the pairs compared. Agreement
     takes Wilson's interval on its effective sample size (stats/linearized.py), as shares near 1
-    need; a kappa without disagreement (1, SE 0) takes that interval through its chance agreement."""
+    need, at most the single comparisons it averages (``comparisons`` per pair: one against
+    the majority, one per rater against single raters); a kappa without disagreement (1, SE 0)
+    takes that interval through its chance agreement."""
     held = tables[tables.sum(axis=1) > 0]
     sessions = len(np.unique(pair_sessions))
     found = {name: replace(linearized_estimate(held, statistic, level, f"{label}, {CI}", bounds), n_sessions=sessions)
@@ -79,7 +82,7 @@ def compare(tables: np.ndarray, pair_sessions: np.ndarray, level: float = 0.95) 
     total = held.sum(axis=0)[None, :]
     for share, kappa, table in (("agreement", "kappa", total),
                                 ("agreement_without_ties", "kappa_without_ties", without_ties(total))):
-        found[share] = effective_wilson(found[share], float(table.sum()))
+        found[share] = effective_wilson(found[share], comparisons * float(table.sum()))
         found[kappa] = _kappa_without_variation(found[kappa], found[share], float(chance_agreement(table)[0]))
     return VerdictAgreement(**found, pairs=float(held.sum()), sessions=sessions, items=len(held))
 
@@ -119,7 +122,7 @@ def with_raters(found: Pairs, judge: int, reference: Majority, item: np.ndarray,
     items, judge_class = item[found.session[use]], verdict_class(judged[use])
     tables = sum(cluster_tables(items, judge_class, np.full(use.sum(), b), share[:, b], n_items)
                  for b in range(CLASSES))
-    return compare(tables, found.session[use], level)
+    return compare(tables, found.session[use], level, float(counts.sum(axis=1).mean()) if use.any() else 1.0)
 
 
 def among_raters(found: Pairs, reference: Majority, item: np.ndarray, n_items: int,
@@ -135,7 +138,7 @@ def among_raters(found: Pairs, reference: Majority, item: np.ndarray, n_items: i
         for b in range(CLASSES):
             weight = counts[:, a] * (counts[:, b] - (a == b)) / ordered_pairs
             tables += cluster_tables(items, np.full(len(items), a), np.full(len(items), b), weight, n_items)
-    return compare(tables, found.session[use], level)
+    return compare(tables, found.session[use], level, float(ordered_pairs.mean() / 2) if use.any() else 1.0)
 
 
 def below_ceiling(found: Pairs, judge: int, reference: Majority, item: np.ndarray, level: float = 0.95) -> Estimate:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
+from council_db.analysis.loading.score_data import ScoreData, known_lengths
 from council_db.analysis.reference.verdicts import Answers, Majority, Pairs
 from council_db.analysis.stats.clustered import clustered_share
 from council_db.analysis.stats.estimate import Estimate
@@ -68,9 +68,9 @@ def _contrast(data: ScoreData, keep: np.ndarray, x: np.ndarray, judge: int, rate
                     named(slope_contrast([parts[1]._replace(weight=1.0)])))
 
 
-def length(data: ScoreData, judge: int, raters: np.ndarray, item: np.ndarray) -> Contrast:
-    """Points per SD of log length, the judge's minus the reference raters'."""
-    x = np.nan_to_num(data.log_length) / log_length_sd(data)
+def length(data: ScoreData, judge: int, raters: np.ndarray, item: np.ndarray, sd: float) -> Contrast:
+    """Points per SD of log length (``sd``: the window's), the judge's minus the reference raters'."""
+    x = np.nan_to_num(data.log_length) / sd
     return _contrast(data, known_lengths(data), x, judge, raters, item, "points per SD of log length")
 
 

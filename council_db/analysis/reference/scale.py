@@ -3,9 +3,10 @@
 * ``alpha``: Krippendorff's alpha (interval metric) between the judge and one rater at a time:
   each (answer, rater) is a unit holding the judge's score and that rater's. Alpha rather than
   a weighted kappa: scores are interval data on scales of up to 91 steps, which a kappa would
-  treat as that many categories, and alpha takes any number of raters and missing scores; with
-  two raters it is quadratic-weighted kappa up to a factor (n-1)/n (Krippendorff 1970). Against
-  single raters, not their mean, so it stands beside the raters' own alpha (the ceiling).
+  treat as that many categories, and alpha takes any number of raters and missing scores; a
+  quadratic-weighted kappa is an intraclass correlation (Fleiss & Cohen 1973), and interval
+  alpha is one with chance taken from the pooled scores (Krippendorff 1970). Against single
+  raters, not their mean, so it stands beside the raters' own alpha (the ceiling).
 * ``mean_difference``: the judge's score minus the mean of the raters' scores of the same
   answer (positive: the judge is more generous than people), clustered by item, t-tested at 0.
 * ``among_raters``: Krippendorff's alpha among the reference raters, the ceiling for ``alpha``.

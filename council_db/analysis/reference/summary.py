@@ -15,7 +15,7 @@ from typing import Mapping
 
 import numpy as np
 
-from council_db.analysis.loading.score_data import ScoreData, log_length_sd
+from council_db.analysis.loading.score_data import ScoreData, keep_sessions, log_length_sd
 from council_db.analysis.reference import agreement, biases, gold, replacement, scale
 from council_db.analysis.reference.items import session_items
 from council_db.analysis.reference.kinds import GOLD, HUMAN, JUDGE, reviewer_kinds
@@ -101,7 +101,8 @@ def reference_summary(data: ScoreData, kinds: Mapping[str, str], settings: Setti
     raters = humans if len(humans) else golds
     if not len(raters):
         return None
-    item = session_items(data)
+    sd = log_length_sd(data)  # the window's unit for length effects, as the report's
+    item, data = _rated_sessions(data, np.r_[humans, golds], session_items(data))
     n_items = int(item.max()) + 1 if len(item) else 0
     found = answers(data)
     every = pairs(found, settings.tie_tolerance)
@@ -120,16 +121,24 @@ def reference_summary(data: ScoreData, kinds: Mapping[str, str], settings: Setti
                               found, pointwise_answers, raters),
             gold=gold.accuracy(orders, two, judge, gold_two, item, settings.level)
             if gold_two is not None and np.isfinite(two.verdicts[:, judge]).any() else None,
-            length=biases.length(data, judge, raters, item),
+            length=biases.length(data, judge, raters, item, sd),
             first_slot=biases.first_slot(data, judge, raters, item),
             self_preference=biases.self_preference(data, found, every, judge, reference, item),
-            reasoning_chain=biases.reasoning_chain(found, every, judge, reference, item, log_length_sd(data)),
+            reasoning_chain=biases.reasoning_chain(found, every, judge, reference, item, sd),
         ))
     ceiling = Ceiling(
         *(_among(part, reference, item, n_items, settings.level) for part, reference in families.values()),
         alpha=_scale_ceiling(found, pointwise_answers, raters, item, settings.level))
     return ReferenceSummary(HUMAN if len(humans) else GOLD, [data.reviewers[r] for r in raters], judged, ceiling,
                             sum(reference.no_majority for _, reference in families.values()), n_items)
+
+
+def _rated_sessions(data: ScoreData, reference: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, ScoreData]:
+    """Only the sessions a reference rater scored (nothing else is compared), with their items
+    renumbered: items are read off the whole window, where a council's candidates recur."""
+    rated = np.zeros(data.n_sessions, dtype=bool)
+    rated[data.session[np.isin(data.reviewer, reference)]] = True
+    return np.unique(item[rated], return_inverse=True)[1].astype(np.int64), keep_sessions(data, rated)
 
 
 def _family(part: Pairs, reference: Majority, judge: int, humans: np.ndarray, item: np.ndarray, n_items: int,

@@ -117,3 +117,5 @@ def test_pointwise_scores_get_alpha_tau_and_the_mean_difference_judge_minus_peop
     assert generous.with_reference.tau_b.estimate == pytest.approx(fair.with_reference.tau_b.estimate, abs=0.08)
     assert summary.ceiling.alpha.estimate == pytest.approx(fair.alpha.estimate, abs=0.1)  # fair is one more person
     assert by_name["fair"].pairwise is None and fair.with_reference.pairs == pytest.approx(300 * 6, rel=0.05)
+    assert fair.replacement.metric == "neg_rmse" and fair.replacement.passed  # as close to people as they are
+    assert generous.replacement.passed is False  # a point off every score is no alternative rater

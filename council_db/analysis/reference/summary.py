@@ -127,10 +127,10 @@ def reference_summary(data: ScoreData, kinds: Mapping[str, str], settings: Setti
             reasoning_chain=biases.reasoning_chain(found, every, judge, reference, item, sd),
         ))
     ceiling = Ceiling(
-        *(_among(part, reference, item, n_items, settings.level) for part, reference in families.values()),
+        *(_among(part, verdicts, item, n_items, settings.level) for part, verdicts in families.values()),
         alpha=_scale_ceiling(found, pointwise_answers, raters, item, settings.level))
     return ReferenceSummary(HUMAN if len(humans) else GOLD, [data.reviewers[r] for r in raters], judged, ceiling,
-                            sum(reference.no_majority for _, reference in families.values()), n_items)
+                            sum(verdicts.no_majority for _, verdicts in families.values()), n_items)
 
 
 def _rated_sessions(data: ScoreData, reference: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, ScoreData]:

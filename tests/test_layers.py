@@ -49,6 +49,7 @@ ANALYSIS_RANKS = {
     "effects": 2,
     "drift": 2,
     "aggregation": 2,
+    "reference": 2,
     "sessions": 3,
 }
 

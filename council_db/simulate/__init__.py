@@ -8,8 +8,8 @@ with every planted parameter so tests and benchmarks can check recoveries.
 Score of one record (before rounding to 0.1 and clipping to [1, 10])::
 
     base + quality[model] + offset[reviewer] + position_effects[display slot]
-    + self_preference * (reviewer == model) + verbosity * z + drift[reviewer] * t
-    + Normal(0, noise_sd)
+    + self_preference * (reviewer == model) + verbosity[reviewer] * z + drift[reviewer] * t
+    + Normal(0, noise_sd[reviewer]) + answer effect (Normal(0, answer_sd), shared by everyone)
 
 where z is the answer's log length standardised by the population the lengths
 are drawn from and t in [0, 1] is the session's place in time less its mean over
@@ -17,7 +17,9 @@ the span, 1/2 (with ``drift_at`` set, a step from 0 to 1 at that share of the sp
 likewise centred). Centring keeps each planted effect to one estimand: a drift
 changes a reviewer's scores over time but not its average level, which ``offset`` sets.
 
-Modules: ``config`` (what to simulate), ``sessions`` (drawing them), ``jsonl`` (writing them).
+Human raters and a gold label (``raters``) score alongside the judges; ``implied`` computes the
+agreement with them that a config plants. Modules: ``config`` (what to simulate), ``sessions``
+(drawing them), ``jsonl`` (writing them).
 """
 
 from council_db.simulate.config import SimulationConfig, SimulationConfigError

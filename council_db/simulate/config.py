@@ -81,6 +81,17 @@ class SimulationConfig:
     batch_size: int = 1  # sessions stamped with one time, as a judge run stamps its whole batch
     integer_scale: bool = False  # whole scores 1..10, as GPT-4 grades in MT-bench
     constant_share: float = 0.0  # share of sessions where each reviewer gives every answer one score
+    # Reference raters (issue 28), off by default so existing seeds keep their bytes. Humans score
+    # like reviewers (their offsets, position effects, noise and verbosity by name in the maps
+    # above and below) and are written with "reviewer_kind": "human"; the gold reviewer scores
+    # each answer's true quality (base + quality + its answer effect, nothing else), "gold".
+    humans: list[str] = field(default_factory=list)
+    humans_per_session: int | None = None  # how many humans rate a rated session, drawn anew (None: all)
+    gold: str | None = None  # the gold reviewer's name; None: no gold labels
+    reference_share: float = 1.0  # share of sessions the humans and the gold label rate
+    answer_sd: float = 0.0  # SD of each answer's own quality: what every rater and the gold label see
+    reviewer_noise_sd: dict[str, float] = field(default_factory=dict)  # reviewer or human -> noise SD
+    reviewer_verbosity: dict[str, float] = field(default_factory=dict)  # reviewer or human -> verbosity
 
     def __post_init__(self) -> None:
         if self.end.tzinfo is None:
@@ -89,8 +100,19 @@ class SimulationConfig:
         _validate(self)
 
     @property
-    def reviewer_ids(self) -> list[str]:
+    def judge_ids(self) -> list[str]:
+        """The reviewers that are judges: the council models unless ``reviewers`` names them."""
         return list(self.models) if self.reviewers is None else list(self.reviewers)
+
+    @property
+    def reviewer_ids(self) -> list[str]:
+        """Everyone who writes scores: the judges, then the humans, then the gold reviewer."""
+        return self.judge_ids + list(self.humans) + ([self.gold] if self.gold is not None else [])
+
+    @property
+    def reviewer_kinds(self) -> dict[str, str]:
+        """Each reviewer that is not a judge, with its kind ("human" or "gold")."""
+        return {**{h: "human" for h in self.humans}, **({self.gold: "gold"} if self.gold is not None else {})}
 
     @property
     def answers_per_session(self) -> int:
@@ -143,10 +165,15 @@ def _validate(c: SimulationConfig) -> None:
         "reviewer_offsets": c.reviewer_offsets.values(),
         "drift": c.drift.values(),
         "reviewer_position_effects": [v for effects in c.reviewer_position_effects.values() for v in effects],
+        "answer_sd": [c.answer_sd],
+        "reference_share": [c.reference_share],
+        "reviewer_noise_sd": c.reviewer_noise_sd.values(),
+        "reviewer_verbosity": c.reviewer_verbosity.values(),
     }
     for name, values in numbers.items():
         check(all(math.isfinite(v) for v in values), name, f"{name} must be finite numbers")
     check(c.sessions >= 1, "sessions", f"sessions must be a whole number >= 1, got {c.sessions}")
+    _validate_reference(c, check)
     for name, ids in (("models", c.models), ("reviewers", c.reviewer_ids)):
         check(len(ids) > 0, name, f"{name} must list at least one id, e.g. openai/gpt-4o")
         check(len(set(ids)) == len(ids), name, f"{name} must not repeat an id: {', '.join(ids)}")
@@ -162,6 +189,8 @@ def _validate(c: SimulationConfig) -> None:
         ("reviewer_offsets", c.reviewer_offsets, c.reviewer_ids),
         ("drift", c.drift, c.reviewer_ids),
         ("reviewer_position_effects", c.reviewer_position_effects, c.reviewer_ids),
+        ("reviewer_noise_sd", c.reviewer_noise_sd, c.reviewer_ids),
+        ("reviewer_verbosity", c.reviewer_verbosity, c.reviewer_ids),
     ):
         for key in mapping:
             check(key in known, name, f"unknown id {key!r}: expected one of {', '.join(known)}")
@@ -188,7 +217,7 @@ def _validate(c: SimulationConfig) -> None:
           f"drift-at must be a share of the time span strictly between 0 and 1, got {c.drift_at}")
     check(c.batch_size >= 1, "batch_size", f"batch size must be a whole number >= 1, got {c.batch_size}")
     shares = (("anomaly_rate", c.anomaly_rate), ("unscored_rate", c.unscored_rate),
-              ("constant_share", c.constant_share))
+              ("constant_share", c.constant_share), ("reference_share", c.reference_share))
     for name, value in shares:
         check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
     check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
@@ -209,3 +238,22 @@ def _validate(c: SimulationConfig) -> None:
     )
     check(0 <= c.consent_level <= 4, "consent_level", f"consent level must be 0-4, got {c.consent_level}")
     _version_tuple(c.schema_version)
+
+
+def _validate_reference(c: SimulationConfig, check) -> None:
+    """Human raters and the gold label: names of their own, and a gold label that only knows the truth."""
+    check(not set(c.humans) & set(c.models), "humans",
+          f"a human rater cannot be named like a candidate model: {', '.join(sorted(set(c.humans) & set(c.models)))}")
+    check(c.gold is None or (c.gold and c.gold not in c.models), "gold",
+          f"the gold reviewer needs a name of its own, not empty or a model's, got {c.gold!r}")
+    check(c.humans_per_session is None or 1 <= c.humans_per_session <= len(c.humans), "humans_per_session",
+          f"humans per session must be between 1 and {len(c.humans)} (the number of humans), "
+          f"got {c.humans_per_session}")
+    check(c.answer_sd >= 0, "answer_sd", f"answer SD must be >= 0, got {c.answer_sd}")
+    for name, sd in c.reviewer_noise_sd.items():
+        check(sd >= 0, "reviewer_noise_sd", f"noise SD of {name!r} must be >= 0, got {sd}")
+    planted = (c.reviewer_offsets, c.drift, c.reviewer_position_effects, c.reviewer_noise_sd, c.reviewer_verbosity,
+               c.scoring_share)
+    check(c.gold is None or not any(c.gold in mapping for mapping in planted), "gold",
+          f"the gold reviewer {c.gold!r} scores the truth: it takes no offset, drift, position effect, noise, "
+          "verbosity or scoring share")

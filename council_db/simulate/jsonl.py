@@ -25,7 +25,8 @@ class _LineFormatter:
 
     Each line is six pieces: session head, reviewer+model, position, length, score, tail.
     The pieces are gathered with numpy object indexing and joined once per chunk.
-    The text equals json.dumps(dataclasses.asdict(record)) for llm-council's BiasRecord.
+    The text equals json.dumps(dataclasses.asdict(record)) for llm-council's BiasRecord; a human's
+    or gold reviewer's lines add "reviewer_kind" after "reviewer_id".
     """
 
     def __init__(self, c: SimulationConfig) -> None:
@@ -33,9 +34,10 @@ class _LineFormatter:
             '{"schema_version": ' + json.dumps(c.schema_version) + ', "session_id": "%s", '
             '"timestamp": "%s", "consent_level": ' + str(int(c.consent_level)) + ', "reviewer_id": '
         )
+        kinds = {rv: f', "reviewer_kind": "{kind}"' for rv, kind in c.reviewer_kinds.items()}
         self.pairs = np.array(
             [
-                [f'{json.dumps(rv)}, "model_id": {json.dumps(md)}, "position": ' for md in c.models]
+                [f'{json.dumps(rv)}{kinds.get(rv, "")}, "model_id": {json.dumps(md)}, "position": ' for md in c.models]
                 for rv in c.reviewer_ids
             ],
             dtype=object,
@@ -143,4 +145,12 @@ def _truth(
         "integer_scale": c.integer_scale,
         "constant_share": c.constant_share,
         "constant_sessions": constant,
+        "reviewer_kinds": c.reviewer_kinds,
+        "humans": list(c.humans),
+        "humans_per_session": c.humans_per_session,
+        "gold": c.gold,
+        "reference_share": c.reference_share,
+        "answer_sd": c.answer_sd,
+        "reviewer_noise_sd": dict(zip(reviewers, plan.noise_sd.tolist())),
+        "reviewer_verbosity": dict(zip(reviewers, plan.verbosity.tolist())),
     }

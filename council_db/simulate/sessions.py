@@ -21,6 +21,7 @@ from council_db.simulate.config import (
     TOKEN_BUCKETS,
     SimulationConfig,
 )
+from council_db.simulate.raters import answer_effects, reference_raters, reviewer_terms
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class Plan:
     model_log_length: np.ndarray  # (M,) mean log length of each model's answers
     log_length_mean: float
     log_length_sd: float
+    noise_sd: np.ndarray  # (R,) each reviewer's noise SD (0 for the gold reviewer)
+    verbosity: np.ndarray  # (R,) each reviewer's points per SD of log length (0 for gold)
+    biased: np.ndarray  # (R,) 1.0, 0.0 for the gold reviewer: the shared position effects pass it by
+    kind: np.ndarray  # (R,) JUDGE, HUMAN or GOLD
 
 
 def build_plan(c: SimulationConfig, rng: np.random.Generator) -> Plan:
@@ -60,6 +65,7 @@ def build_plan(c: SimulationConfig, rng: np.random.Generator) -> Plan:
         # so answers' log lengths are an equal mixture of per-model normals.
         log_length_mean=float(log_means.mean()),
         log_length_sd=float(math.sqrt(ANSWER_LOG_LENGTH_SD**2 + log_means.var())),
+        **reviewer_terms(c),
     )
 
 
@@ -135,13 +141,15 @@ def simulate_chunk(
         c.base_score
         + plan.quality[candidates][:, None, :]
         + plan.offsets[None, :, None]
-        + plan.position_effects[slot]
+        + plan.position_effects[slot] * plan.biased[None, :, None]
         + plan.reviewer_position[np.arange(r)[None, :, None], slot]
         + c.self_preference * (plan.self_model[None, :, None] == candidates[:, None, :])
-        + c.verbosity * z[:, None, :]
+        + plan.verbosity[None, :, None] * z[:, None, :]
         + plan.drift[None, :, None] * _drift_shape(c, t)[:, None, None]
-        + c.noise_sd * rng.standard_normal((n, r, k))
+        + plan.noise_sd[None, :, None] * rng.standard_normal((n, r, k))
     )
+    if c.answer_sd > 0:  # drawn only when asked for, so other simulations keep their bytes
+        score += answer_effects(c, rng, n)[:, None, :]
     tenths = _on_scale(c, score)
     constant = _make_constant(c, rng, tenths) if c.constant_share > 0 else []
     anomalies = _plant_anomalies(c, rng, session_ids, tenths) if c.anomaly_rate > 0 else {}
@@ -158,6 +166,9 @@ def simulate_chunk(
     written = None  # drawn only when asked for, so other simulations keep their bytes
     if plan.scoring_share is not None:
         written = rng.random((n, r, k)) < plan.scoring_share[np.arange(r)[None, :, None], models]
+    if c.humans or c.gold is not None:
+        rated = np.broadcast_to(reference_raters(c, plan, rng, n)[:, :, None], (n, r, k))
+        written = rated if written is None else written & rated
     return Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written,
                  [session_ids[s] for s in constant])
 

@@ -30,9 +30,8 @@ from council_db.analysis.stats import (
     Estimate,
     clustered_mean_from_totals,
     mean_figure,
-    t_interval,
-    t_p_value,
 )
+from council_db.analysis.stats.slopes import SlopePart, slope_contrast
 
 MIN_PAIR_SESSIONS = 10
 
@@ -148,26 +147,12 @@ def _first_last(data: ScoreData, residuals: np.ndarray):
 def _slope_difference(session, x1, y1, x2, y2) -> Estimate | None:
     """Slope of y1 on x1 minus slope of y2 on x2 (least squares with intercepts), with a
     cluster-robust (by session) SE from the influence functions, t with G-1 df."""
-    _, cluster = np.unique(session, return_inverse=True)
-    g = int(cluster.max()) + 1 if len(cluster) else 0
-    if g < MIN_PAIR_SESSIONS:
+    if len(np.unique(session)) < MIN_PAIR_SESSIONS:
         return None
-    influence = np.zeros(len(x1))
-    slopes = []
-    for x, y, sign in ((x1, y1, 1.0), (x2, y2, -1.0)):
-        dx, dy = x - x.mean(), y - y.mean()
-        sxx = float(dx @ dx)
-        if sxx <= 0:
-            return None
-        b = float(dx @ dy) / sxx
-        slopes.append(b)
-        influence += sign * dx * (dy - b * dx) / sxx
-    u = np.bincount(cluster, weights=influence, minlength=g)
-    se = math.sqrt(g / (g - 1) * float(u @ u))
-    estimate = slopes[0] - slopes[1]
-    low, high = t_interval(estimate, se, g - 1)
-    p = t_p_value(estimate / se, g - 1) if se > 0 else math.nan
-    return Estimate(estimate, low, high, se, float(p), 0.95, g, "slope difference, CR1 by session")
+    found = slope_contrast([SlopePart(x1 - x1.mean(), y1 - y1.mean(), session),
+                            SlopePart(x2 - x2.mean(), y2 - y2.mean(), session, -1.0)],
+                           method="slope difference, CR1 by session")
+    return found if found.computable else None
 
 
 @dataclass(frozen=True)

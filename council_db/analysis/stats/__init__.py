@@ -8,7 +8,10 @@ importing scipy.special cost a report a quarter second), ``inference`` (t/normal
 Benjamini-Hochberg), ``bootstrap`` (session resampling),
 ``clustered`` (cluster-robust means), ``answers`` (one row per candidate answer),
 ``correlation`` (length-score correlations), ``meta_analysis`` (fixed/random effects),
-``agreement`` (Krippendorff's alpha).
+``agreement`` (Krippendorff's alpha), ``verdict_tables`` (agreement, Cohen's kappa and
+Kendall's tau-b of two raters' verdicts), ``linearized`` (delta-method CR1 intervals of
+functions of per-cluster sums), ``slopes`` (contrasts of slopes, CR1), ``alt_test`` (the
+alternative annotator test).
 """
 
 from council_db.analysis.stats.agreement import (

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from council_db.analysis.stats.answers import answer_index
-from council_db.analysis.stats.bootstrap import RngLike, percentile_interval, resampled_sums
+from council_db.analysis.stats.bootstrap import RngLike, bootstrap_estimate
 from council_db.analysis.stats.clustered import cluster_codes
 from council_db.analysis.stats.estimate import Estimate
 
@@ -96,30 +96,12 @@ class Agreement:
     values: int
 
 
-def _session_bootstrap(per_session: np.ndarray, ratio, n_boot: int, rng: RngLike, level: float,
-                       method: str) -> Estimate:
-    """A statistic of per-session sums (rows: sessions that contribute) with its expanded
-    percentile CI from resampling those sessions; ``se`` is the bootstrap SD."""
-    g = len(per_session)
-    estimate = float(ratio(per_session.sum(axis=0))[0]) if g else math.nan
-    if not math.isfinite(estimate) or g < 2 or n_boot <= 0:
-        return Estimate(estimate, math.nan, math.nan, None, None, level, g, method)
-    boot = ratio(resampled_sums(per_session, n_boot, rng))
-    low, high = percentile_interval(boot, level, g)
-    finite = boot[np.isfinite(boot)]
-    se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
-    return Estimate(estimate, low, high, se, None, level, g, method)
-
-
-def answer_agreement(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, reviewer: np.ndarray,
-                     score: np.ndarray, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Agreement:
-    """Inter-reviewer agreement: Krippendorff's alpha (interval), units = candidate answers
-    (session, model, length), raters = reviewers, one value per reviewer and answer. The CI
-    resamples whole sessions (expanded percentile); ``se`` is the bootstrap SD; no p-value
-    (alpha > 0 is not a question worth testing)."""
-    method = f"Krippendorff alpha (interval), session bootstrap expanded-percentile CI, {n_boot} resamples"
-    if len(score) == 0:
-        return Agreement(Estimate.missing(method, 0, level, se=None, p_value=None), 0, 0)
+def answer_alpha_parts(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, reviewer: np.ndarray,
+                       score: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """Alpha's additive parts per session with a pairable answer (rows for ``alpha_of_parts``
+    once summed: any resample or linearisation of sessions), units = candidate answers
+    (session, model, length), raters = reviewers, one value per reviewer and answer; and the
+    units and values they hold."""
     unit, first = answer_index(session, model, log_length)
     once = first_per_rater(unit, reviewer)
     unit, values = unit[once], score[once]
@@ -128,9 +110,22 @@ def answer_agreement(session: np.ndarray, model: np.ndarray, log_length: np.ndar
     n_sessions = int(session.max()) + 1
     per_session = np.stack([np.bincount(session[first], weights=parts[:, j], minlength=n_sessions)
                             for j in range(4)], axis=1)
-    per_session = per_session[per_session[:, 0] > 0]  # sessions with a pairable answer
-    alpha = _session_bootstrap(per_session, _alpha_from_sums, n_boot, rng, level, method)
-    return Agreement(alpha, int((m >= 2).sum()), int(m[m >= 2].sum()))
+    return per_session[per_session[:, 0] > 0], int((m >= 2).sum()), int(m[m >= 2].sum())
+
+
+alpha_of_parts = _alpha_from_sums  # alpha per row of summed parts
+
+
+def answer_agreement(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, reviewer: np.ndarray,
+                     score: np.ndarray, n_boot: int = 1000, rng: RngLike = None, level: float = 0.95) -> Agreement:
+    """Inter-reviewer agreement: Krippendorff's alpha (interval) over ``answer_alpha_parts``.
+    The CI resamples whole sessions (expanded percentile); ``se`` is the bootstrap SD; no
+    p-value (alpha > 0 is not a question worth testing)."""
+    method = f"Krippendorff alpha (interval), session bootstrap expanded-percentile CI, {n_boot} resamples"
+    if len(score) == 0:
+        return Agreement(Estimate.missing(method, 0, level, se=None, p_value=None), 0, 0)
+    per_session, units, values = answer_alpha_parts(session, model, log_length, reviewer, score)
+    return Agreement(bootstrap_estimate(per_session, _alpha_from_sums, n_boot, rng, level, method), units, values)
 
 
 @dataclass(frozen=True)
@@ -187,8 +182,8 @@ def retest(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, revie
         sums[session[members[0]]] += _pair_sums(score[members])
     sums = sums[sums[:, 0] > 0]  # sessions with a repeat
     ci = f"session bootstrap expanded-percentile CI, {n_boot} resamples"
-    identical = _session_bootstrap(sums, _share_of_pairs(1), n_boot, rng, level,
+    identical = bootstrap_estimate(sums, _share_of_pairs(1), n_boot, rng, level,
                                    f"share of repeat pairs scored identically, {ci}")
-    difference = _session_bootstrap(sums, _share_of_pairs(2), n_boot, rng, level,
+    difference = bootstrap_estimate(sums, _share_of_pairs(2), n_boot, rng, level,
                                     f"mean |difference| over repeat pairs, {ci}")
     return Repeats(identical, difference, int(sums[:, 0].sum()), len(groups), sum(map(len, groups)))

@@ -12,11 +12,12 @@ O(n_boot x n_sessions)).
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
 from council_db.analysis.stats.distributions import normal_cdf
+from council_db.analysis.stats.estimate import Estimate
 from council_db.analysis.stats.inference import t_quantile
 
 RngLike = np.random.Generator | int | None
@@ -92,3 +93,22 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95,
         return math.nan, math.nan
     low, high = np.quantile(finite, [tail, 1.0 - tail])
     return float(low), float(high)
+
+
+
+
+def bootstrap_estimate(per_cluster: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], n_boot: int,
+                       rng: RngLike, level: float, method: str) -> Estimate:
+    """A statistic of summed per-cluster parts (rows: the clusters that contribute) with its
+    expanded percentile CI from resampling those clusters; ``se`` is the bootstrap SD, there is
+    no p-value. ``statistic`` maps summed parts, one row per (re)sample, to one value per row,
+    so every resample is one matrix product (``resampled_sums``)."""
+    g = len(per_cluster)
+    estimate = float(statistic(per_cluster.sum(axis=0)[None, :])[0]) if g else math.nan
+    if not math.isfinite(estimate) or g < 2 or n_boot <= 0:
+        return Estimate(estimate, math.nan, math.nan, None, None, level, g, method)
+    boot = statistic(resampled_sums(per_cluster, n_boot, rng))
+    low, high = percentile_interval(boot, level, g)
+    finite = boot[np.isfinite(boot)]
+    se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
+    return Estimate(estimate, low, high, se, None, level, g, method)

@@ -9,6 +9,7 @@ are council-db's own (``distributions``), checked against scipy.special in the t
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import overload
 
 import numpy as np
@@ -30,8 +31,10 @@ def t_p_value(t: float | np.ndarray, df: ArrayLike) -> float | np.ndarray:
     return float(p) if np.ndim(p) == 0 else p
 
 
+@lru_cache(maxsize=1024)
 def t_quantile(level: float, df: float) -> float:
-    """The two-sided critical value: P(|T| <= q) = level for T ~ t(df); NaN when df <= 0."""
+    """The two-sided critical value: P(|T| <= q) = level for T ~ t(df); NaN when df <= 0.
+    Cached: a report asks for the same few (level, df) over and over, and each is an iteration."""
     if not df > 0:
         return math.nan
     return float(distributions.t_ppf(0.5 + level / 2.0, df))
@@ -88,3 +91,15 @@ def benjamini_hochberg(p_values: ArrayLike) -> np.ndarray:
     scaled = p[order] * m / np.arange(1, m + 1)
     q[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
     return q
+
+
+def benjamini_yekutieli(p_values: ArrayLike) -> np.ndarray:
+    """Benjamini-Yekutieli adjusted p-values, in the input order: the Benjamini-Hochberg
+    q-values times H_m = 1 + 1/2 + ... + 1/m, capped at 1. Rejecting where they are <= q is
+    the step-up procedure at q / H_m, which controls the false discovery rate at q under any
+    dependence between the tests (Benjamini & Yekutieli 2001, Theorem 1.3): the alternative
+    annotator test's choice, since its tests share the same instances. NaN stays NaN."""
+    q = benjamini_hochberg(p_values)
+    m = int(np.isfinite(q).sum())
+    harmonic = float(np.sum(1.0 / np.arange(1, m + 1))) if m else 1.0
+    return np.minimum(q * harmonic, 1.0)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
-from council_db.ingest.formats.options import LLM_COUNCIL, FormatOptions
+from council_db.ingest.formats.options import DOCUMENTS, LLM_COUNCIL, FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
@@ -122,6 +122,8 @@ class FileImport:
             try:
                 close_abandoned(self.db, connection)
                 start = resume_point(connection, self.source, self.options.format)
+                if self.options.format in DOCUMENTS and 0 < start.offset < (self.source.size or 0):
+                    start = Start(note="a JSON document that changed since its last import is read whole again")
                 self.result.note = start.note
                 self.result.mode = "incremental" if start.offset else "full"
                 self._read(connection, start)
@@ -163,8 +165,9 @@ class FileImport:
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
-        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse), writer.batch_records,
-                        COMMIT_EVERY_LINES)
+        document = self.options.format in DOCUMENTS
+        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse, document=document),
+                        writer.batch_records, COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)
             end_offset, end_line = chunk.end_offset, chunk.last_line

@@ -9,10 +9,11 @@ from council_db.contract.fields import REVIEWER_KINDS
 from council_db.errors import CouncilDbError
 
 LLM_COUNCIL = "llm-council"
-FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review")
+FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
-USES_BENCH = ("fastchat-single", "fastchat-pair")
-USES_JUDGE = ("fastchat-review",)
+USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench")
+USES_JUDGE = ("fastchat-review", "llmbar", "judgebench")
+DOCUMENTS = ("llmbar",)  # a file is one JSON document, not one JSON value a line
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ FORMATS = {
     "fastchat-single": "FastChat llm_judge single-answer grading (model_judgment/*_single.jsonl)",
     "fastchat-pair": "FastChat llm_judge pairwise judgments in both orders (*_pair.jsonl)",
     "fastchat-review": "FastChat Vicuna-80 review tables (review/<run>/*.jsonl)",
+    "llmbar": "LLMBar evaluator runs with gold labels (evaluators/<judge>/<strategy>/result.json)",
+    "judgebench": "JudgeBench judge outputs with gold labels, both orders (outputs/*.jsonl)",
 }
 SHOWN_PER_FILE = 20
 
@@ -111,10 +113,13 @@ def command(
         "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them.")] = None,
     bench: Annotated[Optional[str], typer.Option(
         "--bench", metavar="NAME", help="fastchat-single/pair: the bench the question ids are of, put before each "
-        "session key (when one database holds benches whose ids overlap).")] = None,
+        "session key (when one database holds benches whose ids overlap); llmbar: the dataset (default: the folder "
+        "above evaluators/); judgebench: the benchmark (default: judgebench).")] = None,
     judge: Annotated[Optional[str], typer.Option(
         "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
-        "before _review_, else gpt-4, as FastChat's eval_gpt_review.py).")] = None,
+        "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "
+        "(default: its evaluators/ folder); judgebench: the whole judge name (default: <judge_model>/<judge_name> "
+        "from each line).")] = None,
     reviewer_kind: Annotated[Optional[ReviewerKind], typer.Option(
         "--reviewer-kind", help="Mark every reviewer of these files: judge (an LLM), human (a person rating the same "
         "sessions) or gold (the known right answer). A line's own reviewer_kind wins; without either, a new "

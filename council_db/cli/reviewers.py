@@ -52,7 +52,7 @@ def command(
     if not patterns:
         raise typer.BadParameter("name the reviewers to mark: council-db reviewers --kind human 'expert_*'",
                                  param_hint="PATTERN")
-    db = state(ctx).database()
+    db = state(ctx).database(read_only=True)  # marking in a mistyped --db must not create one (its writer is normal)
     plan = reviewer_kinds.remarking(db, kind.value, patterns)
     if not plan.matched:
         message(f"error: no stored reviewer matches {' '.join(patterns)} (council-db reviewers lists them)")

@@ -10,7 +10,7 @@ import pytest
 
 from council_db.cli.reviewers import KINDS
 from council_db.contract.fields import REVIEWER_KINDS
-from tests.conftest import both_backends, record, write_jsonl
+from tests.conftest import both_backends, record, run_module, write_jsonl
 
 RATERS = ("expert_1", "expert_2", "gpt-4o")
 
@@ -109,3 +109,11 @@ def test_an_import_that_changes_a_stored_kind_warns_with_the_command_that_undoes
     assert ("warning: reviewer gpt-4o was stored as judge and is now gold, as this import says "
             "(council-db reviewers --kind judge gpt-4o marks it back)") in result.stderr
     assert kinds(rated)["gpt-4o"] == "gold"
+
+
+def test_marking_in_a_database_that_does_not_exist_creates_none(tmp_path):
+    missing = tmp_path / "typo.db"
+    result = run_module("--db", str(missing), "reviewers", "--kind", "human", "expert_*")
+
+    assert result.returncode == 1 and result.stderr.startswith(b"error: no database at")
+    assert not missing.exists()

@@ -49,7 +49,7 @@ from council_db.ingest.sources import Source
 SCALE = "0-1"
 SLOTS = "1.2.0"  # the schema whose position is the display slot
 GOLD = "gold"
-ORDERS = (("swap = False", ("output_1", "output_2")), ("swap = True", ("output_2", "output_1")))
+SHOWN = (("output_1", "output_2"), ("output_2", "output_1"))  # in display order: swap = False, swap = True
 LABELS = {"1": "output_1", "2": "output_2"}
 
 
@@ -139,7 +139,7 @@ class Reader(LineReader):
                           response_length_chars=lengths[name], score_value=float(name == gold))
                    for name in LABELS.values()]
         silent = 0
-        for verdict, shown in zip((stage.shown_first, stage.shown_second), (order for _, order in ORDERS)):
+        for verdict, shown in zip((stage.shown_first, stage.shown_second), SHOWN):
             if verdict is None:
                 continue
             if verdict.winner is None:

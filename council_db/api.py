@@ -46,16 +46,20 @@ class Council:
         query: str | None = None,
         consent_level: int = 1,
         timestamp: str | None = None,
+        reviewer_kinds: dict[str, str] | None = None,
     ) -> Recorded:
         """Store the records llm-council's writer would produce for this session. The query is
         never stored: llm-council's coarse metadata always, its HMAC prefix at consent level 4
         (keyed by $COUNCIL_DB_HMAC_SECRET or $COUNCIL_DB_HMAC_SECRET_FILE; with neither, null
-        and a warning, as llm-council writes without a key). Recording a session
-        again adds nothing."""
+        and a warning, as llm-council writes without a key). ``reviewer_kinds`` marks reviewers
+        that are no LLM judge: ``{"expert_1": "human"}`` for a person rating the same answers,
+        ``"gold"`` for a known right answer (the others keep their kind; a new one is a judge).
+        Recording a session again adds nothing."""
         from council_db.ingest.recording import record
 
         session = dict(session_id=session_id, stage1_results=stage1_results, stage2_results=stage2_results,
-                       label_to_model=label_to_model, query=query, consent_level=consent_level, timestamp=timestamp)
+                       label_to_model=label_to_model, query=query, consent_level=consent_level, timestamp=timestamp,
+                       reviewer_kinds=reviewer_kinds)
         return record(self.database, session, source="python:record_session")
 
     def report(self, *, seed: int = 0, sample_sessions: int | None = None, **window: Any) -> BiasReport:

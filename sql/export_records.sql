@@ -5,6 +5,7 @@
 SELECT
     s.session_key,
     reviewer.name AS reviewer,
+    reviewer.reviewer_kind,
     candidate.name AS model,
     sc.position,
     sc.display_order,

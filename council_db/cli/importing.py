@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from enum import Enum
 from pathlib import Path
@@ -12,6 +13,7 @@ import typer
 
 from council_db.cli.context import message, state
 from council_db.cli.formats import SUMMARY, Json, chosen, format_option
+from council_db.cli.reviewers import ReviewerKind
 
 if TYPE_CHECKING:
     from council_db.ingest.importer import FileResult, ImportSummary
@@ -24,6 +26,8 @@ FORMATS = {
     "fastchat-single": "FastChat llm_judge single-answer grading (model_judgment/*_single.jsonl)",
     "fastchat-pair": "FastChat llm_judge pairwise judgments in both orders (*_pair.jsonl)",
     "fastchat-review": "FastChat Vicuna-80 review tables (review/<run>/*.jsonl)",
+    "llmbar": "LLMBar evaluator runs with gold labels (evaluators/<judge>/<strategy>/result.json)",
+    "judgebench": "JudgeBench judge outputs with gold labels, both orders (outputs/*.jsonl)",
 }
 SHOWN_PER_FILE = 20
 
@@ -72,14 +76,21 @@ def _describe(result: FileResult) -> str:
     return f"{result.source}: " + ", ".join(parts)
 
 
-def _report(summary: ImportSummary) -> None:
+def _report(summary: ImportSummary, reviewer_kind: str | None) -> None:
     for result in summary.files:
         if result.note:
             message(f"{result.source}: {result.note}")
         message(_describe(result))
+        if reviewer_kind and not result.lines:
+            message(f"{result.source}: nothing new was read, so no reviewer was marked {reviewer_kind}: council-db "
+                    f"reviewers --kind {reviewer_kind} PATTERN marks stored reviewers")
         if result.held_bytes:  # most likely a record still being written: it is read once complete
             message(f"{result.source}: the last line ({result.held_bytes:,} bytes) has no newline and does not "
                     "parse yet: held for the next import")
+        for change in result.remarked:
+            undo = f"council-db reviewers --kind {change['was']} {shlex.quote(change['reviewer'])}"
+            message(f"warning: reviewer {change['reviewer']} was stored as {change['was']} and is now {change['now']}, "
+                    f"as this import says ({undo} marks it back)")
         for bad in result.rejected_lines[:SHOWN_PER_FILE]:
             message(f"  line {bad.line_number}: {bad.reason}")
         if result.rejected:
@@ -102,16 +113,23 @@ def command(
         "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them.")] = None,
     bench: Annotated[Optional[str], typer.Option(
         "--bench", metavar="NAME", help="fastchat-single/pair: the bench the question ids are of, put before each "
-        "session key (when one database holds benches whose ids overlap).")] = None,
+        "session key (when one database holds benches whose ids overlap); llmbar: the dataset (default: the folder "
+        "above evaluators/); judgebench: the benchmark (default: judgebench).")] = None,
     judge: Annotated[Optional[str], typer.Option(
         "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
-        "before _review_, else gpt-4, as FastChat's eval_gpt_review.py).")] = None,
+        "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "
+        "(default: its evaluators/ folder); judgebench: the whole judge name (default: <judge_model>/<judge_name> "
+        "from each line).")] = None,
+    reviewer_kind: Annotated[Optional[ReviewerKind], typer.Option(
+        "--reviewer-kind", help="Mark every reviewer of these files: judge (an LLM), human (a person rating the same "
+        "sessions) or gold (the known right answer). A line's own reviewer_kind wins; without either, a new "
+        "reviewer is a judge and a stored one keeps its kind.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Import nothing from a file that has a bad line.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary on stderr.")] = False,
     fmt: Annotated[Optional[str], format_option(*SUMMARY, help="json also prints the summary on stdout.")] = None,
     as_json: Json = False,
 ) -> None:
-    """Import judge records: llm-council's, or FastChat's with --from.
+    """Import records: llm-council's, or other judge logs (--from).
 
     Re-importing is safe: stored records are never doubled, and a file that only grew is
     read from where the last import stopped.
@@ -122,7 +140,7 @@ def command(
     from council_db.ingest.formats.options import FormatOptions
     from council_db.ingest.importer import import_files
 
-    options = FormatOptions(read_as.value, answers, bench, judge)
+    options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value)
     try:
         options.check()
     except CouncilDbError as error:
@@ -132,7 +150,7 @@ def command(
     progress = _progress() if sys.stderr.isatty() and not quiet else None
     summary = import_files(db, files, strict=strict, progress=progress, options=options)
     if not quiet:
-        _report(summary)
+        _report(summary, options.reviewer_kind)
     if fmt == "json":
         print(json.dumps(summary.as_json(), indent=2))
     if summary.total("rejected"):

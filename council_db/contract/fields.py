@@ -23,6 +23,13 @@ FIELDS = (
     "query_hash",
     "query_metadata",
 )
+# council-db's own field beside llm-council's 13: whose verdict a record is. A reviewer is an
+# LLM judge unless marked a human rater or a known right answer (issue 28); the kind belongs to
+# the reviewer (models.reviewer_kind), so a line states it for its reviewer, and a line without
+# it leaves a stored reviewer's kind as it is.
+REVIEWER_KINDS = ("judge", "human", "gold")
+DEFAULT_REVIEWER_KIND = "judge"
+LINE_FIELDS = (*FIELDS, "reviewer_kind")  # what a line may carry; export writes FIELDS (and a non-judge's kind)
 METADATA_KEYS = ("category", "token_bucket", "token_count_bucket", "language")
 # llm-council writes three short words ("creative_writing" is its longest); the caps keep a
 # runaway writer from storing megabytes per session (issue 14 found a 10 MB value stored).

@@ -9,15 +9,17 @@ src/llm_council/bias_persistence.py, ``BiasMetricRecord.from_jsonl_line``: ``pos
 "position", 0)``); it is then None here, stored as fields.DEFAULT_POSITION and not as a display slot.
 A display slot is at most fields.MAX_SLOT (checked with the schema version, in ingest/normalise.py).
 ``response_length_chars`` null means the answer's length is unknown (fields.UNKNOWN_LENGTH).
+``reviewer_kind`` ("judge", "human" or "gold") is council-db's own field: None when the line
+does not state it (fields.REVIEWER_KINDS).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping, Union
+from typing import Annotated, Any, Literal, Mapping, Union
 
 import msgspec
 
-from council_db.contract.fields import DEFAULT_CONSENT, DEFAULT_SCALE, FIELDS, MAX_POSITION
+from council_db.contract.fields import DEFAULT_CONSENT, DEFAULT_SCALE, LINE_FIELDS, MAX_POSITION, REVIEWER_KINDS
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 Text = Annotated[str, msgspec.Meta(max_length=500)]
@@ -28,6 +30,7 @@ QueryHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-fA-F]{16}\Z")]
 # lists: a line holding a bracket is never in a joined batch (ingest/lines.py).
 Scalar = Union[str, int, float, bool, None]
 Metadata = dict[str, Union[Scalar, dict[str, Scalar]]]
+ReviewerKind = Literal[REVIEWER_KINDS]  # type: ignore[valid-type]  # "judge", "human" or "gold"
 
 
 class Record(msgspec.Struct, kw_only=True, gc=False):
@@ -46,9 +49,10 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     council_config_version: Union[Text, None] = None
     query_hash: Union[QueryHash, None] = None
     query_metadata: Union[Metadata, None] = None
+    reviewer_kind: Union[ReviewerKind, None] = None  # None: not stated
 
 
 def as_record(values: Mapping[str, Any]) -> Record:
     """A record from an already validated mapping (pydantic's dict, or an exported record);
     keys it lacks take the defaults a missing field has."""
-    return Record(**{key: values[key] for key in FIELDS if key in values})
+    return Record(**{key: values[key] for key in LINE_FIELDS if key in values})

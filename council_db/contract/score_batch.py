@@ -10,7 +10,7 @@ ingest/validation.py checks) halve what crosses between the processes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Hashable, Sequence
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from council_db.contract.record import Record
 
 _RECORD_FIELDS = attrgetter("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
-                            "score_value")
+                            "score_value", "reviewer_kind")
 UNSCORED, OUT_OF_SCALE = EXCLUSION_REASONS["unscored"][0], EXCLUSION_REASONS["out_of_scale"][0]
 
 
@@ -47,6 +47,7 @@ class ScoreBatch:
     scale: np.ndarray  # per row: index into scales
     exclusion: np.ndarray  # per row: exclusion reason id, 0 when the score is usable
     position_given: np.ndarray  # per row: False where the line had none (position holds DEFAULT_POSITION)
+    reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> kind its lines state (the last)
 
     def __len__(self) -> int:
         return len(self.session)
@@ -64,7 +65,7 @@ class ScoreBatch:
         into the distinct ones."""
         if not records:
             return cls.empty()
-        keys, reviewers, models, positions, lengths, scores = zip(*map(_RECORD_FIELDS, records))
+        keys, reviewers, models, positions, lengths, scores, kinds = zip(*map(_RECORD_FIELDS, records))
         session_keys, session = _codes(keys)
         names, named = _codes(reviewers + models)
         score, scale_codes = np.array(scores, dtype=np.float64), np.array(scale, dtype=np.int32)
@@ -74,10 +75,12 @@ class ScoreBatch:
             positions = tuple(DEFAULT_POSITION if position is None else position for position in positions)
         if None in lengths:  # an answer whose length nobody knows: rare in llm-council's files
             lengths = tuple(UNKNOWN_LENGTH if length is None else length for length in lengths)
+        stated = {} if kinds.count(None) == len(kinds) else {
+            reviewer: kind for reviewer, kind in zip(reviewers, kinds) if kind is not None}
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
                    named[:len(records)], named[len(records):], np.array(positions, dtype=np.int32),
                    np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),
-                   given)
+                   given, stated)
 
     @classmethod
     def concat(cls, parts: list[ScoreBatch]) -> ScoreBatch:
@@ -91,8 +94,14 @@ class ScoreBatch:
         scales, scale = _merged([p.scales for p in parts], [[p.scale] for p in parts], id)
         joined = [np.concatenate([getattr(p, name) for p in parts])
                   for name in ("position", "length", "score", "exclusion", "position_given")]
+        kinds = {reviewer: kind for part in parts for reviewer, kind in part.reviewer_kinds.items()}
         return cls(session_keys, envelopes, names, scales, session[0], envelope[0], named[0], named[1],
-                   *joined[:3], scale[0], *joined[3:])
+                   *joined[:3], scale[0], *joined[3:], kinds)
+
+    def state_reviewer_kind(self, kind: str) -> None:
+        """``kind`` for every reviewer whose lines state none (import --reviewer-kind)."""
+        reviewers = (self.names[code] for code in np.unique(self.reviewer).tolist())
+        self.reviewer_kinds = {**dict.fromkeys(reviewers, kind), **self.reviewer_kinds}
 
     def first_envelopes(self) -> list[Envelope]:
         """Each session's envelope as its first row has it."""

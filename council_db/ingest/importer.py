@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
-from council_db.ingest.formats.options import LLM_COUNCIL, FormatOptions
+from council_db.ingest.formats.options import DOCUMENTS, LLM_COUNCIL, FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
@@ -55,6 +55,7 @@ class FileResult:
     unknown_length: int = 0  # records whose answer length is unknown: out of length analyses
     no_verdict: int = 0  # judgments without a score (FastChat's "error"): read, and no record made
     held_bytes: int = 0  # a last line without newline that does not parse yet, left for the next import
+    remarked: list[dict] = field(default_factory=list)  # stored reviewers whose kind this import changed
     note: str | None = None
     rejected_lines: list[Rejected] = field(default_factory=list, repr=False)
 
@@ -121,6 +122,8 @@ class FileImport:
             try:
                 close_abandoned(self.db, connection)
                 start = resume_point(connection, self.source, self.options.format)
+                if self.options.format in DOCUMENTS and 0 < start.offset < (self.source.size or 0):
+                    start = Start(note="a JSON document that changed since its last import is read whole again")
                 self.result.note = start.note
                 self.result.mode = "incremental" if start.offset else "full"
                 self._read(connection, start)
@@ -158,11 +161,13 @@ class FileImport:
         On PostgreSQL the first commit carries an ANALYZE too: an import killed later never
         reaches the one at its end, and the planner must not take a grown table for empty."""
         writer = ScoreWriter(connection)
+        self.result.remarked = writer.remarked  # filled as it writes
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
-        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse), writer.batch_records,
-                        COMMIT_EVERY_LINES)
+        document = self.options.format in DOCUMENTS
+        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse, document=document),
+                        writer.batch_records, COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)
             end_offset, end_line = chunk.end_offset, chunk.last_line
@@ -181,6 +186,8 @@ class FileImport:
 
     def _write_chunk(self, connection, writer: ScoreWriter, chunk: Chunk) -> None:
         normalised = chunk.normalised
+        if self.options.reviewer_kind is not None:
+            normalised.rows.state_reviewer_kind(self.options.reviewer_kind)
         inserted = writer.write(normalised.rows, self.result.import_id)
         result = self.result
         result.lines += chunk.lines
@@ -230,6 +237,7 @@ class FileImport:
         result.note = f"--strict: {result.rejected} bad line(s), nothing imported from this file"
         result.inserted = result.duplicates = result.skipped = result.excluded = result.no_position = 0
         result.unknown_length = result.no_verdict = 0
+        result.remarked = []
 
 
 def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:

@@ -120,9 +120,12 @@ def _read_stream(source: Source, segment: Segment, first_line: int, normaliser: 
                         position(), normaliser.normalise(batch))
 
 
-def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch) -> Iterator[Chunk]:
-    """Batches of the source from ``offset`` on, validated and normalised in this process."""
-    return _read(source, Segment(offset, None, True), first_line, Normaliser(parse))
+def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch, *,
+           growing: bool = True) -> Iterator[Chunk]:
+    """Batches of the source from ``offset`` on, validated and normalised in this process.
+    ``growing``: the file may still be appended to, so a last line without newline that does
+    not parse yet is held for the next import (a JSON document is never appended to)."""
+    return _read(source, Segment(offset, None, growing), first_line, Normaliser(parse))
 
 
 def _work(sender, source: Source, segments: list[Segment], readers: list, parse: Parse) -> None:
@@ -253,11 +256,15 @@ def merged(chunks: Iterator[Chunk], records: int, lines: int) -> Iterator[Chunk]
         yield Chunk.joined(parts)
 
 
-def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch) -> Iterator[Chunk]:
+def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch, *,
+                  document: bool = False) -> Iterator[Chunk]:
     """Workers for a large file on a machine with a spare core; this process otherwise.
     A plain file is cut into segments for several workers; gzip is one stream for one.
-    ``parse`` reads the lines of the source's format (llm-council's by default)."""
+    ``parse`` reads the lines of the source's format (llm-council's by default); a
+    ``document`` format reads the whole file as one JSON value, in this process."""
     cores = os.cpu_count() or 1
+    if document:
+        return chunks(source, offset, first_line, parse, growing=False)
     if source.kind == "stdin" or cores < 2 or (source.size or 0) - offset < PARALLEL_MIN_BYTES:
         return chunks(source, offset, first_line, parse)
     if source.kind == "gzip":

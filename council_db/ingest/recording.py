@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, Validati
 from typing_extensions import Required, TypedDict
 
 from council_db import __version__
+from council_db.contract.fields import REVIEWER_KINDS
 from council_db.errors import CouncilDbError
 from council_db.ingest.council_records import build_records
 from council_db.ingest.validation import shown, template_message
@@ -54,6 +55,7 @@ class SessionInput(TypedDict, total=False):
     query: str | None
     consent_level: Annotated[int, Field(ge=0, le=4)]
     timestamp: str | None
+    reviewer_kinds: dict[str, str] | None  # reviewer -> "judge", "human" or "gold" (council-db's own)
 
 
 _SESSION = TypeAdapter(SessionInput)
@@ -65,6 +67,7 @@ _EXPECTED = {
     "query": "a string or null",
     "consent_level": "an integer 0-4",
     "timestamp": 'an ISO-8601 time such as "2025-12-17T10:30:00Z", or null for now',
+    "reviewer_kinds": 'an object such as {"expert_1": "human"}: a reviewer\'s kind, "judge", "human" or "gold"',
 }
 
 
@@ -106,6 +109,10 @@ def check_session(data: Any) -> SessionInput:
                              + (f"; expected {_EXPECTED[top]}" if top in _EXPECTED and where == top else "")) from None
     for label, value in checked["label_to_model"].items():
         _check_label(label, value)
+    for reviewer, kind in (checked.get("reviewer_kinds") or {}).items():
+        if kind not in REVIEWER_KINDS:
+            raise CouncilDbError(f"reviewer_kinds[{json.dumps(reviewer)}]: got {shown(kind)}; expected "
+                                 '"judge", "human" or "gold"')
     return checked
 
 
@@ -142,8 +149,20 @@ def record(db: Database, session: Any, *, source: str, secret_loader=None) -> Re
         timestamp=checked.get("timestamp"), query_hasher=hasher,
     )
     result = Recorded(checked["session_id"], built.records, warnings=built.warnings)
+    _state_kinds(result, checked.get("reviewer_kinds") or {})
     _store(db, result, source)
     return result
+
+
+def _state_kinds(result: Recorded, kinds: dict[str, str]) -> None:
+    """Each named reviewer's kind on its records (the writer stores it per reviewer); a name
+    that gave no record is a warning, as it may be a typo."""
+    reviewers = {record["reviewer_id"] for record in result.records}
+    for record in result.records:
+        if record["reviewer_id"] in kinds:
+            record["reviewer_kind"] = kinds[record["reviewer_id"]]
+    result.warnings += [f"session {result.session_id}: reviewer_kinds names {name}, which gave no record in it"
+                        for name in kinds if name not in reviewers]
 
 
 def _normalise(records: list[dict[str, Any]]):
@@ -176,7 +195,10 @@ def _store(db: Database, result: Recorded, source: str) -> None:
             end_line=len(result.records), inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
             started_at=now_utc(), council_db_version=__version__,
         )).inserted_primary_key[0]
-        result.inserted = ScoreWriter(connection).write(normalised.rows, result.import_id)
+        writer = ScoreWriter(connection)
+        result.inserted = writer.write(normalised.rows, result.import_id)
+        result.warnings += [f"reviewer {change['reviewer']} was stored as {change['was']} and is now "
+                            f"{change['now']}, as this session says" for change in writer.remarked]
         result.duplicates = len(normalised.rows) - result.inserted
         result.skipped, result.excluded = normalised.skipped, normalised.excluded
         connection.execute(update(imports).where(imports.c.id == result.import_id).values(

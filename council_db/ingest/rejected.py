@@ -19,7 +19,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from council_db.contract.fields import FIELDS, LineError
+from council_db.contract.fields import LINE_FIELDS, LineError
 from council_db.contract.scales import score_scale
 from council_db.contract.schema_versions import schema_version
 from council_db.contract.timestamps import timestamp_us
@@ -79,7 +79,7 @@ def _rejected(number: int, line: bytes, problem: LineError, column: int | None,
             values = None
     if isinstance(values, dict):
         found.known_values = _known_values(values, refused or set())
-        found.unknown_keys = sum(key not in FIELDS for key in values)
+        found.unknown_keys = sum(key not in LINE_FIELDS for key in values)
     return found
 
 
@@ -87,7 +87,7 @@ def _known_values(values: dict[str, Any], refused: set[str | None]) -> str:
     """The record fields' values that passed every check, else their JSON type. ASCII JSON:
     a lone surrogate from a \\ud800 escape must not break the database's text encoding."""
     known = {}
-    for key in FIELDS:
+    for key in LINE_FIELDS:
         if key in values:
             value = values[key]
             kept = key not in refused and key != "query_metadata" and _passes(key, value)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
 from typing_extensions import Required, TypedDict
 
-from council_db.contract.fields import MAX_POSITION, LineError
+from council_db.contract.fields import MAX_POSITION, REVIEWER_KINDS, LineError
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 Text = Annotated[str, StringConstraints(max_length=500)]
@@ -34,6 +34,7 @@ class RecordLine(TypedDict, total=False):
     council_config_version: Union[Text, None]
     query_hash: Union[Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{16}$")], None]
     query_metadata: Union[dict[str, Any], None]
+    reviewer_kind: Union[Literal[REVIEWER_KINDS], None]  # type: ignore[valid-type]  # null: not stated
 
 
 LINE = TypeAdapter(RecordLine)
@@ -53,10 +54,12 @@ _EXPECTED = {
     "council_config_version": "a string or null",
     "query_hash": "16 hex characters or null",
     "query_metadata": "an object or null",
+    "reviewer_kind": '"judge", "human" or "gold" (whose verdict the record is), or null',
 }
 
 
-_TYPE_PROBLEMS = {"finite_number", "int_from_float", "string_pattern_mismatch", "string_too_short", "union_tag_invalid"}
+_TYPE_PROBLEMS = {"finite_number", "int_from_float", "literal_error", "string_pattern_mismatch", "string_too_short",
+                  "union_tag_invalid"}
 # pydantic's messages for these are built from the limit alone, never from the input
 _LIMIT_PROBLEMS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "string_too_long",
                    "string_too_short", "too_long", "too_short"}

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
+from council_db.contract.fields import DEFAULT_REVIEWER_KIND
 from council_db.outlets.export_lines import CsvLines, Frame, JsonLines, envelope_fields, record_dict
 from council_db.resources import read_sql
 from council_db.store.database import Database
@@ -79,7 +80,8 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
             envelope = (row.timestamp, row.consent_level, row.schema_version, row.schema_version_raw,
                         row.council_config_version, row.query_hash, row.query_metadata)
             yield record_dict(envelope_fields(row.session_key, envelope, row.score_scale), row.reviewer, row.model,
-                              row.position, row.display_order, row.response_length_chars, row.score_value)
+                              row.position, row.display_order, row.response_length_chars, row.score_value,
+                              row.reviewer_kind)
 
 
 def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
@@ -91,8 +93,9 @@ def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") 
     with _streams(db, filters) as (scores, sessions, lookups):
         frames = _Frames(sessions, lookups, encoding)
         names = {number: encoding.name(name) for number, name in lookups.models.items()}
+        marked = set(lookups.kinds)
         while rows := scores.fetchmany(CHUNK_ROWS):
-            text = "".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole))
+            text = "".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole, marked))
             if fmt == "json":  # one object a line, each line but the last ending with a comma
                 text = ("[\n" if count == 0 else ",\n") + text[:-1].replace("\n", ",\n")
             out.write(text)
@@ -108,6 +111,8 @@ class _Lookups:
     def __init__(self, connection: Connection):
         self.connection = connection
         self.models = dict(connection.exec_driver_sql("SELECT id, name FROM models").all())
+        self.kinds = dict(connection.exec_driver_sql(  # the reviewers that are no judge (revision 0012)
+            "SELECT id, reviewer_kind FROM models WHERE reviewer_kind <> 'judge'").all())
         self.scales = dict(connection.exec_driver_sql("SELECT id, name FROM scales").all())
         self._envelopes: dict[int, tuple] = {}
 
@@ -164,7 +169,8 @@ class _Frames:
         session, reviewer, model, position, display, length, score, scale, envelope = row
         names = self.lookups.models
         return self.encoding.whole(record_dict(self.shared(session, envelope, scale), names[reviewer], names[model],
-                                               position, display, length, score))
+                                               position, display, length, score,
+                                               self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND)))
 
 
 @contextmanager

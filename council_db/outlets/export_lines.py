@@ -16,7 +16,7 @@ import io
 import json
 from typing import Any, Callable, Sequence
 
-from council_db.contract.fields import FIELDS, UNKNOWN_LENGTH
+from council_db.contract.fields import DEFAULT_REVIEWER_KIND, FIELDS, UNKNOWN_LENGTH
 from council_db.contract.schema_versions import export_schema_version, schema_version
 
 HEAD = FIELDS[:4]  # schema_version .. consent_level: the envelope's, before the record's own
@@ -38,9 +38,10 @@ def envelope_fields(key: str, envelope: Sequence, scale: str) -> dict[str, Any]:
 
 
 def record_dict(shared: dict[str, Any], reviewer: str, model: str, position: Any, display_order: Any,
-                length: Any, score: Any) -> dict[str, Any]:
+                length: Any, score: Any, kind: str = DEFAULT_REVIEWER_KIND) -> dict[str, Any]:
     """A record with llm-council's 13 fields in its order; position left out where the line
-    gave none and the schema makes it a display slot (see export's docstring)."""
+    gave none and the schema makes it a display slot (see export's docstring); a reviewer
+    that is no judge has its ``reviewer_kind`` after them, so an import or a copy keeps it."""
     record = {"schema_version": shared["schema_version"], "session_id": shared["session_id"],
               "timestamp": shared["timestamp"], "consent_level": shared["consent_level"],
               "reviewer_id": reviewer, "model_id": model, "position": position,
@@ -48,6 +49,8 @@ def record_dict(shared: dict[str, Any], reviewer: str, model: str, position: Any
               **{name: shared[name] for name in TAIL}}
     if not display_order and _slots(shared["schema_version"]):
         del record["position"]
+    if kind != DEFAULT_REVIEWER_KIND:
+        record["reviewer_kind"] = kind
     return record
 
 
@@ -89,11 +92,12 @@ class JsonLines:
 
     @staticmethod
     def lines(rows: list[tuple], frames: dict[tuple, Frame], build: Callable[[tuple], Frame], names: dict[int, str],
-              whole: Callable[[tuple], str]) -> list[str]:
+              whole: Callable[[tuple], str], marked: set[int]) -> list[str]:
         """The rows' lines. rows: session_id, reviewer_id, model_id, position, display_order,
         response_length_chars, score_value, scale_id, envelope_id; frames: by (session_id,
         envelope_id, scale_id), ``build`` making one missing; names: encoded, by model id;
-        ``whole`` encodes a row that does not fit its frame. The hot loop: kept inline."""
+        ``whole`` encodes a row that does not fit its frame, as is a row of a ``marked``
+        reviewer (one that is no judge: its line has its kind). The hot loop: kept inline."""
         out: list[str] = []
         last: tuple = ()
         head = tail = ""
@@ -103,7 +107,8 @@ class JsonLines:
             if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
                 last = (session, envelope, scale)
                 head, tail, slots = frames.get(last) or build(last)
-            if (display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0:
+            if ((display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0
+                    and reviewer not in marked):
                 out.append(f'{head}{names[reviewer]}, "model_id": {names[model]}, "position": {position}, '
                            f'"response_length_chars": {length}, "score_value": {score!r}{tail}')
             else:
@@ -134,8 +139,8 @@ class CsvLines:
 
     @staticmethod
     def lines(rows: list[tuple], frames: dict[tuple, Frame], build: Callable[[tuple], Frame], names: dict[int, str],
-              whole: Callable[[tuple], str]) -> list[str]:
-        """As JsonLines.lines, for CSV."""
+              whole: Callable[[tuple], str], marked: set[int]) -> list[str]:
+        """As JsonLines.lines, for CSV (whose 13 columns have no reviewer_kind)."""
         out: list[str] = []
         last: tuple = ()
         head = tail = ""
@@ -145,7 +150,8 @@ class CsvLines:
             if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
                 last = (session, envelope, scale)
                 head, tail, slots = frames.get(last) or build(last)
-            if (display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0:
+            if ((display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0
+                    and reviewer not in marked):
                 out.append(f"{head}{names[reviewer]},{names[model]},{position},{length},{score!r}{tail}")
             else:
                 out.append(whole(row))

@@ -65,11 +65,17 @@ def schema_filter(dialect: str):
 
 
 class Model(Base):
-    """An LLM, in either role: candidate (``model_id``) or reviewer (``reviewer_id``)."""
+    """An LLM, in either role: candidate (``model_id``) or reviewer (``reviewer_id``).
+    ``reviewer_kind`` is the name's kind as a reviewer (revision 0012): an LLM ``judge`` by
+    default, a ``human`` rater, or ``gold`` (a known right answer); one column a name, so it
+    costs nothing per record."""
 
     __tablename__ = "models"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(Text, unique=True)
+    reviewer_kind: Mapped[str] = mapped_column(Text, server_default="judge")
+
+    __table_args__ = (CheckConstraint("reviewer_kind IN ('judge', 'human', 'gold')", name="reviewer_kind"),)
 
 
 class Scale(Base):

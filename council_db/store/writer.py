@@ -21,11 +21,14 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 
 from council_db.contract.envelope import Envelope
+from council_db.contract.fields import DEFAULT_REVIEWER_KIND
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.resources import read_sql
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
+from council_db.store.insert_statements import insert_statement, unnest_statement
 from council_db.store.pg_copy import CopyTable, CopyWriter
+from council_db.store.reviewer_kinds import mark_stated
 from council_db.store.session_stats import COLUMNS as STATS_COLUMNS
 
 if TYPE_CHECKING:
@@ -53,27 +56,6 @@ SCORE_KEY = "session_id, reviewer_id, model_id, position"
 STATS_KEY = "session_id, scale_id"
 
 
-@cache
-def _insert_statement(mark: str, table: str, columns: tuple[str, ...], conflict: str, rows: int) -> str:
-    one = "(" + ", ".join([mark] * len(columns)) + ")"
-    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * rows)} "
-            f"ON CONFLICT ({conflict}) DO NOTHING")
-
-
-@cache
-def _unnest_statement(table: str, columns: tuple[str, ...], conflict: str) -> str:
-    """PostgreSQL: rows from one array parameter per column, typed as the column is."""
-    from sqlalchemy.dialects import postgresql
-
-    from council_db.store.models import Base
-
-    dialect = postgresql.dialect()
-    types = [Base.metadata.tables[table].c[name].type.compile(dialect=dialect) for name in columns]
-    arrays = ", ".join(f"%b::{kind}[]" for kind in types)  # binary: ~15% faster than text arrays
-    return (f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM unnest({arrays}) "
-            f"ON CONFLICT ({conflict}) DO NOTHING")
-
-
 def _chunks(items: Sequence, size: int = IN_CHUNK) -> Iterable[Sequence]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -94,6 +76,8 @@ class ScoreWriter:
         self.copies = CopyWriter(connection)
         self.totals = DayTotalsWriter(connection)
         self.models: dict[str, int] = {}
+        self.kinds: dict[str, str] = {}  # name -> its stored reviewer_kind
+        self.remarked: list[dict[str, str]] = []  # the stored reviewers' kinds write() changed (reviewer_kinds)
         self.scales: dict[str, int] = {}
         self.sessions: dict[str, tuple[int, tuple, int | None]] = {}  # key: id, stored envelope, ts_us
         self.envelopes: dict[tuple, int] = {}
@@ -104,7 +88,7 @@ class ScoreWriter:
     def _caches_for_this_transaction(self) -> None:
         transaction = self.connection.get_transaction()
         if transaction is None or transaction is not self._transaction:
-            for cache in (self.models, self.scales, self.sessions, self.envelopes):
+            for cache in (self.models, self.kinds, self.scales, self.sessions, self.envelopes):
                 cache.clear()
 
     def _insert(self, table: str, columns: tuple[str, ...], conflict: str, values: list[tuple]) -> int:
@@ -122,10 +106,10 @@ class ScoreWriter:
         for start in range(0, count, ROWS_PER_STATEMENT):
             end = min(start + ROWS_PER_STATEMENT, count)
             if self.arrays:
-                statement = _unnest_statement(table, columns, conflict)
+                statement = unnest_statement(table, columns, conflict)
                 parameters = tuple(column[start:end] for column in data)
             else:
-                statement = _insert_statement(self.mark, table, columns, conflict, end - start)
+                statement = insert_statement(self.mark, table, columns, conflict, end - start)
                 parameters = tuple(flat[start * width:end * width])
             inserted += self.connection.exec_driver_sql(statement, parameters).rowcount
         return inserted
@@ -142,12 +126,14 @@ class ScoreWriter:
             ).fetchall()
         return found
 
-    def _model_ids(self, names: set[str]) -> None:
+    def _model_ids(self, names: set[str], kinds: dict[str, str]) -> None:
         missing = sorted(names - self.models.keys())
         if not missing:
             return
-        self._insert("models", ("name",), "name", [(name,) for name in missing])
-        self.models.update(self._select_ids("models", "name", missing))
+        self._insert("models", ("name", "reviewer_kind"), "name",
+                     [(name, kinds.get(name, DEFAULT_REVIEWER_KIND)) for name in missing])
+        for name, model_id, kind in self._select_ids("models", "name", missing, ", reviewer_kind"):
+            self.models[name], self.kinds[name] = model_id, kind
 
     def _scale_ids(self, scales: dict[str, ScoreScale]) -> None:
         missing = [scale for name, scale in scales.items() if name not in self.scales]
@@ -253,7 +239,8 @@ class ScoreWriter:
         if not len(batch):
             return 0
         self._caches_for_this_transaction()
-        self._model_ids(set(batch.names))
+        self._model_ids(set(batch.names), batch.reviewer_kinds)
+        self.remarked += mark_stated(self.connection, batch.reviewer_kinds, self.kinds)
         self._scale_ids({scale.name: scale for scale in batch.scales})
         session_ids, stored, ts_us = self._session_ids(batch, import_id)
         model_ids = np.array([self.models[name] for name in batch.names], dtype=np.int64)

@@ -278,6 +278,9 @@ def test_a_symlinked_secret_file_is_refused(council, tmp_path, monkeypatch):
      'label_to_model["Response A"].display_index: got a string of 5 characters'),
     (dict(consent_level=7), "consent_level: got 7"),
     (dict(timestamp="yesterday"), "timestamp: a string of 9 characters that is not an ISO-8601 time"),
+    (dict(reviewer_kinds={"anthropic/claude": "expert"}),
+     'reviewer_kinds["anthropic/claude"]: got a string of 6 characters; expected "judge", "human" or "gold"'),
+    (dict(reviewer_kinds=["anthropic/claude"]), "reviewer_kinds: got a list"),
 ])
 def test_bad_input_is_an_error_naming_the_field(council, change, message):
     arguments = {**dict(session_id="s-1", stage1_results=ANSWERS, stage2_results=REVIEWS, label_to_model=ENHANCED),
@@ -285,6 +288,24 @@ def test_bad_input_is_an_error_naming_the_field(council, change, message):
     with pytest.raises(CouncilDbError) as error:
         council.record_session(**arguments)
     assert message in str(error.value)
+
+
+def test_reviewer_kinds_marks_a_human_rater_on_its_records_and_in_the_store(council):
+    result = record(council, reviewer_kinds={"anthropic/claude": "human", "nobody": "gold"})
+
+    assert {r["reviewer_id"]: r.get("reviewer_kind") for r in result.records} == {
+        "openai/gpt-4o": None, "anthropic/claude": "human"}
+    assert result.warnings == ["session s-1: reviewer_kinds names nobody, which gave no record in it"]
+    stored = dict(council.sqlite_utils().execute("SELECT name, reviewer_kind FROM models").fetchall())
+    assert stored == {"openai/gpt-4o": "judge", "anthropic/claude": "human", "google/gemini": "judge"}
+
+
+def test_a_session_that_states_another_kind_for_a_stored_reviewer_changes_it_with_a_warning(council):
+    record(council)
+    result = council.record_session("s-2", ANSWERS, REVIEWS, ENHANCED, timestamp=TIME,
+                                    reviewer_kinds={"openai/gpt-4o": "gold"})
+
+    assert result.warnings == ["reviewer openai/gpt-4o was stored as judge and is now gold, as this session says"]
 
 
 # ------------------------------------------------------------------ report and import cost
@@ -329,6 +350,13 @@ def test_ingest_stores_the_same_records_as_the_python_api(cli, council, tmp_path
     assert done.exit_code == 0, done.output
     summary = json.loads(done.stdout)
     assert summary["inserted"] == 6 and summary["records"] == record(council).records
+
+
+def test_ingest_takes_reviewer_kinds_as_the_python_api_does(cli, tmp_path):
+    done = cli("ingest", str(session_file(tmp_path, reviewer_kinds={"anthropic/claude": "human"})), "--json")
+
+    assert done.exit_code == 0, done.output
+    assert [r.get("reviewer_kind") for r in json.loads(done.stdout)["records"]] == [None] * 3 + ["human"] * 3
 
 
 def test_ingest_reports_dropped_labels_as_warnings_on_stderr(db_path, tmp_path):

@@ -95,3 +95,16 @@ def test_the_servers_records_copy_back_into_a_laptop_file(tmp_path, pg_url):
     summary = copy_json(team, str(tmp_path / "mine.db"))
     assert (summary["inserted"], summary["left_out"]) == (32, 0)
     assert exported(Cli(tmp_path / "mine.db")) == exported(team)
+
+
+@both_backends
+def test_a_copy_keeps_which_reviewers_are_human_raters_or_gold_labels(tmp_path, db, db_url):
+    lines = [{**line, "reviewer_kind": "human"} if line["reviewer_id"] == "vendor/model-1" else line
+             for line in shareable("a")]
+    local = laptop(tmp_path, "alice", lines)
+
+    copy_json(local, db_url)
+
+    with db.reading() as reader:
+        assert dict(reader.rows("SELECT name, reviewer_kind FROM models WHERE reviewer_kind <> 'judge'")) == {
+            "vendor/model-1": "human"}

@@ -15,7 +15,7 @@ from council_db.contract.schema_versions import schema_version
 from council_db.ingest.importer import import_files
 from council_db.outlets.export import ExportFilter, records
 from council_db.store.database import open_database
-from tests.conftest import both_backends, record, session, write_jsonl
+from tests.conftest import Cli, both_backends, record, session, write_jsonl
 
 
 @both_backends
@@ -166,3 +166,27 @@ def test_an_export_file_is_created_private(cli, tmp_path):
     target = tmp_path / "out.jsonl"
     assert cli("export", "-o", str(target)).exit_code == 0
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+@both_backends
+def test_a_reviewer_that_is_no_judge_is_exported_with_its_kind_and_imported_back_as_such(cli, tmp_path):
+    """Revision 0012: an export read into another database keeps human and gold reviewers;
+    a judge's lines stay llm-council's 13 fields, as does CSV."""
+    kinds = {"vendor/model-1": "human", "vendor/model-2": "gold"}
+    original = [{**line, **({"reviewer_kind": kinds[line["reviewer_id"]]} if line["reviewer_id"] in kinds else {})}
+                for line in session()]
+    cli("import", str(write_jsonl(tmp_path / "in.jsonl", original)))
+    out = tmp_path / "out.jsonl"
+    assert cli("export", "-o", str(out)).exit_code == 0
+
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    key = lambda r: (r["session_id"], r["reviewer_id"], r["model_id"], r["position"])  # noqa: E731
+    assert sorted(exported, key=key) == sorted(original, key=key)
+    assert {tuple(line)[-1] for line in exported} == {"query_metadata", "reviewer_kind"}
+    rows = list(csv.DictReader(io.StringIO(cli("export", "--format", "csv").stdout)))
+    assert all(list(row) == list(FIELDS) for row in rows)
+    elsewhere = tmp_path / "elsewhere.db"
+    assert Cli(elsewhere)("import", str(out)).exit_code == 0
+    reviewers = json.loads(Cli(elsewhere)("reviewers", "--json").stdout)
+    assert {row["reviewer"]: row["kind"] for row in reviewers} == {
+        "vendor/model-0": "judge", "vendor/model-1": "human", "vendor/model-2": "gold", "vendor/model-3": "judge"}

@@ -73,10 +73,18 @@ FIXTURE_0009 = FIXTURE_0007.replace(
     "VALUES (1, 1, 2, 0, 1200, 8.5,", "VALUES (1, 1, 2, 0, -1, 8.5,")
 assert FIXTURE_0009.count("fastchat-single") == 1 and ", -1, 8.5," in FIXTURE_0009
 
+# 0012 gives each reviewer its kind: an LLM judge, a human rater, a gold label.
+FIXTURE_0012 = FIXTURE_0009.replace(
+    "INSERT INTO models (id, name) VALUES (1, 'openai/gpt-4o'), (2, 'anthropic/claude-3-5-sonnet'), "
+    "(3, 'google/gemini');",
+    "INSERT INTO models (id, name, reviewer_kind) VALUES (1, 'openai/gpt-4o', 'judge'), "
+    "(2, 'anthropic/claude-3-5-sonnet', 'human'), (3, 'google/gemini', 'gold');")
+assert FIXTURE_0012.count("'human'") == 1
+
 # 0002, 0003 and 0005 add views only; 0004's session_stats and 0010's day totals are derived
 # from the scores (the migrations compute them), so older data is theirs too.
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
-            "0009": FIXTURE_0009, "0010": FIXTURE_0009}
+            "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys")
 # What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as
@@ -140,7 +148,8 @@ def filled_at(tmp_path: Path, revision: str) -> Path:
 def test_every_revision_that_changes_tables_has_its_fixture():
     for number, revision in enumerate(revisions_oldest_first()):
         source = Path(migrate.scripts().get_revision(revision).path).read_text()
-        if number == 0 or any(step in source for step in ("create_table", "add_column", "alter_column", "drop_column")):
+        steps = ("create_table", "add_column", "alter_column", "drop_column", "add column", "drop column")
+        if number == 0 or any(step in source.lower() for step in steps):
             assert revision in FIXTURES, f"revision {revision} changes tables: add its fixture SQL to FIXTURES"
 
 

@@ -119,6 +119,13 @@ def _order(row: dict) -> tuple:
     return tuple((value is None, round(value, 6) if isinstance(value, float) else value) for value in row.values())
 
 
+def without_kinds(views: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """The views without revision 0012's reviewer_kind (every reviewer of these stores is a judge)."""
+    assert {row["reviewer_kind"] for rows in views.values() for row in rows if "reviewer_kind" in row} == {"judge"}
+    return {view: sorted(({name: value for name, value in row.items() if name != "reviewer_kind"} for row in rows),
+                         key=_order) for view, rows in views.items()}
+
+
 def as_revision_0010_shows_them(views: dict[str, list[dict]]) -> dict[str, list[dict]]:
     """Revision 0009's score_records showed an excluded score's stored value as its score_value;
     0010's has it as stored_score_value (after excluded_because), its score_value NULL."""
@@ -145,7 +152,7 @@ def test_every_view_gives_the_rows_revision_0009s_views_gave(db_url, cli, tmp_pa
     else:  # MT-bench (unknown lengths among them) and a FastChat review run (undated)
         for arguments in (mt_bench_import(), fastchat_import("gpt-3.5-turbo_review_vicuna-13b-20230322-new-hp-fp16")):
             assert cli(*arguments, "-q").exit_code in (0, 3)
-    at_head = all_views(db_url)
+    at_head = without_kinds(all_views(db_url))
     engine = create_engine_for(db_url)
     migrate.downgrade(engine, "0009")
     engine.dispose()
@@ -173,3 +180,23 @@ def test_a_filter_on_session_id_reads_that_session_by_its_key_not_every_record(t
         assert scans == ["SCAN sc"], "the plan the test reads shows the scan it is there to rule out"
     else:
         assert scans == [] and "SEARCH s USING INDEX sqlite_autoindex_sessions_1 (session_key=?)" in plan
+
+
+REVIEWER_VIEWS = ("score_records", "within_session_scores", "reviewer_profiles", "reviewer_daily")
+
+
+@both_backends
+def test_the_views_that_name_a_reviewer_give_its_kind_beside_it(db_url, cli, tmp_path):
+    """Revision 0012: a human rater and a gold label read as such wherever a reviewer is named."""
+    lines = [{**line, "reviewer_kind": kind} for kind, reviewer in (("human", 1), ("gold", 2))
+             for line in session("a", timestamp="2025-12-10T09:00:00Z")
+             if line["reviewer_id"] == f"vendor/model-{reviewer}"]
+    lines += session("a", timestamp="2025-12-10T09:00:00Z")
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code == 0
+
+    views = all_views(db_url)
+    for view in REVIEWER_VIEWS:
+        found = {(row["reviewer"], row["reviewer_kind"]) for row in views[view]}
+        assert found == {("vendor/model-0", "judge"), ("vendor/model-1", "human"), ("vendor/model-2", "gold"),
+                         ("vendor/model-3", "judge")}, view
+        assert list(views[view][0]).index("reviewer_kind") == list(views[view][0]).index("reviewer") + 1, view

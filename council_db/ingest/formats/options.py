@@ -5,13 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from council_db.contract.fields import REVIEWER_KINDS
 from council_db.errors import CouncilDbError
 
 LLM_COUNCIL = "llm-council"
-FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review")
+FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
-USES_BENCH = ("fastchat-single", "fastchat-pair")
-USES_JUDGE = ("fastchat-review",)
+USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench")
+USES_JUDGE = ("fastchat-review", "llmbar", "judgebench")
+DOCUMENTS = ("llmbar",)  # a file is one JSON document, not one JSON value a line
 
 
 @dataclass(frozen=True)
@@ -22,11 +24,15 @@ class FormatOptions:
     answers: Path | None = None  # the answers the judge saw, for their lengths
     bench: str | None = None  # the bench whose question ids the lines give (prefixes session keys)
     judge: str | None = None  # the judge model, for review tables whose lines name only a prompt
+    reviewer_kind: str | None = None  # every reviewer's kind, unless its lines state one (any format)
 
     def check(self) -> None:
         """Refuse options the format does not use, before anything is read."""
         if self.format not in FORMATS:
             raise CouncilDbError(f"unknown format {self.format!r}: use one of {', '.join(FORMATS)}")
+        if self.reviewer_kind is not None and self.reviewer_kind not in REVIEWER_KINDS:
+            raise CouncilDbError(f"unknown reviewer kind {self.reviewer_kind!r}: use one of "
+                                 f"{', '.join(REVIEWER_KINDS)}")
         for given, name, formats in ((self.answers, "--answers", USES_ANSWERS), (self.bench, "--bench", USES_BENCH),
                                      (self.judge, "--judge", USES_JUDGE)):
             if given is not None and self.format not in formats:

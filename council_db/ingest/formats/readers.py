@@ -21,6 +21,10 @@ def reader(options: FormatOptions, source: Source) -> Callable[[LineBatch], Pars
         from council_db.ingest.formats.fastchat_single import Reader
     elif options.format == "fastchat-pair":
         from council_db.ingest.formats.fastchat_pair import Reader
+    elif options.format == "llmbar":
+        from council_db.ingest.formats.llmbar import Reader
+    elif options.format == "judgebench":
+        from council_db.ingest.formats.judgebench import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
     return Reader(options, source)

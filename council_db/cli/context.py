@@ -60,8 +60,11 @@ def db_option() -> TyperOption:
 
 
 def message(text: str) -> None:
-    """Messages go to stderr so stdout stays clean for pipes."""
-    print(text, file=sys.stderr)
+    """Messages go to stderr so stdout stays clean for pipes; one line each, any control
+    character in the data they name escaped."""
+    from council_db.terminal_text import terminal_text
+
+    print(terminal_text(text), file=sys.stderr)
 
 
 def bad_time(problem: str) -> typer.BadParameter:

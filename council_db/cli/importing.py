@@ -33,6 +33,7 @@ def _progress():
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
     from council_db.ingest.importer import Progress as Callbacks
+    from council_db.terminal_text import terminal_text
 
     class Bar(Callbacks):
         def __init__(self) -> None:
@@ -43,7 +44,7 @@ def _progress():
 
         def start(self, source, total_bytes, done_bytes):
             self.bar.start()
-            self.task = self.bar.add_task(Path(source.name).name, total=total_bytes, completed=done_bytes)
+            self.task = self.bar.add_task(terminal_text(Path(source.name).name), total=total_bytes, completed=done_bytes)
 
         def advance(self, done_bytes):
             if done_bytes:

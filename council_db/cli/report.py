@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.formats import REPORT, Json, Output, chosen, destination, format_option
+from council_db.cli.formats import REPORT, Json, Output, chosen, destination, format_option, to_file
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -47,6 +47,8 @@ def bias_report(
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
     exclude_anomalies: Annotated[bool, typer.Option(
         "--exclude-anomalies", help="Leave out sessions council-db anomalies flags (says how many).")] = False,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Text: every table whole and each line as long as it is (default: 80 columns).")] = False,
 ) -> None:
     """The bias report: severity, position, length, self-preference.
 
@@ -80,9 +82,18 @@ def bias_report(
     elif fmt == "html":
         page = made.html()
     else:
-        page = render.text(result)
+        page = render.text(result, None if wide else _text_width(output))
     with destination(output, "the report") as out:
         out.write(page)
+
+
+def _text_width(output: str | None) -> int:
+    """80 columns, or a narrower terminal's ($COLUMNS, else the terminal's own) when printed there."""
+    import shutil
+
+    from council_db.report.text_layout import WIDTH
+
+    return WIDTH if to_file(output) else min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns)
 
 
 def audit(

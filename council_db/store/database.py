@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
 from council_db.store.location import ENV_VAR, POSTGRES_DRIVERS, checked_url, sqlite_path
+from council_db.terminal_text import terminal_text
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -202,7 +203,7 @@ class Database:
 
 
 def say(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(terminal_text(message), file=sys.stderr)
 
 
 def open_database(url: str, *, notify: Callable[[str], None] = say) -> Database:

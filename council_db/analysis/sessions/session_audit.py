@@ -21,6 +21,7 @@ from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
 from council_db.markdown_text import markdown_text
 from council_db.store.database import Database
+from council_db.terminal_text import terminal_text
 
 
 class LengthIndicator(BaseModel):
@@ -187,4 +188,4 @@ def text(report: SessionAudit) -> str:
         own = "n/a" if rv.self_score_minus_others is None else f"{rv.self_score_minus_others:+.2f}"
         lines.append(f"  {rv.reviewer_id}: n={rv.scores} mean={rv.mean:.2f} sd={sd} z={z} self-minus-others={own}")
     lines += [f"note: {note}" for note in report.notes]
-    return "\n".join(lines) + "\n"
+    return "".join(f"{terminal_text(line)}\n" for line in lines)

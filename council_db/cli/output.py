@@ -64,15 +64,17 @@ def _json_array(rows: Iterable[dict], out: TextIO) -> None:
 
 
 def _csv(rows: Iterator[dict], out: TextIO) -> None:
-    """A header from the first row's keys, then the rows as they come."""
+    """A header from the first row's keys, then the rows as they come; text a spreadsheet
+    would run as a formula is quoted (``spreadsheet_text``)."""
     from council_db.report.tables import cell  # here: --help need not load the report's modules
+    from council_db.spreadsheet_text import spreadsheet_text
 
     first = next(rows, None)
     columns = list(first) if first is not None else []
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow([spreadsheet_text(c) for c in columns])
     for row in itertools.chain([first] if first is not None else [], rows):
-        writer.writerow([cell(row.get(c)) for c in columns])
+        writer.writerow([spreadsheet_text(cell(row.get(c))) for c in columns])
 
 
 def emit_object(data: dict, fmt: str, *, title: str | None = None, out: TextIO | None = None) -> None:

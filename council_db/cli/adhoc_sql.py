@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import state
-from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, chosen, destination, format_option
+from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, chosen, destination, format_option, wrote
 from council_db.cli.lazy_group import pairs
 from council_db.cli.output import emit_rows
 
@@ -58,9 +58,10 @@ def command(
         query = sys.stdin.read()
     url = resolve_url(db_readonly) if db_readonly else state(ctx).url
     with read(url, query, Limits(timeout, max_rows, max_value_bytes), params) as answer, destination(output) as out:
-        emit_rows(answer.as_dicts(), fmt, title=None, out=out, crop=not wide)
+        written = emit_rows(answer.as_dicts(), fmt, title=None, out=out, crop=not wide)
         if answer.stopped is not None:
             raise answer.stopped
+    wrote(output, fmt, written)
 
 
 def _parameters(pairs: list[tuple[str, str]]) -> dict[str, str]:

@@ -81,6 +81,15 @@ def to_file(output: str | None) -> bool:
     return output not in (None, "-")
 
 
+def wrote(output: str | None, fmt: str, count: int | None = None, noun: str = "row") -> None:
+    """Say on stderr what went into a file: "wrote sessions.csv (csv, 300 sessions)"."""
+    from council_db.cli.context import message
+
+    if to_file(output):
+        many = "" if count is None else f", {count:,} {noun}{'' if count == 1 else 's'}"
+        message(f"wrote {output} ({fmt}{many})")
+
+
 @contextmanager
 def destination(output: str | None, what: str = "the output") -> Iterator[TextIO]:
     """stdout, or the file ``output`` (created 0600, or truncated keeping its mode). Open it

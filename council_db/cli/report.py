@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.formats import REPORT, Json, Output, chosen, destination, format_option, to_file
+from council_db.cli.formats import REPORT, Json, Output, chosen, destination, format_option, to_file, wrote
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -61,6 +61,7 @@ def bias_report(
     if schema:
         with destination(output) as out:
             out.write(json.dumps(contract.json_schema(), indent=2) + "\n")
+        wrote(output, "JSON Schema")
         return
     from council_db.report import render
     from council_db.report.for_window import report_for_window
@@ -85,6 +86,7 @@ def bias_report(
         page = render.text(result, None if wide else _text_width(output))
     with destination(output, "the report") as out:
         out.write(page)
+    wrote(output, fmt, result.window.sessions, "session")
 
 
 def _text_width(output: str | None) -> int:
@@ -120,3 +122,4 @@ def audit(
         page = session_audit.markdown(result) if fmt == "markdown" else session_audit.text(result)
     with destination(output) as out:
         out.write(page)
+    wrote(output, fmt, result.records, "score")

@@ -8,7 +8,19 @@ from typing import Annotated, Any, Optional
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.formats import LISTING, REPORT, Csv, Json, Lines, Output, Wide, chosen, destination, format_option
+from council_db.cli.formats import (
+    LISTING,
+    REPORT,
+    Csv,
+    Json,
+    Lines,
+    Output,
+    Wide,
+    chosen,
+    destination,
+    format_option,
+    wrote,
+)
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -128,6 +140,7 @@ def trends(
               "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}
     with destination(output) as out:
         _write_trends(result, fmt, out, wide)
+    wrote(output, fmt, len(rows), "trend")
     for warning in warnings:
         message(f"warning: {warning}")
 
@@ -306,5 +319,6 @@ def anomalies(
         rows = for_people(db, rows)
         columns = ["session_id", "timestamp", "p_value", "q_value", *(["flagged"] if show_all else []), "reason"]
     with destination(output) as out:
-        emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested{sampled}",
-                  out=out, columns=columns)
+        written = emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested"
+                            f"{sampled}", out=out, columns=columns)
+    wrote(output, fmt, written, "session")

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.cli.context import bad_time, message, state
+from council_db.cli.context import bad_time, checked_time, message, state
 from council_db.cli.formats import Csv, Json, Lines, Output, chosen, destination, format_option, to_file
 
 EXPORT = ("jsonl", "json", "csv")  # records for programs; to look at them, council-db sessions or sql
@@ -39,6 +39,8 @@ def command(
     from council_db.store.session_ids import full_id
 
     fmt = chosen(EXPORT, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
+    checked_time("--since", since)
+    checked_time("--until", until)
     filters = ExportFilter(since, until, reviewer, model, session, min_consent)
     try:
         filters.where()

@@ -120,8 +120,10 @@ def command(
     Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
     ones are imported), 1 fatal error, 2 usage error."""
     from council_db.errors import CouncilDbError
+    from council_db.ingest.formats.answers import check_directory
     from council_db.ingest.formats.options import FormatOptions
-    from council_db.ingest.importer import import_files
+    from council_db.ingest.importer import import_sources
+    from council_db.ingest.sources import resolve_sources
 
     options = FormatOptions(read_as.value, answers, bench, judge)
     try:
@@ -129,9 +131,12 @@ def command(
     except CouncilDbError as error:
         raise typer.BadParameter(str(error), param_hint="--from") from None
     fmt = chosen(SUMMARY, fmt, json=as_json)
+    if answers is not None:  # the files and --answers are checked before the database is opened, or created
+        check_directory(answers)
+    sources = resolve_sources(files)
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
-    summary = import_files(db, files, strict=strict, progress=progress, options=options)
+    summary = import_sources(db, sources, strict=strict, progress=progress, options=options)
     if not quiet:
         _report(summary)
     if fmt == "json":

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.formats import REPORT, Json, Output, chosen, destination, format_option, to_file, wrote
+from council_db.cli.formats import REPORT, Json, chosen, destination, format_option, output_option, to_file, wrote
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -38,7 +38,7 @@ def bias_report(
     category: Categories = None,
     fmt: Annotated[Optional[str], format_option(*REPORT)] = None,
     as_json: Json = False,
-    output: Output = None,
+    output: Annotated[Optional[str], output_option(*REPORT)] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the session resampling behind bootstrap CIs.")] = 0,
     sample_sessions: Annotated[int, typer.Option(
         "--sample-sessions", min=0, metavar="N",
@@ -104,7 +104,7 @@ def audit(
         help="The session's id, as in council-db sessions, or any prefix of it that no other id has.")],
     fmt: Annotated[Optional[str], format_option(*AUDIT)] = None,
     as_json: Json = False,
-    output: Output = None,
+    output: Annotated[Optional[str], output_option(*AUDIT)] = None,
 ) -> None:
     """One session's ADR-015 indicators: length, slots, reviewers.
 

@@ -19,6 +19,7 @@ from council_db.cli.formats import (
     chosen,
     destination,
     format_option,
+    output_option,
     wrote,
 )
 from council_db.cli.window_options import (
@@ -93,7 +94,7 @@ def trends(
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: TrendsFormat = None, as_json: Json = False,
-    as_csv: Csv = False, output: Output = None, wide: Wide = False,
+    as_csv: Csv = False, output: Annotated[Optional[str], output_option(*TRENDS)] = None, wide: Wide = False,
 ) -> None:
     """Drift over time: slopes, change points, rolling series.
 

@@ -40,7 +40,7 @@ COMMANDS = {  # in the order --help lists them
 # of the command modules (tests/cli/test_startup.py checks that they agree).
 SUMMARIES = {
     "bias-report": "The bias report: severity, position, length, self-preference.",
-    "audit": "One session's ADR-015 indicators: length, slots, reviewers.",
+    "audit": "One session's bias indicators: length, slots, reviewers.",
     "trends": "Drift over time: slopes, change points, rolling series.",
     "anomalies": "Sessions whose scores do not fit the others.",
     "import": "Import judge records: llm-council's, or FastChat's with --from.",

@@ -106,7 +106,7 @@ def audit(
     as_json: Json = False,
     output: Annotated[Optional[str], output_option(*AUDIT)] = None,
 ) -> None:
-    """One session's ADR-015 indicators: length, slots, reviewers.
+    """One session's bias indicators: length, slots, reviewers.
 
     The length correlation, slot means and reviewer calibration. Indicators only: 4-5
     answers cannot show a bias (use bias-report for that)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import click
 import pytest
 from typer import main as typer_main
 from typer.testing import CliRunner
@@ -208,3 +209,13 @@ def test_a_sql_parameter_is_a_value_never_sql(filled):
 
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [{"x": "1; DROP TABLE scores"}]
+
+
+def test_no_help_text_names_an_adr():
+    """llm-council's design records (ADR-015, ...) mean nothing to a user reading --help."""
+    root = typer_main.get_command(app)
+    texts = [root.get_help(click.Context(root))]
+    for command in [*root.commands.values(), *root.commands["db"].commands.values()]:
+        texts.append(command.get_help(click.Context(command)))
+
+    assert not [text for text in texts if "ADR" in text]

@@ -69,3 +69,8 @@ def test_wide_gives_the_full_tables(stores):
     harsh = next(line for line in lines if line.startswith("  openai/gpt-4o "))
     assert "harsh" in harsh and harsh.count("[") == 2  # severity and self-preference, on the reviewer's one line
     assert max(map(len, lines)) > 80
+
+
+@pytest.mark.parametrize("store", IMPORTS)
+def test_the_text_report_names_no_design_record_a_reader_cannot_look_up(stores, store):
+    assert not [line for line in report(stores[store]) if "ADR" in line]

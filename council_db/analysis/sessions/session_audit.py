@@ -39,7 +39,7 @@ class SlotIndicator(BaseModel):
 class PositionIndicator(BaseModel):
     slot_means: list[SlotIndicator]
     variance_of_slot_means: float | None = Field(description="population variance (ddof=0) of the slot "
-                                                             "means, as ADR-015 defines it")
+                                                             "means, as llm-council's per-session audit has it")
     note: str
 
 

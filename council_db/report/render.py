@@ -321,7 +321,7 @@ def _markdown_position_by_reviewer(position: Position) -> list[str]:
             out.append(f"| {markdown_text(row.reviewer_id)} | {first} | "
                        f"{p_value(row.test.p_value) if row.test else 'n/a'} | "
                        f"{interval(row.first_shown_wins, signed=False)} | "
-                       + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy} / {swaps.recency} |"
+                       + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy:,} / {swaps.recency:,} |"
                           if swaps else "n/a |"))
     return out
 

@@ -99,3 +99,9 @@ def test_db_check_says_its_outcome_once(store):
     assert result.returncode == 0
     assert result.stderr.decode() == "15 checks: every row true to the records\n"
     assert "session_stats" in result.stdout.decode()
+
+
+def test_counts_in_messages_have_thousands_separators(tmp_path):
+    result = run_module("simulate", "-o", str(tmp_path / "sim.jsonl"), "--sessions", "100")
+
+    assert result.stderr.decode() == f"wrote 1,600 records (100 sessions) to {tmp_path / 'sim.jsonl'}\n"

@@ -42,8 +42,9 @@ def store(tmp_path_factory):
 
 
 @pytest.mark.parametrize("command", [["sessions", "--wide"], ["sessions"], ["bias-report"], ["bias-report", "--wide"],
-                                     ["trends"], ["sql", "SELECT session_key, '\x1b[31m' AS red FROM sessions"],
-                                     ["audit", "row"]])
+                                     ["bias-report", "--format", "markdown"], ["trends"], ["trends", "--format", "markdown"],
+                                     ["sql", "SELECT session_key, '\x1b[31m' AS red FROM sessions"],
+                                     ["audit", "row"], ["audit", "row", "--format", "markdown"]])
 def test_text_output_shows_control_characters_as_escapes(store, command):
     result = store(*command)
 

@@ -23,7 +23,7 @@ SEPARATOR = 3  # " │ " between two columns
 
 def emit_rows(rows: Iterable[dict], fmt: str, *, title: str | None = None, out: TextIO | None = None,
               columns: list[str] | None = None, crop: bool = False) -> int:
-    """Print rows (dicts with the same keys) in the chosen format, and say how many; a table
+    """Print rows (dicts with the same keys) in the chosen format; returns how many. A table
     shows ``columns`` (default: all), folding a long cell onto more lines, or with ``crop`` the
     columns that fit the terminal, each cell cut to one line (saying how many it left out)."""
     out = out or sys.stdout

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def connect(url: str | None = None) -> Council:
-    """Open (creating or upgrading) a database: a file path or SQLAlchemy URL; default
-    $COUNCIL_DB, else council.db in the user data directory."""
+    """Open (upgrading) a database: a file path or SQLAlchemy URL; default $COUNCIL_DB, else
+    council.db in the user data directory. A file that is not there is created by the first
+    record_session, never by reading: report() on it is an error."""
     from council_db.api import connect as _connect
 
     return _connect(url)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
-from council_db.store.database import Database, open_database
+from council_db.store.database import Database, no_database, open_database
 from council_db.store.location import resolve_url, sqlite_path
 
 if TYPE_CHECKING:
@@ -28,14 +28,37 @@ logger = logging.getLogger("council_db")
 
 
 class Council:
-    """One council-db database (created or upgraded on open)."""
+    """One council-db database, upgraded on open. Reading never creates one: a SQLite file
+    that is not there is created by the first ``record_session``, and ``report()`` on it is
+    refused, as ``council-db bias-report`` refuses it (a mistyped path leaves nothing behind)."""
 
-    def __init__(self, database: Database):
-        self.database = database
+    def __init__(self, database: Database, *, opened: bool = True):
+        self._database = database
+        self._opened = opened  # False: connect() found no SQLite file there (yet)
+
+    @property
+    def database(self) -> Database:
+        """The database, for code that writes to it: created now if connect() found none."""
+        return self._open(create=True)
 
     @classmethod
     def open(cls, url: str | None = None) -> Council:
-        return cls(open_database(resolve_url(url), notify=logger.info))
+        resolved = resolve_url(url)
+        path = sqlite_path(resolved)
+        if path is not None and not path.exists():
+            return cls(Database(resolved), opened=False)
+        return cls(open_database(resolved, notify=logger.info))
+
+    def _open(self, *, create: bool) -> Database:
+        """The database, opened on first use if connect() found no file: created for a write,
+        refused for a read while there is still none."""
+        if not self._opened:
+            path = sqlite_path(self._database.url)
+            if not create and path is not None and not path.exists():
+                raise no_database(path)
+            self._database = open_database(self._database.url, notify=logger.info)
+            self._opened = True
+        return self._database
 
     def record_session(
         self,
@@ -60,7 +83,7 @@ class Council:
         session = dict(session_id=session_id, stage1_results=stage1_results, stage2_results=stage2_results,
                        label_to_model=label_to_model, query=query, consent_level=consent_level, timestamp=timestamp,
                        reviewer_kinds=reviewer_kinds)
-        return record(self.database, session, source="python:record_session")
+        return record(self._open(create=True), session, source="python:record_session")
 
     def report(self, *, seed: int = 0, sample_sessions: int | None = None, **window: Any) -> BiasReport:
         """The bias report for a window: the keyword arguments of ``analysis.loading.window.Window``
@@ -73,7 +96,8 @@ class Council:
 
         chosen = Window(**window)
         filters = {k: v for k, v in window.items() if v and k != "as_of"}
-        return report_for_window(self.database, chosen, filters, seed=seed, sample_sessions=sample_sessions).report
+        database = self._open(create=False)
+        return report_for_window(database, chosen, filters, seed=seed, sample_sessions=sample_sessions).report
 
     def sqlite_utils(self) -> sqlite_utils.Database:
         """The database file as a read-only ``sqlite_utils.Database``, for notebooks:
@@ -85,14 +109,16 @@ class Council:
 
         import sqlite_utils
 
-        path = sqlite_path(self.database.url)
+        url = self._open(create=False).url
+        path = sqlite_path(url)
         if path is None:
-            raise CouncilDbError(f"sqlite_utils() reads a SQLite file, and {self.database.url.split('://')[0]} "
+            raise CouncilDbError(f"sqlite_utils() reads a SQLite file, and {url.split('://')[0]} "
                                  "is not one: use council-db sql, or the server's own client")
         return sqlite_utils.Database(sqlite3.connect(f"file:{quote(os.fsencode(path))}?mode=ro", uri=True))
 
     def close(self) -> None:
-        self.database.engine.dispose()
+        if self._opened:
+            self._database.engine.dispose()
 
     def __enter__(self) -> Council:
         return self
@@ -102,5 +128,6 @@ class Council:
 
 
 def connect(url: str | None = None) -> Council:
-    """Open a database: a file path or SQLAlchemy URL; default $COUNCIL_DB, else the user data dir."""
+    """Open a database: a file path or SQLAlchemy URL; default $COUNCIL_DB, else the user data
+    dir. A SQLite file that is not there is created by the first record_session, never by a read."""
     return Council.open(url)

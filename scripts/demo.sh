@@ -17,7 +17,7 @@ run .venv/bin/council-db "${db[@]}" simulate -o demo/bias_metrics.jsonl --sessio
   --truth demo/truth.json
 run .venv/bin/council-db "${db[@]}" import demo/bias_metrics.jsonl
 run .venv/bin/council-db "${db[@]}" stats
-run .venv/bin/council-db "${db[@]}" sessions --limit 5
+run .venv/bin/council-db "${db[@]}" sessions --sessions 5
 run .venv/bin/council-db "${db[@]}" bias-report
 printf '\nNext: sqlite3 %s "SELECT reviewer, AVG(score_value) FROM score_records GROUP BY reviewer"\n' \
   "$(.venv/bin/council-db "${db[@]}" db path)" >&2

@@ -20,7 +20,7 @@ MAX_LINES = 400
 # Layers of equal rank are independent of each other: stats/ is pure (numpy arrays in),
 # the simulator stands alone, and neither may lean on the data contract.
 RANKS = {
-    "floor": 0,  # errors, resources (package data), text_values, private_files, __version__
+    "floor": 0,  # errors, resources (package data), text_values, private_files, *_text
     "contract": 1,
     "simulate": 1,
     "stats": 1,
@@ -34,7 +34,7 @@ RANKS = {
     "entry": 9,  # python -m council_db
 }
 FLOOR = {"council_db.errors", "council_db.resources", "council_db.text_values", "council_db.private_files",
-         "council_db.markdown_text",
+         "council_db.markdown_text", "council_db.terminal_text", "council_db.spreadsheet_text",
          "council_db.__version__"}
 SUBPACKAGES = ("contract", "simulate", "store", "ingest", "report", "outlets", "cli")
 

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import state
-from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, chosen, destination, format_option
+from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, chosen, destination, format_option, wrote
 from council_db.cli.lazy_group import pairs
 from council_db.cli.output import emit_rows
 
@@ -38,6 +38,8 @@ def command(
         "--db-readonly", metavar="PATH|URL", envvar=READONLY_ENV,
         help=f"Read through this URL instead of --db, e.g. as a read-only PostgreSQL role "
              f"(council-db db readonly-role). Default: ${READONLY_ENV}.")] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Tables: every column, each value whole (default: the "
+                                                      "columns that fit the terminal, long values cut).")] = False,
 ) -> None:
     """Answer one read-only SELECT over the database.
 
@@ -56,9 +58,10 @@ def command(
         query = sys.stdin.read()
     url = resolve_url(db_readonly) if db_readonly else state(ctx).url
     with read(url, query, Limits(timeout, max_rows, max_value_bytes), params) as answer, destination(output) as out:
-        emit_rows(answer.as_dicts(), fmt, title=None, out=out)
+        written = emit_rows(answer.as_dicts(), fmt, title=None, out=out, crop=not wide)
         if answer.stopped is not None:
             raise answer.stopped
+    wrote(output, fmt, written)
 
 
 def _parameters(pairs: list[tuple[str, str]]) -> dict[str, str]:

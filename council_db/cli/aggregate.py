@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, TextIO
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, Wide, chosen, destination, format_option
+from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, Wide, chosen, destination, format_option, wrote
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -120,6 +120,7 @@ def scores(
     with destination(output) as out:
         _emit(result, result["candidates"], fmt, title,
               {"session_id": result["session_id"], "method": result["method"]}, out)
+    wrote(output, fmt, len(result["candidates"]), "candidate")
 
 
 def leaderboard(
@@ -168,12 +169,13 @@ def leaderboard(
              "ci_high": m["score"]["ci_high"], "rank_ci_low": m["rank_ci_low"], "rank_ci_high": m["rank_ci_high"],
              "sessions": m["sessions"], "answers": m["answers"], "records": m["records"]} for m in result["models"]]
     start, end = (w["start"], w["end"]) if wide else (minute(w["start"]), minute(w["end"]))
-    title = f"leaderboard, {result['method']}: {w['sessions']} sessions{sampled}, {w['records']} records " \
+    title = f"leaderboard, {result['method']}: {w['sessions']:,} sessions{sampled}, {w['records']:,} records " \
             f"(scale {w['scale']}), 95% CIs; asked: {w['requested']}; found: {start or '?'} to {end or '?'}"
     with destination(output) as out:
         _emit(result, rows if wide or fmt != "table" else [_standing_for_people(row) for row in rows], fmt, title,
               {"method": result["method"], "window_start": w["start"], "window_end": w["end"],
                "window_sessions": w["sessions"]}, out)
+    wrote(output, fmt, len(rows), "model")
     for warning in result["warnings"]:
         message(f"warning: {warning}")
 

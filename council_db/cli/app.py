@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db import __version__
-from council_db.cli.context import DB_HELP, State, db_option
+from council_db.cli.context import DB_HELP, State, db_option, message
 from council_db.cli.lazy_group import lazy_group
 from council_db.errors import CouncilDbError
 
@@ -41,7 +41,7 @@ COMMANDS = {  # in the order --help lists them
 # of the command modules (tests/cli/test_startup.py checks that they agree).
 SUMMARIES = {
     "bias-report": "The bias report: severity, position, length, self-preference.",
-    "audit": "One session's ADR-015 indicators: length, slots, reviewers.",
+    "audit": "One session's bias indicators: length, slots, reviewers.",
     "trends": "Drift over time: slopes, change points, rolling series.",
     "anomalies": "Sessions whose scores do not fit the others.",
     "import": "Import records: llm-council's, or other judge logs (--from).",
@@ -110,7 +110,7 @@ def main() -> None:
     try:
         app(obj=invocation)
     except CouncilDbError as error:
-        print(f"error: {error}", file=sys.stderr)
+        message(f"error: {error}")
         sys.exit(error.exit_code)
     except Exception as error:
         from council_db.cli.failures import describe
@@ -118,5 +118,5 @@ def main() -> None:
         text = describe(error, invocation.shown_location)
         if text is None:
             raise
-        print(f"error: {text}", file=sys.stderr)
+        message(f"error: {text}")
         sys.exit(1)

@@ -40,7 +40,7 @@ class State:
         if self._database is None:
             from council_db.store.database import open_database, open_reader
 
-            self._database = (open_reader if read_only else open_database)(self.url)
+            self._database = open_reader(self.url, given=self.db_option) if read_only else open_database(self.url)
         return self._database
 
 
@@ -60,11 +60,29 @@ def db_option() -> TyperOption:
 
 
 def message(text: str) -> None:
-    """Messages go to stderr so stdout stays clean for pipes."""
-    print(text, file=sys.stderr)
+    """Messages go to stderr so stdout stays clean for pipes; one line each, any control
+    character in the data they name escaped."""
+    from council_db.terminal_text import terminal_text
+
+    print(terminal_text(text), file=sys.stderr)
+
+
+TIME_EXAMPLE = "give e.g. 2025-12-17 or 2025-12-17T10:30:00Z"
+
+
+def checked_time(option: str, value: str | None) -> None:
+    """A time option that is not ISO-8601 is a usage error naming the option and the value
+    typed, with an example to copy."""
+    from council_db.contract.fields import LineError
+    from council_db.contract.timestamps import OUT_OF_RANGE, timestamp_us
+
+    try:
+        timestamp_us(value)
+    except LineError as error:
+        problem = OUT_OF_RANGE if error.problem.endswith(OUT_OF_RANGE) else "is not an ISO-8601 time"
+        raise typer.BadParameter(f"{value!r} {problem}; {TIME_EXAMPLE}", param_hint=option) from None
 
 
 def bad_time(problem: str) -> typer.BadParameter:
-    """The usage error for a time option that is not ISO-8601, with an example to copy."""
-    return typer.BadParameter(f"{problem}; give e.g. 2025-12-17 or 2025-12-17T10:30:00Z",
-                              param_hint="--since/--until/--as-of")
+    """The usage error for time options that cannot go together (--since after --until)."""
+    return typer.BadParameter(f"{problem}; {TIME_EXAMPLE}", param_hint="--since/--until/--as-of")

@@ -9,7 +9,7 @@ from typing import Annotated, Callable, Optional
 import typer
 
 from council_db.cli.context import db_option, message, state
-from council_db.cli.formats import LISTING, SUMMARY, Csv, Json, Lines, Output, chosen, destination, format_option
+from council_db.cli.formats import LISTING, SUMMARY, Csv, Json, Lines, Output, chosen, destination, format_option, wrote
 from council_db.cli.lazy_group import lazy_group
 from council_db.cli.output import emit_object, emit_rows
 
@@ -123,6 +123,7 @@ def current(ctx: typer.Context, fmt: ListingFormat = None, as_json: Json = False
         engine.dispose()
     with destination(output) as out:
         emit_object({"current": revision, "head": migrate.HEAD, "up_to_date": revision == migrate.HEAD}, fmt, out=out)
+    wrote(output, fmt)
 
 
 def history(fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False,
@@ -132,7 +133,8 @@ def history(fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False,
 
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     with destination(output) as out:
-        emit_rows(migrate.history(), fmt, title="schema revisions", out=out)
+        written = emit_rows(migrate.history(), fmt, title="schema revisions", out=out)
+    wrote(output, fmt, written, "revision")
 
 
 def check(
@@ -145,7 +147,8 @@ def check(
 
     Every derived row (session_stats, the day totals) is compared with the records, and every
     record must refer to stored rows; exits 1 when some do not (scores edited by hand, say)
-    and --repair was not given."""
+    and --repair was not given. The table lists every check; stderr says what was found
+    wrong, and what to do, in one line each, then the outcome."""
     from council_db.store import derived, references
 
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
@@ -153,14 +156,17 @@ def check(
     orphans = references.orphans(database, repair=repair)  # first: a deleted orphan changes derived rows
     findings = derived.check(database, repair=repair)
     with destination(output) as out:
-        emit_rows([finding.as_row() for finding in findings + orphans], fmt, title="derived tables and references",
-                  out=out)
-    for finding in findings:
-        message(derived.describe(finding))
-    for finding in orphans:
-        message(references.describe(finding))
-    if any(finding.wrong and not finding.repaired for finding in findings + orphans):
+        written = emit_rows([finding.as_row() for finding in findings + orphans], fmt,
+                            title="derived tables and references", out=out)
+    wrote(output, fmt, written, "check")
+    wrong = [derived.describe(f) for f in findings if f.wrong] + [references.describe(f) for f in orphans if f.wrong]
+    for line in wrong:
+        message(line)
+    checks, left = len(findings + orphans), [f for f in findings + orphans if f.wrong and not f.repaired]
+    if left:
+        message(f"{checks:,} checks: {len(left):,} found rows that disagree with the records")
         raise typer.Exit(1)
+    message(f"{checks:,} checks: every row true to the records" + (", once repaired" if wrong else ""))
 
 
 def _sqlite_file(ctx: typer.Context, command: str) -> Path:

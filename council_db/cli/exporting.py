@@ -7,15 +7,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.cli.context import bad_time, message, state
-from council_db.cli.formats import Csv, Json, Lines, Output, chosen, destination, format_option, to_file
+from council_db.cli.context import bad_time, checked_time, message, state
+from council_db.cli.formats import Csv, Json, Lines, chosen, destination, format_option, output_option, to_file
 
 EXPORT = ("jsonl", "json", "csv")  # records for programs; to look at them, council-db sessions or sql
 
 
 def command(
     ctx: typer.Context,
-    output: Output = None,
+    output: Annotated[Optional[str], output_option(*EXPORT)] = None,
     fmt: Annotated[Optional[str], format_option(
         *EXPORT, help="jsonl (what llm-council reads), json or csv; default jsonl, or as -o's suffix says.")] = None,
     as_json: Json = False, nl: Lines = False, as_csv: Csv = False,
@@ -39,6 +39,8 @@ def command(
     from council_db.store.session_ids import full_id
 
     fmt = chosen(EXPORT, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
+    checked_time("--since", since)
+    checked_time("--until", until)
     filters = ExportFilter(since, until, reviewer, model, session, min_consent)
     try:
         filters.where()

@@ -25,6 +25,10 @@ SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv
 FOR_PEOPLE = {"text": "table", "table": "text"}  # one format, two names
 
 
+def _listed(formats: tuple[str, ...]) -> str:
+    return ", ".join(formats[:-1]) + f" or {formats[-1]}" if len(formats) > 1 else formats[0]
+
+
 def format_option(*formats: str, help: str | None = None) -> Any:
     """``--format`` offering ``formats`` (the first is the default); checked by ``chosen``."""
     return typer.Option("--format", metavar="|".join(formats),
@@ -34,10 +38,18 @@ def format_option(*formats: str, help: str | None = None) -> Any:
 Json = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
 Lines = Annotated[bool, typer.Option("--nl", help="Same as --format jsonl: one JSON object a line.")]
 Csv = Annotated[bool, typer.Option("--csv", help="Same as --format csv.")]
-Output = Annotated[Optional[str], typer.Option(
-    "--output", "-o", metavar="FILE",
-    help="Write to FILE instead of stdout (a new file is private, 0600); .json, .jsonl, .csv, .md or .html "
-         "sets the format.")]
+NAMED_SUFFIX = {"json": ".json", "jsonl": ".jsonl", "csv": ".csv", "markdown": ".md", "html": ".html"}  # in help
+
+
+def output_option(*formats: str) -> Any:
+    """``-o FILE``, its help naming the suffixes that pick one of ``formats``, and no other."""
+    suffixes = tuple(suffix for name, suffix in NAMED_SUFFIX.items() if name in formats)
+    return typer.Option("--output", "-o", metavar="FILE",
+                        help="Write to FILE instead of stdout (a new file is private, 0600)"
+                             + (f"; {_listed(suffixes)} sets the format." if suffixes else "."))
+
+
+Output = Annotated[Optional[str], output_option(*LISTING)]  # a listing's -o
 Wide = Annotated[bool, typer.Option("--wide", help="Tables: every column and whole session ids.")]
 
 
@@ -73,12 +85,17 @@ def _flag(name: str) -> str:
     return "nl" if name == "jsonl" else name
 
 
-def _listed(formats: tuple[str, ...]) -> str:
-    return ", ".join(formats[:-1]) + f" or {formats[-1]}" if len(formats) > 1 else formats[0]
-
-
 def to_file(output: str | None) -> bool:
     return output not in (None, "-")
+
+
+def wrote(output: str | None, fmt: str, count: int | None = None, noun: str = "row") -> None:
+    """Say on stderr what went into a file: "wrote sessions.csv (csv, 300 sessions)"."""
+    from council_db.cli.context import message
+
+    if to_file(output):
+        many = "" if count is None else f", {count:,} {noun}{'' if count == 1 else 's'}"
+        message(f"wrote {output} ({fmt}{many})")
 
 
 @contextmanager

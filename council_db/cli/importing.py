@@ -37,6 +37,7 @@ def _progress():
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
     from council_db.ingest.importer import Progress as Callbacks
+    from council_db.terminal_text import terminal_text
 
     class Bar(Callbacks):
         def __init__(self) -> None:
@@ -47,7 +48,7 @@ def _progress():
 
         def start(self, source, total_bytes, done_bytes):
             self.bar.start()
-            self.task = self.bar.add_task(Path(source.name).name, total=total_bytes, completed=done_bytes)
+            self.task = self.bar.add_task(terminal_text(Path(source.name).name), total=total_bytes, completed=done_bytes)
 
         def advance(self, done_bytes):
             if done_bytes:
@@ -137,8 +138,10 @@ def command(
     Exit status: 0 all lines imported or already stored, 3 some lines rejected (the good
     ones are imported), 1 fatal error, 2 usage error."""
     from council_db.errors import CouncilDbError
+    from council_db.ingest.formats.answers import check_directory
     from council_db.ingest.formats.options import FormatOptions
-    from council_db.ingest.importer import import_files
+    from council_db.ingest.importer import import_sources
+    from council_db.ingest.sources import resolve_sources
 
     options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value)
     try:
@@ -146,9 +149,12 @@ def command(
     except CouncilDbError as error:
         raise typer.BadParameter(str(error), param_hint="--from") from None
     fmt = chosen(SUMMARY, fmt, json=as_json)
+    if answers is not None:  # the files and --answers are checked before the database is opened, or created
+        check_directory(answers)
+    sources = resolve_sources(files)
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
-    summary = import_files(db, files, strict=strict, progress=progress, options=options)
+    summary = import_sources(db, sources, strict=strict, progress=progress, options=options)
     if not quiet:
         _report(summary, options.reviewer_kind)
     if fmt == "json":

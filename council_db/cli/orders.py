@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import message
-from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, chosen, destination, format_option
+from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, chosen, destination, format_option, wrote
 
 
 class Design(str, Enum):
@@ -47,3 +47,4 @@ def command(
             out.write(json.dumps(orders.as_json(), indent=2) + "\n")
         else:
             emit_rows(orders.rows(), fmt, title=f"display order per reviewer ({orders.design})", out=out)
+    wrote(output, fmt, len(orders.rows()), "reviewer")

@@ -3,7 +3,8 @@
 Data goes to stdout, messages to stderr, so ``| jq`` and ``> file.csv`` get clean output.
 A table is as wide as the terminal (or $COLUMNS); written to a pipe or a file, as wide as its
 rows. Every cell and title is printed as text, never read as rich markup: stored data such
-as "[redacted]" or "[link=...]" shows as it is.
+as "[redacted]" or "[link=...]" shows as it is, a control character as its escape
+(``terminal_text``).
 """
 
 from __future__ import annotations
@@ -16,25 +17,40 @@ import sys
 from typing import Any, Iterable, Iterator, TextIO
 
 UNLIMITED = 100_000  # a table's width off a terminal: no cell is folded
+CELL_CAP = 36  # a cell's characters in a cropped table (sql at a terminal's width: a UUID whole); the rest "…"
+SEPARATOR = 3  # " │ " between two columns
 
 
 def emit_rows(rows: Iterable[dict], fmt: str, *, title: str | None = None, out: TextIO | None = None,
-              columns: list[str] | None = None) -> None:
-    """Print rows (dicts with the same keys) in the chosen format; a table shows ``columns``
-    (default: all)."""
+              columns: list[str] | None = None, crop: bool = False) -> int:
+    """Print rows (dicts with the same keys) in the chosen format; returns how many. A table
+    shows ``columns`` (default: all), folding a long cell onto more lines, or with ``crop`` the
+    columns that fit the terminal, each cell cut to one line (saying how many it left out)."""
     out = out or sys.stdout
+    counted = _Counted(rows)
     if fmt == "jsonl":
-        for row in rows:
+        for row in counted:
             out.write(json.dumps(row, default=str) + "\n")
-        return
-    if fmt == "json":
-        _json_array(rows, out)
-        return
-    if fmt == "csv":
-        _csv(iter(rows), out)
-        return
-    rows = list(rows)
-    _table(rows, columns or (list(rows[0]) if rows else []), title, out)
+    elif fmt == "json":
+        _json_array(counted, out)
+    elif fmt == "csv":
+        _csv(iter(counted), out)
+    else:
+        listed = list(counted)
+        _table(listed, columns or (list(listed[0]) if listed else []), title, out, crop)
+    return counted.n
+
+
+class _Counted:
+    """Rows passed through once (they may be streamed), counted as they go."""
+
+    def __init__(self, rows: Iterable[dict]) -> None:
+        self.rows, self.n = rows, 0
+
+    def __iter__(self) -> Iterator[dict]:
+        for row in self.rows:
+            self.n += 1
+            yield row
 
 
 def _json_array(rows: Iterable[dict], out: TextIO) -> None:
@@ -48,15 +64,17 @@ def _json_array(rows: Iterable[dict], out: TextIO) -> None:
 
 
 def _csv(rows: Iterator[dict], out: TextIO) -> None:
-    """A header from the first row's keys, then the rows as they come."""
+    """A header from the first row's keys, then the rows as they come; text a spreadsheet
+    would run as a formula is quoted (``spreadsheet_text``)."""
     from council_db.report.tables import cell  # here: --help need not load the report's modules
+    from council_db.spreadsheet_text import spreadsheet_text
 
     first = next(rows, None)
     columns = list(first) if first is not None else []
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow([spreadsheet_text(c) for c in columns])
     for row in itertools.chain([first] if first is not None else [], rows):
-        writer.writerow([cell(row.get(c)) for c in columns])
+        writer.writerow([spreadsheet_text(cell(row.get(c))) for c in columns])
 
 
 def emit_object(data: dict, fmt: str, *, title: str | None = None, out: TextIO | None = None) -> None:
@@ -77,24 +95,61 @@ def _flatten(data: dict, prefix: str = "") -> Iterable[tuple[str, Any]]:
             yield name, value
 
 
-def _table(rows: list[dict], columns: list[str], title: str | None, out: TextIO) -> None:
+def _table(rows: list[dict], columns: list[str], title: str | None, out: TextIO, crop: bool) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    from council_db.report.tables import cell
+    from council_db.terminal_text import terminal_text
+
+    def shown(value: str) -> Text:
+        return Text(terminal_text(value))
 
     console = Console(file=out, width=table_width(out), highlight=False)
     if not rows:
-        console.print(Text(f"{title + ': ' if title else ''}nothing to show"))
+        console.print(shown(f"{title + ': ' if title else ''}nothing to show"))
         return
-    table = Table(title=None if title is None else Text(title), show_edge=False, header_style="bold")
-    for column in columns:
+    crop = crop and console.width < UNLIMITED
+    shown_columns = _fitting(rows, columns, console.width) if crop else columns
+    table = Table(title=None if title is None else shown(title), show_edge=False, header_style="bold")
+    for column in shown_columns:
         numeric = rows and all(isinstance(r.get(column), (int, float)) or r.get(column) is None for r in rows)
-        table.add_column(Text(column), justify="right" if numeric else "left", overflow="fold")
+        table.add_column(shown(column), justify="right" if numeric else "left",
+                         **(dict(overflow="ellipsis", no_wrap=True, max_width=CELL_CAP) if crop else dict(overflow="fold")))
     for row in rows:
-        table.add_row(*(Text(cell(row.get(c))) for c in columns))
+        table.add_row(*(shown(table_cell(column, row.get(column))) for column in shown_columns))
     console.print(table)
+    if len(shown_columns) < len(columns):
+        from council_db.cli.context import message
+
+        message(f"{len(shown_columns):,} of {len(columns):,} columns shown, long values cut: --wide shows every "
+                "column whole")
+
+
+def table_cell(column: str, value: Any) -> str:
+    """A value as a table for people shows it: whole numbers with thousands separators, but
+    not ids (typed back as they are) or times in microseconds (columns named id, *_id, *_us);
+    the rest as ``report.tables.cell`` writes it."""
+    from council_db.report.tables import cell
+
+    if isinstance(value, int) and not isinstance(value, bool) and column != "id" and not column.endswith(("_id", "_us")):
+        return f"{value:,}"
+    return cell(value)
+
+
+def _fitting(rows: list[dict], columns: list[str], width: int) -> list[str]:
+    """The leading columns that fit ``width`` with each cell cut at CELL_CAP (at least one)."""
+    from council_db.terminal_text import terminal_text
+
+    kept, used = [], -SEPARATOR
+    for column in columns:
+        needed = min(CELL_CAP, max(len(terminal_text(value)) for value in
+                                   (column, *(table_cell(column, row.get(column)) for row in rows))))
+        if kept and used + SEPARATOR + needed > width:
+            break
+        kept.append(column)
+        used += SEPARATOR + needed
+    return kept
 
 
 def table_width(out: TextIO) -> int | None:

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.cli.context import bad_time, message, state
+from council_db.cli.context import checked_time, message, state
 
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Delete: without it, more than one session is only counted.")]
 
@@ -46,14 +46,11 @@ def prune(
     """Delete the sessions dated before a time: a retention window.
 
     One transaction; without --yes it only counts what would go."""
-    from council_db.contract.fields import LineError
     from council_db.contract.timestamps import format_us, timestamp_us
     from council_db.store import removal
 
-    try:
-        ts_us = timestamp_us(before)
-    except LineError as error:
-        raise bad_time(error.problem) from None
+    checked_time("--before", before)
+    ts_us = timestamp_us(before)
     if ts_us is None:
         raise typer.BadParameter("an empty time", param_hint="--before")
     _carry_out(_existing(ctx), removal.before(ts_us, format_us(ts_us)), yes)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.formats import REPORT, Json, Output, chosen, destination, format_option
+from council_db.cli.formats import REPORT, Json, chosen, destination, format_option, output_option, to_file, wrote
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -38,7 +38,7 @@ def bias_report(
     category: Categories = None,
     fmt: Annotated[Optional[str], format_option(*REPORT)] = None,
     as_json: Json = False,
-    output: Output = None,
+    output: Annotated[Optional[str], output_option(*REPORT)] = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the session resampling behind bootstrap CIs.")] = 0,
     sample_sessions: Annotated[int, typer.Option(
         "--sample-sessions", min=0, metavar="N",
@@ -47,6 +47,8 @@ def bias_report(
     schema: Annotated[bool, typer.Option("--schema", help="Print the JSON Schema of --format json and exit.")] = False,
     exclude_anomalies: Annotated[bool, typer.Option(
         "--exclude-anomalies", help="Leave out sessions council-db anomalies flags (says how many).")] = False,
+    wide: Annotated[bool, typer.Option(
+        "--wide", help="Text: every table whole and each line as long as it is (default: 80 columns).")] = False,
 ) -> None:
     """The bias report: severity, position, length, self-preference.
 
@@ -59,6 +61,7 @@ def bias_report(
     if schema:
         with destination(output) as out:
             out.write(json.dumps(contract.json_schema(), indent=2) + "\n")
+        wrote(output, "JSON Schema")
         return
     from council_db.report import render
     from council_db.report.for_window import report_for_window
@@ -80,9 +83,19 @@ def bias_report(
     elif fmt == "html":
         page = made.html()
     else:
-        page = render.text(result)
+        page = render.text(result, None if wide else _text_width(output))
     with destination(output, "the report") as out:
         out.write(page)
+    wrote(output, fmt, result.window.sessions, "session")
+
+
+def _text_width(output: str | None) -> int:
+    """80 columns, or a narrower terminal's ($COLUMNS, else the terminal's own) when printed there."""
+    import shutil
+
+    from council_db.report.text_layout import WIDTH
+
+    return WIDTH if to_file(output) else min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns)
 
 
 def audit(
@@ -91,9 +104,9 @@ def audit(
         help="The session's id, as in council-db sessions, or any prefix of it that no other id has.")],
     fmt: Annotated[Optional[str], format_option(*AUDIT)] = None,
     as_json: Json = False,
-    output: Output = None,
+    output: Annotated[Optional[str], output_option(*AUDIT)] = None,
 ) -> None:
-    """One session's ADR-015 indicators: length, slots, reviewers.
+    """One session's bias indicators: length, slots, reviewers.
 
     The length correlation, slot means and reviewer calibration. Indicators only: 4-5
     answers cannot show a bias (use bias-report for that)."""
@@ -109,3 +122,4 @@ def audit(
         page = session_audit.markdown(result) if fmt == "markdown" else session_audit.text(result)
     with destination(output) as out:
         out.write(page)
+    wrote(output, fmt, result.records, "score")

@@ -197,7 +197,7 @@ def command(
         if truth_file is not None:
             truth_file.write(json.dumps(facts, indent=2) + "\n")
     where = "stdout" if output == "-" else output
-    typer.echo(f"wrote {facts['records']} records ({facts['sessions']} sessions) to {where}", err=True)
+    typer.echo(f"wrote {facts['records']:,} records ({facts['sessions']:,} sessions) to {where}", err=True)
 
 
 def _open(path: str | Path, mode: str, option: str) -> IO[Any]:

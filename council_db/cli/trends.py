@@ -8,7 +8,20 @@ from typing import Annotated, Any, Optional
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.formats import LISTING, REPORT, Csv, Json, Lines, Output, Wide, chosen, destination, format_option
+from council_db.cli.formats import (
+    LISTING,
+    REPORT,
+    Csv,
+    Json,
+    Lines,
+    Output,
+    Wide,
+    chosen,
+    destination,
+    format_option,
+    output_option,
+    wrote,
+)
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -81,7 +94,7 @@ def trends(
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: TrendsFormat = None, as_json: Json = False,
-    as_csv: Csv = False, output: Output = None, wide: Wide = False,
+    as_csv: Csv = False, output: Annotated[Optional[str], output_option(*TRENDS)] = None, wide: Wide = False,
 ) -> None:
     """Drift over time: slopes, change points, rolling series.
 
@@ -128,6 +141,7 @@ def trends(
               "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}
     with destination(output) as out:
         _write_trends(result, fmt, out, wide)
+    wrote(output, fmt, len(rows), "trend")
     for warning in warnings:
         message(f"warning: {warning}")
 
@@ -306,5 +320,6 @@ def anomalies(
         rows = for_people(db, rows)
         columns = ["session_id", "timestamp", "p_value", "q_value", *(["flagged"] if show_all else []), "reason"]
     with destination(output) as out:
-        emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested{sampled}",
-                  out=out, columns=columns)
+        written = emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested"
+                            f"{sampled}", out=out, columns=columns)
+    wrote(output, fmt, written, "session")

@@ -39,9 +39,11 @@ def checked_window(*, sessions: int | None, days: float | None, since: str | Non
     """The analysis.loading.window.Window these options give; a time that cannot be read is a usage
     error (exit 2) naming it, before any database is opened."""
     from council_db.analysis.loading.window import Window
-    from council_db.cli.context import bad_time
+    from council_db.cli.context import bad_time, checked_time
     from council_db.contract.fields import LineError
 
+    for option, value in (("--since", since), ("--until", until), ("--as-of", as_of)):
+        checked_time(option, value)
     window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                     reviewers=reviewer or [], models=model or [],
                     config_versions=config_version or [], categories=category or [])

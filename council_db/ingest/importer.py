@@ -269,6 +269,12 @@ def now_utc() -> datetime:
 def import_files(db: Database, names: list[str], *, strict: bool = False, progress: Progress | None = None,
                  options: FormatOptions | None = None) -> ImportSummary:
     """Import the files, read as ``options.format`` (llm-council's bias records by default)."""
-    sources = resolve_sources(names)
+    return import_sources(db, resolve_sources(names), strict=strict, progress=progress, options=options)
+
+
+def import_sources(db: Database, sources: list[Source], *, strict: bool = False, progress: Progress | None = None,
+                   options: FormatOptions | None = None) -> ImportSummary:
+    """Import sources already checked (``resolve_sources``): the CLI checks them before it
+    opens, and so may create, the database."""
     return ImportSummary([FileImport(db, s, strict=strict, progress=progress or Progress(), options=options).run()
                           for s in sources])

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from council_db.contract.fields import DEFAULT_REVIEWER_KIND, FIELDS, UNKNOWN_LENGTH
 from council_db.contract.schema_versions import export_schema_version, schema_version
+from council_db.spreadsheet_text import spreadsheet_text
 
 HEAD = FIELDS[:4]  # schema_version .. consent_level: the envelope's, before the record's own
 TAIL = FIELDS[9:]  # score_scale .. query_metadata
@@ -63,10 +64,12 @@ def _metadata_text(metadata: Any) -> str | None:
 
 
 def _cells(values: list[Any]) -> str:
-    """Values as csv.writer writes them inside a row (None as empty), without the line end.
-    A trailing empty cell keeps a lone empty value from being written as '""'."""
+    """Values as csv.writer writes them inside a row (None as empty; text a spreadsheet would
+    run as a formula quoted: ``spreadsheet_text``), without the line end. A trailing empty
+    cell keeps a lone empty value from being written as '""'."""
     buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerow(["" if value is None else value for value in values] + [""])
+    cells = ["" if value is None else spreadsheet_text(value) if isinstance(value, str) else value for value in values]
+    csv.writer(buffer, lineterminator="\n").writerow(cells + [""])
     return buffer.getvalue()[:-2]  # the trailing cell's "," and the "\n"
 
 

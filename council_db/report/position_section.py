@@ -73,7 +73,7 @@ def _test(wald) -> PositionTest | None:
 
 def _consistency(judgments, metric: Callable, warnings: list[str]) -> Consistency | None:
     if judgments.pairs == 0:
-        warnings.append("no pair of answers was shown in both orders (one shuffle per session, as ADR-017's "
+        warnings.append("no pair of answers was shown in both orders (one shuffle per session, llm-council's "
                         "default): position consistency needs per-reviewer shuffles")
         return None
     share = first_shown_share(judgments)

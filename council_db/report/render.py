@@ -1,17 +1,15 @@
 """The bias report for people: plain text for a terminal (readable in a minute, with small
-CI charts on a shared axis) and Markdown for pull requests and wikis."""
+CI charts on a shared axis; 80 columns unless --wide: ``text_layout``) and Markdown for pull
+requests and wikis."""
 
 from __future__ import annotations
 
 import math
-from typing import Iterable
-
 from council_db.markdown_text import markdown_text
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 from council_db.report.p_values import flag_line, p_value
+from council_db.report.text_layout import MIN_BAR, Page, aligned, axis, ci_bar, names_fit
 from council_db.report.trend_units import trend_figure, trend_unit
-
-BAR_WIDTH = 25
 
 
 def _number(value: float | None, signed: bool = False, digits: int = 2) -> str:
@@ -28,9 +26,14 @@ def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str
             f"[{_number(metric.ci_low, signed, digits)}, {_number(metric.ci_high, signed, digits)}]")
 
 
+def counted(n: int, noun: str) -> str:
+    """'1 session', '1,200 sessions'."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def found(w: ReportWindow) -> str:
     """The span the report's sessions fill, as every renderer states it beside the one asked for."""
-    sessions = f"{w.sessions:,} session{'' if w.sessions == 1 else 's'}"
+    sessions = counted(w.sessions, "session")
     if not w.sessions:
         return "no sessions"
     if w.start is None:
@@ -40,41 +43,17 @@ def found(w: ReportWindow) -> str:
     return f"{sessions} from {w.start} to {w.end}"
 
 
-def ci_bar(metric: Metric | None, low: float, high: float, width: int = BAR_WIDTH) -> str:
-    """A one-line picture of an estimate and its CI on the axis [low, high], zero marked."""
-    if metric is None or metric.estimate is None or metric.ci_low is None or high <= low:
-        return " " * width
-    cells = [" "] * width
-
-    def at(value: float) -> int:
-        return min(width - 1, max(0, round((value - low) / (high - low) * (width - 1))))
-
-    if low < 0 < high:
-        cells[at(0.0)] = "│"
-    start, end = at(metric.ci_low), at(metric.ci_high)
-    for i in range(start, end + 1):
-        cells[i] = "─"
-    cells[start], cells[end] = "├", "┤"
-    cells[at(metric.estimate)] = "●"
-    return "".join(cells)
-
-
-def _axis(metrics: Iterable[Metric | None]) -> tuple[float, float]:
-    """A symmetric axis around zero wide enough for every CI."""
-    edges = [abs(v) for m in metrics if m is not None for v in (m.ci_low, m.ci_high, m.estimate) if v is not None]
-    top = max(edges, default=1.0) or 1.0
-    return -top, top
-
-
 DESIGN_WORDS = {"one_shuffle": "one shuffle per session", "per_reviewer": "orders per reviewer",
                 "balanced": "balanced Latin square"}
 
 
-def text(report: BiasReport) -> str:
-    lines: list[str] = []
-    add = lines.append
+def text(report: BiasReport, width: int | None = None) -> str:
+    """The report for a terminal, ``width`` columns wide (``text_layout.WIDTH`` unless --wide);
+    None: every table whole, each line as long as it is."""
+    page = Page(width)
+    add = page.add
     w = report.window
-    add(f"council-db bias report — confidence: {report.confidence} ({w.sessions:,} sessions)")
+    add(f"council-db bias report — confidence: {report.confidence} ({counted(w.sessions, 'session')})")
     if w.requested:
         add(f"window asked: {w.requested}")
     add(f"window found: {found(w)} · {w.records:,} records · scale {w.scale}"
@@ -86,27 +65,27 @@ def text(report: BiasReport) -> str:
         add("excluded: " + ", ".join(f"{count:,} {reason}" for reason, count in sorted(report.excluded.items())))
     if report.confidence == "insufficient":
         add("")
-        add(f"Collecting data: {w.sessions} sessions so far; metrics appear at 10 sessions "
+        add(f"Collecting data: {counted(w.sessions, 'session')} so far; metrics appear at 10 sessions "
             "(preliminary), 20 (moderate) and 50 (high confidence).")
-        _warnings(report, add)
-        return "\n".join(lines) + "\n"
+        _warnings(report, page)
+        return page.text()
     if report.confidence == "preliminary":
         add("PRELIMINARY: fewer than 20 sessions, estimates are volatile.")
-    _flags(report, add)
-    _reviewers(report, add)
-    _position(report, add)
-    _length(report, add)
+    _flags(report, page)
+    _reviewers(report, page)
+    _position(report, page)
+    _length(report, page)
     add("")
     add(f"SELF-PREFERENCE  {interval(report.self_preference)} points on own answers "
         "(joint model, pooled over reviewers)")
     add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}"
         + _agreement_n(report))
-    _models(report, add)
-    _trends(report, add)
-    _anomalies(report, add)
-    _pairs(report, add)
-    _warnings(report, add)
-    return "\n".join(lines) + "\n"
+    _models(report, page)
+    _trends(report, page)
+    _anomalies(report, page)
+    _pairs(report, page)
+    _warnings(report, page)
+    return page.text()
 
 
 def _agreement_n(report: BiasReport) -> str:
@@ -114,35 +93,52 @@ def _agreement_n(report: BiasReport) -> str:
     if a is None:
         return ""
     return (f" over {a.units:,} answers scored by two or more reviewers ({a.n_records:,} scores, one per reviewer; "
-            f"{a.n_sessions:,} sessions)")
+            f"{counted(a.n_sessions, 'session')})")
 
 
-def _flags(report: BiasReport, add) -> None:
-    add("")
+def _flags(report: BiasReport, page: Page) -> None:
+    page.add("")
     if not report.flags:
-        add("FLAGS  none: nothing stands out at q <= 0.05 (Benjamini-Hochberg over all tests)")
+        page.add("FLAGS  none: nothing stands out at q <= 0.05 (Benjamini-Hochberg over all tests)")
         return
-    add("FLAGS  (q <= 0.05, Benjamini-Hochberg over all tests)")
+    page.add("FLAGS  (q <= 0.05, Benjamini-Hochberg over all tests)")
     for flag in report.flags:
-        add(f"  ! {flag_line(flag, gap='  ')}")
+        page.add(f"  ! {flag_line(flag, gap='  ')}")
 
 
-def _reviewers(report: BiasReport, add) -> None:
-    if not report.reviewers:
+def _reviewers(report: BiasReport, page: Page) -> None:
+    """One row per reviewer: records and severity with its chart on the axis its header
+    gives; --wide adds the raw mean, the class (a flag's direction), the scale SD and the
+    reviewer's self-preference."""
+    reviewers = report.reviewers
+    if not reviewers:
         return
-    low, high = _axis(r.severity for r in report.reviewers)
-    name_width = max(len(r.reviewer_id) for r in report.reviewers)
-    add("")
-    add(f"REVIEWERS  severity = points vs the average reviewer (joint model); axis {low:+.1f} .. {high:+.1f}")
-    add(f"  {'reviewer':<{name_width}}  {'records':>7}  {'raw mean':>8}  {'severity':<22} {'':<{BAR_WIDTH}}  "
-        f"{'class':<9} {'scale SD':>8}  self-preference")
-    for r in report.reviewers:
-        add(f"  {r.reviewer_id:<{name_width}}  {r.records:>7,}  {_number(r.raw_mean.estimate):>8}  "
-            f"{interval(r.severity):<22} {ci_bar(r.severity, low, high)}  {r.classification:<9} "
-            f"{_number(r.scale_sd):>8}  {interval(r.self_preference)}")
-        if r.severity_drifts:
-            add(f"  {'':<{name_width}}  severity drifts (trend flagged; the {_number(r.severity.estimate, True)} "
-                f"above is the window average): {recent_severity(r)}")
+    low, high = axis(r.severity for r in reviewers)
+    page.add("")
+    page.add("REVIEWERS  severity = points vs the average reviewer (joint model)")
+    severity = max(len("severity"), *(len(interval(r.severity)) for r in reviewers))
+    klass = max(len("class"), *(len(r.classification) for r in reviewers))
+
+    def figures(records: str, raw: str, severe: str, chart: str, kind: str, sd: str, own: str) -> str:
+        extra = [f"{kind:<{klass}}", f"{sd:>8}", own] if page.wide else []
+        return "  ".join([f"{records:>7}", *([f"{raw:>8}"] if page.wide else []), f"{severe:<{severity}} {chart}",
+                          *extra])
+
+    used = len(figures("", "", "", "", "", "", ""))
+    names = ["reviewer", *(r.reviewer_id for r in reviewers)]
+    one_line = names_fit(names, 2, used + MIN_BAR, page.width)
+    cells = page.bar(used + (2 + max(map(len, names)) + 2 if one_line else 4))
+    ends = f"{low:+.1f}", f"{high:+.1f}"
+    header = ("reviewer", figures("records", "raw mean", "severity", f"{ends[0]:<{cells - len(ends[1])}}{ends[1]}",
+                                  "class", "scale SD", "self-preference"))
+    rows = [(r.reviewer_id, figures(f"{r.records:,}", _number(r.raw_mean.estimate), interval(r.severity),
+                                    ci_bar(r.severity, low, high, cells), r.classification, _number(r.scale_sd),
+                                    interval(r.self_preference))) for r in reviewers]
+    drifts = [[f"    severity drifts (trend flagged; the {_number(r.severity.estimate, True)} above is the window "
+               f"average): {recent_severity(r)}"] if r.severity_drifts else [] for r in reviewers]
+    page.rows([header, *rows], 2, after=[[], *drifts])
+    if not page.wide:
+        page.add("  (--wide adds each reviewer's raw mean, class, scale SD and self-preference)")
 
 
 def recent_severity(r: ReviewerProfile) -> str:
@@ -150,28 +146,31 @@ def recent_severity(r: ReviewerProfile) -> str:
     m = r.recent_severity
     if m is None:
         return "its recent severity cannot be estimated"
-    return (f"{interval(m)} at {r.recent_severity_at} (line over {m.n_sessions:,} sessions, "
+    return (f"{interval(m)} at {r.recent_severity_at} (line over {counted(m.n_sessions, 'session')}, "
             f"{m.n_records:,} records)")
 
 
-def _position(report: BiasReport, add) -> None:
+def _position(report: BiasReport, page: Page) -> None:
     position = report.position
     if position is None:
         return
+    add = page.add
     add("")
     add(f"POSITION  display slots, 0 = shown first; {position.records_used:,} records used, "
         f"{position.records_left_out:,} left out (position not a display slot)")
     if position.designs:
-        add("  design: " + ", ".join(f"{DESIGN_WORDS[d]} ({n:,} sessions)" for d, n in position.designs.items()))
+        add("  design: " + ", ".join(f"{DESIGN_WORDS[d]} ({counted(n, 'session')})" for d, n in position.designs.items()))
     effects = {s.position: s for s in position.slot_effects}
-    low, high = _axis(position.slot_effects)
+    low, high = axis(position.slot_effects)
+    means = 22 if page.wide else max((len(interval(m, signed=False)) for m in position.slot_means), default=0)
+    shifts = 22 if page.wide else max((len(interval(effects.get(m.position))) for m in position.slot_means), default=0)
     for mean in position.slot_means:
         effect = effects.get(mean.position)
-        add(f"  slot {mean.position}  mean {interval(mean, signed=False):<22}  effect {interval(effect):<22} "
-            f"{ci_bar(effect, low, high)}")
+        line = f"  slot {mean.position}  mean {interval(mean, signed=False):<{means}}  effect {interval(effect):<{shifts}} "
+        add(line + ci_bar(effect, low, high, page.bar(len(line))))
     if position.test is not None:
         t = position.test
-        add(f"  all slots equal? F({t.df1}, {t.df2}) = {t.statistic:.2f}, p {p_value(t.p_value)}")
+        add(f"  all slots equal? F({t.df1:,}, {t.df2:,}) = {t.statistic:.2f}, p {p_value(t.p_value)}")
     if position.consistency is not None:
         c = position.consistency
         add(f"  first-shown answer wins {interval(c.first_shown_wins, signed=False)} of "
@@ -181,7 +180,7 @@ def _position(report: BiasReport, add) -> None:
         add(f"  ! {position.disagreement}")
     if position.swaps is not None:
         add(f"  swapped pairs (one reviewer, both orders, one session): {_swaps(position.swaps)}")
-    _position_by_reviewer(position, add)
+    _position_by_reviewer(position, page)
 
 
 def _swaps(swaps: SwapConsistency) -> str:
@@ -190,29 +189,30 @@ def _swaps(swaps: SwapConsistency) -> str:
             f"flipped towards the first shown {interval(swaps.first_preferred, signed=False)}")
 
 
-def _position_by_reviewer(position: Position, add) -> None:
+def _position_by_reviewer(position: Position, page: Page) -> None:
     """Each reviewer's slot effects (its own joint model), first-shown wins and swaps."""
     if not position.by_reviewer:
         return
-    width = max(len(row.reviewer_id) for row in position.by_reviewer)
-    add("  by reviewer: first slot's effect vs its average slot (its own scores), all its slots equal?, "
-        "first-shown wins")
+    page.add("  by reviewer: first slot's effect vs its average slot (its own scores), all its slots equal?, "
+             "first-shown wins")
+    cells = []
     for row in position.by_reviewer:
         first = row.slot_effects[0] if row.slot_effects else None
-        slots = (f"slot {first.position} {interval(first):<22}" if first is not None
-                 else f"{'not identified (each candidate in one slot)':<29}")
-        test = f"p {p_value(row.test.p_value):<6}" if row.test is not None else f"{'p n/a':<8}"
         wins = row.first_shown_wins
-        add(f"    {row.reviewer_id:<{width}}  {slots}  {test}  first shown "
-            + (f"{interval(wins, signed=False)} of {wins.n_records:,}" if wins is not None else "n/a"))
-        if row.swaps is not None:
-            add(f"    {'':<{width}}  swapped pairs: {_swaps(row.swaps)}")
+        cells.append([f"slot {first.position} {interval(first)}" if first is not None
+                      else "not identified (each candidate in one slot)",
+                      f"p {p_value(row.test.p_value) if row.test is not None else 'n/a'}",
+                      "first shown " + (f"{interval(wins, signed=False)} of {wins.n_records:,}" if wins else "n/a")])
+    rows = [(row.reviewer_id, figures) for row, figures in zip(position.by_reviewer, aligned(cells))]
+    page.rows(rows, 4, after=[[f"      swapped pairs: {_swaps(row.swaps)}"] if row.swaps else []
+                              for row in position.by_reviewer])
 
 
-def _length(report: BiasReport, add) -> None:
+def _length(report: BiasReport, page: Page) -> None:
     length = report.length
     if length is None:
         return
+    add = page.add
     add("")
     add("LENGTH (verbosity)")
     how = ("CI from resampling whole sessions" if "bootstrap" in (length.headline_method or "")
@@ -224,54 +224,59 @@ def _length(report: BiasReport, add) -> None:
         f"{interval(length.random_effects_r)}")
     if length.heterogeneity is not None:
         h = length.heterogeneity
-        add(f"            Q = {h.q:.1f} (df {h.df}), I² = {h.i2 * 100:.0f}%, tau² = {h.tau2:.3f}, "
-            f"{h.sessions_used:,} sessions used, {h.sessions_dropped:,} dropped")
+        add(f"            Q = {h.q:,.1f} (df {h.df:,}), I² = {h.i2 * 100:.0f}%, tau² = {h.tau2:.3f}, "
+            f"{counted(h.sessions_used, 'session')} used, {h.sessions_dropped:,} dropped")
     if length.disagreement:
         add(f"  note: {length.disagreement}")
 
 
-def _models(report: BiasReport, add) -> None:
+def _models(report: BiasReport, page: Page) -> None:
     if not report.models:
         return
-    add("")
-    add("CANDIDATES  quality = points vs the average candidate (joint model)")
-    width = max(len(m.model_id) for m in report.models)
-    for m in report.models:
-        add(f"  {m.model_id:<{width}}  {m.records:>7,}  {interval(m.quality)}")
+    page.add("")
+    page.add("CANDIDATES  quality = points vs the average candidate (joint model)")
+    page.rows([(m.model_id, f"{m.records:>7,}  {interval(m.quality)}") for m in report.models], 2)
 
 
-def _trends(report: BiasReport, add) -> None:
+def _trends(report: BiasReport, page: Page) -> None:
+    """One row per subject; at 80 columns "change p" stands for "change search p", said once."""
     if not report.trends:
         return
-    add("")
+    page.add("")
     unit, short = trend_unit(report)
-    add(f"TRENDS  joint-model residuals over time: {unit} vs the typical other subject")
-    width = max(len(t.subject) for t in report.trends)
-    for t in report.trends:
-        shown, own_span = trend_figure(t, short)
+    search = "change search p" if page.wide else "change p"
+    page.add(f"TRENDS  joint-model residuals over time: {unit} vs the typical other subject"
+             + ("" if page.wide else "; change p: the change-point search's"))
+    figures = [(t, *trend_figure(t, short)) for t in report.trends]
+    column = 22 if page.wide else max(len(interval(shown)) for _, shown, _ in figures)
+    rows = []
+    for t, shown, own_span in figures:
         changes = "; ".join(f"change from {c.at} ({c.shift:+.2f}, q {p_value(c.q_value)})" for c in t.change_points)
-        add(f"  {t.kind:<8} {t.subject:<{width}}  {interval(shown):<22}  " + (f"{own_span}  " if own_span else "")
-            + f"change search p {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else ""))
+        rows.append((f"{t.kind:<8} {t.subject}", f"{interval(shown):<{column}}  " + (f"{own_span}  " if own_span else "")
+                     + f"{search} {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else "")))
+    page.rows(rows, 2)
 
 
-def _anomalies(report: BiasReport, add) -> None:
-    add("")
+def _anomalies(report: BiasReport, page: Page) -> None:
+    page.add("")
     if not report.anomalies:
-        add("ANOMALOUS SESSIONS  none at q <= 0.05")
+        page.add("ANOMALOUS SESSIONS  none at q <= 0.05")
         return
-    add(f"ANOMALOUS SESSIONS  {len(report.anomalies)} at q <= 0.05 (bias-report --exclude-anomalies leaves them out)")
-    for a in report.anomalies:
-        add(f"  {a.session_id}  p {p_value(a.p_value)}  q {p_value(a.q_value)}  {a.reason}")
+    page.add(f"ANOMALOUS SESSIONS  {len(report.anomalies):,} at q <= 0.05 (bias-report --exclude-anomalies leaves "
+             "them out)")
+    page.rows([(a.session_id, f"p {p_value(a.p_value)}  q {p_value(a.q_value)}  {a.reason}")
+               for a in report.anomalies], 2)
 
 
-def _pairs(report: BiasReport, add) -> None:
+def _pairs(report: BiasReport, page: Page) -> None:
+    add = page.add
     flagged = {f.subject for f in report.flags if f.kind == "affinity"}
     if report.affinity:
         add("")
         mirrored = [cell for cell in report.affinity if cell.mirror_of is not None]
-        add(f"AFFINITY  reviewer x candidate mean residual: {len(report.affinity)} pairs"
-            + (f" ({len(mirrored)} the mirror image of another, tested once)" if mirrored else "")
-            + f", {len(flagged)} flagged (council-db bias-report --format json lists every pair)")
+        add(f"AFFINITY  reviewer x candidate mean residual: {counted(len(report.affinity), 'pair')}"
+            + (f" ({len(mirrored):,} the mirror image of another, tested once)" if mirrored else "")
+            + f", {len(flagged):,} flagged (council-db bias-report --format json lists every pair)")
         for cell in report.affinity:
             label = f"{cell.reviewer_id} -> {cell.model_id}"
             if label in flagged:
@@ -281,26 +286,26 @@ def _pairs(report: BiasReport, add) -> None:
     if report.anchoring:
         add("")
         add("ANCHORING  pull of the first-shown answer's score on the others, beyond the last-shown one's")
-        for a in report.anchoring:
-            add(f"  {a.reviewer_id or 'all reviewers':<28}  {interval(a.effect)}")
+        page.rows([(a.reviewer_id or "all reviewers", interval(a.effect)) for a in report.anchoring], 2)
     consistency = report.self_consistency
     if consistency is not None and consistency.measurable:
         add("")
         add(f"SELF-CONSISTENCY  {consistency.note}")
         same = consistency.identical_share
         if same is not None:
-            add(f"  all reviewers  {consistency.pairs:,} pairs  identical {interval(same, False)}  "
-                f"mean |difference| {interval(consistency.mean_abs_difference, False)}  ({same.n_sessions:,} sessions)")
-        for r in consistency.reviewers:
-            add(f"  {r.reviewer_id}  {r.pairs:,} pairs  mean |difference| {interval(r.mean_abs_difference, False)}")
+            add(f"  all reviewers  {counted(consistency.pairs, 'pair')}  identical {interval(same, False)}  "
+                f"mean |difference| {interval(consistency.mean_abs_difference, False)}  "
+                f"({counted(same.n_sessions, 'session')})")
+        page.rows([(r.reviewer_id, f"{counted(r.pairs, 'pair')}  mean |difference| "
+                    f"{interval(r.mean_abs_difference, False)}") for r in consistency.reviewers], 2)
 
 
-def _warnings(report: BiasReport, add) -> None:
+def _warnings(report: BiasReport, page: Page) -> None:
     if report.warnings:
-        add("")
-        add("WARNINGS")
+        page.add("")
+        page.add("WARNINGS")
         for warning in report.warnings:
-            add(f"  - {warning}")
+            page.add(f"  - {warning}")
 
 
 def _markdown_position_by_reviewer(position: Position) -> list[str]:
@@ -316,7 +321,7 @@ def _markdown_position_by_reviewer(position: Position) -> list[str]:
             out.append(f"| {markdown_text(row.reviewer_id)} | {first} | "
                        f"{p_value(row.test.p_value) if row.test else 'n/a'} | "
                        f"{interval(row.first_shown_wins, signed=False)} | "
-                       + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy} / {swaps.recency} |"
+                       + (f"{interval(swaps.consistent, signed=False)} / {swaps.primacy:,} / {swaps.recency:,} |"
                           if swaps else "n/a |"))
     return out
 

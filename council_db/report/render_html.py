@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 from council_db.analysis.drift.session_means import Series
 from council_db.report import svg
@@ -196,12 +197,24 @@ def _chart(key: str, title: str, note: str, rows: list[svg.Row], axis_label: str
     return Chart(key, title, note, svg.forest(rows, colour=COLOURS[key], axis_label=axis_label))
 
 
+def options(filters: dict[str, Any]) -> str:
+    """The window's filters as the options that ask for them: '--days 30 --reviewer a/b'."""
+    words = []
+    for name, value in filters.items():
+        if name == "exclude_anomalies":
+            words.append(f"--exclude-anomalies ({value:,} left out)")
+            continue
+        for one in value if isinstance(value, list) else [value]:
+            words.append(f"--{name.replace('_', '-')} {f'{one:,g}' if isinstance(one, float) else one}")
+    return " ".join(words)
+
+
 def page(report: BiasReport, drawn: list[Chart]) -> str:
     w = report.window
     window = ((f"Asked: {escape(w.requested)}. " if w.requested else "")
               + f"Found: {escape(found(w))}, {w.records:,} records, scale {escape(w.scale)}"
               + (f", as of {escape(w.as_of)}" if w.as_of else "")
-              + (f", filters {escape(str(w.filters))}" if w.filters else "")
+              + (f", options {escape(options(w.filters))}" if w.filters else "")
               + f". Confidence: {report.confidence}. Generated {escape(report.generated_at)}.")
     sections = "".join(
         f'<section class="chart" id="{c.key}"><h2>{escape(c.title)}</h2><p class="note">{escape(c.note)}</p>'
@@ -234,5 +247,5 @@ def anomalies(report: BiasReport) -> str:
         return "<p>Anomalous sessions: none at q &lt;= 0.05.</p>"
     items = "".join(f"<li>{escape(a.session_id)}: {escape(a.reason)} (p {escape(p_value(a.p_value))}, "
                     f"q {escape(p_value(a.q_value))})</li>" for a in report.anomalies)
-    return (f"<details><summary>Anomalous sessions: {len(report.anomalies)} at q &lt;= 0.05 "
+    return (f"<details><summary>Anomalous sessions: {len(report.anomalies):,} at q &lt;= 0.05 "
             f"(bias-report --exclude-anomalies leaves them out)</summary><ul>{items}</ul></details>")

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from html import escape
 
+from council_db.analysis.loading.window import DAY_US
 from council_db.contract.timestamps import EPOCH
+
+TICKS = (0.0, 0.5, 1.0)  # where the time axis is labelled: its ends and middle
 
 XMLNS = "http://www.w3.org/2000/svg"
 INK = "#333333"
@@ -156,10 +159,9 @@ def time_series(points: list[tuple[float, float]], bands: list[Band], *, colour:
     for tick in nice_ticks(low, high):
         body.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{right}" y2="{y(tick):.1f}" stroke="{GRID}"/>')
         body.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="{INK}">{tick:g}</text>')
-    for fraction in (0.0, 0.5, 1.0):
-        t = t0 + fraction * (t1 - t0)
-        anchor = ("start", "middle", "end")[int(fraction * 2)]
-        body.append(f'<text x="{x(t):.1f}" y="{bottom + 16}" text-anchor="{anchor}" fill="{INK}">{_date(t)}</text>')
+    for fraction, anchor, label in zip(TICKS, ("start", "middle", "end"), time_labels(t0, t1)):
+        body.append(f'<text x="{x(t0 + fraction * (t1 - t0)):.1f}" y="{bottom + 16}" text-anchor="{anchor}" '
+                    f'fill="{INK}">{label}</text>')
     body.append(f'<text x="{(left + right) / 2:.1f}" y="{bottom + 34}" text-anchor="middle" fill="{INK}">'
                 f'{escape(axis_label)}</text>')
     for t, v in points:
@@ -177,6 +179,14 @@ def time_series(points: list[tuple[float, float]], bands: list[Band], *, colour:
     return _svg(width, height, body, axis_label)
 
 
-def _date(ts_us: float) -> str:
-    return (EPOCH + timedelta(microseconds=int(ts_us))).strftime("%Y-%m-%d")
+def time_labels(t0: float, t1: float) -> list[str]:
+    """The time axis's labels at TICKS of [t0, t1] (µs): dates, or over less than 3 days the
+    time too (to the second under 3 minutes), the date written once where all share it."""
+    moments = [EPOCH + timedelta(microseconds=int(t0 + fraction * (t1 - t0))) for fraction in TICKS]
+    if t1 - t0 >= 3 * DAY_US:
+        return [moment.strftime("%Y-%m-%d") for moment in moments]
+    clock = "%H:%M:%S" if t1 - t0 < 180e6 else "%H:%M"
+    one_day = len({moment.date() for moment in moments}) == 1
+    return [moment.strftime(clock if one_day and number else f"%Y-%m-%d {clock}")
+            for number, moment in enumerate(moments)]
 

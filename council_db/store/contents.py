@@ -41,6 +41,25 @@ def latest_sessions(db: Database, limit: int) -> list[dict[str, Any]]:
     return rows
 
 
+def session_count(db: Database) -> int:
+    from sqlalchemy import text
+
+    with db.engine.connect() as connection:
+        return connection.execute(text("SELECT COUNT(*) FROM sessions")).scalar_one()
+
+
+def rejected_count(db: Database, import_id: int | None) -> int:
+    from sqlalchemy import func, select
+
+    from council_db.store.models import RejectedLine
+
+    query = select(func.count()).select_from(RejectedLine)
+    if import_id is not None:
+        query = query.where(RejectedLine.import_id == import_id)
+    with db.engine.connect() as connection:
+        return connection.execute(query).scalar_one()
+
+
 def rejected_lines(db: Database, import_id: int | None, limit: int) -> list[dict[str, Any]]:
     from sqlalchemy import select
 

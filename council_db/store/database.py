@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
 from council_db.store.location import ENV_VAR, POSTGRES_DRIVERS, checked_url, sqlite_path
+from council_db.terminal_text import terminal_text
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -43,11 +44,13 @@ def create_private_file(path: Path) -> None:
                              f"write, with --db PATH or ${ENV_VAR}") from None
 
 
-def no_database(path: Path) -> CouncilDbError:
+def no_database(path: Path, given: str | None = None) -> CouncilDbError:
     """What a command that only reads says when the file is not there: it never creates one,
-    as a mistyped --db would otherwise leave an empty database and report on nothing."""
-    return CouncilDbError(f"no database at {path}: the file does not exist. Check --db (or ${ENV_VAR}), or import "
-                          f"records first: council-db --db {path} import bias_metrics.jsonl")
+    as a mistyped --db would otherwise leave an empty database and report on nothing. The
+    path as the user ``given`` it comes first, where it differs from the file it names."""
+    shown = path if given in (None, str(path)) else f"{given} ({path})"
+    return CouncilDbError(f"no database at {shown}: the file does not exist. Check --db (or ${ENV_VAR}), or import "
+                          f"records first: council-db --db {given or path} import bias_metrics.jsonl")
 
 
 def _on_sqlite_connect(dbapi_connection, _record) -> None:
@@ -202,7 +205,7 @@ class Database:
 
 
 def say(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(terminal_text(message), file=sys.stderr)
 
 
 def open_database(url: str, *, notify: Callable[[str], None] = say) -> Database:
@@ -256,16 +259,17 @@ def read_only_engine(url: str) -> Engine | None:
     return engine
 
 
-def open_reader(url: str, *, notify: Callable[[str], None] = say) -> Database:
+def open_reader(url: str, *, notify: Callable[[str], None] = say, given: str | None = None) -> Database:
     """``open_database`` for a command that only reads: a SQLite file it may not write (in a
     read-only directory, or a read-only file) is read read-only instead of refused with
     "attempt to write a readonly database". Such a file cannot be upgraded, so it must be at
-    this code's schema. It never creates a database: a missing file is an error."""
+    this code's schema. It never creates a database: a missing file is an error naming it as
+    ``given`` (the user's --db)."""
     from council_db.store import migrate
 
     path = sqlite_path(url)
     if path is not None and not path.exists():
-        raise no_database(path)
+        raise no_database(path, given)
     current = _current_sqlite_file(url, migrate.HEAD)
     if current is not None:
         return Database(url, sqlite_target=current)

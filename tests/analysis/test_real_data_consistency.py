@@ -26,7 +26,7 @@ def reports(folder: Path, arguments: list[str]) -> tuple[dict, str]:
     """The JSON and the text bias report after ``council-db import ARGUMENTS`` into a new SQLite file."""
     cli = Cli(folder / "council.db")
     assert cli(*arguments).exit_code == 0
-    as_json, as_text = cli("bias-report", "--format", "json"), cli("bias-report")
+    as_json, as_text = cli("bias-report", "--format", "json"), cli("bias-report", "--wide")  # each line whole
     assert as_json.exit_code == 0 and as_text.exit_code == 0, as_json.output
     return json.loads(as_json.stdout), as_text.stdout
 

@@ -86,7 +86,7 @@ def test_mt_bench_subjects_are_stated_across_their_own_23_minutes_not_per_30_day
         assert (own["n_sessions"], own["n_records"]) == (per_30d["n_sessions"], per_30d["n_records"])
     assert max(abs(trends[s]["slope_per_30d"]["estimate"]) for s in spans) > 100  # what per 30 days read
 
-    text = stores[0]("bias-report").stdout
+    text = stores[0]("bias-report", "--wide").stdout  # a subject's row on one line
     for subject in spans:
         line = next(line for line in text.splitlines() if line.strip().startswith(("reviewer", "model"))
                     and line.split()[1] == subject)

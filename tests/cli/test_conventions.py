@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+import click
 import pytest
 from typer import main as typer_main
 from typer.testing import CliRunner
@@ -175,6 +176,26 @@ def test_every_command_that_prints_data_takes_output():
         assert "-o" in {opt for param in root.commands["db"].commands[name].params for opt in param.opts}, name
 
 
+def _commands_with_output():
+    root = typer_main.get_command(app)
+    for name, command in [*root.commands.items(), *(("db " + n, c) for n, c in root.commands["db"].commands.items())]:
+        params = {param.name: param for param in getattr(command, "params", [])}
+        if "output" in params and "fmt" in params:
+            yield name, params["fmt"].metavar.split("|"), params["output"].help
+
+
+def test_the_help_of_o_names_exactly_the_suffixes_the_command_writes():
+    from council_db.cli.formats import SUFFIXES, chosen
+
+    checked = 0
+    for name, formats, help_text in _commands_with_output():
+        named = re.findall(r"(\.[a-z]+)[,; ]", help_text.split("0600)", 1)[1])
+        assert all(chosen(tuple(formats), output=f"x{suffix}") == SUFFIXES[suffix] for suffix in named), name
+        assert {SUFFIXES[suffix] for suffix in named} == set(SUFFIXES.values()) & set(formats), (name, help_text)
+        checked += 1
+    assert checked >= 15
+
+
 def test_sql_binds_parameters_and_reads_the_query_from_stdin(filled):
     result = _run("--db", str(filled), "sql", "-", "-p", "session", "other-session", "-p", "n", "3", "--json",
                   input="SELECT session_id, :n AS n FROM session_summaries WHERE session_id = :session")
@@ -188,3 +209,13 @@ def test_a_sql_parameter_is_a_value_never_sql(filled):
 
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [{"x": "1; DROP TABLE scores"}]
+
+
+def test_no_help_text_names_an_adr():
+    """llm-council's design records (ADR-015, ...) mean nothing to a user reading --help."""
+    root = typer_main.get_command(app)
+    texts = [root.get_help(click.Context(root))]
+    for command in [*root.commands.values(), *root.commands["db"].commands.values()]:
+        texts.append(command.get_help(click.Context(command)))
+
+    assert not [text for text in texts if "ADR" in text]

@@ -63,3 +63,53 @@ def test_the_readme_opens_with_the_demo_and_the_test_command():
     assert "scripts/demo.sh" in first_block
     ci = (ROOT / ".ci" / "run").read_text()
     assert ".venv/bin/python -m pytest" in first_block and ".venv/bin/python -m pytest" in ci
+
+
+def _commands_in(text: str) -> list[str]:
+    """The council-db command lines of the README's sh blocks, continuation lines joined."""
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    lines = "\n".join(blocks).replace("\\\n", " ").splitlines()
+    return [line for line in lines if line.lstrip().startswith("council-db ")]
+
+
+def test_every_readme_example_on_sample_data_uses_a_database_of_its_own():
+    """Sample data imported without --db would land in the user's own store, and the report
+    after it would mix the two."""
+    commands = _commands_in(README)
+    samples = [line for line in commands if "tests/data" in line or "$R/" in line or "demo/" in line]
+    reports = [line for line in commands if line.split("#")[0].split()[-1] == "bias-report"]
+
+    assert len(samples) >= 4 and all("--db " in line for line in samples), samples
+    assert all("--db " in line for line in reports), reports
+
+
+def test_the_readmes_audit_example_names_a_session_of_the_demo(tmp_path):
+    from tests.conftest import run_module
+    from tests.store.test_views import DEMO
+
+    prefix = next(line for line in _commands_in(README) if " audit " in line).split(" audit ")[1].split()[0]
+    demo = tmp_path / "demo.jsonl"
+    assert run_module("simulate", "-o", str(demo), *DEMO).returncode == 0
+
+    assert any(line.startswith(f'{{"schema_version": "1.2.0", "session_id": "{prefix}') for line in demo.open())
+
+
+def test_the_readmes_db_copy_takes_the_consent_level_its_yaml_writes():
+    """llm-council's LOCAL_ONLY is level 1; db copy takes level 2 and up unless told."""
+    levels = {"OFF": 0, "LOCAL_ONLY": 1, "ANONYMOUS": 2, "ENHANCED": 3, "RESEARCH": 4}
+    written = levels[re.search(r"consent_level: (\w+)", README).group(1)]
+    copy = next(line for line in _commands_in(README) if " db copy " in line)
+    asked = int(re.search(r"--min-consent (\d)", copy).group(1)) if "--min-consent" in copy else 2
+
+    assert asked <= written, copy
+
+
+def test_the_readmes_minimal_line_imports(tmp_path):
+    from tests.conftest import run_module
+
+    line = re.search(r"```json\n(.*?)\n```", README, re.S).group(1)
+    (tmp_path / "scores.jsonl").write_text(line + "\n")
+
+    result = run_module("--db", str(tmp_path / "council.db"), "import", str(tmp_path / "scores.jsonl"))
+
+    assert result.returncode == 0 and "1 new record" in result.stderr.decode() and " 0 rejected" in result.stderr.decode()

@@ -118,3 +118,30 @@ def test_each_listing_puts_a_row_on_one_line_at_80_columns(simulated_db, command
     assert rows and all(len(line) <= 80 for line in result.stdout.splitlines())
     folded = [line for line in rows if not line.split("│")[0].strip()]
     assert not folded or command[0] == "anomalies", result.stdout
+
+
+def test_sql_at_80_columns_shows_the_columns_that_fit_one_line_a_row_and_says_what_it_left_out(simulated_db):
+    result = run("--db", str(simulated_db), "sql", "SELECT * FROM score_records LIMIT 3", env={"COLUMNS": "80"})
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines) and len([line for line in lines if "│" in line]) == 3
+    assert "2 of 19 columns shown" in result.stderr and "--wide" in result.stderr
+
+
+def test_sql_wide_shows_every_column_whole(simulated_db):
+    result = run("--db", str(simulated_db), "sql", "SELECT * FROM score_records LIMIT 3", "--wide",
+                 env={"COLUMNS": "400"})
+
+    assert result.exit_code == 0, result.output
+    header = result.stdout.splitlines()[0]
+    assert "excluded_because" in header and "length_bucket" in header and not result.stderr
+
+
+def test_counts_in_tables_have_thousands_separators_and_ids_and_times_keep_their_digits(simulated_db):
+    result = run("--db", str(simulated_db), "sql", "SELECT 12345 AS records, 12345 AS import_id, "
+                 "1788070492779196 AS ts_us", "--wide")
+
+    row = result.stdout.splitlines()[-1].split("│")
+    assert [cell.strip() for cell in row] == ["12,345", "12345", "1788070492779196"]
+    assert "12345" in run("--db", str(simulated_db), "sql", "SELECT 12345 AS records", "--csv").stdout

@@ -217,7 +217,7 @@ MALFORMED = [
     ("export", "--format", "xml"), ("export", "--until", "2025-02-30"),
     ("export", "--since", "2025-02-01", "--until", "2025-01-01"),
     ("bias-report", "--since", "2025-01-01T12:00:00+02:00", "--until", "2025-01-01T10:00:00Z"),
-    ("stats", "--format", "yaml"), ("sessions", "--limit", "-1"), ("sessions", "-n", "1.5"),
+    ("stats", "--format", "yaml"), ("sessions", "--sessions", "-1"), ("sessions", "-n", "1.5"),
     ("rejected", "--limit", "0"), ("rejected", "--import", "x"),
     ("simulate",), ("simulate", "-o", "-", "--sessions", "-1"), ("simulate", "-o", "-", "--position-effect", "a,b"),
     ("simulate", "-o", "-", "--end", "notadate"), ("simulate", "-o", "-", "--quality", "foo"),

@@ -1,8 +1,9 @@
 """export's fast writer gives byte for byte what encoding each record as a dict gave.
 
 The reference below is the export of council-db before issue 16 (a dict per row, the stored
-metadata decoded and encoded again), kept verbatim with its SQL, so the two can be compared
-on stores that vary everything a line can carry."""
+metadata decoded and encoded again), kept verbatim with its SQL but for one change of issue 27
+(CSV text a spreadsheet would run as a formula gets a quote), so the two can be compared on
+stores that vary everything a line can carry."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from council_db.contract.fields import FIELDS
 from council_db.contract.schema_versions import export_schema_version, schema_version
 from council_db.ingest.importer import import_files
 from council_db.outlets.export import ORDER, ExportFilter, write
+from council_db.spreadsheet_text import spreadsheet_text
 from council_db.store.database import Database, open_database
 from tests.conftest import both_backends, record, write_jsonl
 from tests.outlets.test_export import bias_records
@@ -77,7 +79,8 @@ def reference_write(db: Database, filters: ExportFilter, fmt: str) -> str:
         for record in reference_records(db, filters):
             metadata = record["query_metadata"]
             record["query_metadata"] = None if metadata is None else json.dumps(metadata)
-            writer.writerow(["" if record.get(name) is None else record[name] for name in FIELDS])
+            writer.writerow(["" if record.get(name) is None else spreadsheet_text(record[name])
+                             if isinstance(record[name], str) else record[name] for name in FIELDS])
         return out.getvalue()
     for record in reference_records(db, filters):
         out.write(json.dumps(record, ensure_ascii=False) + "\n")

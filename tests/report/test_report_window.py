@@ -48,9 +48,11 @@ def reports(cli: Cli, *window: str) -> tuple[dict, str, str, str]:
 
 
 def says_both(text: str, asked: str, found: str, html: bool = False) -> None:
-    """The page names the asked and the found span, each under its own label."""
+    """The page names the asked and the found span, each under its own label (a line the
+    80-column text report wraps read as one)."""
     if html:
         asked, found = escape(asked), escape(found)
+    text = " ".join(text.split())
     assert f"asked: {asked}" in text.replace("Window asked", "window asked").replace("Asked", "asked")
     assert f"found: {found}" in text.replace("Found", "found")
 

@@ -67,7 +67,7 @@ def test_stats_counts_what_is_stored(cli, tmp_path):
 def test_stats_and_sessions_print_as_table_json_and_csv(cli, tmp_path):
     cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("a") + session("b"))))
     assert "records" in cli("stats").stdout
-    table = cli("sessions", "--limit", "1").stdout
+    table = cli("sessions", "--sessions", "1").stdout
     assert "session_id" in table and table.count("\n") >= 3
     rows = json.loads(cli("sessions", "--format", "json").stdout)
     assert [(r["records"], r["reviewers"], r["candidates"]) for r in rows] == [(16, 4, 4), (16, 4, 4)]

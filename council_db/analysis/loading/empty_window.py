@@ -45,11 +45,11 @@ def _hint(window: Window, oldest: int, newest: int) -> str:
         return f"try --until {_day(oldest + DAY_US)}"
     if window.days is not None and newest <= as_of:
         return f"try --days {_round_days((as_of - newest) / DAY_US)}"
-    given = [option for option, values in (("--reviewer", window.reviewers), ("--model", window.models),
-                                           ("--config-version", window.config_versions),
-                                           ("--category", window.categories)) if values]
+    given = [f"{option} {value}" for option, values in (("--reviewer", window.reviewers), ("--model", window.models),
+                                                       ("--config-version", window.config_versions),
+                                                       ("--category", window.categories)) for value in values]
     if given:
-        return f"check the values of {', '.join(given)} (council-db sql lists what is stored)"
+        return f"check {', '.join(given)} (council-db sql lists what is stored)"
     return "widen the window"
 
 

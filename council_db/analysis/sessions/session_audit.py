@@ -21,6 +21,7 @@ from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
 from council_db.markdown_text import markdown_text
 from council_db.store.database import Database
+from council_db.terminal_text import terminal_text
 
 
 class LengthIndicator(BaseModel):
@@ -38,7 +39,7 @@ class SlotIndicator(BaseModel):
 class PositionIndicator(BaseModel):
     slot_means: list[SlotIndicator]
     variance_of_slot_means: float | None = Field(description="population variance (ddof=0) of the slot "
-                                                             "means, as ADR-015 defines it")
+                                                             "means, as llm-council's per-session audit has it")
     note: str
 
 
@@ -88,7 +89,7 @@ def audit_data(data: ScoreData) -> SessionAudit:
         reviewers=_reviewers(data),
         length=_length(answers),
         position=_position(data, notes),
-        notes=notes + [f"{count} records left out: {reason}" for reason, count in data.excluded.items()],
+        notes=notes + [f"{count:,} records left out: {reason}" for reason, count in data.excluded.items()],
     )
 
 
@@ -167,13 +168,13 @@ def markdown(report: SessionAudit) -> str:
 
 
 def text(report: SessionAudit) -> str:
-    lines = [f"session {report.session_id} ({report.timestamp or 'no timestamp'}): {report.records} scores of "
-             f"{report.answers} answers — INDICATORS ONLY"]
+    lines = [f"session {report.session_id} ({report.timestamp or 'no timestamp'}): {report.records:,} scores of "
+             f"{report.answers:,} answers — INDICATORS ONLY"]
     length = report.length
     r = "n/a" if length.r is None else f"{length.r:+.2f}"
     p = "n/a" if length.p_value is None else f"{length.p_value:.3f}"
-    lines.append(f"length vs mean score: r = {r} over {length.answers} answers, p = {p} (t distribution, "
-                 f"{max(0, length.answers - 2)} df)")
+    lines.append(f"length vs mean score: r = {r} over {length.answers:,} answers, p = {p} (t distribution, "
+                 f"{max(0, length.answers - 2):,} df)")
     if report.position is not None:
         slots = ", ".join(f"slot {s.position}: {s.mean:.2f}" for s in report.position.slot_means)
         variance = report.position.variance_of_slot_means
@@ -185,6 +186,6 @@ def text(report: SessionAudit) -> str:
         sd = "n/a" if rv.sd is None else f"{rv.sd:.2f}"
         z = "n/a" if rv.z is None else f"{rv.z:+.2f}"
         own = "n/a" if rv.self_score_minus_others is None else f"{rv.self_score_minus_others:+.2f}"
-        lines.append(f"  {rv.reviewer_id}: n={rv.scores} mean={rv.mean:.2f} sd={sd} z={z} self-minus-others={own}")
+        lines.append(f"  {rv.reviewer_id}: n={rv.scores:,} mean={rv.mean:.2f} sd={sd} z={z} self-minus-others={own}")
     lines += [f"note: {note}" for note in report.notes]
-    return "\n".join(lines) + "\n"
+    return "".join(f"{terminal_text(line)}\n" for line in lines)

@@ -38,10 +38,15 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                              "--answers DIR must hold FastChat's answer files") from None
 
 
-def _files(directory: Path, pattern: str) -> list[Path]:
+def check_directory(directory: Path) -> None:
+    """Refuse an --answers that is not a directory, before anything is read or written."""
     if not directory.is_dir():
         raise CouncilDbError(f"--answers {printable_path(str(directory))}: no such directory (give the folder of "
                              "FastChat's answer files, e.g. data/mt_bench/model_answer)")
+
+
+def _files(directory: Path, pattern: str) -> list[Path]:
+    check_directory(directory)
     found = sorted(directory.glob(pattern))
     if not found:
         raise CouncilDbError(f"--answers {printable_path(str(directory))}: no {pattern} files in it")

@@ -23,6 +23,7 @@ from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
 from council_db.ingest.resume import Start, close_abandoned, fingerprint, held_tail, resume_point
+from council_db.ingest.sniff import check, stopped_when_all_bad
 from council_db.ingest.sources import Source, resolve_sources
 from council_db.store.database import Database
 from council_db.store.import_locks import import_lock
@@ -161,8 +162,8 @@ class FileImport:
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
-        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse), writer.batch_records,
-                        COMMIT_EVERY_LINES)
+        chunks = merged(stopped_when_all_bad(source_chunks(self.source, start.offset, start.first_line, parse),
+                                             self.source), writer.batch_records, COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)
             end_offset, end_line = chunk.end_offset, chunk.last_line
@@ -262,5 +263,7 @@ def import_files(db: Database, names: list[str], *, strict: bool = False, progre
                  options: FormatOptions | None = None) -> ImportSummary:
     """Import the files, read as ``options.format`` (llm-council's bias records by default)."""
     sources = resolve_sources(names)
+    for source in sources:  # before any import row is written
+        check(source, options or FormatOptions())
     return ImportSummary([FileImport(db, s, strict=strict, progress=progress or Progress(), options=options).run()
                           for s in sources])

@@ -70,6 +70,11 @@ class LineReader:
         vars(self).update(state)
         self._decoder = msgspec.json.Decoder(self.line_type)
 
+    @classmethod
+    def required_fields(cls) -> tuple[str, ...]:
+        """The fields every line of the format has."""
+        return required(cls.line_type)
+
     def records(self, line: Any) -> tuple[list[Values], int]:
         """The line's records, and how many of its judgments gave no verdict (no record)."""
         raise NotImplementedError
@@ -148,6 +153,11 @@ class LineReader:
                    else f"not {limit[1]}" if limit else "not valid")
         expected = self.EXPECTED.get(field, f"a value as {self.FORMAT} writes it")
         return LineError(field, f"{problem}; expected {expected}")
+
+
+def required(line_type: type) -> tuple[str, ...]:
+    """The fields of a line struct that a line must give, in order."""
+    return tuple(field.encode_name for field in msgspec.structs.fields(line_type) if field.required)
 
 
 def iso_time(field: str, unix_seconds: float) -> str:

@@ -42,4 +42,4 @@ class LlmJudgeReader(LineReader):
         if prompt is None or not turns or turn > len(turns):
             return None
         text = turns[turn - 1]
-        return len(text) if text in prompt else None
+        return len(text) if text is not None and text in prompt else None

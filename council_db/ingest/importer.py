@@ -158,7 +158,7 @@ class FileImport:
 
         On PostgreSQL the first commit carries an ANALYZE too: an import killed later never
         reaches the one at its end, and the planner must not take a grown table for empty."""
-        writer = ScoreWriter(connection)
+        writer = ScoreWriter(connection, stats_at_commit=True)
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
@@ -170,11 +170,13 @@ class FileImport:
             since_commit += chunk.lines
             self.progress.advance(chunk.position)
             if since_commit >= COMMIT_EVERY_LINES and not self.strict:
+                writer.settle()
                 self._checkpoint(connection, imports, end_offset, end_line, "running")
                 if first_commit and (self.result.inserted or self.result.rejected):
                     refresh_statistics(self.db, connection)
                 connection.commit()
                 since_commit, first_commit = 0, False
+        writer.settle()
         self.progress.finish()
         if self.source.kind == "file":
             self.result.held_bytes = held_tail(self.source.path, end_offset, self.source.size or 0)

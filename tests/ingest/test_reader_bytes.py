@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from council_db.ingest.formats.fastchat_single import call_key
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.importer import import_files
 from tests.conftest import both_backends, record
@@ -149,7 +148,8 @@ def options(form: Format, example: int, answers: Path) -> FormatOptions:
     return FormatOptions(form.name, bench=_bench(example))
 
 
-def stored_keys(db, import_id: int) -> set[tuple[str, str, str]]:
+def stored_keys(db) -> set[tuple[str, str, str]]:
+    """(session key, reviewer, model) of every stored record."""
     with db.engine.connect() as connection:
         return set(connection.execute(text(
             "SELECT s.session_key, r.name, m.name FROM scores x JOIN sessions s ON s.id = x.session_id "
@@ -178,7 +178,7 @@ def check_import(db, form: Format, answers: Path, example: int, lines: list[tupl
     assert sorted(n for n, _ in kept) == sorted(rejected) and len(kept) == result.rejected
     assert all(reason for _, reason in kept)
     expected = set().union(*(form.stored(line, example) for kind, _, line in lines if kind == "good"))
-    assert expected <= stored_keys(db, result.import_id)
+    assert expected <= stored_keys(db)
 
 
 @both_backends
@@ -210,7 +210,7 @@ GOOD = {
 }
 
 
-def hostile_file(name: str, example: int) -> list[tuple[str, bytes, dict | None]]:
+def hostile_file(name: str) -> list[tuple[str, bytes, dict | None]]:
     """Every HOSTILE value in every field of a good line and in an unread one, each line
     followed by a good line of its own."""
     lines: list[tuple[str, bytes, dict | None]] = []
@@ -246,7 +246,7 @@ def read_path(request, monkeypatch) -> str:
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_every_hostile_value_in_every_field_is_one_rejected_line_on_both_read_paths(db, answers, read_path, name):
     example = next(EXAMPLE)
-    lines = hostile_file(name, example)
+    lines = hostile_file(name)
     check_import(db, FORMATS[name], answers, example, lines, crlf=False)
 
 

@@ -81,7 +81,8 @@ def test_the_command_says_it_in_one_line_and_exits_1_even_for_stdin(tmp_path):
                       input=json.dumps(ALPACA, indent=2).encode())
     lines = done.stderr.decode().strip().splitlines()
     assert done.returncode == 1 and "Traceback" not in done.stderr.decode()
-    assert lines[-1] == "error: -: a JSON array, not JSON Lines: jq -c '.[]' | council-db import -; nothing was imported"
+    assert lines[-1] == ("error: -: a JSON array, not JSON Lines: jq -c '.[]' | council-db import -; "
+                         "nothing was imported")
     with sqlite3.connect(tmp_path / "council.db") as connection:
         assert connection.execute("SELECT COUNT(*) FROM imports").fetchone() == (0,)
 

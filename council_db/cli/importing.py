@@ -140,8 +140,7 @@ def command(
     from council_db.errors import CouncilDbError
     from council_db.ingest.formats.answers import check_directory
     from council_db.ingest.formats.options import FormatOptions
-    from council_db.ingest.importer import import_sources
-    from council_db.ingest.sources import resolve_sources
+    from council_db.ingest.importer import checked_sources, import_sources
 
     options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value)
     try:
@@ -151,7 +150,7 @@ def command(
     fmt = chosen(SUMMARY, fmt, json=as_json)
     if answers is not None:  # the files and --answers are checked before the database is opened, or created
         check_directory(answers)
-    sources = resolve_sources(files)
+    sources = checked_sources(files, options)
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
     summary = import_sources(db, sources, strict=strict, progress=progress, options=options)

@@ -52,6 +52,12 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     reviewer_kind: Union[ReviewerKind, None] = None  # None: not stated
 
 
+def checked_record(values: Mapping[str, Any]) -> Record:
+    """A record a reader made from another format's line, held to the limits a decoded line
+    is held to (``Record(...)`` checks none of them); msgspec.ValidationError names the field."""
+    return msgspec.convert(values, Record)
+
+
 def as_record(values: Mapping[str, Any]) -> Record:
     """A record from an already validated mapping (pydantic's dict, or an exported record);
     keys it lacks take the defaults a missing field has."""

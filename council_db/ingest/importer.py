@@ -23,6 +23,7 @@ from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
 from council_db.ingest.resume import Start, close_abandoned, fingerprint, held_tail, resume_point
+from council_db.ingest.sniff import check, stopped_when_all_bad
 from council_db.ingest.sources import Source, resolve_sources
 from council_db.store.database import Database
 from council_db.store.import_locks import import_lock
@@ -160,13 +161,14 @@ class FileImport:
 
         On PostgreSQL the first commit carries an ANALYZE too: an import killed later never
         reaches the one at its end, and the planner must not take a grown table for empty."""
-        writer = ScoreWriter(connection)
+        writer = ScoreWriter(connection, stats_at_commit=True)
         self.result.remarked = writer.remarked  # filled as it writes
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
         document = self.options.format in DOCUMENTS
-        chunks = merged(source_chunks(self.source, start.offset, start.first_line, parse, document=document),
+        chunks = merged(stopped_when_all_bad(source_chunks(self.source, start.offset, start.first_line, parse,
+                                                           document=document), self.source),
                         writer.batch_records, COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)
@@ -174,11 +176,13 @@ class FileImport:
             since_commit += chunk.lines
             self.progress.advance(chunk.position)
             if since_commit >= COMMIT_EVERY_LINES and not self.strict:
+                writer.settle()
                 self._checkpoint(connection, imports, end_offset, end_line, "running")
                 if first_commit and (self.result.inserted or self.result.rejected):
                     refresh_statistics(self.db, connection)
                 connection.commit()
                 since_commit, first_commit = 0, False
+        writer.settle()
         self.progress.finish()
         if self.source.kind == "file":
             self.result.held_bytes = held_tail(self.source.path, end_offset, self.source.size or 0)
@@ -269,12 +273,21 @@ def now_utc() -> datetime:
 def import_files(db: Database, names: list[str], *, strict: bool = False, progress: Progress | None = None,
                  options: FormatOptions | None = None) -> ImportSummary:
     """Import the files, read as ``options.format`` (llm-council's bias records by default)."""
-    return import_sources(db, resolve_sources(names), strict=strict, progress=progress, options=options)
+    return import_sources(db, checked_sources(names, options or FormatOptions()), strict=strict, progress=progress,
+                          options=options)
+
+
+def checked_sources(names: list[str], options: FormatOptions) -> list[Source]:
+    """The sources of ``names``, each checked to look like ``options.format`` (sniff.check)
+    before anything is written: the CLI calls it before it opens, and so may create, the database."""
+    sources = resolve_sources(names)
+    for source in sources:
+        check(source, options)
+    return sources
 
 
 def import_sources(db: Database, sources: list[Source], *, strict: bool = False, progress: Progress | None = None,
                    options: FormatOptions | None = None) -> ImportSummary:
-    """Import sources already checked (``resolve_sources``): the CLI checks them before it
-    opens, and so may create, the database."""
+    """Import sources already checked (``checked_sources``)."""
     return ImportSummary([FileImport(db, s, strict=strict, progress=progress or Progress(), options=options).run()
                           for s in sources])

@@ -18,8 +18,9 @@ from typing import BinaryIO, Iterator, Sequence
 
 from pydantic import ValidationError
 
-from council_db.contract.fields import FIELDS, METADATA_KEYS, LineError
+from council_db.contract.fields import LineError
 from council_db.contract.record import Record, as_record
+from council_db.contract.storable import unstorable_field
 from council_db.ingest.fast_decode import SHORT_LINE_BYTES, decode_joined, hides_from_msgspec
 from council_db.ingest.rejected import Rejected, from_line_error, from_validation
 from council_db.ingest.validation import LINE, LINES
@@ -148,30 +149,16 @@ def _joined(lines: list[bytes]) -> bytes:
     return b",\n".join([b"[" + lines[0], *lines[1:-1], lines[-1] + b"]"])
 
 
-def _nul_field(record: Record) -> str | None:
-    """The first stored field holding a NUL character, if any."""
-    for key in FIELDS:
-        value = getattr(record, key)
-        if key == "query_metadata" and isinstance(value, dict):
-            if any(isinstance(v, str) and "\x00" in v for k, v in value.items() if k in METADATA_KEYS):
-                return key
-        elif isinstance(value, str) and "\x00" in value:
-            return key
-    return None
-
-
 def _reject_nul(parsed: Parsed, first_line: int, lines: list[bytes]) -> None:
     """PostgreSQL cannot store a NUL character in text, so no backend takes one: the same
-    file must import the same way into SQLite and PostgreSQL."""
+    file must import the same way into SQLite and PostgreSQL (contract/storable.py)."""
     kept = []
     for number, record in parsed.records:
-        field_name = _nul_field(record)
-        if field_name is None:
+        found = unstorable_field(record)
+        if found is None:
             kept.append((number, record))
             continue
-        problem = LineError(field_name, "contains a NUL character (\\u0000), which databases cannot store "
-                                        "as text; remove it from the value")
-        parsed.rejected.append(reject(number, problem, lines[number - first_line]))
+        parsed.rejected.append(reject(number, LineError(*found), lines[number - first_line]))
     parsed.records[:] = kept
 
 

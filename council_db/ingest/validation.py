@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Mapping, Union
 
-from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter
+from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 from typing_extensions import Required, TypedDict
 
 from council_db.contract.fields import MAX_POSITION, REVIEWER_KINDS, LineError
@@ -39,6 +39,7 @@ class RecordLine(TypedDict, total=False):
 
 LINE = TypeAdapter(RecordLine)
 LINES = TypeAdapter(list[RecordLine])
+JSON_TEXT = TypeAdapter(Any)  # any JSON value: what a line of any format must be first
 
 _EXPECTED = {
     "schema_version": 'a version such as "1.2.0" (or the integer 1)',
@@ -85,6 +86,27 @@ def json_error(error: Any) -> tuple[str, int | None]:
     if found is None:
         return "invalid JSON", None
     return (found[1] if found[1] in _JSON_KINDS else "invalid JSON"), int(found[2])
+
+
+def json_refusal(line: bytes) -> ValidationError | None:
+    """pydantic's refusal of a line that is no JSON text (bytes that are not UTF-8, nesting
+    deeper than 200, a number of more than 4,300 digits, broken syntax), or None: the same
+    judgement for a line of any format as for llm-council's."""
+    try:
+        JSON_TEXT.validate_json(line)
+    except ValidationError as error:
+        return error
+    return None
+
+
+def record_problem(values: Mapping[str, Any], refused: Exception) -> LineError:
+    """Why a record a reader made breaks the record's limits, worded as for a bad
+    llm-council line; ``refused`` is msgspec's refusal, said as it is if pydantic differs."""
+    try:
+        LINE.validate_python(values)
+    except ValidationError as error:
+        return explain(error)
+    return LineError(None, str(refused))
 
 
 def json_type(value: Any) -> str:

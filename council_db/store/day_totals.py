@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from council_db.contract.score_batch import ScoreColumns
 
 ROWS_PER_STATEMENT = 500
+MODELS_LISTED = 1_000  # a batch's models named in the query of stored rows (more: every row is read)
+OTHER_MODEL = -1  # no model's id: stands for the models a batch does not hold
 US_PER_DAY = 86_400_000_000
 FROM_YEAR_ONE = 62_135_596_800_000_000  # microseconds from 0001-01-01 to 1970-01-01 (contract.timestamps.MIN_US)
 UNDATED = 0  # the day of a session without a time
@@ -37,6 +39,25 @@ UNDATED = 0  # the day of a session without a time
 def day_numbers(ts_us: Sequence[int | None]) -> np.ndarray:
     """Each time's UTC date as a day number (1 = 0001-01-01, as ``date.toordinal()``), UNDATED for None."""
     return np.array([UNDATED if t is None else (t + FROM_YEAR_ONE) // US_PER_DAY + 1 for t in ts_us], dtype=np.int64)
+
+
+def id_runs(ids: set[int]) -> list[tuple[int, int]]:
+    """Sorted ids as (first, last) runs of consecutive integers."""
+    runs: list[tuple[int, int]] = []
+    for value in sorted(ids):
+        if runs and value == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], value)
+        else:
+            runs.append((value, value))
+    return runs
+
+
+def _in_runs(session_id: np.ndarray, runs: list[tuple[int, int]]) -> np.ndarray:
+    """Per row: its session's id lies in one of the runs (first, last)."""
+    found = np.zeros(len(session_id), dtype=bool)
+    for first, last in runs:
+        found |= (session_id >= first) & (session_id <= last)
+    return found
 
 
 def _new_rows(columns: ScoreColumns, day: np.ndarray, new: np.ndarray) -> TotalsRows:
@@ -62,14 +83,28 @@ class DayTotalsWriter:
         """Read before the batch's insert: per batch row, whether its key is stored already;
         and the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
         sessions the batch adds to that were stored before it), None without any (the usual
-        batch). ``day`` is each batch row's session's day."""
+        batch). ``day`` is each batch row's session's day.
+
+        Only the batch's models need their stored rows one by one (a row can only repeat a
+        key of its own model); the others matter only for the sessions counted under a
+        reviewer, scale or display slot, so the database returns each such combination once,
+        under model OTHER_MODEL. A judge log whose sessions gain records all through the file
+        (fastchat-single) read every stored row of them for every batch: its import time grew
+        with the square of the gradings per session."""
+        if not runs:
+            return np.zeros(len(columns.session_id), dtype=bool), None
+        ours = np.unique(columns.model_id[_in_runs(columns.session_id, runs)]).tolist()
         mark = "%s" if self.dialect == "postgresql" else "?"
+        models = ", ".join([mark] * len(ours))
+        mine = f"model_id IN ({models})" if len(ours) <= MODELS_LISTED else "TRUE"
         found: list[tuple] = []
         for run in runs:
             found += self.connection.exec_driver_sql(
-                "SELECT session_id, reviewer_id, model_id, position, scale_id, display_order, CASE WHEN "
-                f"exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores WHERE session_id BETWEEN {mark} AND {mark}",
-                run).all()
+                f"SELECT DISTINCT session_id, reviewer_id, CASE WHEN {mine} THEN model_id ELSE {OTHER_MODEL} END, "
+                f"CASE WHEN {mine} OR display_order THEN position ELSE 0 END, scale_id, display_order, "
+                f"CASE WHEN exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores "
+                f"WHERE session_id BETWEEN {mark} AND {mark}",
+                (*(ours * 2 if len(ours) <= MODELS_LISTED else ()), *run)).all()
         if not found:
             return np.zeros(len(columns.session_id), dtype=bool), None
         return _stored(columns, day, found)

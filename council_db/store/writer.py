@@ -25,7 +25,7 @@ from council_db.contract.fields import DEFAULT_REVIEWER_KIND
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.resources import read_sql
-from council_db.store.day_totals import DayTotalsWriter, day_numbers
+from council_db.store.day_totals import DayTotalsWriter, day_numbers, id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
 from council_db.store.pg_copy import CopyTable, CopyWriter
 from council_db.store.reviewer_kinds import mark_stated
@@ -68,8 +68,10 @@ class ScoreWriter:
     out, so an id read or inserted is still there at the commit (which lets the bulk
     writer skip foreign-key checks); after it, another connection may have changed rows."""
 
-    def __init__(self, connection: Connection):
+    def __init__(self, connection: Connection, *, stats_at_commit: bool = False):
         self.connection = connection
+        self.stats_at_commit = stats_at_commit  # refresh older sessions' statistics in settle(), not each batch
+        self.stale: set[int] = set()  # sessions whose statistics wait for settle()
         self.mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
         self.arrays = connection.dialect.name == "postgresql"
         self.batch_records = BATCH_RECORDS
@@ -287,10 +289,19 @@ class ScoreWriter:
     def _session_stats(self, columns: ScoreColumns, fresh: np.ndarray, older: set[int]) -> None:
         """Statistics of the sessions this batch touched, in its transaction. A session it
         created holds exactly its ``fresh`` rows, so numpy computes its statistics from
-        memory; an older one is recomputed from the database."""
+        memory; an older one is recomputed from the database, now or in settle()."""
         if fresh.any():
             self._insert_stats(columns.select(fresh))
-        self.refresh_session_stats(older)
+        if self.stats_at_commit:
+            self.stale |= older
+        else:
+            self.refresh_session_stats(older)
+
+    def settle(self) -> None:
+        """Before a commit (``stats_at_commit``): the older sessions' statistics, recomputed once
+        however many batches added to them (fastchat-single's sessions gain records all through a file)."""
+        self.refresh_session_stats(self.stale)
+        self.stale.clear()
 
     def _insert_stats(self, columns: ScoreColumns) -> None:
         """New sessions' statistics: on PostgreSQL copied straight in (none can be stored yet)."""
@@ -331,17 +342,6 @@ def _first_of_each_key(columns: ScoreColumns) -> np.ndarray:
     first = np.ones(len(order), dtype=bool)
     first[order[repeated]] = False
     return first
-
-
-def id_runs(ids: set[int]) -> list[tuple[int, int]]:
-    """Sorted ids as (first, last) runs of consecutive integers."""
-    runs: list[tuple[int, int]] = []
-    for value in sorted(ids):
-        if runs and value == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], value)
-        else:
-            runs.append((value, value))
-    return runs
 
 
 @cache

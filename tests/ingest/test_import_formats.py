@@ -42,13 +42,18 @@ def test_an_option_the_format_does_not_use_is_a_usage_error_before_anything_is_r
 
 
 def test_a_file_read_first_in_the_wrong_format_is_read_whole_in_the_right_one(tmp_path):
+    """A file that plainly is another format is refused up front (tests/ingest/test_sniff.py);
+    one whose first line says nothing is read, and its import in the wrong format is no
+    resume point for the right one."""
+    unclear = tmp_path / "unclear.jsonl"
+    unclear.write_text("{}\n" + "".join(SINGLE.read_text(encoding="utf-8").splitlines(keepends=True)[:50]))
     cli = Cli(tmp_path / "council.db")
-    wrong = cli("import", str(SINGLE), "--format", "json")
-    assert (wrong.exit_code, json.loads(wrong.stdout)["rejected"]) == (3, 800)
+    wrong = cli("import", str(unclear), "--format", "json")
+    assert (wrong.exit_code, json.loads(wrong.stdout)["rejected"]) == (3, 51)
     assert "session_id: missing" in wrong.stderr
-    right = json.loads(cli("import", "--from", "fastchat-single", str(SINGLE), "--format", "json").stdout)
+    right = json.loads(cli("import", "--from", "fastchat-single", str(unclear), "--format", "json").stdout)
     read = right["files"][0]
-    assert (right["inserted"], read["mode"], read["format"]) == (800, "full", "fastchat-single")
+    assert (right["inserted"], right["rejected"], read["mode"], read["format"]) == (50, 1, "full", "fastchat-single")
     formats = json.loads(cli("sql", "SELECT format FROM imports ORDER BY id", "--format", "json").stdout)
     assert [row["format"] for row in formats] == ["llm-council", "fastchat-single"]
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 import msgspec
 
 from council_db.contract.fields import LineError
-from council_db.contract.record import Record
 from council_db.ingest.formats.answers import metadata
-from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, iso_time, judge_model, named
+from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, Values, iso_time, judge_model
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 SCALE = "0-1"
@@ -77,22 +76,24 @@ class Reader(LlmJudgeReader):
         "tstamp": "the Unix time the judgment was written, a number",
         "g1_user_prompt": "the prompt of game 1, a string",
     }
+    MADE_FROM = {"session_id": "q<question_id>/t<turn>/<judge>/<model_1>/<model_2>/<tstamp>", "reviewer_id": "judge",
+                 "model_id": "model_1 or model_2", "timestamp": "tstamp"}
 
     plain, prompted = Judgment, JudgmentWithPrompt
 
-    def records(self, line: Judgment) -> tuple[list[Record], int]:
-        first, second = named("model_1", line.model_1), named("model_2", line.model_2)
+    def records(self, line: Judgment) -> tuple[list[Values], int]:
+        first, second = line.model_1, line.model_2
         if first == second:
             raise LineError("model_2", "is model_1 again; expected two different models (a pair)")
         games = [verdict("g1_winner", line.g1_winner), verdict("g2_winner", line.g2_winner)]
-        judge = named("judge", judge_model(line.judge))
+        judge = judge_model(line.judge)
         shared = dict(schema_version=SLOTS, session_id=session_key(self.bench, line, judge),
                       timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge, score_scale=SCALE,
                       query_metadata=metadata(self.categories, line.question_id))
         lengths = {first: self.length(line, first), second: self.length(line, second)}
         shown = [((first, second), games[0]), ((second, first), games[1] and games[1][::-1])]
-        records = [Record(**shared, model_id=model, position=slot, response_length_chars=lengths[model],
-                          score_value=score)
+        records = [dict(shared, model_id=model, position=slot, response_length_chars=lengths[model],
+                        score_value=score)
                    for order, scores in shown if scores is not None
                    for slot, (model, score) in enumerate(zip(order, scores))]
         return records, games.count(None)

@@ -24,9 +24,8 @@ from typing import Annotated, Union
 import msgspec
 
 from council_db.contract.fields import LineError
-from council_db.contract.record import Record
 from council_db.ingest.formats.answers import Answer, answers_by_id, categories, metadata
-from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, named
+from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Values
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -63,6 +62,8 @@ class Reader(LineReader):
         "answer2_id": "the id of the answer shown second, as in the answer files",
         "score": "[Assistant 1's score, Assistant 2's score], two numbers",
     }
+    MADE_FROM = {"session_id": "review/<review_id>", "score_value": "score",
+                 "model_id": "the model_id of answer1_id's or answer2_id's answer in the --answers folder"}
 
     def __init__(self, options: FormatOptions, source: Source):
         super().__init__()
@@ -71,13 +72,13 @@ class Reader(LineReader):
         self.categories = categories(options.answers)
         self.judge = judge_of(options, source)
 
-    def records(self, line: Review) -> tuple[list[Record], int]:
+    def records(self, line: Review) -> tuple[list[Values], int]:
         shown = [self.answer("answer1_id", line.answer1_id), self.answer("answer2_id", line.answer2_id)]
         shared = dict(schema_version=SLOTS, session_id=f"review/{line.review_id}", timestamp="",
                       reviewer_id=self.judge, score_scale=SCALE, query_metadata=metadata(self.categories,
                                                                                           line.question_id))
-        return [Record(**shared, model_id=named("model_id", answer.model), position=slot,
-                       response_length_chars=answer.chars, score_value=0.0 if score == NO_RATING else score)
+        return [dict(shared, model_id=answer.model, position=slot, response_length_chars=answer.chars,
+                     score_value=0.0 if score == NO_RATING else score)
                 for slot, (answer, score) in enumerate(zip(shown, line.score))], 0
 
     def answer(self, field: str, answer_id: str) -> Answer:

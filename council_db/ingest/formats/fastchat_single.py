@@ -28,9 +28,8 @@ import struct
 
 import msgspec
 
-from council_db.contract.record import Record
 from council_db.ingest.formats.answers import metadata
-from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, iso_time, judge_model, named
+from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, Values, iso_time, judge_model
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 NO_RATING = -1.0  # llm_judge's score when the judgment held no [[rating]]
@@ -72,16 +71,18 @@ class Reader(LlmJudgeReader):
         "tstamp": "the Unix time the grading was written, a number",
         "user_prompt": "the prompt the judge saw, a string",
     }
+    MADE_FROM = {"session_id": "q<question_id>/t<turn>", "reviewer_id": "judge", "model_id": "model",
+                 "score_value": "score", "timestamp": "tstamp", "position": "tstamp"}
 
     plain, prompted = Grading, GradingWithPrompt
 
-    def records(self, line: Grading) -> tuple[list[Record], int]:
-        return [Record(
+    def records(self, line: Grading) -> tuple[list[Values], int]:
+        return [dict(
             schema_version=NOT_A_SLOT, session_id=session_key(self.bench, line.question_id, line.turn),
-            timestamp=iso_time("tstamp", line.tstamp), reviewer_id=named("judge", judge_model(line.judge)),
-            model_id=named("model", line.model), position=call_key(line.tstamp),
-            response_length_chars=self.length(line), score_value=UNSCORED if line.score == NO_RATING else line.score,
-            score_scale=SCALE, query_metadata=metadata(self.categories, line.question_id),
+            timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge_model(line.judge), model_id=line.model,
+            position=call_key(line.tstamp), response_length_chars=self.length(line),
+            score_value=UNSCORED if line.score == NO_RATING else line.score, score_scale=SCALE,
+            query_metadata=metadata(self.categories, line.question_id),
         )], 0
 
     def length(self, line: Grading) -> int | None:

@@ -2,8 +2,15 @@
 into a format's msgspec struct, turning each into records, and explaining a line that does not
 fit (its field, what it held by type only, what was expected), never quoting its text.
 
-A format subclasses ``LineReader``: ``line_type`` is the struct of one line, ``EXPECTED``
-says in words what each field must be, and ``records`` makes the records of one line.
+A line goes through what an llm-council line goes through: pydantic judges whether it is
+JSON text at all (where msgspec could judge otherwise: bytes that are not UTF-8, nesting or
+numbers too deep or long in a field the format does not read), and each record it makes is
+held to the record's own limits and to text a database can store (contract/), so a line of
+any format is taken, or rejected with a reason, and never stops the import.
+
+A format subclasses ``LineReader``: ``line_type`` is the struct of one line, ``EXPECTED`` says
+in words what each field must be, ``MADE_FROM`` which of the line's fields each record field
+is made from, and ``records`` makes the record values of one line.
 """
 
 from __future__ import annotations
@@ -13,21 +20,34 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, ClassVar, Union
 
 import msgspec
+from pydantic import ValidationError
 
 from council_db.contract.fields import LineError
-from council_db.contract.record import Record
+from council_db.contract.record import Record, checked_record
+from council_db.contract.storable import unstorable_field
+from council_db.ingest.fast_decode import hides_from_msgspec, is_utf8
 from council_db.ingest.lines import LineBatch, Parsed
-from council_db.ingest.rejected import from_line_error
+from council_db.ingest.rejected import from_line_error, from_validation
+from council_db.ingest.validation import json_refusal, record_problem
 
 BOM = b"\xef\xbb\xbf"
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]  # as a record's reviewer and model
 QuestionId = int | Name
 Turn = Annotated[int, msgspec.Meta(ge=1, le=1_000)]
 Judge = Union[Name, Annotated[list[Name], msgspec.Meta(min_length=1)]]  # llm_judge's [judge model, prompt name]
+Values = dict[str, Any]  # one record's fields, checked by contract.record.checked_record
 
 _FIELD = re.compile(r"`\$\.(\w+)|field `(\w+)`")
 _GOT = re.compile(r"got `(\w+)`")
 _LIMIT = re.compile(r"^Expected (.+?) - at ")  # msgspec's constraint, e.g. `array` of length >= 1
+
+
+class NotJson(Exception):
+    """A line pydantic does not read as JSON text; ``refusal`` says why."""
+
+    def __init__(self, refusal: ValidationError):
+        super().__init__(str(refusal))
+        self.refusal = refusal
 
 
 class LineReader:
@@ -36,6 +56,7 @@ class LineReader:
 
     line_type: ClassVar[type]
     EXPECTED: ClassVar[dict[str, str]]
+    MADE_FROM: ClassVar[dict[str, str]]  # record field -> the line's field, or how it is made
     FORMAT: ClassVar[str]
 
     def __init__(self) -> None:
@@ -49,7 +70,12 @@ class LineReader:
         vars(self).update(state)
         self._decoder = msgspec.json.Decoder(self.line_type)
 
-    def records(self, line: Any) -> tuple[list[Record], int]:
+    @classmethod
+    def required_fields(cls) -> tuple[str, ...]:
+        """The fields every line of the format has."""
+        return required(cls.line_type)
+
+    def records(self, line: Any) -> tuple[list[Values], int]:
         """The line's records, and how many of its judgments gave no verdict (no record)."""
         raise NotImplementedError
 
@@ -57,16 +83,56 @@ class LineReader:
         parsed = Parsed()
         for number, raw in enumerate(batch.lines, start=batch.first_line):
             text = raw.strip(b" \t\r").removeprefix(BOM)
-            if not text:
-                continue
-            try:
-                made, silent = self.records(self._decoder.decode(text))
-            except (msgspec.ValidationError, msgspec.DecodeError, LineError) as error:
-                parsed.rejected.append(from_line_error(number, raw, self._explain(error)))
-                continue
-            parsed.records.extend((number, record) for record in made)
-            parsed.no_verdict += silent
+            if text:
+                self._read(number, raw, text, parsed)
         return parsed
+
+    def _read(self, number: int, raw: bytes, text: bytes, parsed: Parsed) -> None:
+        """One line: its records, or its rejection."""
+        try:
+            made, silent = self.records(self._decoded(text))
+            records = [self._checked(values) for values in made]
+        except NotJson as error:
+            parsed.rejected.append(from_validation(number, raw, error.refusal))
+        except LineError as error:
+            parsed.rejected.append(from_line_error(number, raw, error))
+        else:
+            parsed.records.extend((number, record) for record in records)
+            parsed.no_verdict += silent
+
+    def _decoded(self, text: bytes) -> Any:
+        """The line as the format's struct: NotJson when it is no JSON text, LineError when a
+        field does not fit."""
+        if not is_utf8(text) or hides_from_msgspec(text):
+            _json_text(text)
+        try:
+            return self._decoder.decode(text)
+        except msgspec.ValidationError as error:  # a ValidationError is a DecodeError too
+            raise self._explain(error) from None
+        except msgspec.DecodeError as error:
+            _json_text(text)
+            raise self._explain(error) from None
+
+    def _checked(self, values: Values) -> Record:
+        """The record, held to the limits of the contract, or a LineError naming the line's field."""
+        try:
+            record = checked_record(values)
+        except msgspec.ValidationError as error:
+            raise self._made_from(record_problem(values, error)) from None
+        found = unstorable_field(record)
+        if found is not None:
+            raise self._made_from(LineError(*found))
+        return record
+
+    def _made_from(self, error: LineError) -> LineError:
+        """A record field's problem told as the line's: under the line's field when the record
+        field is one, else saying what it is made from."""
+        source = self.MADE_FROM.get(error.field or "")
+        if source is None:
+            return error
+        if source.isidentifier():
+            return LineError(source, error.problem)
+        return LineError(error.field, f"{error.problem} (the record's {error.field} is {source})")
 
     def _explain(self, error: Exception) -> LineError:
         """A line's first problem as a LineError naming the field and the fix. msgspec's
@@ -89,6 +155,11 @@ class LineReader:
         return LineError(field, f"{problem}; expected {expected}")
 
 
+def required(line_type: type) -> tuple[str, ...]:
+    """The fields of a line struct that a line must give, in order."""
+    return tuple(field.encode_name for field in msgspec.structs.fields(line_type) if field.required)
+
+
 def iso_time(field: str, unix_seconds: float) -> str:
     """A Unix time as ISO-8601 UTC (the records' timestamp); LineError when no date can hold it."""
     try:
@@ -103,8 +174,8 @@ def judge_model(judge: str | list[str]) -> str:
     return judge if isinstance(judge, str) else judge[0]
 
 
-def named(field: str, value: str) -> str:
-    """A name a record stores, refused if it holds a NUL character (no database keeps one in text)."""
-    if "\x00" in value:
-        raise LineError(field, "contains a NUL character (\\u0000), which databases cannot store as text; remove it")
-    return value
+def _json_text(text: bytes) -> None:
+    """NotJson when pydantic does not read the line as JSON text."""
+    refusal = json_refusal(text)
+    if refusal is not None:
+        raise NotJson(refusal)

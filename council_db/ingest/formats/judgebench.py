@@ -30,8 +30,7 @@ from typing import Annotated, Any, Union
 import msgspec
 
 from council_db.contract.fields import LineError
-from council_db.contract.record import Record
-from council_db.ingest.formats.judge_lines import LineReader, Name, named
+from council_db.ingest.formats.judge_lines import LineReader, Name, Values
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -69,6 +68,8 @@ def verdict(field: str, decision: str, expected: str = EXPECTED_VERDICT) -> floa
 class Reader(LineReader):
     FORMAT = "JudgeBench's judge output"
     line_type = Pair
+    MADE_FROM = {"session_id": "<bench>/<pair_id>", "reviewer_id": "judgments (judge_model/judge_name) or --judge",
+                 "model_id": "<session>/response_A or response_B"}
     EXPECTED = {
         "pair_id": "the pair's id (a non-empty string)",
         "response_A": "the first response, a string",
@@ -84,15 +85,15 @@ class Reader(LineReader):
         self.judge = options.judge
         self.bench = options.bench or BENCH
 
-    def records(self, line: Pair) -> tuple[list[Record], int]:
+    def records(self, line: Pair) -> tuple[list[Values], int]:
         session = f"{self.bench}/{line.pair_id}"
-        candidates = {name: named(name, f"{session}/{name}") for name in ("response_A", "response_B")}
+        candidates = {name: f"{session}/{name}" for name in ("response_A", "response_B")}
         lengths = {"response_A": len(line.response_A), "response_B": len(line.response_B)}
         category = None if line.source is None else {"category": line.source[:100]}
         shared = dict(schema_version=SLOTS, session_id=session, timestamp="", score_scale=SCALE,
                       query_metadata=category)
         gold = verdict("label", line.label, '"A>B" or "B>A", the correct response first')
-        records = [Record(**shared, reviewer_id=GOLD, reviewer_kind=GOLD, model_id=candidates[name], position=None,
+        records = [dict(**shared, reviewer_id=GOLD, reviewer_kind=GOLD, model_id=candidates[name], position=None,
                           response_length_chars=lengths[name], score_value=score)
                    for name, score in (("response_A", gold), ("response_B", 1.0 - gold))]
         silent = 0
@@ -103,7 +104,7 @@ class Reader(LineReader):
                 continue
             first = verdict(f"judgments[{number}].decision", judgment.decision)
             judge = self.judge_of(line, judgment)
-            records += [Record(**shared, reviewer_id=judge, model_id=candidates[name], position=slot,
+            records += [dict(**shared, reviewer_id=judge, model_id=candidates[name], position=slot,
                                response_length_chars=lengths[name], score_value=score)
                         for slot, (name, score) in enumerate(zip(shown, (first, 1.0 - first)))]
         return records, silent
@@ -111,9 +112,9 @@ class Reader(LineReader):
     def judge_of(self, line: Pair, judgment: Judgment) -> str:
         """--judge, else the judgment's judge_model and the line's judge_name."""
         if self.judge:
-            return named("--judge", self.judge)
+            return self.judge
         model = (judgment.judgment or {}).get("judge_model")
         if not isinstance(model, str) or not model:
             raise LineError("judgments", "a judgment names no judge_model (a string in its \"judgment\"); give "
                                          "--judge NAME")
-        return named("judgments", f"{model}/{line.judge_name}")
+        return f"{model}/{line.judge_name}"

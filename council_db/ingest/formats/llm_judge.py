@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from council_db.ingest.formats.answers import categories, turn_texts
-from council_db.ingest.formats.judge_lines import LineReader
+from council_db.ingest.formats.judge_lines import LineReader, required
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -31,10 +31,15 @@ class LlmJudgeReader(LineReader):
         self.texts = {} if options.answers is None else turn_texts(options.answers)
         self.categories = categories(options.answers)
 
+    @classmethod
+    def required_fields(cls) -> tuple[str, ...]:
+        """The fields every line has (the judge's prompt only with --answers)."""
+        return required(cls.plain)
+
     def seen_length(self, model: str, question_id: int | str, turn: int, prompt: str | None) -> int | None:
         """The answer's characters, when --answers holds the text the judge saw in ``prompt``."""
         turns = self.texts.get((model, str(question_id)))
         if prompt is None or not turns or turn > len(turns):
             return None
         text = turns[turn - 1]
-        return len(text) if text in prompt else None
+        return len(text) if text is not None and text in prompt else None

@@ -38,9 +38,8 @@ from typing import Any, Iterator, Literal, Union
 import msgspec
 
 from council_db.contract.fields import LineError
-from council_db.contract.record import Record
 from council_db.errors import CouncilDbError
-from council_db.ingest.formats.judge_lines import LineReader, named
+from council_db.ingest.formats.judge_lines import LineReader, Values
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.rejected import from_line_error
@@ -76,9 +75,9 @@ def identity(options: FormatOptions, source: Source) -> tuple[str, str]:
     parts = PurePath(source.name).parts
     if len(parts) >= 5 and parts[-4] == "evaluators":
         judge = f"{options.judge or parts[-3]}/{parts[-2]}"
-        return named("--judge", judge), named("--bench", options.bench or parts[-5])
+        return judge, options.bench or parts[-5]
     if options.judge and options.bench:
-        return named("--judge", options.judge), named("--bench", options.bench)
+        return options.judge, options.bench
     raise CouncilDbError(f"{source.name}: not in LLMBar's layout <dataset>/evaluators/<judge>/<strategy>/result.json; "
                          "give --judge NAME (with its strategy, e.g. GPT-4/Swap) and --bench NAME (the dataset)")
 
@@ -95,6 +94,8 @@ def document_text(source: Source) -> bytes:
 class Reader(LineReader):
     FORMAT = "LLMBar's result.json"
     line_type = Item
+    MADE_FROM = {"session_id": "<dataset>/<item number>-<hash of the item's texts>", "reviewer_id": "the judge (--judge or the folder)",
+                 "model_id": "<session>/output_1 or output_2"}
     EXPECTED = {
         "input": "the instruction, a string",
         "output_1": "the first output, a string",
@@ -120,22 +121,23 @@ class Reader(LineReader):
                 continue
             try:
                 made, silent = self.item_records(number, self._decoder.decode(found))
+                records = [self._checked(values) for values in made]
             except (msgspec.ValidationError, msgspec.DecodeError, LineError) as error:
                 parsed.rejected.append(from_line_error(line, found, self._explain(error)))
                 continue
-            parsed.records.extend((line, record) for record in made)
+            parsed.records.extend((line, record) for record in records)
             parsed.no_verdict += silent
         return parsed
 
-    def item_records(self, number: int, item: Item) -> tuple[list[Record], int]:
+    def item_records(self, number: int, item: Item) -> tuple[list[Values], int]:
         """The gold label's records and the judge's, order by order; how many orders gave no verdict."""
         stage = _last_stage(item.results)
         session = f"{self.dataset}/{number}-{_digest(item)}"
-        candidates = {name: named(name, f"{session}/{name}") for name in LABELS.values()}
+        candidates = {name: f"{session}/{name}" for name in LABELS.values()}
         lengths = {"output_1": len(item.output_1), "output_2": len(item.output_2)}
         shared = dict(schema_version=SLOTS, session_id=session, timestamp="", score_scale=SCALE)
         gold = LABELS[str(item.label)]
-        records = [Record(**shared, reviewer_id=GOLD, reviewer_kind=GOLD, model_id=candidates[name], position=None,
+        records = [dict(**shared, reviewer_id=GOLD, reviewer_kind=GOLD, model_id=candidates[name], position=None,
                           response_length_chars=lengths[name], score_value=float(name == gold))
                    for name in LABELS.values()]
         silent = 0
@@ -145,7 +147,7 @@ class Reader(LineReader):
             if verdict.winner is None:
                 silent += 1
                 continue
-            records += [Record(**shared, reviewer_id=self.judge, model_id=candidates[name], position=slot,
+            records += [dict(**shared, reviewer_id=self.judge, model_id=candidates[name], position=slot,
                                response_length_chars=lengths[name], score_value=float(name == LABELS[verdict.winner]))
                         for slot, name in enumerate(shown)]
         return records, silent

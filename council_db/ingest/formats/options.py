@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from council_db.contract.fields import REVIEWER_KINDS
+from council_db.contract.storable import unstorable
 from council_db.errors import CouncilDbError
 
 LLM_COUNCIL = "llm-council"
@@ -14,6 +15,8 @@ USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
 USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench")
 USES_JUDGE = ("fastchat-review", "llmbar", "judgebench")
 DOCUMENTS = ("llmbar",)  # a file is one JSON document, not one JSON value a line
+JUDGE_CHARS = 500  # the reviewer's name, as a record's (contract.record.Name)
+BENCH_CHARS = 100  # room for "/q<question_id>/t<turn>" in a session key of at most 500
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class FormatOptions:
     reviewer_kind: str | None = None  # every reviewer's kind, unless its lines state one (any format)
 
     def check(self) -> None:
-        """Refuse options the format does not use, before anything is read."""
+        """Refuse options the format does not use, or names no record can store, before anything is read."""
         if self.format not in FORMATS:
             raise CouncilDbError(f"unknown format {self.format!r}: use one of {', '.join(FORMATS)}")
         if self.reviewer_kind is not None and self.reviewer_kind not in REVIEWER_KINDS:
@@ -37,6 +40,11 @@ class FormatOptions:
                                      (self.judge, "--judge", USES_JUDGE)):
             if given is not None and self.format not in formats:
                 raise CouncilDbError(f"{name} is for --from {' or '.join(formats)}, not {self.format}")
+        for given, name, limit in ((self.judge, "--judge", JUDGE_CHARS), (self.bench, "--bench", BENCH_CHARS)):
+            if given is not None and not 0 < len(given) <= limit:
+                raise CouncilDbError(f"{name} has {len(given):,} characters; give a name of 1-{limit}")
+            if given is not None and unstorable(given) is not None:
+                raise CouncilDbError(f"{name} {unstorable(given)}")
         if self.format == "fastchat-review" and self.answers is None:
             raise CouncilDbError("--from fastchat-review needs --answers DIR (the answer_*.jsonl files): a review "
                                  "names its two answers by id, and only the answer files say which model wrote them")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Callable
 from council_db.ingest.formats.options import LLM_COUNCIL, FormatOptions
 
 if TYPE_CHECKING:
+    from council_db.ingest.formats.judge_lines import LineReader
     from council_db.ingest.lines import LineBatch, Parsed
     from council_db.ingest.sources import Source
 
@@ -17,14 +18,19 @@ def reader(options: FormatOptions, source: Source) -> Callable[[LineBatch], Pars
 
     if options.format == LLM_COUNCIL:
         return parse_batch
-    if options.format == "fastchat-single":
+    return reader_class(options.format)(options, source)  # type: ignore[call-arg]
+
+
+def reader_class(format: str) -> type[LineReader]:
+    """The reader of a judge-log format (llm-council's lines are read by lines.parse_batch)."""
+    if format == "fastchat-single":
         from council_db.ingest.formats.fastchat_single import Reader
-    elif options.format == "fastchat-pair":
+    elif format == "fastchat-pair":
         from council_db.ingest.formats.fastchat_pair import Reader
-    elif options.format == "llmbar":
+    elif format == "llmbar":
         from council_db.ingest.formats.llmbar import Reader
-    elif options.format == "judgebench":
+    elif format == "judgebench":
         from council_db.ingest.formats.judgebench import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
-    return Reader(options, source)
+    return Reader

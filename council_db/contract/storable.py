@@ -1,0 +1,49 @@
+"""Text no database stores: a NUL character (PostgreSQL refuses one in text, so no backend
+takes one: a file must import the same way into SQLite and PostgreSQL) and a lone surrogate
+(half of a UTF-16 pair, which is no character and cannot be written as UTF-8). The JSON
+parsers refuse lone surrogates; values that come from elsewhere (an answer file read with
+Python's json, a command-line option) are checked here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from council_db.contract.fields import FIELDS, METADATA_KEYS
+
+if TYPE_CHECKING:
+    from council_db.contract.record import Record
+
+NUL = "contains a NUL character (\\u0000), which databases cannot store as text; remove it from the value"
+SURROGATE = ("contains a lone surrogate (a \\ud800-\\udfff escape without its pair), which is not text; "
+             "remove it from the value")
+
+
+def unstorable(text: str) -> str | None:
+    """Why no database stores this text, or None when it can."""
+    if "\x00" in text:
+        return NUL
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return SURROGATE
+    return None
+
+
+def unstorable_field(record: Record) -> tuple[str, str] | None:
+    """The first stored field of the record holding such text, and why (query_metadata: the
+    values of the keys that are kept). Every text of the record is looked at once, joined:
+    ASCII without a NUL, the usual record, costs a microsecond."""
+    values = msgspec.structs.astuple(record)  # in FIELDS order
+    kept = [value for key, value in (record.query_metadata or {}).items()
+            if key in METADATA_KEYS and isinstance(value, str)]
+    joined = "".join([value for value in values if isinstance(value, str)] + kept)
+    if joined.isascii() and "\x00" not in joined:
+        return None
+    for key, value in [*zip(FIELDS, values), *(("query_metadata", value) for value in kept)]:
+        problem = unstorable(value) if isinstance(value, str) else None
+        if problem is not None:
+            return key, problem
+    return None

@@ -1,0 +1,180 @@
+"""Is a file the format it is imported as? A JSON array, a CSV, an image or a judge log of
+another format read line by line gave thousands of rejected lines, all stored, and exit 3
+although nothing was imported. So before anything is written, the first 64 KiB of each file
+(plain, gzip, or stdin as far as it is buffered; a FIFO is not read twice) are looked at, and
+a file that is plainly something else is refused with one line saying what it looks like and
+how to import it. The import then keeps watch: a file whose first 100 rejected lines come
+before any line gave a record stops there, storing nothing (docs/import-formats.md).
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import json
+import shlex
+import sys
+import zlib
+from typing import TYPE_CHECKING, Iterator
+
+from council_db.contract.record import Record
+from council_db.errors import CouncilDbError
+from council_db.ingest.formats.options import DOCUMENTS, FORMATS, LLM_COUNCIL, FormatOptions
+
+if TYPE_CHECKING:
+    from council_db.ingest.pipeline import Chunk
+    from council_db.ingest.rejected import Rejected
+    from council_db.ingest.sources import Source
+
+SAMPLE_BYTES = 64 * 1024
+SAMPLE_LINES = 20  # lines of the sample that must all be binary for "not text"
+ALL_BAD_LINES = 100  # rejected lines before any record that stop an import
+BOM = b"\xef\xbb\xbf"
+# What a file starts with, where a JSON line cannot ('{' or '['), and what it then is
+SIGNATURES = {
+    b"\x89PNG\r\n\x1a\n": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
+    b"%PDF-": "a PDF document", b"PK\x03\x04": "a ZIP archive (xlsx and docx files are ZIP too)",
+    b"SQLite format 3\x00": "an SQLite database", b"PAR1": "a Parquet file", b"BZh": "bzip2-compressed",
+    b"\xfd7zXZ\x00": "xz-compressed", b"\x28\xb5\x2f\xfd": "zstd-compressed",
+}
+UTF16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+# JSON lines of FastChat files that are no judgments, by the keys every line has
+FASTCHAT_FILES = (
+    ({"question_id", "answer_id", "model_id", "choices"}, "FastChat model answers (model_answer/*.jsonl)"),
+    ({"question_id", "answer_id", "model_id", "text"}, "FastChat answers (answer/answer_*.jsonl)"),
+    ({"question_id", "category", "turns"}, "FastChat questions (question.jsonl)"),
+)
+NAMES = {LLM_COUNCIL: "llm-council bias records", "fastchat-single": "FastChat single-answer judgments",
+         "fastchat-pair": "FastChat pairwise judgments", "fastchat-review": "FastChat review table lines",
+         "llmbar": "an LLMBar result.json", "judgebench": "JudgeBench judge outputs"}
+
+
+def check(source: Source, options: FormatOptions) -> None:
+    """CouncilDbError naming what the file looks like and the fix, when it plainly is not
+    ``options.format``; nothing when it may be (its lines are then judged one by one). A
+    format whose file is one JSON document (LLMBar's) is judged by its reader, item by item."""
+    if options.format in DOCUMENTS:
+        return
+    sample = _sample(source)
+    named = "" if source.kind == "stdin" else f" {shlex.quote(source.name)}"  # jq reads stdin without a name
+    found = None if sample is None else verdict(sample, options.format, named)
+    if found is not None:
+        raise CouncilDbError(f"{source.name}: {found}; nothing was imported")
+
+
+def _sample(source: Source) -> bytes | None:
+    """The first SAMPLE_BYTES of the source, without consuming them; None where they cannot be
+    read twice (a FIFO) or not at all (the import then says why)."""
+    if source.kind == "stdin":
+        peek = getattr(sys.stdin.buffer, "peek", None)
+        return None if peek is None else peek(SAMPLE_BYTES)[:SAMPLE_BYTES]
+    if source.kind == "stream" or source.path is None:
+        return None
+    try:
+        if source.kind == "gzip":
+            with gzip.open(source.path, "rb") as stream:
+                return stream.read(SAMPLE_BYTES)
+        with source.path.open("rb") as handle:
+            return handle.read(SAMPLE_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def verdict(sample: bytes, format: str, named: str) -> str | None:
+    """What the start of a file says it is and how to import it, when that is not ``format``
+    (``named``: the file as a command's argument, with its leading space)."""
+    if sample.startswith(UTF16):
+        return f"UTF-16 text, not UTF-8: iconv -f UTF-16 -t UTF-8{named} | council-db import -{_from(format)}"
+    data = sample.removeprefix(BOM).lstrip(b" \t\r\n")
+    if not data:
+        return None
+    if data[:1] not in (b"{", b"["):
+        what = next((what for magic, what in SIGNATURES.items() if data.startswith(magic)), None)
+        if what is not None:
+            return f"not text ({what}); council-db import reads JSON Lines, one JSON object per line"
+    lines = [line for line in data.split(b"\n")[:SAMPLE_LINES] if line.strip()]
+    cut = len(sample) == SAMPLE_BYTES and data.count(b"\n") < SAMPLE_LINES  # the last line may go on
+    if not any(_is_text(line, final=not (cut and number == len(lines) - 1)) for number, line in enumerate(lines)):
+        return "not text (bytes that are not UTF-8, or NUL bytes); council-db import reads JSON Lines"
+    first = lines[0].strip()
+    if first.startswith(b"["):
+        return f"a JSON array, not JSON Lines: jq -c '.[]'{named} | council-db import -{_from(format)}"
+    if first == b"{":
+        return f"pretty-printed JSON, not JSON Lines: jq -c .{named} | council-db import -{_from(format)}"
+    if first.startswith(b"{"):
+        return _other_format(first, format)
+    return _table(lines, format)
+
+
+def _from(format: str) -> str:
+    return "" if format == LLM_COUNCIL else f" --from {format}"
+
+
+def _is_text(line: bytes, final: bool) -> bool:
+    """UTF-8 without NUL bytes (``final`` False: the line may be cut inside a character)."""
+    if b"\x00" in line:
+        return False
+    try:
+        codecs.utf_8_decode(line, "strict", final)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _other_format(first: bytes, format: str) -> str | None:
+    """The first line is a JSON object: of another format that import reads, or of a
+    FastChat file that is no judgment."""
+    try:
+        keys = set(json.loads(first))
+    except (ValueError, TypeError, RecursionError):  # cut, broken or no object: judged line by line
+        return None
+    if set(required_fields(format)) <= keys:
+        return None
+    for other in FORMATS:
+        if other not in DOCUMENTS and set(required_fields(other)) <= keys:
+            fix = "leave out --from" if other == LLM_COUNCIL else f"add --from {other}"
+            return f"{NAMES[other]}: {fix}"
+    for needed, what in FASTCHAT_FILES:
+        if needed <= keys:
+            return f"{what}: give their folder as --answers DIR when importing the judgments (--from fastchat-...)"
+    return None
+
+
+def _table(lines: list[bytes], format: str) -> str | None:
+    """CSV or tab-separated text: a header and a line with as many separators."""
+    for separator, name in ((b",", "CSV"), (b"\t", "tab-separated text")):
+        count = lines[0].count(separator)
+        if count and all(line.count(separator) == count for line in lines[1:2]):
+            fields = ", ".join(required_fields(format))
+            return f"{name}: not JSON Lines; convert it to one JSON object per line with the fields {fields}"
+    return None
+
+
+def required_fields(format: str) -> tuple[str, ...]:
+    """The fields every line of the format has."""
+    from council_db.ingest.formats.judge_lines import required
+    from council_db.ingest.formats.readers import reader_class
+
+    return required(Record) if format == LLM_COUNCIL else reader_class(format).required_fields()
+
+
+def stopped_when_all_bad(chunks: Iterator[Chunk], source: Source) -> Iterator[Chunk]:
+    """The chunks of an import, stopped with a CouncilDbError when ALL_BAD_LINES lines have
+    been rejected before any line gave a record: the file is not what it is read as, and its
+    rejected lines would be all it stores. The error names the first one's problem."""
+    rejected: list[Rejected] = []
+    watching = True
+    for chunk in chunks:
+        normalised = chunk.normalised
+        if watching and (len(normalised.rows) or normalised.skipped or normalised.no_verdict):
+            watching = False
+        elif watching:
+            rejected += normalised.rejected
+            if len(rejected) >= ALL_BAD_LINES:
+                getattr(chunks, "close", lambda: None)()  # worker processes end now
+                first = rejected[0]
+                raise CouncilDbError(
+                    f"{source.name}: {len(rejected):,} lines were rejected before any line gave a record (line "
+                    f"{first.line_number}: {first.reason}); is it another format? (council-db import --help lists "
+                    "them) nothing was imported")
+        yield chunk

@@ -15,7 +15,7 @@ from council_db.analysis.effects.agreement import agreement
 from council_db.analysis.effects.length import answer_table, naive_pooled_r
 from council_db.analysis.joint import joint_model
 from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
-from council_db.analysis.loading.window import Requested, unreadable_warnings
+from council_db.analysis.loading.window import SAMPLE_METHOD, Requested, unreadable_warnings
 from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
@@ -128,8 +128,7 @@ def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int |
     say that `--days 30` on data that ended three weeks ago read nine days of sessions."""
     sample = None
     if window_sessions is not None and data.n_sessions < window_sessions:
-        sample = Sample(sessions=data.n_sessions, of=window_sessions,
-                        method="sessions whose id times the golden ratio has a fractional part below the share sampled")
+        sample = Sample(sessions=data.n_sessions, of=window_sessions, method=SAMPLE_METHOD)
     if totals is not None:
         start, end, sessions, records = totals.start_us, totals.end_us, totals.sessions, totals.records
     else:

@@ -89,7 +89,7 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     for a in out.sessions:
         out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,
                                        f"anomalous session {a.session_id}: {a.reason}"))
-    _pairs(out, data, residuals, metric)
+    _pairs(out, data, fit, metric)
     _self_consistency(out, data, metric, rng, resamples)
     return out
 
@@ -135,9 +135,12 @@ def _stated(slope: trends.Slope, across: trends.Slope, own: trends.Slope, span_d
     return (across if across_window else slope), unit
 
 
-def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callable) -> None:
+def _pairs(out: Sections, data: ScoreData, fit, metric: Callable) -> None:
     """Every affinity pair in the JSON; in the family, each contrast once (a mirror image is
-    the same test again, and counting it twice would loosen the family's control)."""
+    the same test again, and counting it twice would loosen the family's control). Anchoring
+    is not identified where the design fixes each reviewer's total in a session: the other
+    answers' scores are then the first one's complement, whatever the reviewer thinks."""
+    residuals = fit.residuals
     cells = affinity.affinity(data, residuals)
     for cell in cells:
         m = metric(cell.estimate, cell.n_records, cell.estimate.n_sessions)
@@ -153,6 +156,10 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
         out.add("affinity", ("affinity", cell.label, e.estimate, e.p_value,
                                f"affinity of reviewer {cell.reviewer} for {cell.model}: {e.estimate:+.2f} points "
                                f"beyond severity and quality (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f}){mirrors}"))
+    if fit.fixed_totals is not None:
+        out.notes.append(f"anchoring is not identified: {fit.fixed_totals.reason()}, so the other answers' scores "
+                         "follow from the first-shown answer's by construction; not tested")
+        return
     for effect in affinity.anchoring(data, residuals):
         m = metric(effect.estimate, effect.n_records, effect.estimate.n_sessions)
         if m is None:

@@ -26,6 +26,7 @@ from council_db.report.model import (
     Trend,
 )
 from council_db.report.p_values import p_value
+from council_db.report.scale_bound import beyond_scale
 from council_db.report.trend_units import own_span, window_unit
 
 # kind, subject, estimate, p-value, message
@@ -78,7 +79,7 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     out = Sections()
     residuals = fit.residuals
     for kind in ("reviewer", "model"):
-        _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
+        _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng, data.scale)
     for name, recent in recent_severity.at_window_end(trends.timed_residuals(data, residuals, "reviewer"),
                                                       fit.severity).items():
         found = metric(recent, recent.n_records, recent.n_sessions)
@@ -94,7 +95,10 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     return out
 
 
-def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: np.random.Generator) -> None:
+def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: np.random.Generator,
+            scale: str) -> None:
+    """Each subject's slope and change search; a slope resting on one instant, or a figure
+    larger than the scale, is shown but not tested."""
     note = changepoints.why_not_tested(timed)
     if note is not None and note not in out.notes:
         out.notes.append(note)
@@ -113,11 +117,23 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
                                 change_over_subject_span=metric(own, slope.n_records, slope.n_sessions),
                                 change_search_p_value=None if change is None else change.p_value))
         shown, words = _stated(slope, across, own, span_days, short)
+        beyond = beyond_scale(shown.estimate, scale, f"the drift of {label}")
+        if slope.one_instant or beyond is not None:  # shown, not tested
+            out.notes.append(slope.one_instant_note() if slope.one_instant else beyond)
+            trend = out.trends[-1]
+            for figure in (trend.slope_per_30d, trend.change_over_span, trend.change_over_subject_span):
+                if figure is not None:
+                    figure.p_value = None
+            continue
         out.add(f"{timed.kind} trends", ("trend", label, slope.estimate, slope.p_value,
                                f"drift of {label}: {shown.estimate:+.2f} {words} vs the other "
                                f"{timed.kind}s (95% CI {shown.ci_low:+.2f} to {shown.ci_high:+.2f})"))
     for subject, change in changes.items():
         out.changes[(timed.kind, subject)] = change
+        beyond = beyond_scale(change.shift, scale, f"the change in {timed.kind} {subject}")
+        if beyond is not None:
+            out.notes.append(beyond)
+            continue
         out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
                                f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
                                f"a step of {change.shift:+.2f} points beyond its trend, relative to the other "
@@ -151,6 +167,10 @@ def _pairs(out: Sections, data: ScoreData, fit, metric: Callable) -> None:
         if cell.mirror_of is not None:
             continue
         e = cell.estimate
+        beyond = beyond_scale(e.estimate, data.scale, f"the affinity of reviewer {cell.reviewer} for {cell.model}")
+        if beyond is not None:
+            out.notes.append(beyond)
+            continue
         mirrors = "".join(f"; mirrored by {c.label} at {c.estimate.estimate:+.2f} (the same contrast: tested once)"
                           for c in cells if c.mirror_of == cell.label)
         out.add("affinity", ("affinity", cell.label, e.estimate, e.p_value,

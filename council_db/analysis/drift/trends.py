@@ -207,9 +207,10 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
         effective, heaviest = effective_instants(fit.spread[:, identified] @ (contrast ** 2 / precision))
         own_df = min(float(df), effective)
         low, high = t_interval(estimate, se, own_df)
-        p = t_p_value(estimate / se, own_df) if se > 0 and heaviest <= MAX_INSTANT_SHARE else math.nan
-        out.append(Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
-                         int(fit.sessions[j]), int(fit.records[j]), int(spans[i]), own_df, heaviest))
+        p = t_p_value(estimate / se, own_df) if se > 0 else math.nan
+        slope = Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
+                      int(fit.sessions[j]), int(fit.records[j]), int(spans[i]), own_df, heaviest)
+        out.append(replace(slope, p_value=math.nan) if slope.one_instant else slope)  # shown, not tested
     return out
 
 

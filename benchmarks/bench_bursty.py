@@ -87,11 +87,11 @@ def main() -> None:
         n = len(null)
         timed = sum(bool(TIME_KINDS & set(r["kinds"])) for r in null) / n
         flagged = sum(bool(r["kinds"]) for r in null) / n
-        kinds = Counter(k for r in null for k in set(r["kinds"]))
+        kinds = ", ".join(f"{k} {c / n:.1%}" for k, c in Counter(k for r in null for k in set(r["kinds"])).items())
+        error = (timed * (1 - timed) / n) ** 0.5
         print(f"{design} ({null[0]['sessions']} sessions, {null[0]['records']:,} records): null reports with a "
-              f"trend or change flag {timed:.1%} (target <= {TARGET:.0%}; MC SE {(timed * (1 - timed) / n) ** 0.5:.1%}), "
-              f"with any flag {flagged:.1%}; per kind " + (", ".join(f"{k} {c / n:.1%}" for k, c in kinds.items())
-                                                        or "none"))
+              f"trend or change flag {timed:.1%} (target <= {TARGET:.0%}; MC SE {error:.1%}), with any flag "
+              f"{flagged:.1%}; per kind {kinds or 'none'}")
         planted = [r for (d, _, p), r in zip(jobs, done) if d == design and p]
         if planted:
             drifter = f"reviewer {DRIFTERS[design]}"

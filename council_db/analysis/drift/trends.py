@@ -203,15 +203,28 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     for i, j in enumerate(identified.tolist()):
         contrast = contrasts[i]
         estimate = float(contrast @ beta)
-        se = math.sqrt(max(float(contrast @ cov @ contrast), 0.0) + choice[i])
+        clustered = max(float(contrast @ cov @ contrast), 0.0)
+        se = math.sqrt(clustered + choice[i])
         effective, heaviest = effective_instants(fit.spread[:, identified] @ (contrast ** 2 / precision))
-        own_df = min(float(df), effective)
+        own_df = min(float(df), welch_satterthwaite(effective, clustered, float(choice[i])))
         low, high = t_interval(estimate, se, own_df)
         p = t_p_value(estimate / se, own_df) if se > 0 else math.nan
         slope = Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
                       int(fit.sessions[j]), int(fit.records[j]), int(spans[i]), own_df, heaviest)
         out.append(replace(slope, p_value=math.nan) if slope.one_instant else slope)  # shown, not tested
     return out
+
+
+def welch_satterthwaite(instants: float, clustered: float, choice: float) -> float:
+    """Degrees of freedom of the contrast's variance, the clustered part plus the anchor
+    choice's, each a sum over the same ``instants`` worth of instants: (a + b)^2 / (a^2 + b^2)
+    times that (Welch-Satterthwaite for a sum of two variance estimates). The choice's part,
+    where it is large, steadies the sum: with t on the clustered part's df alone, evenly
+    spread batches were tested at half their size (0.5% of null slopes at p < 0.01)."""
+    total = clustered + choice
+    if total <= 0:
+        return instants
+    return instants * total ** 2 / (clustered ** 2 + choice ** 2)
 
 
 def effective_instants(variance: np.ndarray) -> tuple[float, float]:

@@ -6,8 +6,11 @@
 -- unless all_reviewers / all_models is true. min_consent keeps the records whose own consent
 -- level (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
 -- A stored time outside min_us..max_us (years 0001-9999 UTC) cannot be read: it comes as -1.
--- The order is total (down to the score's key) so sums add up in the same order on every
--- backend and every run: PostgreSQL, unlike SQLite, returns a session's rows in any order.
+-- The order is total and set by the records, never by row ids (which depend on the order
+-- they were imported in): sessions by time, then key; a session's scores by position here,
+-- then by reviewer and candidate name (analysis/loading/window_records.py). Sums then add up
+-- in the same order on every store, backend and run: PostgreSQL, unlike SQLite, returns a
+-- session's rows in any order.
 SELECT
     sc.session_id,
     COALESCE(CASE WHEN s.ts_us BETWEEN :min_us AND :max_us THEN s.ts_us END, -1) AS ts_us,
@@ -25,4 +28,4 @@ WHERE (:all_reviewers OR sc.reviewer_id IN (SELECT m.id FROM models AS m WHERE m
   AND (:all_models OR sc.model_id IN (SELECT m.id FROM models AS m WHERE m.name IN :models))
   AND (:min_consent <= 1 OR COALESCE((SELECT e.consent_level FROM record_envelopes AS e WHERE e.id = sc.envelope_id),
                                      s.consent_level) >= :min_consent)
-ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.id, sc.reviewer_id, sc.model_id, sc.position
+ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.session_key, sc.position

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Annotated, Any, Optional
 
@@ -129,6 +130,7 @@ def trends(
         drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)
                  + version_drift.model_id_severities(data, fit.severity)]
     warnings = version_drift.mixed_version_warnings(data, versions) + panel.changes(data) + trend_analysis.alone(timed)
+    warnings += [s.one_instant_note() for s in slopes if s.one_instant]
     untested = changepoints.why_not_tested(timed)
     if untested is not None:
         warnings.append(untested)
@@ -196,8 +198,7 @@ def _trends_for_people(row: dict[str, Any]) -> dict[str, Any]:
         scale = row["span_days"] / 30
         figure = {"change": f"{row['change_over_span']:+.3f}",
                   "95% CI": _interval(row["ci_low"] * scale, row["ci_high"] * scale)}
-    return {"subject": row["subject"], **figure, "q": f"{row['q_value']:.2g}",
-            "change at": (row["change_at"] or "")[:10]}
+    return {"subject": row["subject"], **figure, "q": _q(row["q_value"]), "change at": (row["change_at"] or "")[:10]}
 
 
 def _own_span_for_people(row: dict[str, Any]) -> dict[str, Any]:
@@ -206,8 +207,12 @@ def _own_span_for_people(row: dict[str, Any]) -> dict[str, Any]:
 
     return {"subject": row["subject"], "change": f"{row['change_over_subject_span']:+.3f}",
             "95% CI": _interval(row["change_over_subject_span_ci_low"], row["change_over_subject_span_ci_high"]),
-            "over": duration(row["subject_span_days"]), "q": f"{row['q_value']:.2g}",
+            "over": duration(row["subject_span_days"]), "q": _q(row["q_value"]),
             "change at": (row["change_at"] or "")[:10]}
+
+
+def _q(q_value: float | None) -> str:
+    return "untested" if q_value is None else f"{q_value:.2g}"
 
 
 def _drift_for_people(row: dict[str, Any]) -> dict[str, Any]:
@@ -229,9 +234,11 @@ def _trend_row(slope, q_value: float, change, change_q: float | None, span_us: i
 
     flagged = change is not None and change_q is not None and change_q <= 0.05
     own = slope.over(slope.span_us)
+    tested = not math.isnan(slope.p_value)  # a slope resting on one instant is shown, not tested
     return {
         "subject": slope.subject, "slope_per_30d": slope.estimate, "ci_low": slope.ci_low, "ci_high": slope.ci_high,
-        "p_value": slope.p_value, "q_value": float(q_value), "n_sessions": slope.n_sessions,
+        "p_value": slope.p_value if tested else None, "q_value": float(q_value) if tested else None,
+        "n_sessions": slope.n_sessions,
         "n_records": slope.n_records, "span_days": span_us / DAY_US,
         "change_over_span": slope.over(span_us).estimate,
         "subject_span_days": slope.span_us / DAY_US, "short_span": slope.short_span(span_us),

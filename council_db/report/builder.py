@@ -15,7 +15,7 @@ from council_db.analysis.effects.agreement import agreement
 from council_db.analysis.effects.length import answer_table, naive_pooled_r
 from council_db.analysis.joint import joint_model
 from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
-from council_db.analysis.loading.window import Requested, unreadable_warnings
+from council_db.analysis.loading.window import SAMPLE_METHOD, Requested, unreadable_warnings
 from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
@@ -35,6 +35,7 @@ from council_db.report.model import (
     Sample,
 )
 from council_db.report.p_values import p_value
+from council_db.report.scale_bound import beyond_scale
 
 FDR = 0.05
 FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",
@@ -128,8 +129,7 @@ def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int |
     say that `--days 30` on data that ended three weeks ago read nine days of sessions."""
     sample = None
     if window_sessions is not None and data.n_sessions < window_sessions:
-        sample = Sample(sessions=data.n_sessions, of=window_sessions,
-                        method="sessions whose id times the golden ratio has a fractional part below the share sampled")
+        sample = Sample(sessions=data.n_sessions, of=window_sessions, method=SAMPLE_METHOD)
     if totals is not None:
         start, end, sessions, records = totals.start_us, totals.end_us, totals.sessions, totals.records
     else:
@@ -280,32 +280,45 @@ def _disagreement(length: Length) -> str | None:
 
 def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]:
     """Every test in one family (with the trend, change, anomaly and pair tests of
-    report_sections); flagged where the Benjamini-Hochberg q-value is <= 0.05."""
+    report_sections); flagged where the Benjamini-Hochberg q-value is <= 0.05. An effect
+    larger than the scale's whole range is not tested (``scale_bound``)."""
     candidates: list[tuple[str, str, float, float, str]] = []
+
+    def add(candidate: tuple[str, str, float, float, str], what: str) -> None:
+        beyond = beyond_scale(candidate[2], report.window.scale, what)
+        if beyond is None:
+            candidates.append(candidate)
+        else:
+            report.warnings.append(beyond)
+
     for profile in report.reviewers:
         severity = profile.severity
         if severity is not None and severity.p_value is not None:
             word = "harsh" if severity.estimate < 0 else "generous"
-            candidates.append(("reviewer_severity", profile.reviewer_id, severity.estimate, severity.p_value,
-                               f"{word} reviewer {profile.reviewer_id}: {severity.estimate:+.2f} points vs the "
-                               f"average reviewer (95% CI {severity.ci_low:+.2f} to {severity.ci_high:+.2f})"))
+            add(("reviewer_severity", profile.reviewer_id, severity.estimate, severity.p_value,
+                 f"{word} reviewer {profile.reviewer_id}: {severity.estimate:+.2f} points vs the "
+                 f"average reviewer (95% CI {severity.ci_low:+.2f} to {severity.ci_high:+.2f})"),
+                f"the severity of reviewer {profile.reviewer_id}")
         own = profile.self_preference
         if own is not None and own.p_value is not None:
-            candidates.append(("self_preference", profile.reviewer_id, own.estimate, own.p_value,
-                               f"self-preference of {profile.reviewer_id}: {own.estimate:+.2f} points on its own "
-                               f"answers (95% CI {own.ci_low:+.2f} to {own.ci_high:+.2f})"))
+            add(("self_preference", profile.reviewer_id, own.estimate, own.p_value,
+                 f"self-preference of {profile.reviewer_id}: {own.estimate:+.2f} points on its own "
+                 f"answers (95% CI {own.ci_low:+.2f} to {own.ci_high:+.2f})"),
+                f"the self-preference of {profile.reviewer_id}")
     position = report.position
     if position is not None and position.test is not None and position.slot_effects:
         largest = max(position.slot_effects, key=lambda s: abs(s.estimate))
-        candidates.append(("position", "display slots", largest.estimate, position.test.p_value,
-                           f"position bias: slot {largest.position} scores {largest.estimate:+.2f} points vs the "
-                           f"average slot (all slots equal: p {p_value(position.test.p_value)})"))
+        add(("position", "display slots", largest.estimate, position.test.p_value,
+             f"position bias: slot {largest.position} scores {largest.estimate:+.2f} points vs the "
+             f"average slot (all slots equal: p {p_value(position.test.p_value)})"), "the position effect")
     adjusted = report.length.adjusted_effect if report.length else None
     if adjusted is not None and adjusted.p_value is not None:
-        candidates.append(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
-                           f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
-                           f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"))
-    groups = {**sections.groups, position_section.GROUP: position_section.candidates(report.position)}
+        add(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
+             f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
+             f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"), "the length effect")
+    groups = {**sections.groups,
+              position_section.GROUP: position_section.candidates(report.position, report.window.scale,
+                                                                  report.warnings)}
     scored = report_sections.one_family(candidates, groups, FDR)
     flags = [Flag(kind=kind, subject=subject, estimate=estimate, p_value=p, q_value=float(q), message=message)
              for (kind, subject, estimate, p, message), q in scored if q <= FDR]

@@ -25,6 +25,7 @@ from council_db.report.model import (
     SwapConsistency,
 )
 from council_db.report.p_values import p_value
+from council_db.report.scale_bound import beyond_scale
 
 GROUP = "reviewer position"
 SLOTS, FIRST_SHOWN = "(display slots)", "(first shown)"
@@ -107,9 +108,10 @@ def _reviewer(row: Found, metric: Callable) -> ReviewerPosition:
                             test=_test(row.test), first_shown_wins=first, swaps=_swaps(row.swaps, metric))
 
 
-def candidates(section: Position | None) -> list[Candidate]:
+def candidates(section: Position | None, scale: str, warnings: list[str]) -> list[Candidate]:
     """The per-reviewer tests for the family: all slots equal (unless one reviewer alone has
-    display slots: that is the pooled test again) and first-shown wins = 0.5."""
+    display slots: that is the pooled test again) and first-shown wins = 0.5. A slot effect
+    larger than the scale is not tested (a warning says so)."""
     if section is None:
         return []
     out: list[Candidate] = []
@@ -117,10 +119,14 @@ def candidates(section: Position | None) -> list[Candidate]:
         name = row.reviewer_id
         if row.test is not None and row.slot_effects and len(section.by_reviewer) > 1:
             e = row.slot_effects[0]
-            out.append(("position", f"{name} {SLOTS}", e.estimate, row.test.p_value,
-                        f"position bias of reviewer {name}: slot {e.position} (shown first) {e.estimate:+.2f} points "
-                        f"vs its average slot (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f}; all its slots equal: "
-                        f"p {p_value(row.test.p_value)})"))
+            beyond = beyond_scale(e.estimate, scale, f"the position effect of reviewer {name}")
+            if beyond is not None:
+                warnings.append(beyond)
+            else:
+                out.append(("position", f"{name} {SLOTS}", e.estimate, row.test.p_value,
+                            f"position bias of reviewer {name}: slot {e.position} (shown first) {e.estimate:+.2f} "
+                            f"points vs its average slot (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f}; all its slots "
+                            f"equal: p {p_value(row.test.p_value)})"))
         share = row.first_shown_wins
         if share is not None and share.p_value is not None:
             out.append(("position", f"{name} {FIRST_SHOWN}", share.estimate, share.p_value,

@@ -26,6 +26,7 @@ from council_db.report.model import (
     Trend,
 )
 from council_db.report.p_values import p_value
+from council_db.report.scale_bound import beyond_scale
 from council_db.report.trend_units import own_span, window_unit
 
 # kind, subject, estimate, p-value, message
@@ -78,7 +79,7 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     out = Sections()
     residuals = fit.residuals
     for kind in ("reviewer", "model"):
-        _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng)
+        _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng, data.scale)
     for name, recent in recent_severity.at_window_end(trends.timed_residuals(data, residuals, "reviewer"),
                                                       fit.severity).items():
         found = metric(recent, recent.n_records, recent.n_sessions)
@@ -89,12 +90,15 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     for a in out.sessions:
         out.add("anomalous sessions", ("anomaly", a.session_id, a.spread_ratio, a.p_value,
                                        f"anomalous session {a.session_id}: {a.reason}"))
-    _pairs(out, data, residuals, metric)
+    _pairs(out, data, fit, metric)
     _self_consistency(out, data, metric, rng, resamples)
     return out
 
 
-def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: np.random.Generator) -> None:
+def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: np.random.Generator,
+            scale: str) -> None:
+    """Each subject's slope and change search; a slope resting on one instant, or a figure
+    larger than the scale, is shown but not tested."""
     note = changepoints.why_not_tested(timed)
     if note is not None and note not in out.notes:
         out.notes.append(note)
@@ -113,11 +117,23 @@ def _trends(out: Sections, timed: trends.TimedResiduals, metric: Callable, rng: 
                                 change_over_subject_span=metric(own, slope.n_records, slope.n_sessions),
                                 change_search_p_value=None if change is None else change.p_value))
         shown, words = _stated(slope, across, own, span_days, short)
+        beyond = beyond_scale(shown.estimate, scale, f"the drift of {label}")
+        if slope.one_instant or beyond is not None:  # shown, not tested
+            out.notes.append(slope.one_instant_note() if slope.one_instant else beyond)
+            trend = out.trends[-1]
+            for figure in (trend.slope_per_30d, trend.change_over_span, trend.change_over_subject_span):
+                if figure is not None:
+                    figure.p_value = None
+            continue
         out.add(f"{timed.kind} trends", ("trend", label, slope.estimate, slope.p_value,
                                f"drift of {label}: {shown.estimate:+.2f} {words} vs the other "
                                f"{timed.kind}s (95% CI {shown.ci_low:+.2f} to {shown.ci_high:+.2f})"))
     for subject, change in changes.items():
         out.changes[(timed.kind, subject)] = change
+        beyond = beyond_scale(change.shift, scale, f"the change in {timed.kind} {subject}")
+        if beyond is not None:
+            out.notes.append(beyond)
+            continue
         out.add(f"{timed.kind} trends", ("change_point", f"{timed.kind} {subject}", change.shift, change.p_value,
                                f"change in {timed.kind} {subject} from {format_us(change.at_us)}: "
                                f"a step of {change.shift:+.2f} points beyond its trend, relative to the other "
@@ -135,9 +151,12 @@ def _stated(slope: trends.Slope, across: trends.Slope, own: trends.Slope, span_d
     return (across if across_window else slope), unit
 
 
-def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callable) -> None:
+def _pairs(out: Sections, data: ScoreData, fit, metric: Callable) -> None:
     """Every affinity pair in the JSON; in the family, each contrast once (a mirror image is
-    the same test again, and counting it twice would loosen the family's control)."""
+    the same test again, and counting it twice would loosen the family's control). Anchoring
+    is not identified where the design fixes each reviewer's total in a session: the other
+    answers' scores are then the first one's complement, whatever the reviewer thinks."""
+    residuals = fit.residuals
     cells = affinity.affinity(data, residuals)
     for cell in cells:
         m = metric(cell.estimate, cell.n_records, cell.estimate.n_sessions)
@@ -148,11 +167,19 @@ def _pairs(out: Sections, data: ScoreData, residuals: np.ndarray, metric: Callab
         if cell.mirror_of is not None:
             continue
         e = cell.estimate
+        beyond = beyond_scale(e.estimate, data.scale, f"the affinity of reviewer {cell.reviewer} for {cell.model}")
+        if beyond is not None:
+            out.notes.append(beyond)
+            continue
         mirrors = "".join(f"; mirrored by {c.label} at {c.estimate.estimate:+.2f} (the same contrast: tested once)"
                           for c in cells if c.mirror_of == cell.label)
         out.add("affinity", ("affinity", cell.label, e.estimate, e.p_value,
                                f"affinity of reviewer {cell.reviewer} for {cell.model}: {e.estimate:+.2f} points "
                                f"beyond severity and quality (95% CI {e.ci_low:+.2f} to {e.ci_high:+.2f}){mirrors}"))
+    if fit.fixed_totals is not None:
+        out.notes.append(f"anchoring is not identified: {fit.fixed_totals.reason()}, so the other answers' scores "
+                         "follow from the first-shown answer's by construction; not tested")
+        return
     for effect in affinity.anchoring(data, residuals):
         m = metric(effect.estimate, effect.n_records, effect.estimate.n_sessions)
         if m is None:

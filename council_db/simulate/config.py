@@ -14,6 +14,7 @@ DEFAULT_MODELS = (
     "meta-llama/llama-3.1-70b",
 )
 SCORE_SCALE = "1-10"
+PAIRWISE_SCALE = "0-1"  # pairwise verdicts: 1 the answer won, 0.5 a tie, 0 it lost
 CATEGORIES = ("coding", "math_reasoning", "creative_writing", "general")
 TOKEN_BUCKETS = ("short", "medium", "long")
 # From this schema version on, `position` is the display slot; before it, the ranking index.
@@ -92,12 +93,21 @@ class SimulationConfig:
     answer_sd: float = 0.0  # SD of each answer's own quality: what every rater and the gold label see
     reviewer_noise_sd: dict[str, float] = field(default_factory=dict)  # reviewer or human -> noise SD
     reviewer_verbosity: dict[str, float] = field(default_factory=dict)  # reviewer or human -> verbosity
+    # Designs of real judge runs (issue 27), each off by default so existing seeds keep their bytes:
+    pairwise: bool = False  # a verdict per call of two answers: win 1, tie 0.5, loss 0 (scale 0-1)
+    tie_margin: float = 0.5  # pairwise: a tie when the two answers' scores differ by less than this
+    straggler_days: float = 0.0  # the last session is stamped this many days after the span's end
+    late_reviewers: dict[str, float] = field(default_factory=dict)  # reviewer -> share of the span it joins at
 
     def __post_init__(self) -> None:
         if self.end.tzinfo is None:
             self.end = self.end.replace(tzinfo=timezone.utc)
         self.end = self.end.astimezone(timezone.utc)
         _validate(self)
+
+    @property
+    def scale(self) -> str:
+        return PAIRWISE_SCALE if self.pairwise else SCORE_SCALE
 
     @property
     def judge_ids(self) -> list[str]:
@@ -159,6 +169,9 @@ def _validate(c: SimulationConfig) -> None:
         "anomaly_rate": [c.anomaly_rate],
         "unscored_rate": [c.unscored_rate],
         "constant_share": [c.constant_share],
+        "tie_margin": [c.tie_margin],
+        "straggler_days": [c.straggler_days],
+        "late_reviewers": c.late_reviewers.values(),
         "days": [c.days],
         "position_effects": c.position_effects,
         "model_quality": c.model_quality.values(),
@@ -191,6 +204,7 @@ def _validate(c: SimulationConfig) -> None:
         ("reviewer_position_effects", c.reviewer_position_effects, c.reviewer_ids),
         ("reviewer_noise_sd", c.reviewer_noise_sd, c.reviewer_ids),
         ("reviewer_verbosity", c.reviewer_verbosity, c.reviewer_ids),
+        ("late_reviewers", c.late_reviewers, c.reviewer_ids),
     ):
         for key in mapping:
             check(key in known, name, f"unknown id {key!r}: expected one of {', '.join(known)}")
@@ -221,6 +235,7 @@ def _validate(c: SimulationConfig) -> None:
     for name, value in shares:
         check(0.0 <= value <= 1.0, name, f"{name} must be a share between 0 and 1, got {value}")
     check(c.noise_sd >= 0, "noise_sd", f"noise SD must be >= 0, got {c.noise_sd}")
+    _validate_designs(c, check)
     check(c.days > 0, "days", f"days must be a number > 0, got {c.days}")
     check((c.end - EARLIEST).total_seconds() > c.days * 86_400, "end",
           f"the {c.days:g} days up to end {c.end.isoformat()} must fall after 0001-01-01 (UTC): give a later end")
@@ -257,3 +272,17 @@ def _validate_reference(c: SimulationConfig, check) -> None:
     check(c.gold is None or not any(c.gold in mapping for mapping in planted), "gold",
           f"the gold reviewer {c.gold!r} scores the truth: it takes no offset, drift, position effect, noise, "
           "verbosity or scoring share")
+
+
+def _validate_designs(c: SimulationConfig, check) -> None:
+    """The real judge designs: pairwise verdicts, a late straggler, reviewers joining late."""
+    if c.pairwise:
+        check(c.answers_per_session == 2, "pairwise",
+              f"pairwise verdicts compare two answers: set candidates_per_session to 2 (it is {c.answers_per_session})")
+        for name in ("integer_scale", "unscored_rate", "constant_share", "anomaly_rate"):
+            check(not getattr(c, name), "pairwise", f"{name} has no meaning for pairwise verdicts: leave it unset")
+    check(c.tie_margin >= 0, "tie_margin", f"tie margin must be >= 0, got {c.tie_margin}")
+    check(c.straggler_days >= 0, "straggler_days", f"straggler days must be >= 0, got {c.straggler_days}")
+    for reviewer, share in c.late_reviewers.items():
+        check(0.0 < share < 1.0, "late_reviewers",
+              f"{reviewer!r} must join at a share of the span strictly between 0 and 1, got {share}")

@@ -13,7 +13,6 @@ from council_db.simulate.config import (
     CATEGORIES,
     MAX_TENTHS,
     RECORDS_PER_CHUNK,
-    SCORE_SCALE,
     TOKEN_BUCKETS,
     SimulationConfig,
 )
@@ -49,7 +48,7 @@ class _LineFormatter:
         self.scores = np.array([f"{t // 10}.{t % 10}" for t in range(MAX_TENTHS + 1)], dtype=object)
         self.tails = np.array(
             [
-                f', "score_scale": "{SCORE_SCALE}", "council_config_version": '
+                f', "score_scale": "{c.scale}", "council_config_version": '
                 f'{json.dumps(c.council_config_version)}, "query_hash": null, "query_metadata": '
                 + json.dumps({"category": cat, "token_bucket": bucket, "language": "en"})
                 + "}\n"
@@ -153,4 +152,9 @@ def _truth(
         "answer_sd": c.answer_sd,
         "reviewer_noise_sd": dict(zip(reviewers, plan.noise_sd.tolist())),
         "reviewer_verbosity": dict(zip(reviewers, plan.verbosity.tolist())),
+        "scale": c.scale,
+        "pairwise": c.pairwise,
+        "tie_margin": c.tie_margin,
+        "straggler_days": c.straggler_days,
+        "late_reviewers": dict(c.late_reviewers),
     }

@@ -150,7 +150,7 @@ def simulate_chunk(
     )
     if c.answer_sd > 0:  # drawn only when asked for, so other simulations keep their bytes
         score += answer_effects(c, rng, n)[:, None, :]
-    tenths = _on_scale(c, score)
+    tenths = _verdicts(c, score) if c.pairwise else _on_scale(c, score)
     constant = _make_constant(c, rng, tenths) if c.constant_share > 0 else []
     anomalies = _plant_anomalies(c, rng, session_ids, tenths) if c.anomaly_rate > 0 else {}
 
@@ -169,6 +169,10 @@ def simulate_chunk(
     if c.humans or c.gold is not None:
         rated = np.broadcast_to(reference_raters(c, plan, rng, n)[:, :, None], (n, r, k))
         written = rated if written is None else written & rated
+    if c.late_reviewers:  # a reviewer that joins late scores nothing before
+        joins = np.array([c.late_reviewers.get(reviewer, 0.0) for reviewer in c.reviewer_ids])
+        joined = np.broadcast_to((t[:, None] >= joins[None, :])[:, :, None], (n, r, k))
+        written = joined if written is None else written & joined
     return Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written,
                  [session_ids[s] for s in constant])
 
@@ -179,6 +183,18 @@ def _on_scale(c: SimulationConfig, score: np.ndarray) -> np.ndarray:
     if c.integer_scale:
         return np.clip(np.rint(score), MIN_TENTHS // 10, MAX_TENTHS // 10).astype(np.int64) * 10
     return np.clip(np.rint(score * 10), MIN_TENTHS, MAX_TENTHS).astype(np.int64)
+
+
+def _verdicts(c: SimulationConfig, score: np.ndarray) -> np.ndarray:
+    """Pairwise verdicts in tenths: each call's two answers (columns 2i and 2i + 1, before
+    the lines are put in display order) judged against each other, as a pairwise judge
+    does: 10 (1.0) for the higher score, 0 for the other, 5 each when they differ by less
+    than the tie margin. A reviewer's offset moves both alike and so never shows."""
+    gap = score[..., 0::2] - score[..., 1::2]
+    first = np.where(gap > c.tie_margin, 10, np.where(gap < -c.tie_margin, 0, 5))
+    tenths = np.empty(score.shape, dtype=np.int64)
+    tenths[..., 0::2], tenths[..., 1::2] = first, 10 - first
+    return tenths
 
 
 def _make_constant(c: SimulationConfig, rng: np.random.Generator, tenths: np.ndarray) -> list[int]:
@@ -226,6 +242,8 @@ def _session_times(
     else:
         fraction = (index // c.batch_size + 0.5) / -(-c.sessions // c.batch_size)
     offsets_us = np.rint(fraction * total_us).astype(np.int64)
+    if c.straggler_days > 0:  # the last session comes well after the rest, as a rerun of one judgment
+        offsets_us[index == c.sessions - 1] = total_us + round(c.straggler_days * 86_400_000_000)
     start = c.start
     stamps = [(start + timedelta(microseconds=us)).isoformat() for us in offsets_us.tolist()]
     return stamps, offsets_us / total_us

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Iterator
 from urllib.parse import quote
 
 from council_db.errors import CouncilDbError
+from council_db.store import key_hash
 from council_db.store.location import ENV_VAR, POSTGRES_DRIVERS, checked_url, sqlite_path
 from council_db.terminal_text import terminal_text
 
@@ -65,6 +66,7 @@ def _on_sqlite_connect(dbapi_connection, _record) -> None:
     for pragma in ("foreign_keys=ON", f"busy_timeout={BUSY_TIMEOUT_MS}", "synchronous=NORMAL"):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
+    key_hash.register(dbapi_connection)
 
 
 def use_wal(engine: Engine) -> None:

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from council_db.store import key_hash
+
 if TYPE_CHECKING:
     import numpy as np
     from sqlalchemy import Connection
@@ -105,6 +107,7 @@ def sqlite_params(sql: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]
 def sqlite_reading(target: str, *, uri: bool, busy_timeout_ms: int) -> Iterator[Reader]:
     """A read transaction on its own connection (callers read from several threads at once)."""
     connection = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+    key_hash.register(connection)
     try:
         connection.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         connection.execute("BEGIN")

@@ -380,3 +380,9 @@ def test_two_judges_gpt4_slot_effect_is_not_identified_when_it_saw_each_candidat
     gpt35 = reviewer_position(two_judges, "gpt-3.5-turbo")
     assert gpt35["first_shown_wins"]["estimate"] == pytest.approx(1 / 12)
     assert {s["position"]: s["estimate"] for s in gpt35["slot_effects"]}[0] == pytest.approx(-7 / 79)
+
+
+def test_judges_scoring_pairs_freely_are_not_taken_for_a_design_that_fixes_their_totals(two_judges, gpt4_run):
+    # 1-10 scores of two answers a call: the totals vary (tests/analysis/test_fixed_totals.py)
+    for report in (two_judges, gpt4_run[1]):
+        assert not [w for w in report["warnings"] if "add up to the same total" in w]

@@ -153,8 +153,8 @@ def test_a_sampled_report_says_so_and_its_record_level_numbers_carry_the_sample_
     loaded = load_for_report(mixed_db, Window(), sample_sessions=50)
     report = build(loaded.data, totals=loaded.totals, window_sessions=loaded.window_sessions)
 
-    used = loaded.data.n_sessions  # about 50 (a share of 50/121 of the ids)
-    assert 45 <= used <= 55 and report.window.sample.sessions == used and report.window.sample.of == 121
+    used = loaded.data.n_sessions  # about 50: each session's key hash falls below the share 50/121 (SD 5.4)
+    assert 34 <= used <= 66 and report.window.sample.sessions == used and report.window.sample.of == 121
     assert any(f"sample of {used} of the window's 121 sessions" in w for w in report.warnings)
     assert all(p.severity.n_sessions == used for p in report.reviewers)
     assert report.length.naive_pooled_r.n_sessions == 120

@@ -29,6 +29,7 @@ class LineFits:
     cov: np.ndarray  # subjects x subjects, clustered by instant (CR2)
     records: np.ndarray
     sessions: np.ndarray
+    spread: np.ndarray  # instants x subjects: each instant's share of the subject's time variation (Sxx)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def line_fits(r: Records, min_times: int) -> LineFits:
     influence = np.where(ok[s], dt * fitted / safe_sxx[s], 0.0) * _small_sample_factor(r, cell, dt, pair_n, sxx)
     u = np.bincount(cell, weights=influence, minlength=r.n_instants * n_subjects).reshape(r.n_instants, n_subjects)
     precision = np.where(ok, sxx / np.where(ok, variance, 1.0), 0.0)
-    return LineFits(beta, ok, precision, u.T @ u, counts, _distinct(s, r.session, n_subjects))
+    spread = np.bincount(cell, weights=dt * dt, minlength=r.n_instants * n_subjects).reshape(r.n_instants, n_subjects)
+    return LineFits(beta, ok, precision, u.T @ u, counts, _distinct(s, r.session, n_subjects), spread / safe_sxx)
 
 
 def _distinct(subject: np.ndarray, code: np.ndarray, n_subjects: int) -> np.ndarray:

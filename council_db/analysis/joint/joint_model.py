@@ -13,6 +13,11 @@ Method
 * Session fixed effects are absorbed by demeaning the score and every regressor within session
   (``np.bincount``; no per-session loop). Sessions with a single record carry no within-session
   information: they are left out (as reghdfe does); their residual is NaN.
+* A design that fixes each reviewer's total in a session (pairwise verdicts, rankings:
+  ``fixed_totals``) gets a fixed effect per (session, reviewer) instead: the totals carry no
+  information, and an effect that lives only in them (reviewer severity) is then absorbed
+  and reported as not identified, never estimated from floating-point noise. Clusters stay
+  sessions.
 * Effect coding, so numbers read naturally: reviewer severity is relative to the average
   reviewer (unweighted, sums to zero; negative = harsh), candidate quality relative to the
   average candidate, slot effects relative to the average display slot. Records whose position
@@ -65,6 +70,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from council_db.analysis.joint.fixed_totals import FixedTotals, fixed_totals
 from council_db.analysis.joint.joint_design import Design
 from council_db.analysis.joint.least_squares import NAN_EFFECT, Effect, Inference, WaldTest, demean, solve
 from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
@@ -90,6 +96,7 @@ class JointFit:
     warnings: list[str] = field(default_factory=list)
     groups: list[tuple[list[str], list[str]]] = field(default_factory=list)  # (reviewers, models) per group
     not_identified: list[str] = field(default_factory=list)  # effects reported as NaN / None
+    fixed_totals: FixedTotals | None = None  # the design fixes each reviewer's total in a session
 
 
 # --------------------------------------------------------------------------- public entry
@@ -106,37 +113,44 @@ def fit(data: ScoreData) -> JointFit:
 
     session = np.asarray(data.session, dtype=np.int64)
     counts = np.bincount(session)
-    use = counts[session] >= 2
+    fixed = fixed_totals(data)
+    absorbed = session if fixed is None else fixed.group  # what the fixed effects are for
+    use = np.bincount(absorbed)[absorbed] >= 2
     if not use.any() or len(np.unique(session[use])) < 2:
         warnings.append(f"joint model: too little data ({int((counts >= 2).sum())} session(s) with at least two "
                         "records; need at least 2) - no effects estimated")
         return _empty(data, warnings, residuals, use)
+    if fixed is not None:
+        warnings.append(f"{fixed.reason()}, so they carry no information: the joint model compares the answers "
+                        "within each reviewer's scores of a session, and reviewer severity, which lives only in "
+                        "those totals, is not identified")
 
-    _, sess = np.unique(session[use], return_inverse=True)
+    _, sess = np.unique(session[use], return_inverse=True)  # the clusters
+    _, unit = np.unique(absorbed[use], return_inverse=True)
     rev = np.asarray(data.reviewer, dtype=np.int64)[use]
     mod = np.asarray(data.model, dtype=np.int64)[use]
     slot = np.asarray(data.slot, dtype=np.int64)[use]
     log_len = np.asarray(data.log_length, dtype=np.float64)[use]
     sized = ~np.isnan(log_len)
     if not sized.all():
-        log_len = _centred_where_known(log_len, sized, sess)
+        log_len = _centred_where_known(log_len, sized, unit)
     y = np.asarray(data.score, dtype=np.float64)[use]
     own = np.asarray(data.self_review, dtype=bool)[use]
     n = len(y)
     n_sessions = int(sess.max()) + 1
-    size = np.bincount(sess, minlength=n_sessions).astype(np.float64)
+    size = np.bincount(unit).astype(np.float64)
 
     design = Design.build(data, rev, mod, slot, log_len, own, warnings)
     x_raw = design.matrix
-    x = demean(x_raw, sess, size)
-    yt = demean(y, sess, size)
+    x = demean(x_raw, unit, size)
+    yt = demean(y, unit, size)
 
     solved = solve(x, x_raw, yt, design.factor_columns)
     p = len(solved.keep)
-    resid_df = n - n_sessions - p
+    resid_df = n - len(size) - p
     if p == 0 or resid_df < 1:
         why = ("nothing varies within sessions" if p == 0
-               else f"{n} records in {n_sessions} sessions for {p} parameters plus the session effects")
+               else f"{n} records in {len(size)} groups for {p} parameters plus the fixed effects")
         warnings.append(f"joint model: too little data ({why}) - no effects estimated")
         return _empty(data, warnings, residuals, use, design)
 
@@ -157,11 +171,12 @@ def fit(data: ScoreData) -> JointFit:
 
     used = np.flatnonzero(use)
     residuals[used] = e
-    leverage = 1.0 / size[sess] + ((xs @ solved.gram_inv) * xs).sum(axis=1)
+    leverage = 1.0 / size[unit] + ((xs @ solved.gram_inv) * xs).sum(axis=1)
     result = _result(design, inference, data, warnings)
     result.residuals = residuals
     result.residual_sd_by_reviewer = _scale_use(data, rev, e, leverage)
     result.n_sessions, result.n_records, result.df = n_sessions, n, n_sessions - 1
+    result.fixed_totals = fixed
     if n_sessions < FEW_SESSIONS:
         warnings.append(f"joint model: only {n_sessions} sessions - cluster-robust standard errors and p-values "
                         f"are unreliable with fewer than about {FEW_SESSIONS}")
@@ -237,14 +252,15 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
     )
 
 
-def _centred_where_known(log_len: np.ndarray, sized: np.ndarray, sess: np.ndarray) -> np.ndarray:
-    """Log length centred within each session over the answers whose length is known, 0 where
-    it is not: the length term then rests on known lengths alone (a session with none adds
-    nothing to it), and an unknown length claims no answer is longer or shorter than average."""
-    count = np.bincount(sess[sized], minlength=int(sess.max()) + 1)
-    total = np.bincount(sess[sized], weights=log_len[sized], minlength=len(count))
+def _centred_where_known(log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """Log length centred within each fixed-effect group (a session) over the answers whose
+    length is known, 0 where it is not: the length term then rests on known lengths alone (a
+    session with none adds nothing to it), and an unknown length claims no answer is longer or
+    shorter than average."""
+    count = np.bincount(unit[sized], minlength=int(unit.max()) + 1)
+    total = np.bincount(unit[sized], weights=log_len[sized], minlength=len(count))
     centred = np.zeros(len(log_len))
-    centred[sized] = log_len[sized] - (total / np.maximum(count, 1))[sess[sized]]
+    centred[sized] = log_len[sized] - (total / np.maximum(count, 1))[unit[sized]]
     return centred
 
 

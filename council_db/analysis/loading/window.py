@@ -16,6 +16,7 @@ from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window_records import fetch_records, score_data
 from council_db.analysis.loading.window_totals import WindowTotals, load_totals
 from council_db.contract.timestamps import EPOCH, MIN_US, format_us, timestamp_us
+from council_db.store import key_hash
 from council_db.store.database import Database
 from council_db.store.sql_filters import READABLE_TIME, UNREADABLE_TIME, time_range
 
@@ -25,8 +26,8 @@ DAY_US = 86_400 * 1_000_000
 # their intervals are already narrow at this size, and it keeps a report over a million
 # sessions within seconds.
 SAMPLE_SESSIONS = 5_000
-GOLDEN = 0.6180339887498949  # (sqrt(5) - 1) / 2
 ALL_SESSIONS = 2**62  # more than any database holds (SQL integers stop at 2**63): more latest sessions means all
+SAMPLE_METHOD = "sessions whose session key's hash (the first 32 bits of its MD5) is below the share sampled"
 UNREADABLE = "unreadable_timestamp"  # the reason records of a session with an unreadable stored time are left out
 
 
@@ -175,9 +176,9 @@ def sample_note(loaded: WindowData) -> str | None:
 
 
 def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
-    sessions_sql, params = window.session_query()
-    in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
+    in_window, chosen = _sample(db, window, sample_sessions)
     if chosen is None:
+        sessions_sql, params = window.session_query()
         return WindowData(load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models))
     return WindowData(load_sessions(db, _ids_sql(chosen), {}, reviewers=window.reviewers, models=window.models),
                       in_window)
@@ -187,13 +188,12 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
     small = window.sessions is not None and window.sessions <= sample_sessions  # never needs a sample
     if window.reviewers or window.models or not sample_sessions or small:  # no whole-window sums
         return _sampled(db, window, sample_sessions)
-    sessions_sql, params = window.session_query()
     # The totals' pass over the whole window is the longest query, so it starts first; the
     # count, the choice of the sample and the sample's records run meanwhile, each on its own
     # connection (the database releases the GIL while a query runs).
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"))
-        in_window, chosen = _sample(db, sessions_sql, params, sample_sessions)
+        in_window, chosen = _sample(db, window, sample_sessions)
         if chosen is None:
             return WindowData(load(db, window))
         records = fetch_records(db, _ids_sql(chosen), {})
@@ -201,14 +201,16 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
     return WindowData(score_data(records, scale=totals.scale if totals else None), in_window, totals)
 
 
-def _sample(db: Database, sessions_sql: str, params: dict[str, Any], sample_sessions: int) -> tuple[int, list | None]:
+def _sample(db: Database, window: Window, sample_sessions: int) -> tuple[int, list | None]:
     """How many sessions the window holds, and the ids of its sample (None: no sample needed)."""
+    sessions_sql, params = window.session_query()
     with db.reading() as reader:
         in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
         if not sample_sessions or in_window <= sample_sessions:
             return in_window, None
-        share = {**params, "sample_share": sample_sessions / in_window}
-        return in_window, [row[0] for row in reader.rows(sample_query(sessions_sql), share)]
+        keyed_sql, _ = window.session_query("s.id, s.session_key")
+        below = {**params, "hash_below": sample_threshold(sample_sessions, in_window)}
+        return in_window, [row[0] for row in reader.rows(sample_query(keyed_sql, db.dialect), below)]
 
 
 def _ids_sql(ids: list[int]) -> str:
@@ -217,15 +219,21 @@ def _ids_sql(ids: list[int]) -> str:
     return f"SELECT id FROM sessions WHERE id IN ({', '.join(map(str, ids)) or 'NULL'})"
 
 
-def sample_query(sessions_sql: str) -> str:
-    """SQL keeping a share (parameter sample_share) of the sessions ``sessions_sql`` selects:
-    those whose id times the golden ratio has a fractional part below the share. In SQL, so
-    a million ids never travel to Python; deterministic, so a window always gets the same
-    sample; and unlike every k-th session, it takes the same share of every residue class
-    of ids (an irrational rotation is equidistributed), so a pattern that repeats in the
-    data, a rotation of configs say, cannot alias with it."""
-    return (f"SELECT w.id FROM ({sessions_sql}) AS w "
-            f"WHERE w.id * {GOLDEN} - floor(w.id * {GOLDEN}) < :sample_share")
+def sample_threshold(sample_sessions: int, in_window: int) -> int:
+    """The key hash below which a session is in the sample: the share sampled of 2^32."""
+    return int(sample_sessions / in_window * 2 ** key_hash.BITS)
+
+
+def sample_query(keyed_sql: str, dialect: str) -> str:
+    """SQL keeping the sessions ``keyed_sql`` selects (its columns: id, session_key) whose
+    key's hash is below the parameter hash_below (``store.key_hash``). Chosen by the records,
+    not by row ids, which depend on the order the records were imported in: the same records
+    give the same sample, and so the same report, on any store and either backend. In SQL, so
+    a million keys never travel to Python; a window always gets the same sample, and a
+    session once sampled stays sampled in every window that holds it at that share. A hash
+    takes no notice of patterns in the data (a rotation of configs, sessions numbered in
+    order), as every k-th session would."""
+    return f"SELECT w.id FROM ({keyed_sql}) AS w WHERE {key_hash.key_hash_sql(dialect, 'w.session_key')} < :hash_below"
 
 
 def load(db: Database, window: Window) -> ScoreData:

@@ -77,10 +77,15 @@ def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[s
     starts = np.flatnonzero(np.r_[True, sessions[1:] != sessions[:-1]]) if len(rows) else np.zeros(0, np.int64)
     session = np.zeros(len(rows), dtype=np.int64)
     session[starts[1:]] = 1
+    session = np.cumsum(session)
     reviewers, reviewer = _codes(rows["reviewer_id"], records.models)
     models, model = _codes(rows["model_id"], records.models)
+    # Within a session, by reviewer and candidate name (codes are name ranks), then position
+    # as the query gave them: an order the records fix, whatever ids the store gave the names.
+    order = np.lexsort((model, reviewer, session))
+    rows, session, reviewer, model = rows[order], session[order], reviewer[order], model[order]
     return ScoreData(
-        session=np.cumsum(session), reviewer=reviewer, model=model, slot=rows["slot"].copy(),
+        session=session, reviewer=reviewer, model=model, slot=rows["slot"].copy(),
         log_length=log_lengths(rows["length"]), score=rows["score"].copy(),
         self_review=rows["reviewer_id"] == rows["model_id"],  # one models table holds both roles
         reviewers=reviewers, models=models,

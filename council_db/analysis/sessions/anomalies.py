@@ -13,7 +13,9 @@ so the few anomalies cannot hide by inflating the yardstick:
   score each (MT-bench's GPT-4: all 10s), and whether the reviewers' scores then coincide
   says nothing more. On a discrete scale such sessions tie at 0 and can be common:
   ``_flat_p`` corrects for the atom and never gives them p = 0 or a p below the share of the
-  window as flat as they are, once that share reaches 10%.
+  window as flat as they are, once that share reaches 10%; nor below the chance that each of
+  its reviewers is constant as often as the window's reviewers are (``_constant_by_chance``:
+  a pairwise session where every judge ties).
 * erratic: per reviewer in the session, the sum of its squared joint-model residuals (nominal
   degrees of freedom: its records x (1 - 1/session records), the session effect taking one),
   fitted per reviewer, upper tail, times the number of reviewers in the session (Bonferroni).
@@ -86,7 +88,28 @@ def _flatness(data: ScoreData, records: np.ndarray, tested: np.ndarray) -> tuple
     if judged.sum() < MIN_SESSIONS:
         return p, sd, 1.0
     p[judged] = _flat_p(ss[judged], nominal[judged], per_reviewer[judged], _resolution(data.score))
+    constant = judged & (ss == 0)
+    p[constant] = np.maximum(p[constant], _constant_by_chance(data)[constant])
     return p, sd, float(np.median(sd[judged]))
+
+
+def _constant_by_chance(data: ScoreData) -> np.ndarray:
+    """Per session: how likely every reviewer's scores there are each one score, if each
+    (session, reviewer) cell is as often constant as the window's cells of its size are,
+    independently. A floor for a constant session's p: on a scale of few values a constant
+    cell is common (a pairwise tie, 0.5 and 0.5, in a quarter of calls), and a session of
+    three judges tying in both orders then happens in one report of ten; the continuous
+    yardstick called it p 1e-5 and flagged it. On a fine scale constant cells are rare and
+    the floor is far below the yardstick's p."""
+    n_rev = len(data.reviewers)
+    cell = data.session * n_rev + data.reviewer
+    size = n_rev * data.n_sessions
+    count = np.bincount(cell, minlength=size)
+    scored = count >= 2
+    constant = _constant_cells(cell, data.score, size) & scored
+    share = np.bincount(count[scored], weights=constant[scored]) / np.maximum(np.bincount(count[scored]), 1)
+    log_chance = np.where(scored, np.log(np.maximum(share[np.where(scored, count, 0)], np.finfo(float).tiny)), 0.0)
+    return np.exp(log_chance.reshape(data.n_sessions, n_rev).sum(axis=1))
 
 
 def flat_p_values(data: ScoreData) -> np.ndarray:

@@ -91,3 +91,13 @@ def test_raters_scoring_on_another_scale_are_named_with_both_scales():
     with pytest.raises(CouncilDbError, match=r"scores are on 1-10, but none of its human or gold raters' are "
                                              r"\(other scales in the window: 1-5 \(120 records\)\)"):
         people_calibrated(data, truth["reviewer_kinds"])
+
+
+def test_judges_scoring_on_another_scale_than_the_raters_majority_are_named_too():
+    data, truth = simulated_data(**PLANTED, sessions=50)
+    from council_db.analysis.loading.score_data import keep_records
+
+    data = keep_records(data, data.reviewer != data.reviewers.index("judge"))
+    data.excluded["other_scale:0-1"] = 80
+    with pytest.raises(CouncilDbError, match=r"none of its judges' are \(other scales in the window: 0-1 \(80"):
+        people_calibrated(data, truth["reviewer_kinds"])

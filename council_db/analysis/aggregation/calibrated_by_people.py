@@ -89,19 +89,19 @@ def people_calibrated(data: ScoreData, kinds: Mapping[str, str], include_self: b
 
 def _check_reviewers(data: ScoreData, kinds: Mapping[str, str], raters: np.ndarray, judges: np.ndarray) -> None:
     """One clear line when the window lacks reference raters or judges, naming the scales when
-    the raters' scores were left out for being on another scale than the window's."""
+    one side's scores were left out for being on another scale than the window's."""
+    if len(raters) and len(judges):
+        return
+    others = {reason.split(":", 1)[1]: n for reason, n in data.excluded.items() if reason.startswith("other_scale:")}
+    missing = "judges'" if len(raters) else "human or gold raters'"
+    if others and (len(raters) or any(k in (HUMAN, GOLD) for k in kinds.values())):
+        listed = ", ".join(f"{scale} ({n:,} records)" for scale, n in sorted(others.items()))
+        raise CouncilDbError(f"--method ppi: the window's scores are on {data.scale}, but none of its {missing} are "
+                             f"(other scales in the window: {listed}); the judges and the reference must score on "
+                             "one scale: re-import one side on the other's scale")
     if not len(judges):
         raise CouncilDbError("--method ppi needs judges scoring every session, and every reviewer in this window is "
                              "a human rater or a gold label: rank by --method mean instead")
-    if len(raters):
-        return
-    stored = sorted(name for name, k in kinds.items() if k in (HUMAN, GOLD))
-    others = {reason.split(":", 1)[1]: n for reason, n in data.excluded.items() if reason.startswith("other_scale:")}
-    if stored and others:
-        listed = ", ".join(f"{scale} ({n:,} records)" for scale, n in sorted(others.items()))
-        raise CouncilDbError(f"--method ppi: the window's scores are on {data.scale}, but none of its human or gold "
-                             f"raters' are (other scales in the window: {listed}); the judges and the reference "
-                             "must score on one scale: re-import one side on the other's scale")
     raise CouncilDbError(f"--method ppi needs sessions that people or gold labels rated too, and no reviewer in this "
                          f"window is a human rater or a gold label: {HOW_TO_LABEL}")
 

@@ -63,7 +63,7 @@ def people_means(design: str, sessions: int, seed: int) -> dict[str, float]:
 
 def study(design: str, datasets: int, sessions: int, share: float, first_seed: int, truth: dict[str, float]) -> None:
     hits = {"ppi": 0, "judges_only": 0, "labelled_only": 0}
-    widths, lambdas, labelled, intervals, seconds = [], [], [], 0, 0.0
+    widths, lambdas, labelled, intervals, seconds, missing = [], [], [], 0, 0.0, 0
     records = 0
     for seed in range(first_seed, first_seed + datasets):
         data, planted = score_data(**DESIGN, candidates_per_session=ANSWERS[design], reference_share=share,
@@ -79,11 +79,14 @@ def study(design: str, datasets: int, sessions: int, share: float, first_seed: i
             hits["ppi"] += found.standing.score.covers(value)
             hits["judges_only"] += found.judges_only.covers(value)
             hits["labelled_only"] += found.labelled_only.covers(value)
-            widths.append((found.standing.score.ci_high - found.standing.score.ci_low)
-                          / (found.labelled_only.ci_high - found.labelled_only.ci_low))
+            alone = found.labelled_only.ci_high - found.labelled_only.ci_low
+            if found.standing.score.has_interval and alone > 0:
+                widths.append((found.standing.score.ci_high - found.standing.score.ci_low) / alone)
+            missing += not found.standing.score.has_interval
             lambdas.append(found.lam)
     print(f"\n{design}: {datasets} data sets x {sessions} sessions ({records / datasets:,.0f} records each), "
-          f"{share:.0%} rated (mean {np.mean(labelled):.0f} labelled sessions); {intervals} intervals")
+          f"{share:.0%} rated (mean {np.mean(labelled):.0f} labelled sessions); {intervals} intervals, "
+          f"{missing} of them without an interval (no variation)")
     for name, count in hits.items():
         print(f"  {name:>13}: {count / intervals:6.1%} of 95% CIs hold the people's mean "
               f"(binomial p of so few from 95%: {binomial_tail(count, intervals):.2g})")

@@ -78,7 +78,7 @@ def prediction_powered_mean(labels: ArrayLike, labelled_predictions: ArrayLike, 
     labelled units and the predictions of the unlabelled ones, with its CI. ``lam`` fixes lambda
     (1: plain PPI); None tunes it (PPI++). With fewer than 2 unlabelled clusters the predictions
     can add nothing whose error is measurable: lambda is 0, the labelled mean. With fewer than 2
-    labelled clusters there is no interval."""
+    labelled clusters, or no variation at all, there is no interval."""
     labelled = _deviations(np.column_stack([np.asarray(labels, dtype=np.float64),
                                             np.asarray(labelled_predictions, dtype=np.float64)]), labelled_cluster)
     unlabelled = _deviations(np.asarray(unlabelled_predictions, dtype=np.float64)[:, None], unlabelled_cluster)
@@ -103,6 +103,9 @@ def prediction_powered_mean(labels: ArrayLike, labelled_predictions: ArrayLike, 
     part_l = labelled.correction * float(residual @ residual)
     part_u = lam * lam * spread_u if lam else 0.0
     se = math.sqrt(part_l + part_u)
+    if se == 0.0:  # every label alike and nothing else varies: no interval rather than one of width 0
+        return PredictionPowered(Estimate(estimate, math.nan, math.nan, 0.0, None, level, g_l + g_u, METHOD),
+                                 lam, g_l, g_u)
     df = _satterthwaite(part_l, g_l, part_u, g_u)
     low, high = t_interval(estimate, se, df, level)
     return PredictionPowered(Estimate(estimate, low, high, se, None, level, g_l + g_u, METHOD), lam, g_l, g_u)

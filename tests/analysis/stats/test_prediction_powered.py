@@ -71,3 +71,8 @@ def test_intervals_cover_the_label_mean_near_their_level_and_are_narrower_than_t
         narrower += (found.estimate.ci_high - found.estimate.ci_low) < (alone.ci_high - alone.ci_low)
     assert 0.91 <= covered / sets <= 0.98
     assert narrower / sets >= 0.95
+
+
+def test_labels_all_alike_with_nothing_else_varying_give_no_interval_rather_than_one_of_width_zero():
+    found = prediction_powered_mean([1.0, 1.0, 1.0], [0.5, 0.5, 0.5], [0, 1, 2], [0.5, 0.5], [3, 4])
+    assert found.estimate.estimate == 1.0 and not found.estimate.has_interval

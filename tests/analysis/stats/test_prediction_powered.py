@@ -76,3 +76,15 @@ def test_intervals_cover_the_label_mean_near_their_level_and_are_narrower_than_t
 def test_labels_all_alike_with_nothing_else_varying_give_no_interval_rather_than_one_of_width_zero():
     found = prediction_powered_mean([1.0, 1.0, 1.0], [0.5, 0.5, 0.5], [0, 1, 2], [0.5, 0.5], [3, 4])
     assert found.estimate.estimate == 1.0 and not found.estimate.has_interval
+
+
+def test_a_tuned_lambda_costs_the_labelled_part_a_degree_of_freedom_as_a_fitted_slope_does():
+    """With lambda tuned, the labelled residuals are a regression's: their variance over n - 2
+    (without it PPI's win-rate intervals on ~15 labelled sessions covered 92.4%, bench_ppi)."""
+    rng = np.random.default_rng(4)
+    y, f = _units(rng, 120)
+    n = 12
+    found = prediction_powered_mean(y[:n], f[:n], np.arange(n), f[n:], np.arange(108))
+    residual = (y[:n] - y[:n].mean()) - found.lam * (f[:n] - f[:n].mean())
+    labelled_part = (residual @ residual) / (n - 2) / n
+    assert found.estimate.se == pytest.approx(np.sqrt(labelled_part + found.lam**2 * np.var(f[n:], ddof=1) / 108))

@@ -61,7 +61,7 @@ class Ranking:
     quality: str  # WIN_RATE or MEAN_SCORE
     labelled_sessions: int
     unlabelled_sessions: int
-    unrated_answers: int  # answers of labelled sessions the raters left: not used
+    unrated_answers: int  # answers of labelled sessions without a rater's or a judge's score: not used
 
 
 def people_calibrated(data: ScoreData, kinds: Mapping[str, str], include_self: bool = False,

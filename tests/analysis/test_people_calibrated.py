@@ -14,9 +14,9 @@ from council_db.errors import CouncilDbError
 from tests.analysis.reference.reference_data import simulated_data
 
 QUALITY = {"a": 0.6, "b": 0.2, "c": -0.2, "d": -0.6}
-# The judge is a point too generous and rewards length (half a point per SD of log length) (a bias per candidate, as the models'
-# answer lengths differ); the humans are unbiased and noisier. base 5.5 keeps clipping at 10 rare,
-# so each candidate's mean human score is base + quality.
+# The judge is a point too generous and rewards length, half a point per SD of log length (a bias
+# per candidate, as the models' answer lengths differ); the humans are unbiased and noisier. base
+# 5.5 keeps clipping at 10 rare, so each candidate's mean human score is base + quality.
 PLANTED: dict[str, Any] = dict(
     models=list(QUALITY), model_quality=QUALITY, reviewers=["judge"], humans=["h1", "h2", "h3"],
     humans_per_session=2, reference_share=0.1, base_score=5.5, answer_sd=1.0, noise_sd=1.0,

@@ -166,8 +166,8 @@ def _ppi_fields(ranking: Ranking) -> dict[str, Any]:
                 f"so no CI: {', '.join(short[:5])}{' ...' if len(short) > 5 else ''}; label more of their sessions"] \
         if short else []
     if not ranking.unlabelled_sessions:
-        warnings.append(f"every session the judges scored was rated by the {ranking.reference_kind} raters: the ranking "
-                        "is theirs alone, the judges add nothing to it")
+        warnings.append(f"every session the judges scored was rated by the {ranking.reference_kind} raters: the "
+                        "ranking is theirs alone, the judges add nothing to it")
     top = {"reference": {"kind": ranking.reference_kind, "raters": ranking.raters, "judges": ranking.judges,
                          "quality": ranking.quality, "labelled_sessions": ranking.labelled_sessions,
                          "unlabelled_sessions": ranking.unlabelled_sessions,

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from council_db.analysis.aggregation.calibrated_by_people import MEAN_SCORE, WIN_RATE, people_calibrated
+from council_db.analysis.loading.score_data import keep_records
 from council_db.errors import CouncilDbError
 from tests.analysis.reference.reference_data import simulated_data
 
@@ -84,8 +85,6 @@ def test_a_window_without_people_or_without_judges_is_refused_saying_what_to_do(
 def test_raters_scoring_on_another_scale_are_named_with_both_scales():
     data, truth = simulated_data(**PLANTED, sessions=50)
     judges_only = data.reviewers.index("judge")
-    from council_db.analysis.loading.score_data import keep_records
-
     data = keep_records(data, data.reviewer == judges_only)
     data.excluded["other_scale:1-5"] = 120
     with pytest.raises(CouncilDbError, match=r"scores are on 1-10, but none of its human or gold raters' are "
@@ -95,8 +94,6 @@ def test_raters_scoring_on_another_scale_are_named_with_both_scales():
 
 def test_judges_scoring_on_another_scale_than_the_raters_majority_are_named_too():
     data, truth = simulated_data(**PLANTED, sessions=50)
-    from council_db.analysis.loading.score_data import keep_records
-
     data = keep_records(data, data.reviewer != data.reviewers.index("judge"))
     data.excluded["other_scale:0-1"] = 80
     with pytest.raises(CouncilDbError, match=r"none of its judges' are \(other scales in the window: 0-1 \(80"):

@@ -40,16 +40,17 @@ SUBPACKAGES = ("contract", "simulate", "store", "ingest", "report", "outlets", "
 
 # Inside analysis/, one sub-package per question, ranked the same way: the window's arrays at
 # the bottom, the joint model on them, the questions that read its effects or residuals
-# beside each other (independent), and single sessions on top (an audit reads length and
-# position figures). docs/architecture.md lists what each holds.
+# beside each other (independent), and on top single sessions (an audit reads length and
+# position figures) and the calibrated view (its ppi method reads the reference raters).
+# docs/architecture.md lists what each holds.
 ANALYSIS_RANKS = {
     "loading": 0,
     "joint": 1,
     "position": 2,
     "effects": 2,
     "drift": 2,
-    "aggregation": 2,
     "reference": 2,
+    "aggregation": 3,
     "sessions": 3,
 }
 

@@ -47,6 +47,7 @@ class RankingName(str, Enum):
     median = "median"
     bias_adjusted = "bias-adjusted"
     normalized = "normalized"
+    ppi = "ppi"
 
 
 MethodOption = Annotated[MethodName, typer.Option(
@@ -55,7 +56,9 @@ MethodOption = Annotated[MethodName, typer.Option(
 RankingOption = Annotated[RankingName, typer.Option(
     "--method", help="quality (default: the bias report's joint-model quality, with reviewer severity, display "
                      "slot, self-preference and answer length removed), or a consensus score: mean, weighted, "
-                     "median, bias-adjusted (minus each reviewer's offset) or normalized (per-reviewer z-scores).")]
+                     "median, bias-adjusted (minus each reviewer's offset) or normalized (per-reviewer z-scores); "
+                     "or ppi: quality on the human (or gold) raters' scale, the judges' scores of every session "
+                     "corrected by the sessions people rated.")]
 WeightsOption = Annotated[Optional[str], typer.Option(
     metavar="REVIEWER=W,...", help="weighted: weight per reviewer (>= 0); reviewers not named weigh 1.")]
 OffsetsOption = Annotated[Optional[str], typer.Option(
@@ -149,8 +152,9 @@ def leaderboard(
     By default by the bias report's candidate quality (--method quality): the joint model's
     estimate, reviewer severity, display slot, self-preference and answer length removed.
     Other methods: mean consensus score, CIs from resampling sessions; their offsets and
-    per-reviewer scales are estimated over the same window. Every output says what the
-    method removes. Stored scores are never changed."""
+    per-reviewer scales are estimated over the same window. --method ppi: prediction-powered
+    inference, the judges' mean on every session corrected by the sessions human or gold raters
+    also scored. Every output says what the method removes. Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, model_leaderboard
     from council_db.cli.table_view import minute
 
@@ -167,7 +171,8 @@ def leaderboard(
     sampled = f" (a sample of the window's {w['sample']['of']:,})" if "sample" in w else ""
     rows = [{"rank": m["rank"], "model": m["model"], "score": m["score"]["estimate"], "ci_low": m["score"]["ci_low"],
              "ci_high": m["score"]["ci_high"], "rank_ci_low": m["rank_ci_low"], "rank_ci_high": m["rank_ci_high"],
-             "sessions": m["sessions"], "answers": m["answers"], "records": m["records"]} for m in result["models"]]
+             "sessions": m["sessions"], "answers": m["answers"], "records": m["records"], **_ppi_columns(m)}
+            for m in result["models"]]
     start, end = (w["start"], w["end"]) if wide else (minute(w["start"]), minute(w["end"]))
     title = f"leaderboard, {result['method']}: {w['sessions']:,} sessions{sampled}, {w['records']:,} records " \
             f"(scale {w['scale']}), 95% CIs; asked: {w['requested']}; found: {start or '?'} to {end or '?'}"
@@ -180,14 +185,27 @@ def leaderboard(
         message(f"warning: {warning}")
 
 
+def _ppi_columns(model: dict[str, Any]) -> dict[str, Any]:
+    """--method ppi's own columns: the labelled sessions, lambda and the judges' bias removed."""
+    if "lambda" not in model:
+        return {}
+    bias = model["judge_bias"]
+    return {"labelled": model["labelled_sessions"], "lambda": model["lambda"], "judge_bias": bias["estimate"],
+            "judge_bias_ci_low": bias["ci_low"], "judge_bias_ci_high": bias["ci_high"],
+            "judges_only": model["judges_only"]["estimate"]}
+
+
 def _standing_for_people(row: dict[str, Any]) -> dict[str, Any]:
     """A model's standing as an 80-column table shows it (--wide and the other formats: every column)."""
     def number(value: float | None) -> str:
         return "" if value is None else f"{value:+.3f}"
 
-    return {"rank": row["rank"], "model": row["model"], "score": number(row["score"]),
-            "95% CI": "" if row["ci_low"] is None else f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
-            "ranks": f"{row['rank_ci_low']}-{row['rank_ci_high']}"}
+    shown = {"rank": row["rank"], "model": row["model"], "score": number(row["score"]),
+             "95% CI": "" if row["ci_low"] is None else f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
+             "ranks": f"{row['rank_ci_low']}-{row['rank_ci_high']}"}
+    if "labelled" in row:
+        shown |= {"labelled": row["labelled"], "judge bias": number(row["judge_bias"])}
+    return shown
 
 
 def _emit(result: dict[str, Any], rows: list[dict], fmt: str, title: str, context: dict[str, Any],

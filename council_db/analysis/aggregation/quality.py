@@ -40,7 +40,7 @@ def quality_standings(data: ScoreData, fit: JointFit) -> list[Standing]:
         effect, number = effects[name], data.models.index(name)
         mine = data.model == number
         n_sessions = len(np.unique(data.session[mine]))
-        low, high = _rank_interval(name, known, effects) if name in known else (None, None)
+        low, high = rank_interval(name, known, effects) if name in known else (None, None)
         standings.append(Standing(
             rank=place, model=name,
             score=Estimate(effect.estimate, effect.ci_low, effect.ci_high, se=effect.se, p_value=effect.p_value,
@@ -50,7 +50,7 @@ def quality_standings(data: ScoreData, fit: JointFit) -> list[Standing]:
     return standings
 
 
-def _rank_interval(name: str, known: list[str], effects: dict) -> tuple[int, int]:
+def rank_interval(name: str, known: list[str], effects: dict) -> tuple[int, int]:
     mine = effects[name]
     if not (math.isfinite(mine.ci_low) and math.isfinite(mine.ci_high)):
         return 1, len(known)

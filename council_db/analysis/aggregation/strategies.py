@@ -14,6 +14,8 @@ one consensus score, in score points:
   reviewer SDs), so it reads in score points and ranks the same as the mean z.
 * ``quality`` (leaderboard only, its default): not a per-answer consensus but the joint
   model's candidate quality, as in the bias report (``quality.py``).
+* ``ppi`` (leaderboard only): candidate quality on the human or gold raters' scale, the judges'
+  scores corrected by the sessions people rated (``calibrated_by_people.py``).
 
 Self-reviews (reviewer = candidate model) are left out by default: they are data about
 self-preference, not ordinary scores. Nothing here changes stored scores.
@@ -39,6 +41,7 @@ class Method(str, Enum):
     bias_adjusted = "bias-adjusted"
     normalized = "normalized"
     quality = "quality"
+    ppi = "ppi"
 
 
 # What each method takes out of the scores, said in every leaderboard (self-reviews aside:
@@ -52,6 +55,8 @@ REMOVES = {
     Method.normalized: "each reviewer's mean and spread of scores; display slot and answer length stay in",
     Method.quality: "reviewer severity, display slot, self-preference and answer length (within model), fitted "
                     "at once with session effects: the bias report's candidate quality, points vs the average model",
+    Method.ppi: "the judges' bias per candidate against the human or gold raters (judge_bias: measured on the sessions "
+                "they rated, weighed by lambda), whatever it comes from: severity, slot, length, self-preference",
 }
 
 

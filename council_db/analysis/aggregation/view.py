@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from council_db.analysis.aggregation.calibrated_by_people import Ranking, people_calibrated
 from council_db.analysis.aggregation.calibration import calibrate, check_reviewers
 from council_db.analysis.aggregation.leaderboard import N_BOOT, leaderboard
 from council_db.analysis.aggregation.quality import INTERVAL, length_warning, quality_standings
@@ -21,12 +22,14 @@ from council_db.analysis.loading.window import (
     sample_note,
     unreadable_warnings,
 )
-from council_db.analysis.stats import confidence_tier
+from council_db.analysis.stats import Estimate, confidence_tier
 from council_db.contract.timestamps import format_us
 from council_db.errors import CouncilDbError
 from council_db.store.database import Database
 
 NEEDS_WINDOW = (Method.bias_adjusted, Method.normalized)
+PPI_INTERVAL = "95% t intervals of the prediction-powered estimate (CR1 by session, Satterthwaite df); ranks: from " \
+               "those CIs (a rank interval spans every model whose CI overlaps its own)"
 
 
 @dataclass(frozen=True)
@@ -92,14 +95,21 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
 
         hint = where_the_data_is(db, window) if data.n_sessions == 0 else None
         raise CouncilDbError(hint or "no usable scores in this window (see council-db stats, or widen the window)")
-    fit = joint_model.fit(data)
+    fit = joint_model.fit(data) if settings.method is not Method.ppi else None
     tier = confidence_tier(data.n_sessions)
     warnings = unreadable_warnings(data.excluded)
     if loaded.window_sessions is not None:
         warnings.append(f"ranked over {sample_note(loaded)}; --sample-sessions 0 ranks them all")
     if tier == "insufficient":
         warnings.append(f"only {data.n_sessions} sessions (fewer than 10): the ranking is not to be trusted")
-    if settings.method is Method.quality:
+    extra: dict[str, Any] = {}
+    if settings.method is Method.ppi:
+        ranking = people_calibrated(data, _stored_kinds(db), settings.include_self)
+        standings = [found.standing for found in ranking.candidates]
+        calibration = _sampled(Calibration(source=_ppi_source(ranking), n_sessions=ranking.labelled_sessions), loaded)
+        interval = PPI_INTERVAL
+        extra = _ppi_fields(ranking)
+    elif settings.method is Method.quality:
         standings = quality_standings(data, fit)
         calibration = _sampled(Calibration(source=f"the bias report's joint model over {fit.n_sessions} sessions",
                                            n_sessions=fit.n_sessions, n_records=fit.n_records), loaded)
@@ -110,18 +120,59 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
                                          include_self=settings.include_self), loaded)
         standings = leaderboard(consensus(data, settings.method, calibration, settings.include_self), n_boot, seed)
         interval = f"95%, {n_boot} session resamples (seed {seed}), expanded percentile; ranks: 2.5-97.5% quantiles"
-    follows_length = length_warning(settings.method, standings, data, fit)
+    follows_length = length_warning(settings.method, standings, data, fit) if fit is not None else None
     if follows_length:
         warnings.append(follows_length)
     models = [{"rank": s.rank, "model": s.model,
                "score": {"estimate": _number(s.score.estimate), "ci_low": _number(s.score.ci_low),
                          "ci_high": _number(s.score.ci_high), "n_sessions": s.n_sessions, "n_records": s.n_records},
                "rank_ci_low": s.rank_low, "rank_ci_high": s.rank_high,
-               "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records} for s in standings]
+               "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records,
+               **extra.get("models", {}).get(s.model, {})} for s in standings]
     return {"method": settings.method.value, "removes": removes(settings.method, settings.include_self),
             "window": _window(loaded, window, filters), "confidence": tier,
             "include_self": settings.include_self, "calibration": _calibration(settings.method, calibration),
-            "interval": interval, "excluded": dict(data.excluded), "models": models, "warnings": warnings}
+            "interval": interval, "excluded": dict(data.excluded), **extra.get("top", {}), "models": models,
+            "warnings": warnings + extra.get("warnings", [])}
+
+
+def _stored_kinds(db: Database) -> dict[str, str]:
+    """Each stored reviewer's kind: judge, human or gold."""
+    from council_db.store.reviewer_kinds import reviewers
+
+    return {row["reviewer"]: row["kind"] for row in reviewers(db)}
+
+
+def _ppi_source(ranking: Ranking) -> str:
+    return f"{ranking.labelled_sessions} sessions {ranking.reference_kind} raters rated " \
+           f"({', '.join(ranking.raters)}) beside {ranking.unlabelled_sessions} only judges scored " \
+           f"({', '.join(ranking.judges)})"
+
+
+def _ppi_fields(ranking: Ranking) -> dict[str, Any]:
+    """What ``ppi`` adds: per model its lambda, sessions and the estimates beside its own; at the
+    top, the reference and the counts; a warning where a candidate has too few labelled sessions."""
+    def estimate(found: Estimate) -> dict[str, Any]:
+        return {"estimate": _number(found.estimate), "ci_low": _number(found.ci_low),
+                "ci_high": _number(found.ci_high), "n_sessions": found.n_sessions,
+                **({"p_value": _number(found.p_value)} if found.p_value is not None else {})}
+
+    models = {c.standing.model: {"lambda": _number(c.lam), "labelled_sessions": c.labelled_sessions,
+                                 "unlabelled_sessions": c.unlabelled_sessions,
+                                 "judge_bias": estimate(c.judge_bias), "judges_only": estimate(c.judges_only),
+                                 "labelled_only": estimate(c.labelled_only)} for c in ranking.candidates}
+    short = [c.standing.model for c in ranking.candidates if c.labelled_sessions < 2]
+    warnings = [f"{len(short)} candidate(s) have fewer than 2 sessions the {ranking.reference_kind} raters rated, "
+                f"so no CI: {', '.join(short[:5])}{' ...' if len(short) > 5 else ''}; label more of their sessions"] \
+        if short else []
+    if not ranking.unlabelled_sessions:
+        warnings.append(f"every session the judges scored was rated by the {ranking.reference_kind} raters: the "
+                        "ranking is theirs alone, the judges add nothing to it")
+    top = {"reference": {"kind": ranking.reference_kind, "raters": ranking.raters, "judges": ranking.judges,
+                         "quality": ranking.quality, "labelled_sessions": ranking.labelled_sessions,
+                         "unlabelled_sessions": ranking.unlabelled_sessions,
+                         "unrated_answers_left_out": ranking.unrated_answers}}
+    return {"models": models, "top": top, "warnings": warnings}
 
 
 def removes(method: Method, include_self: bool) -> str:

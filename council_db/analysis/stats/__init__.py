@@ -11,7 +11,8 @@ Benjamini-Hochberg), ``bootstrap`` (session resampling),
 ``agreement`` (Krippendorff's alpha), ``verdict_tables`` (agreement, Cohen's kappa and
 Kendall's tau-b of two raters' verdicts), ``linearized`` (delta-method CR1 intervals of
 functions of per-cluster sums), ``slopes`` (contrasts of slopes, CR1), ``alt_test`` (the
-alternative annotator test).
+alternative annotator test), ``prediction_powered`` (a mean from predictions on every session
+and labels on some: PPI++).
 """
 
 from council_db.analysis.stats.agreement import (

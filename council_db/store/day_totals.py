@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from council_db.store.day_sums import EXTREMES, TABLES, TotalsRows, TotalsTable, sums
+from council_db.store.provenance import RECORD_OWNER
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -58,20 +59,21 @@ class DayTotalsWriter:
         self.dialect = connection.dialect.name
 
     def stored(self, columns: ScoreColumns, day: np.ndarray,
-               runs: list[tuple[int, int]]) -> tuple[np.ndarray, TotalsRows | None]:
+               runs: list[tuple[int, int]]) -> tuple[np.ndarray, TotalsRows | None, set[int | None]]:
         """Read before the batch's insert: per batch row, whether its key is stored already;
-        and the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
+        the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
         sessions the batch adds to that were stored before it), None without any (the usual
-        batch). ``day`` is each batch row's session's day."""
+        batch); and the imports that stored the rows held (store/provenance.py). ``day`` is
+        each batch row's session's day."""
         mark = "%s" if self.dialect == "postgresql" else "?"
         found: list[tuple] = []
         for run in runs:
             found += self.connection.exec_driver_sql(
                 "SELECT session_id, reviewer_id, model_id, position, scale_id, display_order, CASE WHEN "
-                f"exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores WHERE session_id BETWEEN {mark} AND {mark}",
-                run).all()
+                f"exclusion_id IS NULL THEN 1 ELSE 0 END, {RECORD_OWNER} FROM scores "
+                f"WHERE session_id BETWEEN {mark} AND {mark}", run).all()
         if not found:
-            return np.zeros(len(columns.session_id), dtype=bool), None
+            return np.zeros(len(columns.session_id), dtype=bool), None, set()
         return _stored(columns, day, found)
 
     def add(self, columns: ScoreColumns, day: np.ndarray, new: np.ndarray, before: TotalsRows | None) -> None:
@@ -97,22 +99,25 @@ class DayTotalsWriter:
             self.connection.exec_driver_sql(_values_upsert(table, len(flat) // width), tuple(flat))
 
 
-def _stored(columns: ScoreColumns, day: np.ndarray, before: list[tuple]) -> tuple[np.ndarray, TotalsRows]:
+def _stored(columns: ScoreColumns, day: np.ndarray,
+            before: list[tuple]) -> tuple[np.ndarray, TotalsRows, set[int | None]]:
     """``DayTotalsWriter.stored`` from the stored rows' keys (session, reviewer, model,
-    position, scale, display order, usable). Only the batch's rows of those sessions can be
-    held: a few, looked up as tuples."""
+    position, scale, display order, usable, owner). Only the batch's rows of those sessions
+    can be held: a few, looked up as tuples."""
     theirs = np.flatnonzero(np.isin(columns.session_id, [row[0] for row in before]))
-    keys = {row[:4] for row in before}
+    owners = {row[:4]: row[7] for row in before}
+    keys = list(zip(*(column[theirs].tolist() for column in (
+        columns.session_id, columns.reviewer_id, columns.model_id, columns.position))))
     held = np.zeros(len(columns.session_id), dtype=bool)
-    held[theirs] = [key in keys for key in zip(*(column[theirs].tolist() for column in (
-        columns.session_id, columns.reviewer_id, columns.model_id, columns.position)))]
+    held[theirs] = [key in owners for key in keys]
     session_day = dict(zip(columns.session_id[theirs].tolist(), day[theirs].tolist()))
     usable = [row for row in before if row[6]]
     session, reviewer, model, slot, scale, shown = (np.array([row[n] for row in usable], dtype=np.int64)
                                                     for n in range(6))
     no, zero = np.zeros(len(usable), dtype=bool), np.zeros(len(usable))
-    return held, TotalsRows(session, np.array([session_day[s] for s in session.tolist()], dtype=np.int64), reviewer,
-                            model, scale, slot, shown.astype(bool), no, zero, zero, no)
+    totals = TotalsRows(session, np.array([session_day[s] for s in session.tolist()], dtype=np.int64), reviewer,
+                        model, scale, slot, shown.astype(bool), no, zero, zero, no)
+    return held, totals, {owners[key] for key in keys if key in owners}
 
 
 def _on_conflict(table: TotalsTable) -> str:

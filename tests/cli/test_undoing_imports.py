@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from tests import realdata
-from tests.conftest import both_backends, run_module, scalar, simulated, write_jsonl
+from tests.conftest import Cli, both_backends, run_module, scalar, session, simulated, write_jsonl
 from tests.reliability import council_db_argv
 
 RUNS = sorted({j["model"] for j in realdata.mt_bench_judgments()})
@@ -192,3 +192,24 @@ def test_a_running_import_cannot_be_deleted_and_once_finished_it_can(cli, db_url
     assert scalar(db, "SELECT COUNT(*) FROM scores") == 400 * 16
     assert cli("delete", "--import", "1", "--yes").exit_code == 0
     assert scalar(db, "SELECT COUNT(*) FROM sessions") == 0 and cli("db", "check").exit_code == 0
+
+
+
+def test_records_of_imports_made_before_revision_0012_come_back_when_their_files_are_imported_again(cli, tmp_path):
+    """Before 0012 a record named no import: it belongs to its session's first import, so
+    deleting that import takes the records a later import added to its sessions. The upgrade
+    marks every import of that time that read records as possibly holding some of theirs."""
+    first = write_jsonl(tmp_path / "first.jsonl", session("s1", reviewers=3))
+    later = write_jsonl(tmp_path / "later.jsonl", session("s1")[12:] + session("s2"))  # s1's fourth reviewer
+    imported(cli, str(first))
+    imported(cli, str(later))
+    assert cli("db", "downgrade", "0011").exit_code == 0 and cli("db", "upgrade").exit_code == 0
+
+    done = cli("delete", "--import", "1", "--yes")
+
+    assert done.exit_code == 0, done.output
+    assert imported(cli, str(later))["inserted"] == 4  # s1's records of the later file, read again
+    alone = Cli(tmp_path / "alone.db")
+    imported(alone, str(later))
+    assert exported(cli) == exported(alone) and cli("db", "check").exit_code == 0
+    assert f"import 2 ({later}) had read records that went with it" in done.stderr

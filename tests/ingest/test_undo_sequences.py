@@ -66,7 +66,8 @@ def stored(db: Database) -> Counter:
 def kept_bad_lines(db: Database) -> Counter:
     with db.engine.connect() as connection:
         return Counter(tuple(row) for row in connection.execute(text(
-            "SELECT i.source, r.line_number, r.reason FROM rejected_lines AS r JOIN imports AS i ON i.id = r.import_id")))
+            "SELECT i.source, r.line_number, r.reason FROM rejected_lines AS r "
+            "JOIN imports AS i ON i.id = r.import_id")))
 
 
 def import_ids(db: Database, *, storing: bool = False) -> list[int]:

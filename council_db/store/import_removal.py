@@ -48,7 +48,16 @@ class ImportDeletion:
     first_us: int | None  # the touched sessions' times
     last_us: int | None
     rejected: int  # its rejected lines
+    killed: bool  # its row said running, and its process was gone
     readers: list[tuple[int, str]] = field(default_factory=list)  # (id, source): imports that read what went
+
+
+class UnknownImport(CouncilDbError):
+    """No import has that id."""
+
+
+class RunningImport(CouncilDbError):
+    """The import is still running: deleting it would leave what it writes next orphaned."""
 
 
 def count(db: Database, import_id: int) -> ImportDeletion:
@@ -63,39 +72,44 @@ def delete(db: Database, import_id: int) -> ImportDeletion:
     waits its turn behind imports."""
     from sqlalchemy import text
 
-    from council_db.store.derived import recount_days
     from council_db.store.provenance import mark_lost, readers_of
-    from council_db.store.session_stats import refresh
+    from council_db.store.upkeep import check_after_crash
 
-    params = {"gone": import_id}
     with db.writer() as connection, connection.begin():
         measured = _measured(db, connection, import_id)
-        touched = [row[0] for row in connection.execute(
-            text(f"SELECT DISTINCT sc.session_id FROM scores AS sc WHERE {OWN}"), params)]
-        sqlite = connection.dialect.name == "sqlite"  # PostgreSQL's triggers recount the days themselves
-        days = _days(connection, touched) if sqlite else set()
-        connection.execute(text(f"DELETE FROM scores AS sc WHERE {OWN}"), params)
-        for first, last in id_runs(touched):
-            connection.execute(text("DELETE FROM sessions WHERE id BETWEEN :first AND :last AND NOT EXISTS "
-                                    "(SELECT 1 FROM scores WHERE session_id = sessions.id)"),
-                               {"first": first, "last": last})
-        refresh(connection, set(touched))  # the sessions that keep other imports' records
-        connection.execute(text("UPDATE sessions SET import_id = (SELECT MIN(import_id) FROM scores "
-                                "WHERE session_id = sessions.id) WHERE import_id = :gone"), params)
-        if sqlite:
-            recount_days(connection, days)
+        if measured.killed:  # as when an import finds a killed one: no writing on a damaged file
+            check_after_crash(db, connection)
+        _delete_own_records(connection, import_id)
         readers = readers_of(connection, import_id)
         mark_lost(connection, readers)
-        connection.execute(text("DELETE FROM imports WHERE id = :gone"), params)  # its rejected lines go with it
+        connection.execute(text("DELETE FROM imports WHERE id = :gone"), {"gone": import_id})  # rejected lines too
         return replace(measured, readers=_sources(connection, readers))
 
 
-class UnknownImport(CouncilDbError):
-    """No import has that id."""
+def _delete_own_records(connection: Connection, import_id: int) -> None:
+    """The import's records, then the sessions they leave empty; the sessions that keep
+    other imports' records get their statistics and first import again, and the day totals
+    of every one are counted again (on PostgreSQL by the triggers of revision 0010)."""
+    from sqlalchemy import text
 
+    from council_db.store.derived import recount_days
+    from council_db.store.session_stats import refresh
 
-class RunningImport(CouncilDbError):
-    """The import is still running: deleting it would leave what it writes next orphaned."""
+    params = {"gone": import_id}
+    touched = [row[0] for row in connection.execute(
+        text(f"SELECT DISTINCT sc.session_id FROM scores AS sc WHERE {OWN}"), params)]
+    sqlite = connection.dialect.name == "sqlite"
+    days = _days(connection, touched) if sqlite else set()
+    connection.execute(text(f"DELETE FROM scores AS sc WHERE {OWN}"), params)
+    emptied = text("DELETE FROM sessions WHERE id BETWEEN :first AND :last AND NOT EXISTS "
+                   "(SELECT 1 FROM scores WHERE session_id = sessions.id)")
+    for first, last in id_runs(touched):
+        connection.execute(emptied, {"first": first, "last": last})
+    refresh(connection, set(touched))
+    connection.execute(text("UPDATE sessions SET import_id = (SELECT MIN(import_id) FROM scores "
+                            "WHERE session_id = sessions.id) WHERE import_id = :gone"), params)
+    if sqlite:
+        recount_days(connection, days)
 
 
 def _measured(db: Database, connection: Connection, import_id: int) -> ImportDeletion:
@@ -105,14 +119,15 @@ def _measured(db: Database, connection: Connection, import_id: int) -> ImportDel
     row = connection.execute(text("SELECT source, status FROM imports WHERE id = :gone"), {"gone": import_id}).first()
     if row is None:
         raise UnknownImport(f"no import {import_id}: {_existing(connection)}")
-    if row.status == "running" and not abandoned(db, connection, [import_id]):
+    killed = row.status == "running"
+    if killed and not abandoned(db, connection, [import_id]):
         raise RunningImport(f"import {import_id} ({row.source}) is still running: deleting it now would leave what "
                             "it stores next without its import. Wait for it to finish (or stop it), then delete it")
     touched, records, emptied, first_us, last_us = connection.execute(text(MEASURE), {"gone": import_id}).one()
     rejected = connection.execute(text("SELECT COUNT(*) FROM rejected_lines WHERE import_id = :gone"),
                                   {"gone": import_id}).scalar_one()
     return ImportDeletion(import_id, row.source, int(records or 0), int(emptied or 0), int(touched), first_us, last_us,
-                          int(rejected))
+                          int(rejected), killed)
 
 
 def _existing(connection: Connection) -> str:

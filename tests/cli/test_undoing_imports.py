@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests import realdata
 from tests.conftest import Cli, both_backends, run_module, scalar, session, simulated, write_jsonl
-from tests.reliability import council_db_argv
+from tests.reliability import council_db_argv, kill_after_first_commit, simulated_file
 
 RUNS = sorted({j["model"] for j in realdata.mt_bench_judgments()})
 
@@ -213,3 +213,16 @@ def test_records_of_imports_made_before_revision_0012_come_back_when_their_files
     imported(alone, str(later))
     assert exported(cli) == exported(alone) and cli("db", "check").exit_code == 0
     assert f"import 2 ({later}) had read records that went with it" in done.stderr
+
+
+def test_an_import_killed_midway_can_be_deleted_and_its_file_is_read_again(cli, db, db_path, tmp_path):
+    source = simulated_file(tmp_path / "big.jsonl", 600, seed=4)
+    assert kill_after_first_commit(council_db_argv(db_path, "import", "-q", str(source), commit_every=500),
+                                   db_path).killed
+    assert scalar(db, "SELECT status FROM imports") == "running"  # as the killed process left it
+
+    done = cli("delete", "--import", "1", "--yes")
+
+    assert done.exit_code == 0, done.output
+    assert scalar(db, "SELECT COUNT(*) FROM scores") == 0 and cli("db", "check").exit_code == 0
+    assert imported(cli, str(source))["inserted"] == 600 * 16

@@ -57,7 +57,7 @@ SUMMARIES = {
     "scores": "Each candidate's consensus score in one session.",
     "leaderboard": "Models ranked over a window, with 95% CIs.",
     "sql": "Answer one read-only SELECT over the database.",
-    "delete": "Delete a bad import's sessions, or one session.",
+    "delete": "Delete a bad import's records, or one session.",
     "prune": "Delete the sessions dated before a time: a retention window.",
     "db": "The database: its file, schema, backups and derived tables.",
 }

@@ -74,7 +74,8 @@ def _describe(result: FileResult) -> str:
     if result.no_position:
         parts.append(f"{result.no_position:,} records without position (taken as 0, as llm-council does; "
                      "left out of position analyses)")
-    return f"{result.source}: " + ", ".join(parts)
+    number = "" if result.import_id is None else f" (import {result.import_id})"
+    return f"{result.source}{number}: " + ", ".join(parts)
 
 
 def _report(summary: ImportSummary, reviewer_kind: str | None) -> None:
@@ -97,7 +98,16 @@ def _report(summary: ImportSummary, reviewer_kind: str | None) -> None:
         if result.rejected:
             more = result.rejected - min(result.rejected, SHOWN_PER_FILE)
             message(("  ... and {:,} more; ".format(more) if more else "  ")
-                    + f"every rejected line is kept: council-db rejected --import {result.import_id}")
+                    + f"every rejected line is kept: council-db rejected --import {result.import_id}"
+                    + _kept_earlier(result.rejected_earlier))
+
+
+def _kept_earlier(imports: list[int]) -> str:
+    """Where the bad lines are that an earlier import of the file kept first (kept once)."""
+    if not imports:
+        return ""
+    return " (and " + ", ".join(f"--import {number}" for number in imports) + ": bad lines kept first by an earlier " \
+        "import of this file)"
 
 
 InputFormat = Enum("InputFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]

@@ -27,6 +27,7 @@ from council_db.ingest.sniff import check, stopped_when_all_bad
 from council_db.ingest.sources import Source, resolve_sources
 from council_db.store.database import Database
 from council_db.store.import_locks import import_lock
+from council_db.store.provenance import record_reads
 from council_db.store.upkeep import refresh_statistics
 from council_db.store.writer import ScoreWriter
 
@@ -57,6 +58,7 @@ class FileResult:
     no_verdict: int = 0  # judgments without a score (FastChat's "error"): read, and no record made
     held_bytes: int = 0  # a last line without newline that does not parse yet, left for the next import
     remarked: list[dict] = field(default_factory=list)  # stored reviewers whose kind this import changed
+    rejected_earlier: list[int] = field(default_factory=list)  # imports of the file that kept some bad lines first
     note: str | None = None
     rejected_lines: list[Rejected] = field(default_factory=list, repr=False)
 
@@ -122,7 +124,7 @@ class FileImport:
         with self.db.bulk_writer() as connection, _paused_gc():
             try:
                 close_abandoned(self.db, connection)
-                start = resume_point(connection, self.source, self.options.format)
+                start = resume_point(connection, self.source, self.options)
                 if self.options.format in DOCUMENTS and 0 < start.offset < (self.source.size or 0):
                     start = Start(note="a JSON document that changed since its last import is read whole again")
                 self.result.note = start.note
@@ -145,6 +147,7 @@ class FileImport:
             end_line=start.lines_read, inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
             started_at=now_utc(), council_db_version=__version__,
             file_identity=_identity(self.source.path), file_size=self.source.size, format=self.options.format,
+            options=self.options.key(),
         )).inserted_primary_key[0]
         with import_lock(self.db, self.result.import_id):  # before the row can be seen: see import_locks
             end_offset, end_line = self._read_chunks(connection, imports, start)
@@ -204,9 +207,47 @@ class FileImport:
         result.no_verdict += normalised.no_verdict
         result.rejected += len(normalised.rejected)
         if normalised.rejected:
-            _store_rejected(connection, result.import_id, normalised.rejected)
+            self._keep_rejected(connection, normalised.rejected)
             room = None if self.strict else max(0, SHOWN_REJECTS - len(result.rejected_lines))
             result.rejected_lines.extend(normalised.rejected[:room])
+
+    def _keep_rejected(self, connection, rejected: list[Rejected]) -> None:
+        """Store the bad lines, but not one that another import of the file (same format and
+        options) kept already, at the same line number with the same hash: a file read again
+        after an import was deleted keeps each bad line once, and store/provenance notes whose
+        it is."""
+        from sqlalchemy import insert
+
+        from council_db.store.models import RejectedLine
+
+        rows = _rejected_rows(connection, self.result.import_id, rejected)
+        if self.source.kind in ("file", "gzip"):
+            earlier = self._kept_before(connection, min(r.line_number for r in rejected),
+                                        max(r.line_number for r in rejected))
+            owners = {earlier[row["line_number"], row["line_hash"]] for row in rows
+                      if (row["line_number"], row["line_hash"]) in earlier}
+            rows = [row for row in rows if (row["line_number"], row["line_hash"]) not in earlier]
+            record_reads(connection, self.result.import_id, owners)
+            self.result.rejected_earlier = sorted(owners | set(self.result.rejected_earlier))
+        if rows:
+            connection.execute(insert(RejectedLine.__table__), rows)
+
+    def _kept_before(self, connection, first: int, last: int) -> dict[tuple[int, str | None], int]:
+        """Bad lines ``first``..``last`` that other imports of this file (format and options)
+        kept, by (line number, line hash): which import kept each. A strict import's failed
+        attempt is a record of the attempt, not a reading of the file."""
+        from sqlalchemy import select
+
+        from council_db.store.models import Import, RejectedLine
+
+        found = connection.execute(
+            select(RejectedLine.line_number, RejectedLine.line_hash, RejectedLine.import_id)
+            .join(Import, Import.id == RejectedLine.import_id)
+            .where(Import.source == self.source.name, Import.source_kind == self.source.kind,
+                   Import.format == self.options.format, Import.options.is_not_distinct_from(self.options.key()),
+                   Import.status != "strict-failed", Import.id != self.result.import_id,
+                   RejectedLine.line_number.between(first, last)))
+        return {(number, digest): owner for number, digest, owner in found}
 
     def _checkpoint(self, connection, imports, end_offset: int, end_line: int, status: str) -> None:
         from sqlalchemy import update
@@ -234,6 +275,7 @@ class FileImport:
             start_offset=0, end_offset=0, start_line=0, end_line=0, inserted=0, duplicates=0,
             rejected=result.rejected, skipped=0, status="strict-failed", started_at=now_utc(),
             finished_at=now_utc(), council_db_version=__version__, format=self.options.format,
+            options=self.options.key(),
         )).inserted_primary_key[0]
         _store_rejected(connection, result.import_id, result.rejected_lines)
         connection.commit()
@@ -247,16 +289,21 @@ class FileImport:
 def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:
     from sqlalchemy import insert
 
-    from council_db.store.local_keys import line_hash, line_hash_key
     from council_db.store.models import RejectedLine
 
+    if rejected:
+        connection.execute(insert(RejectedLine.__table__), _rejected_rows(connection, import_id, rejected))
+
+
+def _rejected_rows(connection, import_id: int, rejected: list[Rejected]) -> list[dict]:
+    """``rejected_lines`` rows: what finds each line in its file, never its text."""
+    from council_db.store.local_keys import line_hash, line_hash_key
+
     key = line_hash_key(connection)
-    connection.execute(insert(RejectedLine.__table__), [
-        dict(import_id=import_id, line_number=r.line_number, field=r.field, reason=r.reason,
-             byte_length=r.byte_length, error_column=r.error_column, line_hash=line_hash(key, r.digest),
-             unknown_keys=r.unknown_keys, known_values=r.known_values)
-        for r in rejected
-    ])
+    return [dict(import_id=import_id, line_number=r.line_number, field=r.field, reason=r.reason,
+                 byte_length=r.byte_length, error_column=r.error_column, line_hash=line_hash(key, r.digest),
+                 unknown_keys=r.unknown_keys, known_values=r.known_values)
+            for r in rejected]
 
 
 def _identity(path: Path | None) -> str | None:

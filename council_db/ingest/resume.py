@@ -1,8 +1,8 @@
 """Where an import of a file starts, and what an earlier, killed import left behind.
 
 An import commits its progress (bytes and lines read) with its records and rejected
-lines, so the next import of the same file starts after the last commit of any earlier
-one, finished or killed: records would be deduplicated anyway, rejected lines would not.
+lines, so the next import of the same file (with the same format and options) starts after
+the last commit of earlier ones, finished or killed, unless undoing an import left a gap.
 A killed import's row is found by its lock (store/import_locks) and marked
 ``interrupted``; on SQLite the database is then checked for damage before anything is
 written on top.
@@ -11,10 +11,11 @@ written on top.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from council_db.ingest.formats.options import FormatOptions, described
 from council_db.store.import_locks import abandoned
 from council_db.store.upkeep import check_after_crash
 
@@ -62,30 +63,78 @@ def close_abandoned(db: Database, connection: Connection) -> None:
         connection.execute(update(Import).where(Import.id.in_(gone)).values(status="interrupted"))
 
 
-def resume_point(connection: Connection, source: Source, read_as: str = "llm-council") -> Start:
-    """Where to read ``source``: after the last committed read of an earlier import of the
-    same file in the same format (``read_as``), complete or interrupted, if the bytes it read
-    are still the same. A file read first in the wrong format is read whole in the right one."""
-    from sqlalchemy import or_, select
+def resume_point(connection: Connection, source: Source, options: FormatOptions | None = None) -> Start:
+    """Where to read ``source``: after the bytes that earlier imports of the same file with the
+    same ``options`` (format and its options) read without a gap, complete or interrupted, if
+    they are still the same bytes. A file read first in the wrong format, or with other
+    options, is read whole with these. Reads whose records went with a deleted import
+    (``records_lost``, store/provenance.py), or a read deleted itself, leave a gap: the next
+    import reads the file again from there."""
+    from sqlalchemy import and_, select
 
     from council_db.store.models import Import
 
+    options = options or FormatOptions()
     if source.kind != "file":
         return Start()
-    last = connection.execute(
-        select(Import.end_offset, Import.end_line, Import.head_sha256, Import.tail_sha256)
-        .where(Import.source == source.name, Import.source_kind == "file", Import.format == read_as,
-               # an interrupted row without hashes was written before they were kept at every commit
-               or_(Import.status == "complete", (Import.status == "interrupted") & Import.head_sha256.is_not(None)))
-        .order_by(Import.id.desc()).limit(1)
-    ).first()
+    # an interrupted row without hashes was written before they were kept at every commit
+    finished = (Import.status == "complete") | ((Import.status == "interrupted") & Import.head_sha256.is_not(None))
+    same_file = and_(Import.source == source.name, Import.source_kind == "file", Import.format == options.format,
+                     finished)
+    key = options.key()
+    reads = connection.execute(
+        select(Import.id, Import.start_offset, Import.end_offset, Import.end_line, Import.head_sha256,
+               Import.tail_sha256, Import.records_lost)
+        .where(same_file, Import.options.is_not_distinct_from(key)).order_by(Import.id)).all()
+    first, last = _read_through(reads)
     if last is None or last.end_offset == 0:
-        return Start()
+        return Start(note=_why_whole(connection, same_file, key, reads))
     if (source.size or 0) < last.end_offset:
         return Start(note="file is shorter than when last imported (truncated or replaced): reading it whole")
     if fingerprint(source.path, last.end_offset) != (last.head_sha256, last.tail_sha256):
         return Start(note="file content changed since last import (replaced): reading it whole")
-    return _line_start(source.path, last.end_offset, last.end_line)
+    start = _line_start(source.path, last.end_offset, last.end_line)
+    if any(read.end_offset > last.end_offset for read in reads if read.id > first.id):
+        return replace(start, note=f"reading it again from line {start.first_line}: what an earlier import of it "
+                                   "read after that went with a deleted import")
+    return start
+
+
+def _read_through(reads: list) -> tuple[Any, Any]:
+    """The first and the last of the reads that cover the file without a gap from its start:
+    the last read of it whole (start_offset 0), then the reads after it that continue where
+    the bytes read so far end (or one byte further: a newline left by a line taken without
+    it). Reads whose records went with a deleted import cover nothing. (None, None) without
+    a read of it whole."""
+    kept = [read for read in reads if not read.records_lost]
+    whole = [read for read in kept if read.start_offset == 0]
+    if not whole:
+        return None, None
+    first = last = whole[-1]
+    for read in sorted((r for r in kept if r.id > first.id), key=lambda r: (r.start_offset, r.id)):
+        if read.start_offset > last.end_offset + 1:
+            break
+        if read.end_offset >= last.end_offset:
+            last = read
+    return first, last
+
+
+def _why_whole(connection: Connection, same_file: Any, key: str | None, reads: list) -> str | None:
+    """Why a file imported before is read whole: its reads went with a deleted import, or it
+    was imported with other options (the most recent such import named)."""
+    from sqlalchemy import select
+
+    from council_db.store.models import Import
+
+    if any(read.end_offset for read in reads):
+        return "reading it whole: what earlier imports of it read went with a deleted import"
+    other = connection.execute(select(Import.id, Import.options).where(same_file, Import.options.is_distinct_from(key))
+                               .order_by(Import.id.desc()).limit(1)).first()
+    if other is None:
+        return None
+    return (f"imported before with other options (import {other.id}: {described(other.options)}): reading it whole "
+            f"with these ({described(key)}); records import {other.id} stored stay as it stored them (delete "
+            f"--import {other.id} first to store them as read now)")
 
 
 def _line_start(path: Path, offset: int, lines_read: int) -> Start:

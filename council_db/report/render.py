@@ -5,6 +5,7 @@ requests and wikis."""
 from __future__ import annotations
 
 import math
+
 from council_db.markdown_text import markdown_text
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 from council_db.report.p_values import flag_line, p_value

@@ -99,8 +99,35 @@ def use_wal(engine: Engine) -> None:
 def _on_sqlite_begin(connection: Connection) -> None:
     # Writers ask for IMMEDIATE so two importers queue on the busy timeout instead of
     # deadlocking when both try to upgrade a read lock.
-    mode = "IMMEDIATE" if connection.get_execution_options().get("write_lock") else ""
-    connection.exec_driver_sql(f"BEGIN {mode}".strip())
+    if connection.get_execution_options().get("write_lock"):
+        _begin_writing(connection)
+    else:
+        connection.exec_driver_sql("BEGIN")
+
+
+def _begin_writing(connection: Connection) -> None:
+    """BEGIN IMMEDIATE, which waits up to the busy timeout for the writer ahead; longer while
+    that may be a running import (a --strict import holds the lock for its whole file, and a
+    commit of 500,000 lines can take more than 30 s on a busy machine), saying so once. A
+    writer that is no import still stops this one after the busy timeout."""
+    from sqlalchemy import exc
+
+    from council_db.store.import_lock_files import live_imports
+
+    told = False
+    while True:
+        try:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            return
+        except exc.OperationalError as error:
+            path = sqlite_path(connection.engine.url.render_as_string(hide_password=False))
+            running = live_imports(path) if path is not None and "database is locked" in str(error) else []
+            if not running:
+                raise
+            if not told:
+                say(f"waiting for the running import{'s' * (len(running) > 1)} {', '.join(map(str, running))} to "
+                    "finish writing (the database is locked meanwhile; a --strict import holds it for its whole file)")
+                told = True
 
 
 def _on_postgres_begin(connection: Connection) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from council_db.store.day_sums import EXTREMES, TABLES, TotalsRows, TotalsTable, sums
+from council_db.store.provenance import RECORD_OWNER
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -39,17 +40,6 @@ UNDATED = 0  # the day of a session without a time
 def day_numbers(ts_us: Sequence[int | None]) -> np.ndarray:
     """Each time's UTC date as a day number (1 = 0001-01-01, as ``date.toordinal()``), UNDATED for None."""
     return np.array([UNDATED if t is None else (t + FROM_YEAR_ONE) // US_PER_DAY + 1 for t in ts_us], dtype=np.int64)
-
-
-def id_runs(ids: set[int]) -> list[tuple[int, int]]:
-    """Sorted ids as (first, last) runs of consecutive integers."""
-    runs: list[tuple[int, int]] = []
-    for value in sorted(ids):
-        if runs and value == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], value)
-        else:
-            runs.append((value, value))
-    return runs
 
 
 def _in_runs(session_id: np.ndarray, runs: list[tuple[int, int]]) -> np.ndarray:
@@ -79,11 +69,12 @@ class DayTotalsWriter:
         self.dialect = connection.dialect.name
 
     def stored(self, columns: ScoreColumns, day: np.ndarray,
-               runs: list[tuple[int, int]]) -> tuple[np.ndarray, TotalsRows | None]:
+               runs: list[tuple[int, int]]) -> tuple[np.ndarray, TotalsRows | None, set[int | None]]:
         """Read before the batch's insert: per batch row, whether its key is stored already;
-        and the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
+        the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
         sessions the batch adds to that were stored before it), None without any (the usual
-        batch). ``day`` is each batch row's session's day.
+        batch); and the imports that stored the held rows (store/provenance.py). ``day`` is
+        each batch row's session's day.
 
         Only the batch's models need their stored rows one by one (a row can only repeat a
         key of its own model); the others matter only for the sessions counted under a
@@ -92,7 +83,7 @@ class DayTotalsWriter:
         (fastchat-single) read every stored row of them for every batch: its import time grew
         with the square of the gradings per session."""
         if not runs:
-            return np.zeros(len(columns.session_id), dtype=bool), None
+            return np.zeros(len(columns.session_id), dtype=bool), None, set()
         ours = np.unique(columns.model_id[_in_runs(columns.session_id, runs)]).tolist()
         mark = "%s" if self.dialect == "postgresql" else "?"
         models = ", ".join([mark] * len(ours))
@@ -102,11 +93,11 @@ class DayTotalsWriter:
             found += self.connection.exec_driver_sql(
                 f"SELECT DISTINCT session_id, reviewer_id, CASE WHEN {mine} THEN model_id ELSE {OTHER_MODEL} END, "
                 f"CASE WHEN {mine} OR display_order THEN position ELSE 0 END, scale_id, display_order, "
-                f"CASE WHEN exclusion_id IS NULL THEN 1 ELSE 0 END FROM scores "
-                f"WHERE session_id BETWEEN {mark} AND {mark}",
-                (*(ours * 2 if len(ours) <= MODELS_LISTED else ()), *run)).all()
+                f"CASE WHEN exclusion_id IS NULL THEN 1 ELSE 0 END, CASE WHEN {mine} THEN {RECORD_OWNER} END "
+                f"FROM scores WHERE session_id BETWEEN {mark} AND {mark}",
+                (*(ours * 3 if len(ours) <= MODELS_LISTED else ()), *run)).all()
         if not found:
-            return np.zeros(len(columns.session_id), dtype=bool), None
+            return np.zeros(len(columns.session_id), dtype=bool), None, set()
         return _stored(columns, day, found)
 
     def add(self, columns: ScoreColumns, day: np.ndarray, new: np.ndarray, before: TotalsRows | None) -> None:
@@ -132,22 +123,25 @@ class DayTotalsWriter:
             self.connection.exec_driver_sql(_values_upsert(table, len(flat) // width), tuple(flat))
 
 
-def _stored(columns: ScoreColumns, day: np.ndarray, before: list[tuple]) -> tuple[np.ndarray, TotalsRows]:
+def _stored(columns: ScoreColumns, day: np.ndarray,
+            before: list[tuple]) -> tuple[np.ndarray, TotalsRows, set[int | None]]:
     """``DayTotalsWriter.stored`` from the stored rows' keys (session, reviewer, model,
-    position, scale, display order, usable). Only the batch's rows of those sessions can be
-    held: a few, looked up as tuples."""
+    position, scale, display order, usable, owner). Only the batch's rows of those sessions
+    can be held: a few, looked up as tuples."""
     theirs = np.flatnonzero(np.isin(columns.session_id, [row[0] for row in before]))
-    keys = {row[:4] for row in before}
+    owners = {row[:4]: row[7] for row in before}
+    keys = list(zip(*(column[theirs].tolist() for column in (
+        columns.session_id, columns.reviewer_id, columns.model_id, columns.position))))
     held = np.zeros(len(columns.session_id), dtype=bool)
-    held[theirs] = [key in keys for key in zip(*(column[theirs].tolist() for column in (
-        columns.session_id, columns.reviewer_id, columns.model_id, columns.position)))]
+    held[theirs] = [key in owners for key in keys]
     session_day = dict(zip(columns.session_id[theirs].tolist(), day[theirs].tolist()))
     usable = [row for row in before if row[6]]
     session, reviewer, model, slot, scale, shown = (np.array([row[n] for row in usable], dtype=np.int64)
                                                     for n in range(6))
     no, zero = np.zeros(len(usable), dtype=bool), np.zeros(len(usable))
-    return held, TotalsRows(session, np.array([session_day[s] for s in session.tolist()], dtype=np.int64), reviewer,
-                            model, scale, slot, shown.astype(bool), no, zero, zero, no)
+    totals = TotalsRows(session, np.array([session_day[s] for s in session.tolist()], dtype=np.int64), reviewer,
+                        model, scale, slot, shown.astype(bool), no, zero, zero, no)
+    return held, totals, {owners[key] for key in keys if key in owners}
 
 
 def _on_conflict(table: TotalsTable) -> str:

@@ -172,7 +172,7 @@ def recount_days(connection: Connection, days: set[int]) -> None:
     """Count the day totals of these days again from the records, a run of consecutive days
     at a time: after sessions are deleted on SQLite (on PostgreSQL, triggers of revision 0010
     do it)."""
-    from council_db.store.day_totals import id_runs
+    from council_db.store.id_runs import id_runs
 
     for first, last in id_runs(days):
         for table in DERIVED:

@@ -18,12 +18,12 @@ first commit, so a live import's lock is always held when its row can be seen.
 from __future__ import annotations
 
 import fcntl
-import glob
 import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from council_db.store.import_lock_files import holding, lock_file, lock_file_ids
 from council_db.store.location import sqlite_path
 
 if TYPE_CHECKING:
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
     from council_db.store.database import Database
 
 LIVE_IMPORT_KEY = 0x696D7074  # "impt": the first half of every import's advisory lock key
-
-
-def _lock_file(db_file: Path, import_id: int) -> Path:
-    return db_file.with_name(f".{db_file.name}.import-{import_id}.lock")
 
 
 @contextmanager
@@ -49,14 +45,8 @@ def import_lock(db: Database, import_id: int) -> Iterator[None]:
     if db_file is None:  # in-memory: no other process can see the row
         yield
         return
-    path = _lock_file(db_file, import_id)
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+    with holding(lock_file(db_file, import_id)):
         yield
-    finally:
-        path.unlink(missing_ok=True)  # while still locked: no checker can take it first
-        os.close(descriptor)
 
 
 @contextmanager
@@ -87,10 +77,7 @@ def abandoned(db: Database, connection: Connection, running: list[int]) -> list[
     db_file = sqlite_path(db.url)
     if db_file is None:  # in-memory: every import of this process has returned
         return list(running)
-    prefix = f".{db_file.name}.import-"
-    ids = [p.name[len(prefix):-len(".lock")] for p in db_file.parent.glob(f"{glob.escape(prefix)}*.lock")]
-    stale = [int(i) for i in ids if i.isdigit()]
-    gone = [i for i in sorted(set(running) | set(stale)) if _take_and_remove(_lock_file(db_file, i))]
+    gone = [i for i in sorted(set(running) | set(lock_file_ids(db_file))) if _take_and_remove(lock_file(db_file, i))]
     return [i for i in gone if i in running]
 
 

@@ -32,6 +32,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -122,6 +123,21 @@ class Import(Base):
     finished_at: Mapped[datetime | None] = mapped_column()
     council_db_version: Mapped[str] = mapped_column(String(32))
     format: Mapped[str] = mapped_column(String(32), server_default="llm-council")  # import --from
+    options: Mapped[str | None] = mapped_column(Text)  # --answers, --bench, --judge as JSON; NULL: none
+    # records it read went with a deleted import that had stored them first (see ImportOverlap):
+    # its file is read again by the next import of it
+    records_lost: Mapped[bool] = mapped_column(Boolean, server_default=false())
+
+
+class ImportOverlap(Base):
+    """Import ``import_id`` read records (or bad lines) that an import with an id in
+    ``first_id``..``last_id`` had stored first (revision 0013): deleting that import takes
+    them, so this one is marked ``records_lost``."""
+
+    __tablename__ = "import_overlaps"
+    import_id: Mapped[int] = mapped_column(ForeignKey("imports.id", ondelete="CASCADE"), primary_key=True)
+    first_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    last_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
 
 
 class RejectedLine(Base):
@@ -203,6 +219,9 @@ class Score(Base):
     self_review: Mapped[bool] = mapped_column(Boolean)
     exclusion_id: Mapped[int | None] = mapped_column(SmallInteger)
     envelope_id: Mapped[int | None] = mapped_column(Integer)
+    # The import that stored it (revision 0013); NULL for a record stored before, which belongs
+    # to its session's import. No index or foreign key: a few bytes a record, not a dozen.
+    import_id: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (
         sqlite_only("session_id", "sessions.id", ondelete="CASCADE"), sqlite_only("reviewer_id", "models.id"),

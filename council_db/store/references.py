@@ -6,7 +6,7 @@ But neither backend checks every edit by hand: SQLite's own shell leaves foreign
 and on PostgreSQL scores, session_stats and sessions.import_id have no per-row foreign keys
 (migration 0008; triggers there refuse removing a row that records use, but do not check an
 insert). An orphan record cannot be named in a report or an export, so ``--repair`` deletes
-it; a session whose import is gone keeps its records and loses its import_id.
+it; a session or a record whose import is gone is kept and loses its import_id.
 
 One scan of each table checks all its references at once: a LEFT JOIN per reference, which
 PostgreSQL runs as hash joins and SQLite as primary-key look-ups.
@@ -29,11 +29,14 @@ REFERENCES = (
     ("scores", "scale_id", "scales"),
     ("scores", "exclusion_id", "exclusion_reasons"),
     ("scores", "envelope_id", "record_envelopes"),
+    ("scores", "import_id", "imports"),
     ("session_stats", "session_id", "sessions"),
     ("session_stats", "scale_id", "scales"),
     ("sessions", "import_id", "imports"),
 )
-KEPT = {("sessions", "import_id")}  # a session outlives its import's row: --repair empties the column
+# a session or a record outlives its import's row: --repair empties the column (a record without
+# one belongs to its session's import, see store/provenance.py)
+KEPT = {("sessions", "import_id"), ("scores", "import_id")}
 
 
 def _tables() -> list[str]:

@@ -1,6 +1,6 @@
-"""Undoing what was stored: the sessions a bad import brought, one session, or every session
-before a time (retention). One write transaction each, so a deletion happens whole or not
-at all, and the derived tables stay true: a session's records, statistics and queued push
+"""Deleting sessions: one, or every session before a time (retention); an import is undone
+by store/import_removal.py. One write transaction each, so a deletion happens whole or not at
+all, and the derived tables stay true: a session's records, statistics and queued push
 events go with it (foreign keys on SQLite, statement triggers on PostgreSQL: migration 0008),
 and the day totals of its day are counted again (by triggers on PostgreSQL: migration 0010).
 
@@ -24,7 +24,6 @@ class Selection:
     description: str
     where: str
     params: dict[str, Any]
-    import_id: int | None = None  # delete --import: the import row goes too
 
 
 @dataclass(frozen=True)
@@ -35,12 +34,6 @@ class Deletion:
     records: int
     first_us: int | None
     last_us: int | None
-    later_imports: list[int]  # delete --import: later imports of the same file, which stay
-
-
-def of_import(import_id: int) -> Selection:
-    return Selection(f"the sessions import {import_id} stored", "s.import_id = :import_id",
-                     {"import_id": import_id}, import_id=import_id)
 
 
 def of_session(key: str) -> Selection:
@@ -58,8 +51,7 @@ def count(db: Database, selection: Selection) -> Deletion:
 
 
 def delete(db: Database, selection: Selection) -> Deletion:
-    """Delete the selection in one write transaction (which waits its turn behind imports);
-    a selection of no session changes nothing (an import's row stays)."""
+    """Delete the selection in one write transaction (which waits its turn behind imports)."""
     from sqlalchemy import text
 
     from council_db.store.derived import SESSION_DAY, recount_days
@@ -73,8 +65,6 @@ def delete(db: Database, selection: Selection) -> Deletion:
         connection.execute(text(f"DELETE FROM sessions AS s WHERE {selection.where}"), selection.params)
         if connection.dialect.name == "sqlite":  # PostgreSQL's triggers recount the days themselves
             recount_days(connection, days)
-        if selection.import_id is not None:  # its rejected lines go with it; a re-import reads the file again
-            connection.execute(text("DELETE FROM imports WHERE id = :import_id"), {"import_id": selection.import_id})
     return counted
 
 
@@ -83,15 +73,4 @@ def _measured(rows: Callable[[str, dict[str, Any]], Sequence], selection: Select
         f"SELECT COUNT(*), MIN(s.ts_us), MAX(s.ts_us) FROM sessions AS s WHERE {selection.where}", selection.params)[0]
     records = rows(f"SELECT COUNT(*) FROM scores AS sc JOIN sessions AS s ON s.id = sc.session_id "
                    f"WHERE {selection.where}", selection.params)[0][0]
-    return Deletion(int(sessions), int(records), first_us, last_us, _later_imports(rows, selection.import_id))
-
-
-def _later_imports(rows: Callable[[str, dict[str, Any]], Sequence], import_id: int | None) -> list[int]:
-    """Later imports of the same file as ``import_id``: a re-import resumes after the last of
-    them, so deleting an import whose file was imported again does not make it read again."""
-    if import_id is None:
-        return []
-    found = rows("SELECT later.id FROM imports AS this JOIN imports AS later ON later.source = this.source "
-                 "AND later.source_kind = this.source_kind AND later.id > this.id WHERE this.id = :import_id "
-                 "ORDER BY later.id", {"import_id": import_id})
-    return [int(row[0]) for row in found]
+    return Deletion(int(sessions), int(records), first_us, last_us)

@@ -2,21 +2,42 @@
 
 The same numbers as sql/session_stats.sql (the definition, and what any other session
 gets), computed with numpy from the rows the importer holds in memory: reading them back
-with SQL would cost a third of the import's time. A test checks the two agree.
+with SQL would cost a third of the import's time. A test checks the two agree. Sessions
+whose records changed otherwise are recomputed by that SQL (``refresh``).
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from council_db.contract.score_batch import OUT_OF_SCALE, UNSCORED, ScoreColumns
+from council_db.resources import read_sql
+from council_db.store.id_runs import id_runs
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 COLUMNS = ("session_id", "scale_id", "records", "usable", "unscored", "out_of_scale", "known_lengths", "score_sum",
            "score_sq_sum",
            "length_sum", "length_sq_sum", "length_score_sum", "answers", "answer_sxx", "answer_syy", "answer_sxy",
            "answer_z")
+
+
+def refresh(connection: Connection, session_ids: set[int]) -> None:
+    """Recompute these sessions' statistics from their scores, in the caller's write
+    transaction (a session's records can arrive in several batches or imports, or go with an
+    import, and an answer's mean score is not additive). Ids come in runs (new sessions get
+    consecutive ids), so each run is one range query."""
+    from sqlalchemy import text
+
+    for first, last in id_runs(session_ids):
+        bounds = {"first": first, "last": last}
+        connection.execute(text("DELETE FROM session_stats WHERE session_id BETWEEN :first AND :last"), bounds)
+        connection.execute(text(f"INSERT INTO session_stats ({', '.join(COLUMNS)}) " + read_sql("session_stats")),
+                           bounds)
 
 
 def groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

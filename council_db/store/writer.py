@@ -24,12 +24,13 @@ from council_db.contract.envelope import Envelope
 from council_db.contract.fields import DEFAULT_REVIEWER_KIND
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
-from council_db.resources import read_sql
-from council_db.store.day_totals import DayTotalsWriter, day_numbers, id_runs
+from council_db.store.day_totals import DayTotalsWriter, day_numbers
+from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
 from council_db.store.pg_copy import CopyTable, CopyWriter
+from council_db.store.provenance import record_reads
 from council_db.store.reviewer_kinds import mark_stated
-from council_db.store.session_stats import COLUMNS as STATS_COLUMNS
+from council_db.store.session_stats import refresh as refresh_stats
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -51,7 +52,7 @@ ENVELOPE_COLUMNS = ("timestamp", "ts_us", "consent_level", "schema_version", "sc
 SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id")
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
-                 "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id")
+                 "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id", "import_id")
 SCORE_KEY = "session_id, reviewer_id, model_id, position"
 STATS_KEY = "session_id, scale_id"
 
@@ -256,10 +257,11 @@ class ScoreWriter:
         touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched  # this batch's new sessions: none of their rows is stored
         day = day_numbers(ts_us)[batch.session]
-        held, before = self.totals.stored(columns, day, id_runs(touched - created))  # read before the insert
+        held, before, owners = self.totals.stored(columns, day, id_runs(touched - created))  # before the insert
+        record_reads(self.connection, import_id, owners)
         new = _first_of_each_key(columns) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
         fresh = new & _in_sessions(columns.session_id, created)
-        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), new, fresh)
+        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), new, fresh, import_id)
         if inserted:
             self._session_stats(columns, fresh, touched - created)
             self.totals.add(columns, day, new, before)
@@ -268,13 +270,15 @@ class ScoreWriter:
         return inserted
 
     def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, new: np.ndarray,
-                       fresh: np.ndarray) -> int:
-        """The ``new`` score rows (the others repeat a key stored or earlier in the batch; the
-        insert still skips a stored key). PostgreSQL copies the ``fresh`` ones straight into
-        the table and the rows of older sessions through a staging table (store.pg_copy)."""
+                       fresh: np.ndarray, import_id: int | None) -> int:
+        """The ``new`` score rows, stored by ``import_id`` (the others repeat a key stored or
+        earlier in the batch; the insert still skips a stored key). PostgreSQL copies the
+        ``fresh`` ones straight into the table and the rows of older sessions through a
+        staging table (store.pg_copy)."""
+        count = len(columns.session_id)
         if self.arrays:
-            envelopes = np.zeros(len(columns.session_id), dtype=np.int64) if envelope_ids is None else envelope_ids
-            rows = [*vars(columns).values(), envelopes]
+            envelopes = np.zeros(count, dtype=np.int64) if envelope_ids is None else envelope_ids
+            rows = [*vars(columns).values(), envelopes, np.full(count, import_id or 0, dtype=np.int64)]
             inserted = self.copies.copy(_scores_table(), [column[fresh] for column in rows]) if fresh.any() else 0
             older = new & ~fresh
             if older.any():
@@ -282,9 +286,10 @@ class ScoreWriter:
             return inserted
         if not new.all():
             columns, envelope_ids = columns.select(new), None if envelope_ids is None else envelope_ids[new]
-        envelopes = [None] * len(columns.session_id) if envelope_ids is None else \
-            [value or None for value in envelope_ids.tolist()]
-        return self._insert_columns("scores", SCORE_COLUMNS, SCORE_KEY, [*columns.as_lists(), envelopes])
+        count = len(columns.session_id)
+        envelopes = [None] * count if envelope_ids is None else [value or None for value in envelope_ids.tolist()]
+        return self._insert_columns("scores", SCORE_COLUMNS, SCORE_KEY, [*columns.as_lists(), envelopes,
+                                                                         [import_id] * count])
 
     def _session_stats(self, columns: ScoreColumns, fresh: np.ndarray, older: set[int]) -> None:
         """Statistics of the sessions this batch touched, in its transaction. A session it
@@ -295,12 +300,12 @@ class ScoreWriter:
         if self.stats_at_commit:
             self.stale |= older
         else:
-            self.refresh_session_stats(older)
+            refresh_stats(self.connection, older)  # writers take turns (database.write_lock): no race
 
     def settle(self) -> None:
         """Before a commit (``stats_at_commit``): the older sessions' statistics, recomputed once
         however many batches added to them (fastchat-single's sessions gain records all through a file)."""
-        self.refresh_session_stats(self.stale)
+        refresh_stats(self.connection, self.stale)
         self.stale.clear()
 
     def _insert_stats(self, columns: ScoreColumns) -> None:
@@ -312,16 +317,6 @@ class ScoreWriter:
         else:
             self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
 
-    def refresh_session_stats(self, session_ids: set[int]) -> None:
-        """Recompute the touched sessions' statistics from their scores (a session's records
-        can arrive in several batches or imports, and an answer's mean score is not additive).
-        Ids come in runs (new sessions get consecutive ids), so each run is one range query."""
-        for first, last in id_runs(session_ids):  # writers take turns (database.write_lock): no race
-            bounds = {"first": first, "last": last}
-            self.connection.execute(_sql("DELETE FROM session_stats WHERE session_id BETWEEN :first AND :last"),
-                                    bounds)
-            self.connection.execute(_sql(f"INSERT INTO session_stats ({', '.join(STATS_COLUMNS)}) "
-                                         + read_sql("session_stats")), bounds)
 
 
 def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:
@@ -346,7 +341,7 @@ def _first_of_each_key(columns: ScoreColumns) -> np.ndarray:
 
 @cache
 def _scores_table() -> CopyTable:
-    return CopyTable.of("scores", SCORE_COLUMNS, SCORE_KEY, nullable=("exclusion_id", "envelope_id"))
+    return CopyTable.of("scores", SCORE_COLUMNS, SCORE_KEY, nullable=("exclusion_id", "envelope_id", "import_id"))
 
 
 @cache
@@ -359,13 +354,6 @@ def _stats_table() -> CopyTable:
     from council_db.store.session_stats import COLUMNS
 
     return CopyTable.of("session_stats", COLUMNS, STATS_KEY, nullable=("answer_z",))
-
-
-@cache
-def _sql(statement: str):
-    from sqlalchemy import text
-
-    return text(statement)
 
 
 def _session_rows(reserved: list[int], first_seen: dict[str, Envelope], import_id: int | None) -> list[tuple]:

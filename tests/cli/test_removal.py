@@ -48,11 +48,11 @@ def test_deleting_a_bad_import_leaves_what_the_good_import_alone_gives(cli, two_
     assert cli("import", str(bad_file)).exit_code == 0
 
     dry = cli("delete", "--import", "2")
-    assert dry.exit_code == 0 and "would delete 10 sessions (160 records" in dry.stderr
+    assert dry.exit_code == 0 and f"would delete import 2 ({bad_file}): 10 sessions (160 records" in dry.stderr
     assert len(exported(cli)) == len(good) + len(bad)  # a dry run deletes nothing
 
     done = cli("delete", "--import", "2", "--yes")
-    assert done.exit_code == 0 and "deleted 10 sessions (160 records" in done.stderr
+    assert done.exit_code == 0 and f"deleted import 2 ({bad_file}): 10 sessions (160 records" in done.stderr
     assert len(exported(cli)) == len(good)
     assert same_numbers(report(cli), before)
     assert cli("db", "check").exit_code == 0  # session_stats holds no row of a deleted session

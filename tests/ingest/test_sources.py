@@ -68,7 +68,7 @@ def test_a_fifo_is_read_as_a_stream_like_stdin(tmp_path, cli, db):
     writer.join(timeout=10)
 
     assert result.exit_code == 0, result.output
-    assert f"{fifo}: 16 lines, 16 new records" in result.stderr
+    assert f"{fifo} (import 1): 16 lines, 16 new records" in result.stderr
     assert scalar(db, "SELECT source_kind FROM imports") == "stream"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from pathlib import Path
+
 import pytest
 
 from council_db.errors import CouncilDbError

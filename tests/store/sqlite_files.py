@@ -20,6 +20,7 @@ EXPECTED_TABLES = {
     "exclusion_reasons",
     "imports",
     "rejected_lines",
+    "import_overlaps",
     "sessions",
     "record_envelopes",
     "scores",

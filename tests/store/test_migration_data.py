@@ -80,13 +80,32 @@ FIXTURE_0012 = FIXTURE_0009.replace(
     "INSERT INTO models (id, name, reviewer_kind) VALUES (1, 'openai/gpt-4o', 'judge'), "
     "(2, 'anthropic/claude-3-5-sonnet', 'human'), (3, 'google/gemini', 'gold');")
 assert FIXTURE_0012.count("'human'") == 1
+# 0013 names the import that stored each record, an import's options, and which imports read
+# records another had stored first (an import of a second file, whose records were lost).
+FIXTURE_0013 = FIXTURE_0012.replace("""display_order, self_review, exclusion_id, envelope_id)
+VALUES (1, 1, 2, 0, -1, 8.5, 1, 1, 0, NULL, NULL),
+       (1, 1, 1, 1, 900, 9.0, 1, 1, 1, NULL, 1),
+       (1, 2, 3, 2, 40, 0.0, 1, 1, 0, 1, NULL),
+       (2, 3, 2, 0, 700, 0.5, 2, 0, 0, NULL, NULL);""", """display_order, self_review, exclusion_id, envelope_id, import_id)
+VALUES (1, 1, 2, 0, -1, 8.5, 1, 1, 0, NULL, NULL, 1),
+       (1, 1, 1, 1, 900, 9.0, 1, 1, 1, NULL, 1, 1),
+       (1, 2, 3, 2, 40, 0.0, 1, 1, 0, 1, NULL, 2),
+       (2, 3, 2, 0, 700, 0.5, 2, 0, 0, NULL, NULL, NULL);""") + """
+INSERT INTO imports (id, source, source_kind, mode, start_offset, end_offset, start_line, end_line, inserted,
+    duplicates, rejected, skipped, status, started_at, council_db_version, format, options, records_lost)
+VALUES (2, '/data/gpt-4_single.jsonl', 'file', 'full', 0, 900, 0, 2, 1, 1, 0, 0, 'complete',
+        '2025-12-18 10:00:00.000000', '0.2.0', 'fastchat-single', '{"bench": "mt_bench"}', 1);
+INSERT INTO import_overlaps (import_id, first_id, last_id) VALUES (2, 1, 1);
+"""
+assert FIXTURE_0013.count("import_id)") == 2 and "NULL, NULL, NULL);" in FIXTURE_0013
 
 # 0002, 0003 and 0005 add views only; 0004's session_stats and 0010's day totals are derived
 # from the scores (the migrations compute them), so older data is theirs too.
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
-            "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012}
+            "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
+            "0013": FIXTURE_0013}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
-               "exclusion_reasons", "outbox_events", "local_keys")
+               "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps")
 # What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as
 # redaction let query text through (issue 14; a downgrade gives it back empty), and withholds
 # the values that old reasons quoted.

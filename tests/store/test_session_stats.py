@@ -29,11 +29,11 @@ def stats_rows(db) -> dict[tuple[int, int], tuple]:
 
 def recomputed(db) -> dict[tuple[int, int], tuple]:
     """What sql/session_stats.sql gives when run afresh over every session."""
-    from council_db.store.writer import ScoreWriter
+    from council_db.store.session_stats import refresh
 
     with db.engine.begin() as connection:
         ids = {row[0] for row in connection.execute(text("SELECT id FROM sessions"))}
-        ScoreWriter(connection).refresh_session_stats(ids)
+        refresh(connection, ids)
     return stats_rows(db)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,14 @@ class FormatOptions:
     judge: str | None = None  # the judge model, for review tables whose lines name only a prompt
     reviewer_kind: str | None = None  # every reviewer's kind, unless its lines state one (any format)
 
+    def key(self) -> str | None:
+        """The options as an import's row keeps them (JSON; None without any): a file is
+        resumed only by an import with the same (ingest/resume.py)."""
+        given = {"answers": None if self.answers is None else str(self.answers.resolve()), "bench": self.bench,
+                 "judge": self.judge}
+        present = {name: value for name, value in given.items() if value is not None}
+        return json.dumps(present, sort_keys=True) if present else None
+
     def check(self) -> None:
         """Refuse options the format does not use, or names no record can store, before anything is read."""
         if self.format not in FORMATS:
@@ -48,3 +57,10 @@ class FormatOptions:
         if self.format == "fastchat-review" and self.answers is None:
             raise CouncilDbError("--from fastchat-review needs --answers DIR (the answer_*.jsonl files): a review "
                                  "names its two answers by id, and only the answer files say which model wrote them")
+
+
+def described(key: str | None) -> str:
+    """Options kept as ``FormatOptions.key`` gives them, as the command line would give them."""
+    if key is None:
+        return "no --answers, --bench or --judge"
+    return " ".join(f"--{name} {value}" for name, value in json.loads(key).items())

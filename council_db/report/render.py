@@ -8,6 +8,7 @@ from typing import Iterable
 
 from council_db.markdown_text import markdown_text
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
+from council_db.report import reference_render
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.trend_units import trend_figure, trend_unit
 
@@ -101,6 +102,8 @@ def text(report: BiasReport) -> str:
         "(joint model, pooled over reviewers)")
     add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}"
         + _agreement_n(report))
+    for line in ["", *reference_render.text_lines(report, interval)] if report.reference else []:
+        add(line)
     _models(report, add)
     _trends(report, add)
     _anomalies(report, add)
@@ -367,6 +370,7 @@ def markdown(report: BiasReport) -> str:
                 for a in report.anomalies] or ["None."]
         out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
+        out += reference_render.markdown_lines(report, interval)
     if report.warnings:
         out += ["", "## Warnings", ""] + [f"- {markdown_text(warning)}" for warning in report.warnings]
     return "\n".join(out) + "\n"

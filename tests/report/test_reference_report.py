@@ -120,3 +120,20 @@ def test_the_agreement_ci_covers_the_planted_agreement_on_simulated_stores(tmp_p
     # 12 intervals of 95%: 10 or more cover with probability 0.98 (binomial); coverage over many
     # data sets is benchmarks/bench_reference.py's.
     assert sum(covered) >= 10, covered
+
+
+def test_every_format_shows_the_section_with_its_n_and_cis_and_the_text_fits_80_columns(tmp_path):
+    records, _ = simulated(sessions=40, seed=5, **PAIRWISE)
+    cli = imported(tmp_path, "shown", records)
+    text = cli("bias-report").stdout
+    section = text[text.index("AGAINST THE REFERENCE"):].split("\n\n")[0].splitlines()
+    assert max(map(len, section)) <= 80
+    assert any(line.startswith("raters among themselves: agreement") for line in section)
+    for judge in ("judge", "noisy", "twin"):
+        shown = section[section.index(f"  {judge} (pairwise sessions)") + 1]
+        assert re.match(r"    S1 agreement \d\.\d\d \[\d\.\d\d, \d\.\d\d\], kappa .*, \d+ sessions$", shown), shown
+    markdown = cli("bias-report", "--format", "markdown").stdout
+    assert "## Against the reference" in markdown and "| judge | sessions of | agreement (S1) |" in markdown
+    page = cli("bias-report", "--format", "html", "-o", str(tmp_path / "r.html"))
+    assert page.exit_code == 0 and '<section id="reference"><h2>Against the reference</h2>' in \
+        (tmp_path / "r.html").read_text(encoding="utf-8")

@@ -17,9 +17,9 @@ Interval = Callable[..., str]
 WIDTH = 80
 TITLE = "Against the reference"
 READING = ("agreement: the judge's verdict on two answers (which is better, or a tie) against the raters' strict "
-           "majority; S1 keeps ties (chance 1/3), S2 drops pairs either side called a tie (chance 1/2). The "
-           "ceiling is the raters' agreement with each other; 'below' compares the judge with single raters "
-           "(one-sided p, in the one Benjamini-Hochberg family).")
+           "majority; S1 keeps ties (chance 1/3), S2 drops pairs either side called a tie (chance 1/2). 'vs the "
+           "raters' own agreement' is the judge's agreement with single raters minus the raters' with each other "
+           "(the human ceiling; one-sided p, in the one Benjamini-Hochberg family).")
 
 
 def judged(report: BiasReport) -> list[tuple[ReviewerProfile, JudgeReference]]:
@@ -75,7 +75,7 @@ def _judge_lines(found: JudgeReference, interval: Interval) -> list[str]:
         out.append(f"S2 agreement {interval(verdicts.agreement_without_ties, False)}, kappa "
                    f"{interval(verdicts.kappa_without_ties, False)}, {_n(verdicts.agreement_without_ties)}")
         if family.below_ceiling is not None:
-            out.append(f"with single raters minus the raters' own: {interval(family.below_ceiling)}, p "
+            out.append(f"vs the raters' own agreement: {interval(family.below_ceiling)}, p "
                        f"{p_value(family.below_ceiling.p_value)} ({_n(family.below_ceiling)})")
         if family.alpha is not None:
             out.append(f"on the scale: alpha {interval(family.alpha, False)}, judge minus raters "
@@ -88,7 +88,7 @@ def _judge_lines(found: JudgeReference, interval: Interval) -> list[str]:
     biases += [(f"first slot {interval(c.difference)}", c.difference) for c in [found.first_slot]
                if c and c.difference]
     if biases:
-        out.append("minus the raters' own: " + ", ".join(words for words, _ in biases) + " points")
+        out.append("vs the raters' own effect: " + ", ".join(words for words, _ in biases) + " points")
     if found.reasoning_chain is not None:
         out.append(f"longer wrong answers pull its verdict: {interval(found.reasoning_chain)} per SD of log "
                    f"length ({_n(found.reasoning_chain)})")
@@ -129,7 +129,7 @@ def tables(report: BiasReport, interval: Interval) -> list[tuple[str, list[str],
              _n(r.agreement)] for p, r in judged(report)]
     if rows:
         out.append(("Agreement with the reference's majority", ["judge", "sessions of", "agreement (S1)",
-                    "kappa (S1)", "agreement (S2)", "single raters minus ceiling", "replace a rater?", "n"], rows))
+                    "kappa (S1)", "agreement (S2)", "vs the raters' own agreement", "replace a rater?", "n"], rows))
     gold = [[p.reviewer_id, interval(g.accuracy, False), *(_share(s) for s in (g.accuracy_listed, g.accuracy_swapped,
              g.both_correct, g.same_verdict, g.net_correct)), str(g.unjudged), _n(g.accuracy)]
             for p, r in judged(report) if (g := r.gold) is not None]

@@ -70,8 +70,8 @@ def candidates(report: BiasReport) -> list[Candidate]:
         if below is None or below.p_value is None:
             continue
         out.append((KIND, profile.reviewer_id, below.estimate, below.p_value,
-                    f"{profile.reviewer_id} agrees with single raters {below.estimate:+.2f} below the raters' "
-                    f"agreement with each other (95% CI {_signed(below.ci_low)} to {_signed(below.ci_high)})"))
+                    f"{profile.reviewer_id} agrees with people less than they agree with each other: "
+                    f"{below.estimate:+.2f} (95% CI {_signed(below.ci_low)} to {_signed(below.ci_high)})"))
     return out
 
 

@@ -137,3 +137,11 @@ def test_every_format_shows_the_section_with_its_n_and_cis_and_the_text_fits_80_
     page = cli("bias-report", "--format", "html", "-o", str(tmp_path / "r.html"))
     assert page.exit_code == 0 and '<section id="reference"><h2>Against the reference</h2>' in \
         (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_sessions_left_out_as_anomalous_are_left_out_of_the_comparison_too(tmp_path):
+    records, _ = simulated(sessions=60, seed=7, anomaly_rate=0.15, **PAIRWISE)  # people rate every session
+    found = report(imported(tmp_path, "anomalous", records), "--exclude-anomalies")
+    assert found["window"]["filters"]["exclude_anomalies"] > 0
+    assert found["reference"]["sessions"] == found["window"]["sessions"] == 60 - found["window"]["filters"][
+        "exclude_anomalies"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from council_db.report.reference_model import (
     Contrast,
     FamilyFigures,
@@ -52,8 +54,6 @@ def attach(report: BiasReport, data: ScoreData) -> None:
 
 def _note(data: ScoreData) -> str:
     """Where the reference raters' scores went: out of the judges' figures and the window's counts."""
-    import numpy as np
-
     kind = np.array([data.kinds.get(name, "judge") for name in data.reviewers], dtype=object)[data.reviewer]
     counts = ", ".join(f"{int((kind == k).sum()):,} {k}" for k in ("human", "gold") if (kind == k).any())
     return (f"scores of reference raters ({counts}) are the reference, not judgments: they are left out of every "

@@ -19,6 +19,8 @@ class ReferenceMetric(msgspec.Struct, kw_only=True):
     ci_low: float | None
     ci_high: float | None
     n_sessions: int
+    confidence: Annotated[Literal["insufficient", "preliminary", "moderate", "high"], Meta(description=(
+        "ADR-018's tier for the figure's own sessions"))]
     p_value: float | None = None
     method: str = ""
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from council_db.analysis.stats.tiers import confidence_tier
 from council_db.report.reference_model import (
     Contrast,
     FamilyFigures,
@@ -89,8 +90,10 @@ def metric(found: Estimate | None) -> ReferenceMetric | None:
     """An analysis Estimate as the contract's metric; None when the data cannot give one."""
     if found is None or not math.isfinite(found.estimate):
         return None
+    sessions = int(found.n_sessions or 0)
     return ReferenceMetric(estimate=float(found.estimate), ci_low=_finite(found.ci_low), ci_high=_finite(found.ci_high),
-                           n_sessions=int(found.n_sessions or 0), p_value=_finite(found.p_value), method=found.method)
+                           n_sessions=sessions, confidence=confidence_tier(sessions), p_value=_finite(found.p_value),
+                           method=found.method)
 
 
 def _finite(value: float | None) -> float | None:
@@ -98,11 +101,10 @@ def _finite(value: float | None) -> float | None:
 
 
 def _share(found: gold.Share) -> ReferenceShare:
-    estimate = found.estimate
-    return ReferenceShare(estimate=_finite(estimate.estimate),
-                          ci_low=_finite(estimate.ci_low), ci_high=_finite(estimate.ci_high),
-                          n_sessions=int(estimate.n_sessions or 0), method=estimate.method,
-                          count=found.count, of=found.of)
+    estimate, sessions = found.estimate, int(found.estimate.n_sessions or 0)
+    return ReferenceShare(estimate=_finite(estimate.estimate), ci_low=_finite(estimate.ci_low),
+                          ci_high=_finite(estimate.ci_high), n_sessions=sessions, confidence=confidence_tier(sessions),
+                          method=estimate.method, count=found.count, of=found.of)
 
 
 def _verdicts(found: agreement.VerdictAgreement | None) -> VerdictFigures | None:

@@ -96,7 +96,8 @@ def test_the_llmbar_report_gives_for_every_judge_and_strategy_the_authors_statis
         assert as_llmbar_counts(gold) == published(path), run_name(path)
         listed = gold["accuracy_listed"]
         assert listed["estimate"] == pytest.approx(listed["count"] / listed["of"])
-        assert listed["ci_low"] < listed["estimate"] < listed["ci_high"] and listed["n_sessions"] > 0
+        assert listed["ci_low"] < listed["estimate"] < listed["ci_high"] and listed["n_sessions"] >= 98
+        assert listed["confidence"] == "high"
     assert llmbar["reference"]["kind"] == "gold" and llmbar["reference"]["gold_pairs"] == 100
     assert set(llmbar["reference"]["gold_accuracy"]) == set(reviewers)
 

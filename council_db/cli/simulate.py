@@ -38,6 +38,12 @@ OPTION_FOR_FIELD = {
     "consent_level": "--consent-level",
     "days": "--days",
     "end": "--end",
+    "humans": "--humans",
+    "humans_per_session": "--humans-per-session",
+    "gold": "--gold",
+    "reference_share": "--reference-share",
+    "answer_sd": "--answer-sd",
+    "reviewer_noise_sd": "--reviewer-noise",
 }
 
 
@@ -141,6 +147,33 @@ def command(
             help="Time of the last session; UTC if no zone.",
         ),
     ] = None,
+    humans: Annotated[
+        str | None,
+        typer.Option(metavar="A,B,...", show_default="none",
+                     help="Human raters (reviewer_kind human), rating like judges with their own noise."),
+    ] = None,
+    humans_per_session: Annotated[
+        int | None,
+        typer.Option(min=1, metavar="N", show_default="all", help="Humans drawn to rate each rated session."),
+    ] = None,
+    gold: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", show_default="none",
+                     help="A gold reviewer (reviewer_kind gold) scoring each answer's true quality."),
+    ] = None,
+    reference_share: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, metavar="SHARE", help="Share of sessions the humans and gold rate."),
+    ] = 1.0,
+    answer_sd: Annotated[
+        float,
+        typer.Option(min=0.0, metavar="SD", help="SD of each answer's own quality, seen by every rater."),
+    ] = 0.0,
+    reviewer_noise: Annotated[
+        str | None,
+        typer.Option(metavar="REVIEWER=SD,...", show_default="--noise",
+                     help="Score noise SD per reviewer or human."),
+    ] = None,
     truth: Annotated[
         Path | None,
         typer.Option(metavar="PATH", help="Also write the planted parameters as JSON."),
@@ -164,6 +197,8 @@ def command(
         "position_effects": _parse(text_values.parse_floats, position_effect, "--position-effect"),
         "drift": _parse(text_values.parse_mapping, drift, "--drift"),
         "end": _parse(text_values.parse_utc_datetime, end, "--end"),
+        "humans": _parse(text_values.parse_names, humans, "--humans"),
+        "reviewer_noise_sd": _parse(text_values.parse_mapping, reviewer_noise, "--reviewer-noise"),
     }
     try:
         config = sim.SimulationConfig(
@@ -184,6 +219,10 @@ def command(
             schema_version=schema_version,
             consent_level=consent_level,
             days=days,
+            humans_per_session=humans_per_session,
+            gold=gold,
+            reference_share=reference_share,
+            answer_sd=answer_sd,
             **{name: value for name, value in given.items() if value is not None},
         )
     except sim.SimulationConfigError as error:

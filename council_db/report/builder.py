@@ -20,7 +20,7 @@ from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.contract.timestamps import format_us
-from council_db.report import position_section
+from council_db.report import position_section, reference_section
 from council_db.report import sections as report_sections
 from council_db.report.model import (
     AgreementMetric,
@@ -39,7 +39,7 @@ from council_db.report.scale_bound import beyond_scale
 
 FDR = 0.05
 FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point", "anomaly",
-              "affinity", "anchoring"]
+              "affinity", "anchoring", reference_section.KIND]
 BOOTSTRAP_RESAMPLES = 1000
 
 
@@ -79,12 +79,15 @@ def _clean(value) -> float | None:
 
 def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = None, seed: int = 0,
           resamples: int = BOOTSTRAP_RESAMPLES, totals: WindowTotals | None = None,
-          window_sessions: int | None = None, requested: Requested | None = None) -> BiasReport:
+          window_sessions: int | None = None, requested: Requested | None = None,
+          with_reference: ScoreData | None = None) -> BiasReport:
     """The report for these scores. ``seed`` fixes the session resampling, so the same data
     gives the same numbers. When ``data`` is a sample of a larger window (``window_sessions``
     sessions), ``totals`` (whole-window sums) give the counts and length correlations.
     ``requested`` (``Window.requested()``) is the span the window asked for, which the report
-    states beside the span its sessions fill."""
+    states beside the span its sessions fill. ``with_reference`` is ``data`` with its human
+    raters' and gold labels' scores too (``data`` holds the judges' only): the section "Against
+    the reference"."""
     tier = stats.confidence_tier(totals.sessions if totals else data.n_sessions)
     context = _Context(data, tier, np.random.default_rng(seed))
     warnings = _data_warnings(data, totals)
@@ -114,6 +117,8 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                         window=window, confidence=tier, excluded=dict(totals.excluded if totals else data.excluded),
                         flags=[], warnings=warnings, **parts)
+    if with_reference is not None and tier != "insufficient":
+        reference_section.attach(report, with_reference)
     report.flags = _flags(report, sections)
     position_section.note_disagreement(report)
     sections.fill(report)
@@ -316,6 +321,7 @@ def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]
         add(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
              f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
              f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"), "the length effect")
+    candidates += reference_section.candidates(report)
     groups = {**sections.groups,
               position_section.GROUP: position_section.candidates(report.position, report.window.scale,
                                                                   report.warnings)}

@@ -27,6 +27,18 @@ class WindowReport:
         return render_html.html(self.report, session_series(self.data))
 
 
+def _same_sessions(with_reference: ScoreData | None, data: ScoreData) -> ScoreData | None:
+    """The reference raters' scores of the sessions ``data`` kept (anomalous ones may be left out)."""
+    if with_reference is None or with_reference.n_sessions == data.n_sessions:
+        return with_reference
+    import numpy as np
+
+    from council_db.analysis.loading.score_data import keep_sessions
+
+    return keep_sessions(with_reference, np.isin(np.array(with_reference.session_keys, dtype=object),
+                                                 np.array(data.session_keys, dtype=object)))
+
+
 def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, seed: int = 0,
                       sample_sessions: int | None = None, exclude_anomalies: bool = False) -> WindowReport:
     """The report of ``window``. ``filters`` is what the report says it was asked for; above
@@ -54,7 +66,8 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
         filters = {**filters, "exclude_anomalies": len(dropped)}
         totals = None  # whole-window sums would still hold the excluded sessions
     result = build(data, as_of=window.as_of, filters=filters, seed=seed, totals=totals,
-                   window_sessions=loaded.window_sessions, requested=window.requested())
+                   window_sessions=loaded.window_sessions, requested=window.requested(),
+                   with_reference=_same_sessions(loaded.with_reference, data))
     result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
     if exclude_anomalies:
         result.warnings.insert(0, anomalies.excluded_note(dropped))

@@ -19,10 +19,12 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from council_db.report.reference_model import JudgeReference, ReferenceOverview
+
 Tier = Literal["insufficient", "preliminary", "moderate", "high"]
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.2.0"
+REPORT_SCHEMA_VERSION = "1.3.0"
 
 
 class Contract(msgspec.Struct, kw_only=True):
@@ -225,6 +227,9 @@ class ReviewerProfile(Contract, kw_only=True):
     recent_severity_at: Annotated[str | None, Meta(description=(
         "the time recent_severity refers to (UTC): the window's last session time"
     ))] = None
+    reference: Annotated[JudgeReference | None, Meta(description=(
+        'the judge against the human raters or gold labels, where the window has any (section "Against the '
+        'reference")'))] = None
 
 
 class ModelQuality(Contract, kw_only=True):
@@ -336,7 +341,7 @@ class SelfConsistency(Contract, kw_only=True):
 
 class Flag(Contract, kw_only=True):
     kind: Literal["reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point",
-                  "anomaly", "affinity", "anchoring"]
+                  "anomaly", "affinity", "anchoring", "below_ceiling"]
     subject: str
     estimate: float
     p_value: float
@@ -365,6 +370,9 @@ class BiasReport(Contract, kw_only=True):
     affinity: list[AffinityCell] = msgspec.field(default_factory=list)
     anchoring: list[AnchoringEffect] = msgspec.field(default_factory=list)
     self_consistency: SelfConsistency | None = None
+    reference: Annotated[ReferenceOverview | None, Meta(description=(
+        'human raters and gold labels: the reference the judges are compared with (null: the window has none)'
+    ))] = None
     flags: list[Flag]
     warnings: list[str]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from council_db.markdown_text import markdown_text
+from council_db.report import reference_render
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.text_layout import MIN_BAR, Page, aligned, axis, ci_bar, names_fit
@@ -61,7 +62,7 @@ def text(report: BiasReport, width: int | None = None) -> str:
         + (f" · as of {w.as_of}" if w.as_of else ""))
     if w.sample:
         add(f"sample: record-level analyses use {w.sample.sessions:,} of the {w.sample.of:,} sessions "
-            "(a fixed quasi-random sample); counts and length correlations use all")
+            "(chosen by a hash of each session key); counts and length correlations use all")
     if report.excluded:
         add("excluded: " + ", ".join(f"{count:,} {reason}" for reason, count in sorted(report.excluded.items())))
     if report.confidence == "insufficient":
@@ -81,6 +82,10 @@ def text(report: BiasReport, width: int | None = None) -> str:
         "(joint model, pooled over reviewers)")
     add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}"
         + _agreement_n(report))
+    if report.reference:
+        add("")
+        for line in reference_render.text_lines(report, interval):
+            add(line)
     _models(report, page)
     _trends(report, page)
     _anomalies(report, page)
@@ -373,6 +378,7 @@ def markdown(report: BiasReport) -> str:
                 for a in report.anomalies] or ["None."]
         out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
+        out += reference_render.markdown_lines(report, interval)
     if report.warnings:
         out += ["", "## Warnings", ""] + [f"- {markdown_text(warning)}" for warning in report.warnings]
     return "\n".join(out) + "\n"

@@ -4,12 +4,17 @@ and the agreement a config plants computed from it."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections import Counter, defaultdict
+from datetime import datetime, timezone
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
-from council_db.simulate import SimulationConfig, SimulationConfigError
+from council_db.cli.app import app
+from council_db.simulate import SimulationConfig, SimulationConfigError, write_jsonl
 from council_db.simulate.implied import implied_agreement
 from tests.conftest import simulated
 
@@ -95,3 +100,26 @@ def test_configs_without_reference_raters_keep_their_bytes():
     records, truth = simulated(sessions=3, seed=6)
     assert all("reviewer_kind" not in r for r in records) and truth["reviewer_kinds"] == {}
     assert np.isfinite(truth["answer_sd"])
+
+
+def test_the_cli_options_plant_human_raters_and_gold_labels_as_the_config_does(tmp_path) -> None:
+    end = datetime(2025, 3, 1, tzinfo=timezone.utc)
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, [
+        "simulate", "-o", str(out), "--end", end.isoformat(), "--sessions", "40", "--candidates-per-session", "2",
+        "--humans", "ann,bob,cy", "--humans-per-session", "2", "--gold", "key", "--reference-share", "0.5",
+        "--answer-sd", "1", "--reviewer-noise", "ann=0.5,openai/gpt-4o=2"])
+    assert result.exit_code == 0, result.output
+    expected = io.BytesIO()
+    write_jsonl(SimulationConfig(sessions=40, end=end, candidates_per_session=2, humans=["ann", "bob", "cy"],
+                                 humans_per_session=2, gold="key", reference_share=0.5, answer_sd=1.0,
+                                 reviewer_noise_sd={"ann": 0.5, "openai/gpt-4o": 2.0}), expected)
+    assert out.read_bytes() == expected.getvalue()
+    kinds = {(line["reviewer_id"], line.get("reviewer_kind")) for line in map(json.loads, out.read_text().splitlines())}
+    assert {("ann", "human"), ("key", "gold")} <= kinds
+
+
+def test_a_bad_reference_option_exits_2_naming_the_option(tmp_path) -> None:
+    result = CliRunner().invoke(app, ["simulate", "-o", str(tmp_path / "out.jsonl"), "--humans", "ann",
+                                      "--humans-per-session", "3"])
+    assert result.exit_code == 2 and "--humans-per-session" in result.output

@@ -31,6 +31,7 @@ class ScoreData:
     session_ts_us: np.ndarray  # int64 per session; -1 when the session has no timestamp
     scale: str = DEFAULT_SCALE
     excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
+    kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> "human" or "gold"; the others are judges
 
     @property
     def n_sessions(self) -> int:
@@ -132,6 +133,24 @@ def keep_sessions(data: ScoreData, keep: np.ndarray) -> ScoreData:
         self_review=data.self_review[rows], session_keys=[k for k, on in zip(data.session_keys, keep) if on],
         session_ts_us=data.session_ts_us[keep], excluded=dict(data.excluded),
     )
+
+
+def judges_only(data: ScoreData) -> ScoreData:
+    """Only the judges' records, and only the sessions a judge scored: human raters' and gold
+    labels' scores are the reference a judge is measured against, not judgments to audit, so
+    no judge analysis (severity, position, length, trends, ...) may see them."""
+    if not data.kinds:
+        return data
+    judge = np.array([name not in data.kinds for name in data.reviewers], dtype=bool)
+    if judge.all():
+        return data
+    kept = keep_records(data, judge[data.reviewer])
+    code = np.cumsum(judge) - 1
+    kept = replace(kept, reviewer=code[kept.reviewer].astype(np.int64),
+                   reviewers=[name for name, on in zip(data.reviewers, judge) if on])
+    scored = np.zeros(data.n_sessions, dtype=bool)
+    scored[kept.session] = True
+    return kept if scored.all() else keep_sessions(kept, scored)
 
 
 def log_lengths(chars: np.ndarray) -> np.ndarray:

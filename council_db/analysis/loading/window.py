@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from council_db.analysis.loading.score_data import ScoreData
-from council_db.analysis.loading.window_records import fetch_records, score_data
+from council_db.analysis.loading.score_data import ScoreData, judges_only
+from council_db.analysis.loading.window_records import fetch_records, reference_kinds, score_data
 from council_db.analysis.loading.window_totals import WindowTotals, load_totals
 from council_db.contract.timestamps import EPOCH, MIN_US, format_us, timestamp_us
 from council_db.store import key_hash
@@ -138,11 +138,21 @@ class Window:
 @dataclass
 class WindowData:
     """What a report analyses: the window's scores, or, for a window of more than the sample
-    size, the scores of a sample of its sessions plus whole-window totals."""
+    size, the scores of a sample of its sessions plus whole-window totals. ``data`` holds the
+    judges' scores only; ``with_reference`` the same sessions with their human raters' and gold
+    labels' scores too (None when the window has none)."""
 
     data: ScoreData
     window_sessions: int | None = None  # sessions the window selects, when ``data`` is a sample of them
     totals: WindowTotals | None = None  # whole-window sums, when ``data`` is a sample and unfiltered
+    with_reference: ScoreData | None = None
+
+    @classmethod
+    def of(cls, data: ScoreData, window_sessions: int | None = None, totals: WindowTotals | None = None) \
+            -> WindowData:
+        """The judges' scores of ``data`` (every reviewer's), keeping all of it for the reference."""
+        judges = judges_only(data)
+        return cls(judges, window_sessions, totals, None if judges is data else data)
 
 
 def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS) -> WindowData:
@@ -178,15 +188,20 @@ def sample_note(loaded: WindowData) -> str | None:
 def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
     in_window, chosen = _sample(db, window, sample_sessions)
     if chosen is None:
-        sessions_sql, params = window.session_query()
-        return WindowData(load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models))
-    return WindowData(load_sessions(db, _ids_sql(chosen), {}, reviewers=window.reviewers, models=window.models),
-                      in_window)
+        return WindowData.of(_every_kind(db, *window.session_query(), window))
+    return WindowData.of(_every_kind(db, _ids_sql(chosen), {}, window), in_window)
+
+
+def _every_kind(db: Database, sessions_sql: str, params: dict[str, Any], window: Window) -> ScoreData:
+    """The scores of every reviewer, judge or reference, of these sessions."""
+    return score_data(fetch_records(db, sessions_sql, params, reviewers=window.reviewers, models=window.models))
 
 
 def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
     small = window.sessions is not None and window.sessions <= sample_sessions  # never needs a sample
-    if window.reviewers or window.models or not sample_sessions or small:  # no whole-window sums
+    # The whole-window sums add every reviewer's scores: with human raters or gold labels among
+    # them they would mix the reference into the judges' figures, so the sample serves alone.
+    if window.reviewers or window.models or not sample_sessions or small or _has_reference(db):
         return _sampled(db, window, sample_sessions)
     # The totals' pass over the whole window is the longest query, so it starts first; the
     # count, the choice of the sample and the sample's records run meanwhile, each on its own
@@ -195,10 +210,16 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
         pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"))
         in_window, chosen = _sample(db, window, sample_sessions)
         if chosen is None:
-            return WindowData(load(db, window))
+            return WindowData.of(_every_kind(db, *window.session_query(), window))
         records = fetch_records(db, _ids_sql(chosen), {})
         totals = pending.result()
-    return WindowData(score_data(records, scale=totals.scale if totals else None), in_window, totals)
+    return WindowData.of(score_data(records, scale=totals.scale if totals else None), in_window, totals)
+
+
+def _has_reference(db: Database) -> bool:
+    """Whether any stored reviewer is a human rater or a gold label."""
+    with db.reading() as reader:
+        return bool(reference_kinds(reader))
 
 
 def _sample(db: Database, window: Window, sample_sessions: int) -> tuple[int, list | None]:
@@ -237,7 +258,8 @@ def sample_query(keyed_sql: str, dialect: str) -> str:
 
 
 def load(db: Database, window: Window) -> ScoreData:
-    """The window's usable scores on its main scale; everything left out is counted by reason."""
+    """The window's judges' usable scores on its main scale; everything left out is counted by
+    reason."""
     sessions_sql, params = window.session_query()
     data = load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models)
     data.excluded.update(_unreadable(db))
@@ -265,7 +287,7 @@ def unreadable_warnings(excluded: dict[str, int]) -> list[str]:
 
 def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
                   reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> ScoreData:
-    """The scores of the sessions ``sessions_sql`` selects (their ids), on the scale most of
-    them are on."""
-    return score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models,
-                                    min_consent=min_consent))
+    """The judges' scores of the sessions ``sessions_sql`` selects (their ids), on the scale most
+    of them are on."""
+    return judges_only(score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models,
+                                                min_consent=min_consent)))

@@ -27,6 +27,9 @@ RECORD = np.dtype([("session_id", "i8"), ("ts_us", "i8"), ("reviewer_id", "i8"),
                    ("slot", "i8"), ("length", "f8"), ("score", "f8"), ("scale_id", "i8"), ("exclusion_id", "i8")])
 
 
+REFERENCE_KINDS = "SELECT name, reviewer_kind FROM models WHERE reviewer_kind <> 'judge' ORDER BY name"
+
+
 @dataclass(frozen=True)
 class Records:
     """The window's records as stored (ids), with the names of what they refer to."""
@@ -36,6 +39,7 @@ class Records:
     scales: dict[int, str]
     reasons: dict[int, str]
     session_keys: dict[int, str]
+    kinds: dict[str, str]  # reviewer name -> "human" or "gold" (revision 0012); the others are judges
 
 
 def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
@@ -51,7 +55,12 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
         return Records(rows=rows, models=_names(reader, "SELECT id, name FROM models"),
                        scales=_names(reader, "SELECT id, name FROM scales"),
                        reasons=_names(reader, "SELECT id, code FROM exclusion_reasons"),
-                       session_keys=_names(reader, keys, params))
+                       session_keys=_names(reader, keys, params), kinds=reference_kinds(reader))
+
+
+def reference_kinds(reader: Reader) -> dict[str, str]:
+    """The reviewers that are no judge, with their kind: a few rows of the small models table."""
+    return dict(reader.rows(REFERENCE_KINDS))
 
 
 def _names(reader: Reader, sql: str, params: dict[str, Any] | None = None) -> dict[int, str]:
@@ -79,6 +88,7 @@ def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[s
     session[starts[1:]] = 1
     session = np.cumsum(session)
     reviewers, reviewer = _codes(rows["reviewer_id"], records.models)
+    present = set(reviewers)
     models, model = _codes(rows["model_id"], records.models)
     # Within a session, by reviewer and candidate name (codes are name ranks), then position
     # as the query gave them: an order the records fix, whatever ids the store gave the names.
@@ -91,6 +101,7 @@ def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[s
         reviewers=reviewers, models=models,
         session_keys=[records.session_keys[int(i)] for i in sessions[starts]],
         session_ts_us=rows["ts_us"][starts].copy(), scale=scale, excluded=excluded,
+        kinds={name: kind for name, kind in records.kinds.items() if name in present},
     )
 
 

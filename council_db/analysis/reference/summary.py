@@ -91,6 +91,8 @@ class ReferenceSummary:
     ceiling: Ceiling
     no_majority: int  # answer pairs the raters rated without a strict majority: left out
     items: int  # distinct items among the sessions (the resampled clusters)
+    sessions: int = 0  # sessions a reference rater scored: the only ones compared
+    gold_pairs: int = 0  # two-answer pairs with a gold verdict
 
 
 def reference_summary(data: ScoreData, kinds: Mapping[str, str], settings: Settings = Settings()) \
@@ -130,7 +132,9 @@ def reference_summary(data: ScoreData, kinds: Mapping[str, str], settings: Setti
         *(_among(part, verdicts, item, n_items, settings.level) for part, verdicts in families.values()),
         alpha=_scale_ceiling(found, pointwise_answers, raters, item, settings.level))
     return ReferenceSummary(HUMAN if len(humans) else GOLD, [data.reviewers[r] for r in raters], judged, ceiling,
-                            sum(verdicts.no_majority for _, verdicts in families.values()), n_items)
+                            sum(verdicts.no_majority for _, verdicts in families.values()), n_items,
+                            sessions=data.n_sessions,
+                            gold_pairs=int(np.isfinite(gold_two.verdict).sum()) if gold_two is not None else 0)
 
 
 def _rated_sessions(data: ScoreData, reference: np.ndarray, item: np.ndarray) -> tuple[np.ndarray, ScoreData]:

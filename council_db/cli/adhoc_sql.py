@@ -57,7 +57,8 @@ def command(
     if query == "-":
         query = sys.stdin.read()
     url = resolve_url(db_readonly) if db_readonly else state(ctx).url
-    with read(url, query, Limits(timeout, max_rows, max_value_bytes), params) as answer, destination(output) as out:
+    given = db_readonly or state(ctx).db_option
+    with read(url, query, Limits(timeout, max_rows, max_value_bytes), params, given) as answer, destination(output) as out:
         written = emit_rows(answer.as_dicts(), fmt, title=None, out=out, crop=not wide)
         if answer.stopped is not None:
             raise answer.stopped

@@ -84,5 +84,6 @@ def checked_time(option: str, value: str | None) -> None:
 
 
 def bad_time(problem: str) -> typer.BadParameter:
-    """The usage error for time options that cannot go together (--since after --until)."""
-    return typer.BadParameter(f"{problem}; {TIME_EXAMPLE}", param_hint="--since/--until/--as-of")
+    """The usage error for time options that cannot go together (--since after --until): each
+    was read already (checked_time), so the message names the two, without a format example."""
+    return typer.BadParameter(problem, param_hint="--since/--until/--as-of")

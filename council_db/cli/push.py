@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from council_db.cli.context import bad_time, message, state
+from council_db.cli.context import bad_time, checked_time, message, state
 
 
 def command(
@@ -51,8 +51,10 @@ def command(
                          "would go")
     if endpoint is not None:
         check_endpoint(endpoint)
+    checked_time("--since", since)  # a bad time is a usage error before any database is opened
+    checked_time("--until", until)
     try:
-        time_range(since, until)  # a bad time is a usage error before any database is opened
+        time_range(since, until)
     except LineError as error:
         raise bad_time(error.problem) from None
     credentials = load_credentials(token_file, header_env or ())

@@ -52,15 +52,19 @@ MAIN = frozenset({"main"})  # the one schema: ATTACH and temp tables are refused
 
 
 @contextmanager
-def read(url: str, sql: str, limits: Limits = Limits(), params: dict[str, str] | None = None) -> Iterator[Answer]:
+def read(url: str, sql: str, limits: Limits = Limits(), params: dict[str, str] | None = None,
+         given: str | None = None) -> Iterator[Answer]:
     """One read-only statement against the database at ``url``, its rows read as they are used;
-    ``params`` are bound to its ``:name`` placeholders (as values, never as SQL text)."""
+    ``params`` are bound to its ``:name`` placeholders (as values, never as SQL text); ``given``:
+    the database as the user typed it, for the message when there is none."""
     from council_db.store.location import checked_url, sqlite_path
 
     path = sqlite_path(url)
     dialect = checked_url(url).get_backend_name()  # an unsupported URL is refused here, its password hidden
     sql_guard.check(sql, dialect)
     if dialect == "sqlite" and path is not None:
+        if not path.exists():
+            raise no_database(path, given)
         with read_sqlite(path, sql, limits, params) as answer:
             yield answer
     elif dialect == "postgresql":

@@ -224,3 +224,21 @@ def test_a_validation_error_that_reaches_the_top_is_one_line_without_pydantics_p
     text = one_line_error(subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120))
 
     assert text == "error: sessions: sessions must be at least 1\n"
+
+
+def test_sql_on_a_missing_database_names_it_as_typed(tmp_path):
+    done = run_module("--db", "typo.db", "sql", "SELECT 1", cwd=tmp_path)
+    text = one_line_error(done)
+    assert text.startswith(f"error: no database at typo.db ({tmp_path / 'typo.db'})")
+    assert not (tmp_path / "typo.db").exists()
+
+
+@pytest.mark.parametrize("command", [("bias-report",), ("export",), ("push", "--dry-run")])
+def test_a_since_after_until_names_both_without_a_format_example(tmp_path, command):
+    """Both times were read; the example of a time's format would only mislead."""
+    path = write_jsonl(tmp_path / "in.jsonl", session("a"))
+    assert run_module("--db", str(tmp_path / "c.db"), "import", "-q", str(path)).returncode == 0
+    done = run_module("--db", str(tmp_path / "c.db"), *command, "--since", "2026-01-02", "--until", "2026-01-01")
+    text = done.stderr.decode()
+    assert done.returncode == 2 and "--since 2026-01-02 is not before --until 2026-01-01" in text, text
+    assert "give e.g." not in text

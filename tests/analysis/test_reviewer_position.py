@@ -72,7 +72,7 @@ def test_without_position_effects_no_reviewer_is_flagged_in_at_least_95_percent_
         records, _ = simulated(sessions=100, seed=5000 + seed, per_reviewer_shuffle=seed % 2 == 0)
         data = from_records(records)
         report = build_position_only(data)
-        tests = candidates(report)
+        tests = candidates(report, data.scale, [])
         flagged.append(bool(tests) and np.nanmin(benjamini_hochberg([t[3] for t in tests])) <= 0.05)
     assert np.mean(flagged) <= 0.05
 

@@ -94,8 +94,8 @@ def document_text(source: Source) -> bytes:
 class Reader(LineReader):
     FORMAT = "LLMBar's result.json"
     line_type = Item
-    MADE_FROM = {"session_id": "<dataset>/<item number>-<hash of the item's texts>", "reviewer_id": "the judge (--judge or the folder)",
-                 "model_id": "<session>/output_1 or output_2"}
+    MADE_FROM = {"session_id": "<dataset>/<item number>-<hash of the item's texts>",
+                 "reviewer_id": "the judge (--judge or the folder)", "model_id": "<session>/output_1 or output_2"}
     EXPECTED = {
         "input": "the instruction, a string",
         "output_1": "the first output, a string",

@@ -65,7 +65,7 @@ def command(
             for payload in payloads:
                 print(payload)
             where = f" to {endpoint}" if endpoint else ""
-            message(f"dry run: {len(payloads)} events would go{where}; nothing was sent or queued")
+            message(f"dry run: {len(payloads):,} events would go{where}; nothing was sent or queued")
             return
         warning = plain_http_warning(endpoint, credentials)
         if warning:
@@ -75,9 +75,9 @@ def command(
     except LineError as error:
         raise bad_time(error.problem) from None
     held_back = (f"{result.records_held_back:,} records below consent level 2 never leave this machine "
-                 f"({result.below_consent} whole sessions)")
+                 f"({result.below_consent:,} whole sessions)")
     no_event = ""
     if result.without_scores:
-        no_event = f"; {result.without_scores} sessions without usable scores have no event"
-    message(f"{endpoint}: {result.sent} events sent in {result.requests} requests ({result.queued} newly queued, "
-            f"{result.pending} still queued); {held_back}{no_event}")
+        no_event = f"; {result.without_scores:,} sessions without usable scores have no event"
+    message(f"{endpoint}: {result.sent:,} events sent in {result.requests:,} requests ({result.queued:,} newly queued, "
+            f"{result.pending:,} still queued); {held_back}{no_event}")

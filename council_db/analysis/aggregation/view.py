@@ -104,7 +104,9 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
         warnings.append(f"only {data.n_sessions} sessions (fewer than 10): the ranking is not to be trusted")
     extra: dict[str, Any] = {}
     if settings.method is Method.ppi:
-        ranking = people_calibrated(data, _stored_kinds(db), settings.include_self)
+        # PPI reads the people's scores beside the judges': every kind, not the judges' data alone
+        everyone = loaded.with_reference if loaded.with_reference is not None else data
+        ranking = people_calibrated(everyone, _stored_kinds(db), settings.include_self)
         standings = [found.standing for found in ranking.candidates]
         calibration = _sampled(Calibration(source=_ppi_source(ranking), n_sessions=ranking.labelled_sessions), loaded)
         interval = PPI_INTERVAL

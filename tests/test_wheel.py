@@ -117,5 +117,5 @@ def test_datasette_beside_the_installed_wheel_loads_its_plugin(tmp_path, fresh_v
 
     plugins = {plugin["name"]: plugin for plugin in json.loads(result.stdout)}
     assert "council-db" in plugins, plugins
-    assert plugins["council-db"]["hooks"] == ["canned_queries", "database_actions", "prepare_connection",
+    assert plugins["council-db"]["hooks"] == ["canned_queries", "database_actions", "handle_exception", "prepare_connection",
                                               "register_facet_classes", "register_routes"]

@@ -60,7 +60,7 @@ AWKWARD_LITERALS = [
     # times in year 10000 and year 0 once in UTC (tests/ingest/test_time_range.py follows them to the store)
     b'"9999-12-31T23:59:59-14:00"', b'"0001-01-01T00:00:00+14:00"', b'"9999-12-31T23:59:59.999999Z"',
     # reviewer_kind's values and near misses
-    b'"human"', b'"gold"', b'"Human"', b'"judge "', b'"gol\u0064"',
+    b'"human"', b'"gold"', b'"Human"', b'"judge "', rb'"gol\u0064"',
 ]
 awkward_literals = st.sampled_from(AWKWARD_LITERALS)
 

@@ -63,9 +63,7 @@ def read(url: str, sql: str, limits: Limits = Limits(), params: dict[str, str] |
     dialect = checked_url(url).get_backend_name()  # an unsupported URL is refused here, its password hidden
     sql_guard.check(sql, dialect)
     if dialect == "sqlite" and path is not None:
-        if not path.exists():
-            raise no_database(path, given)
-        with read_sqlite(path, sql, limits, params) as answer:
+        with read_sqlite(path, sql, limits, params, given) as answer:
             yield answer
     elif dialect == "postgresql":
         with pg_readonly.read(url, sql, limits, params) as answer:
@@ -143,12 +141,13 @@ def _load_table_valued_functions(connection: sqlite3.Connection) -> None:
 
 @contextmanager
 def read_sqlite(path: Path, sql: str, limits: Limits = Limits(),
-                params: dict[str, str] | None = None) -> Iterator[Answer]:
+                params: dict[str, str] | None = None, given: str | None = None) -> Iterator[Answer]:
     """Read-only by three independent routes: mode=ro, query_only, and the authorizer.
     The time limit is a progress handler; the value limit is SQLite's own length limit, so
-    a huge string or blob is refused as it is being made, not after."""
+    a huge string or blob is refused as it is being made, not after. ``given``: the file as
+    the user typed it, for the message when it is not there."""
     if not path.exists():
-        raise no_database(path)
+        raise no_database(path, given)
     uri = read_only_uri(path) or f"file:{quote(os.fsencode(path.resolve()))}?mode=ro"
     connection = sqlite3.connect(uri, uri=True, isolation_level=None)
     try:

@@ -53,7 +53,10 @@ def check(source: Source, options: FormatOptions) -> None:
     """CouncilDbError naming what the file looks like and the fix, when it plainly is not
     ``options.format``; nothing when it may be (its lines are then judged one by one). A
     format whose file is one JSON document (LLMBar's) is judged by its reader, item by item."""
-    if options.format in DOCUMENTS:
+    if options.format in DOCUMENTS:  # no lines to look at: the reader judges the file
+        from council_db.ingest.formats.readers import reader_class
+
+        reader_class(options.format).check_source(options, source)
         return
     sample = _sample(source)
     named = "" if source.kind == "stdin" else f" {shlex.quote(source.name)}"  # jq reads stdin without a name

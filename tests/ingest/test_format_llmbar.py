@@ -16,7 +16,7 @@ from council_db.errors import CouncilDbError
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.importer import import_files
 from council_db.store.database import open_database
-from tests.conftest import both_backends
+from tests.conftest import both_backends, run_module
 
 NATURAL = Path(__file__).parents[1] / "data" / "llmbar-natural"
 RUNS = sorted(NATURAL.glob("evaluators/*/*/result.json"))
@@ -277,3 +277,13 @@ def test_a_document_that_was_cut_short_when_imported_is_read_whole_once_complete
 def test_stdin_is_refused_with_the_reason(db):
     with pytest.raises(CouncilDbError, match="one JSON document: give its path"):
         import_files(db, ["-"], options=FormatOptions("llmbar", judge="j/s", bench="b"))
+
+
+def test_a_file_outside_llmbars_layout_is_one_line_exit_1_and_creates_no_database(tmp_path):
+    """The layout is checked with the other arguments, before the database is opened."""
+    stray = tmp_path / "result.json"
+    stray.write_bytes((RUNS[0]).read_bytes())
+    done = run_module("--db", str(tmp_path / "c.db"), "import", "--from", "llmbar", str(stray))
+    text = done.stderr.decode()
+    assert done.returncode == 1 and text.count("\n") == 1 and "not in LLMBar's layout" in text, text
+    assert not (tmp_path / "c.db").exists()

@@ -71,6 +71,11 @@ class LineReader:
         self._decoder = msgspec.json.Decoder(self.line_type)
 
     @classmethod
+    def check_source(cls, options: Any, source: Any) -> None:
+        """CouncilDbError when the file cannot be of this format whatever its lines say (a
+        document format's layout), before the database is opened; lines are judged later."""
+
+    @classmethod
     def required_fields(cls) -> tuple[str, ...]:
         """The fields every line of the format has."""
         return required(cls.line_type)

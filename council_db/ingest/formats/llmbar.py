@@ -104,6 +104,11 @@ class Reader(LineReader):
         "results": "the strategy's stages, a list whose last holds the verdicts",
     }
 
+    @classmethod
+    def check_source(cls, options: FormatOptions, source: Source) -> None:
+        """The file must sit in LLMBar's layout, or --judge and --bench name what it would give."""
+        identity(options, source)
+
     def __init__(self, options: FormatOptions, source: Source):
         super().__init__()
         self.judge, self.dataset = identity(options, source)

@@ -32,10 +32,11 @@ import platform
 import statistics
 import time
 from collections import defaultdict
+from dataclasses import replace
 
 import msgspec
 
-from council_db.analysis.loading.score_data import ScoreData, from_records
+from council_db.analysis.loading.score_data import ScoreData, from_records, judges_only
 from council_db.analysis.reference.summary import reference_summary
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
@@ -62,10 +63,13 @@ def coverage(sessions: int, datasets: int, first_seed: int, truth: dict) -> None
     covered: dict[str, int] = defaultdict(int)
     flagged: dict[str, int] = defaultdict(int)
     passed: dict[str, int] = defaultdict(int)
+    reports: dict[str, int] = defaultdict(int)
     started = time.perf_counter()
     for seed in range(first_seed, first_seed + datasets):
         data, planted = score_data(SimulationConfig(sessions=sessions, seed=seed, **DESIGN))
         summary = reference_summary(data, planted["reviewer_kinds"])
+        for name, hit in report_flags(data, planted["reviewer_kinds"]).items():
+            reports[name] += hit
         for judge in summary.judges:
             family, true = judge.pairwise, truth["judges"][judge.judge]
             for name in ("agreement", "kappa", "agreement_without_ties", "kappa_without_ties"):
@@ -85,6 +89,21 @@ def coverage(sessions: int, datasets: int, first_seed: int, truth: dict) -> None
     print(f"{'judge':8} {'below the ceiling (p <= 0.05)':>30} {'passes the alt-test':>20}")
     for judge in ("judge", "twin", "noisy"):
         print(f"{judge:8} {flagged[judge] / datasets:30.1%} {passed[judge] / datasets:20.1%}")
+    print("Whole reports (the one BH family at q <= 0.05; target <= 5% for a flag nothing planted):")
+    for name, hits in reports.items():
+        print(f"  {name:52} {hits / datasets:6.1%}  (P(>= {hits} | 5%) {1 - binomial_tail(hits - 1, datasets, 0.05):.3f})")
+
+
+def report_flags(data: ScoreData, kinds: dict[str, str]) -> dict[str, bool]:
+    """What the bias report flags on one data set: the twin below the ceiling (a false flag),
+    anything else nothing planted (every flag but the noisy judge's below the ceiling), and the
+    noisy judge caught."""
+    found = build(judges_only(replace(data, kinds=kinds)), with_reference=replace(data, kinds=kinds)).flags
+    planted = [f for f in found if f.kind == "below_ceiling" and f.subject == "noisy"]
+    return {"twin below the ceiling (false flag)": any(f.kind == "below_ceiling" and f.subject == "twin"
+                                                        for f in found),
+            "any flag nothing planted (false flag)": len(found) > len(planted),
+            "noisy below the ceiling (power)": bool(planted)}
 
 
 def timing(sessions: int, share: float, runs: int) -> None:

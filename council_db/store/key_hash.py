@@ -5,10 +5,11 @@ themselves: two stores holding the same records (imported in another order, afte
 killed import used up ids, a copy, on another backend) sample the same sessions, where a
 choice by row id did not.
 
-PostgreSQL computes it in SQL (``md5``); SQLite has no hash function, so every connection
-council-db opens registers ``council_key_hash`` (``register``). The standard library's own
-MD5 (``_md5``) is used when present: OpenSSL's, behind ``hashlib``, costs three times as
-much per call, and at a million sessions the call is most of the sample's cost.
+Each session stores its hash (``sessions.key_hash``, written with it: revision 0014). For a
+session written by another tool, without one, PostgreSQL computes it in SQL (``md5``); SQLite
+has no hash function, so every connection council-db opens registers ``council_key_hash``
+(``register``). The standard library's own MD5 (``_md5``) is used when present: OpenSSL's,
+behind ``hashlib``, costs three times as much per call, and an import makes one per session.
 """
 
 from __future__ import annotations

@@ -183,6 +183,8 @@ class Session(Base):
     language: Mapped[str | None] = mapped_column(Text)
     length_bucket: Mapped[str | None] = mapped_column(Text)
     import_id: Mapped[int | None] = mapped_column(Integer)
+    # The key's hash (store/key_hash, revision 0014): the report's sample is chosen by it
+    key_hash: Mapped[int | None] = mapped_column(BigInteger)
 
     __table_args__ = (CheckConstraint("consent_level BETWEEN 1 AND 4", name="consent_level"),
                       sqlite_only("import_id", "imports.id", ondelete="SET NULL"))

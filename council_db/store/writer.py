@@ -27,6 +27,7 @@ from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
 from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
+from council_db.store.key_hash import key_hash
 from council_db.store.pg_copy import CopyTable, CopyWriter
 from council_db.store.provenance import record_reads
 from council_db.store.reviewer_kinds import mark_stated
@@ -49,7 +50,7 @@ ENVELOPE_CACHE_LIMIT = 200_000
 
 ENVELOPE_COLUMNS = ("timestamp", "ts_us", "consent_level", "schema_version", "schema_version_raw",
                     "council_config_version", "query_hash", "query_metadata")
-SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id")
+SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id", "key_hash")
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
                  "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id", "import_id")
@@ -359,7 +360,7 @@ def _stats_table() -> CopyTable:
 def _session_rows(reserved: list[int], first_seen: dict[str, Envelope], import_id: int | None) -> list[tuple]:
     """``sessions`` rows (id, SESSION_COLUMNS) under the reserved ids."""
     return [(session_id, key, *_envelope_values(envelope), envelope.category, envelope.language,
-             envelope.length_bucket, import_id)
+             envelope.length_bucket, import_id, key_hash(key))
             for session_id, (key, envelope) in zip(reserved, first_seen.items())]
 
 

@@ -82,3 +82,35 @@ def test_the_sample_is_the_sessions_whose_key_hash_is_below_the_share(records, t
 def test_the_key_hash_is_the_first_32_bits_of_the_keys_md5():
     assert key_hash("") == 0xD41D8CD9  # md5("") = d41d8cd98f00b204e9800998ecf8427e
     assert key_hash("é") == int.from_bytes(hashlib.md5("é".encode()).digest()[:4], "big")
+
+
+def stored_hashes(url: str) -> dict[str, int | None]:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as connection:
+            return dict(connection.execute(text("SELECT session_key, key_hash FROM sessions")).all())
+    finally:
+        engine.dispose()
+
+
+def test_every_session_stores_its_key_hash_on_either_backend(records, tmp_path, db_url):
+    """The report reads the stored hash (hashing a million keys per report cost a second)."""
+    cli = Cli(db_url)
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
+    stored = stored_hashes(db_url)
+    assert len(stored) == SESSIONS and stored == {key: key_hash(key) for key in stored}
+
+
+def test_a_session_written_without_its_hash_by_another_tool_is_sampled_by_its_key(records, tmp_path):
+    import sqlite3
+
+    path = tmp_path / "a.db"
+    cli = Cli(f"sqlite:///{path}")
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
+    before, _ = report_json(cli)
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE sessions SET key_hash = NULL WHERE id % 2 = 0")
+    after, _ = report_json(cli)
+    assert after == before

@@ -98,12 +98,20 @@ VALUES (2, '/data/gpt-4_single.jsonl', 'file', 'full', 0, 900, 0, 2, 1, 1, 0, 0,
 INSERT INTO import_overlaps (import_id, first_id, last_id) VALUES (2, 1, 1);
 """
 assert FIXTURE_0013.count("import_id)") == 2 and "NULL, NULL, NULL);" in FIXTURE_0013
+# 0014 stores each session's key hash (the first 32 bits of md5(session_key)): the upgrade
+# computes it for the sessions there are, as the fixture states it.
+FIXTURE_0014 = FIXTURE_0013.replace(
+    "query_metadata, category, language, length_bucket, import_id)\nVALUES",
+    "query_metadata, category, language, length_bucket, import_id, key_hash)\nVALUES").replace(
+    "'coding', 'en', 'short', 1),", f"'coding', 'en', 'short', 1, {int(hashlib.md5(b'session-a').hexdigest()[:8], 16)}),"
+).replace("NULL, NULL, NULL, NULL, 1);", f"NULL, NULL, NULL, NULL, 1, {int(hashlib.md5(b'session-b').hexdigest()[:8], 16)});")
+assert FIXTURE_0014.count("key_hash)") == 1 and FIXTURE_0014.count("1, 3") >= 1
 
 # 0002, 0003 and 0005 add views only; 0004's session_stats and 0010's day totals are derived
 # from the scores (the migrations compute them), so older data is theirs too.
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
             "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
-            "0013": FIXTURE_0013}
+            "0013": FIXTURE_0013, "0014": FIXTURE_0014}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps")
 # What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as

@@ -229,7 +229,7 @@ def _sample(db: Database, window: Window, sample_sessions: int) -> tuple[int, li
         in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
         if not sample_sessions or in_window <= sample_sessions:
             return in_window, None
-        keyed_sql, _ = window.session_query("s.id, s.session_key")
+        keyed_sql, _ = window.session_query("s.id, s.key_hash, s.session_key")
         below = {**params, "hash_below": sample_threshold(sample_sessions, in_window)}
         return in_window, [row[0] for row in reader.rows(sample_query(keyed_sql, db.dialect), below)]
 
@@ -246,15 +246,18 @@ def sample_threshold(sample_sessions: int, in_window: int) -> int:
 
 
 def sample_query(keyed_sql: str, dialect: str) -> str:
-    """SQL keeping the sessions ``keyed_sql`` selects (its columns: id, session_key) whose
-    key's hash is below the parameter hash_below (``store.key_hash``). Chosen by the records,
-    not by row ids, which depend on the order the records were imported in: the same records
-    give the same sample, and so the same report, on any store and either backend. In SQL, so
-    a million keys never travel to Python; a window always gets the same sample, and a
+    """SQL keeping the sessions ``keyed_sql`` selects (its columns: id, key_hash, session_key)
+    whose key's hash is below the parameter hash_below (``store.key_hash``). Chosen by the
+    records, not by row ids, which depend on the order the records were imported in: the same
+    records give the same sample, and so the same report, on any store and either backend.
+    The hash is stored with each session (revision 0014: hashing a million keys per report
+    cost a second); a session written by another tool, without it, is hashed here. In SQL,
+    so a million keys never travel to Python; a window always gets the same sample, and a
     session once sampled stays sampled in every window that holds it at that share. A hash
     takes no notice of patterns in the data (a rotation of configs, sessions numbered in
     order), as every k-th session would."""
-    return f"SELECT w.id FROM ({keyed_sql}) AS w WHERE {key_hash.key_hash_sql(dialect, 'w.session_key')} < :hash_below"
+    hashed = key_hash.key_hash_sql(dialect, "w.session_key")
+    return f"SELECT w.id FROM ({keyed_sql}) AS w WHERE COALESCE(w.key_hash, {hashed}) < :hash_below"
 
 
 def load(db: Database, window: Window) -> ScoreData:

@@ -61,18 +61,20 @@ def _progress():
 
 
 def _describe(result: FileResult) -> str:
-    parts = [f"{result.lines:,} lines" + (" (new since last import)" if result.mode == "incremental" else ""),
-             f"{result.inserted:,} new records", f"{result.duplicates:,} already stored",
+    from council_db.report.render import counted  # here: an import's start need not load the report
+
+    parts = [counted(result.lines, "line") + (" (new since last import)" if result.mode == "incremental" else ""),
+             counted(result.inserted, "new record"), f"{result.duplicates:,} already stored",
              f"{result.rejected:,} rejected", f"{result.skipped:,} skipped (consent level 0)"]
     if result.excluded:
         parts.append(f"{result.excluded:,} kept but excluded from analyses (never scored, or off its scale)")
     if result.no_verdict:
-        parts.append(f"{result.no_verdict:,} judgments without a verdict (no record)")
+        parts.append(f"{counted(result.no_verdict, 'judgment')} without a verdict (no record)")
     if result.unknown_length:
-        parts.append(f"{result.unknown_length:,} records whose answer length is unknown (left out of length "
-                     "analyses)")
+        parts.append(f"{counted(result.unknown_length, 'record')} whose answer length is unknown (left out of "
+                     "length analyses)")
     if result.no_position:
-        parts.append(f"{result.no_position:,} records without position (taken as 0, as llm-council does; "
+        parts.append(f"{counted(result.no_position, 'record')} without position (taken as 0, as llm-council does; "
                      "left out of position analyses)")
     number = "" if result.import_id is None else f" (import {result.import_id})"
     return f"{result.source}{number}: " + ", ".join(parts)

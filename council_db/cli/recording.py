@@ -59,7 +59,9 @@ def ingest(
     for warning in result.warnings:
         message(f"warning: {warning}")
     skipped = f", {result.skipped:,} skipped (consent level 0)" if result.skipped else ""
-    message(f"session {result.session_id}: {len(result.records):,} records, {result.inserted:,} new, "
+    from council_db.report.render import counted
+
+    message(f"session {result.session_id}: {counted(len(result.records), 'record')}, {result.inserted:,} new, "
             f"{result.duplicates:,} already stored{skipped}")
     if fmt == "json":
         summary = {k: getattr(result, k) for k in ("session_id", "inserted", "duplicates", "skipped", "excluded",

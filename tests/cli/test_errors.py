@@ -73,7 +73,7 @@ def test_a_file_name_that_is_not_utf8_is_imported_under_an_escaped_name(tmp_path
     again = run_module("--db", str(db_path), "import", str(data))
 
     assert first.returncode == 0, first.stderr.decode()
-    assert "caf\\xe9.jsonl (import 1): 1 lines, 1 new records" in first.stderr.decode()
+    assert "caf\\xe9.jsonl (import 1): 1 line, 1 new record," in first.stderr.decode()
     assert again.returncode == 0 and "0 new records" in again.stderr.decode()
 
 

@@ -262,4 +262,4 @@ def test_a_file_starting_with_the_gzip_magic_bytes_but_not_gzip_is_read_as_lines
     path.write_bytes(first_line + b"\n" + json.dumps(record()).encode() + b"\n")
     result = cli("import", str(path))
     assert result.exit_code == 3, result.output  # 3: some lines were rejected
-    assert "1 new records" in result.output and "1 rejected" in result.output
+    assert "1 new record," in result.output and "1 rejected" in result.output

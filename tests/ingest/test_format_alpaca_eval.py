@@ -128,6 +128,31 @@ def test_a_file_cut_short_keeps_the_entries_before_the_cut_and_rejects_the_one_i
     assert summary.files[0].inserted == 4
 
 
+A, B, C = (json.dumps(entry(question)) for question in "ABC")
+STRUCTURE = {  # the file's lines -> (the line, what is said); the entries around are kept
+    "no comma between two entries": ([f"[{A},", B, f"{C}]"], 3, "no comma before the entry that starts here"),
+    "two commas": ([f"[{A},", ",", f"{C}]"], 2, "a comma where an entry is due (two commas, or one after [)"),
+    "text after the list": ([f"[{A},", f"{C}]", "]"], 3, "text after the list's closing ]: AlpacaEval's "
+                            "annotations.json is one JSON list"),
+    "the list left open": ([f"[{A},", f"{C},"], 2, "AlpacaEval's annotations.json ends before the list's closing ] "
+                           "(cut short?); the entries before it are kept"),
+    "an entry that is no JSON": ([f"[{A},", '{"instruction": "x" "output_1": 1},', f"{C}]"], 2,
+                                 "not valid JSON (expected `,` or `}` at byte 21); each line must be one JSON "
+                                 "object"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRUCTURE))
+def test_a_list_whose_structure_breaks_says_where_and_keeps_the_entries_around_it(db, tmp_path, case):
+    lines, number, says = STRUCTURE[case]
+    (tmp_path / "annotations.json").write_text("\n".join(lines) + "\n")
+
+    summary = imported(db, tmp_path / "annotations.json")
+
+    assert [(r.line_number, r.reason) for r in summary.files[0].rejected_lines] == [(number, says)]
+    assert summary.total("inserted") == (6 if case == "no comma between two entries" else 4)
+
+
 @pytest.mark.parametrize("layout", ["one line", "JSON Lines"])
 def test_a_list_on_one_line_and_json_lines_of_entries_read_the_same(db, tmp_path, layout):
     entries = [entry(f"Q{n}", 1 + n / 4) for n in range(5)]

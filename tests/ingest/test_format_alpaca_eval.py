@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from council_db.ingest.formats import json_list
 from council_db.ingest.formats.alpaca_eval import Reader
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.importer import import_files
@@ -151,6 +152,17 @@ def test_a_list_whose_structure_breaks_says_where_and_keeps_the_entries_around_i
 
     assert [(r.line_number, r.reason) for r in summary.files[0].rejected_lines] == [(number, says)]
     assert summary.total("inserted") == (6 if case == "no comma between two entries" else 4)
+
+
+def test_an_entry_too_large_to_hold_is_rejected_and_the_next_read(db, tmp_path, monkeypatch):
+    monkeypatch.setattr(json_list, "ELEMENT_BYTES", 5_000)
+    path = write(tmp_path / "annotations.json", [entry("big", output_2="x" * 6_000), entry("small")])
+
+    summary = imported(db, path)
+
+    assert [(r.line_number, r.reason) for r in summary.files[0].rejected_lines] == [
+        (2, "an entry of more than 5,000 bytes, not held; an entry of AlpacaEval's annotations.json is a few KiB")]
+    assert summary.total("inserted") == 2
 
 
 @pytest.mark.parametrize("layout", ["one line", "JSON Lines"])

@@ -23,6 +23,7 @@ ELEMENT_BYTES = 16 * 1024 * 1024  # one element at most (AlpacaEval's run to ten
 # A string (escapes kept inside it), a bracket, a comma, or a run of anything else
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]|[^\s"\[\]{},]+')
 _OPEN, _CLOSE = (b"[", b"{"), (b"]", b"}")
+_BRACKET = re.compile(rb"[\[\]{}]")
 
 Found = tuple[int, Union[bytes, LineError]]  # (the line an element starts on, its JSON text or its problem)
 
@@ -44,6 +45,9 @@ class ListElements:
     def feed(self, number: int, line: bytes) -> Iterator[Found]:
         """The elements that end on this line (and the problems it shows), in order."""
         self.last_line = number
+        if self.state == "inside" and _BRACKET.search(line) is None:  # most of an element's lines
+            self._hold(line + b"\n")
+            return
         if self.state == "broken":
             return
         first = 0  # where the current element's text starts on this line
@@ -119,8 +123,8 @@ class ListElements:
         self._hold(piece)
         self.state = "separator"
         if self.held < 0:
-            return self.start, LineError(None, f"an entry of more than {ELEMENT_BYTES // 2**20} MiB; an entry of "
-                                               f"{self.what} is a few KiB")
+            return self.start, LineError(None, f"an entry of more than {ELEMENT_BYTES:,} bytes, not held; an entry "
+                                               f"of {self.what} is a few KiB")
         text, self.parts = b"".join(self.parts), []
         return self.start, text
 

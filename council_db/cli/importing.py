@@ -28,6 +28,7 @@ FORMATS = {
     "fastchat-review": "FastChat Vicuna-80 review tables (review/<run>/*.jsonl)",
     "llmbar": "LLMBar evaluator runs with gold labels (evaluators/<judge>/<strategy>/result.json)",
     "judgebench": "JudgeBench judge outputs with gold labels, both orders (outputs/*.jsonl)",
+    "alpaca-eval": "AlpacaEval annotations against a baseline (results/<model>/<annotator>/annotations.json)",
 }
 SHOWN_PER_FILE = 20
 
@@ -127,12 +128,13 @@ def command(
     bench: Annotated[Optional[str], typer.Option(
         "--bench", metavar="NAME", help="fastchat-single/pair: the bench the question ids are of, put before each "
         "session key (when one database holds benches whose ids overlap); llmbar: the dataset (default: the folder "
-        "above evaluators/); judgebench: the benchmark (default: judgebench).")] = None,
+        "above evaluators/); judgebench: the benchmark (default: judgebench); alpaca-eval: the benchmark (default: "
+        "alpaca_eval).")] = None,
     judge: Annotated[Optional[str], typer.Option(
         "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
         "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "
         "(default: its evaluators/ folder); judgebench: the whole judge name (default: <judge_model>/<judge_name> "
-        "from each line).")] = None,
+        "from each line); alpaca-eval: the judge (default: each entry's annotator).")] = None,
     reviewer_kind: Annotated[Optional[ReviewerKind], typer.Option(
         "--reviewer-kind", help="Mark every reviewer of these files: judge (an LLM), human (a person rating the same "
         "sessions) or gold (the known right answer). A line's own reviewer_kind wins; without either, a new "

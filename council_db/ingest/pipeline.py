@@ -32,6 +32,7 @@ from council_db.ingest.normalise import Normalised, Normaliser
 Parse = Callable[[LineBatch], Parsed]  # a format's reader of a batch of lines (ingest/formats)
 
 if TYPE_CHECKING:
+    from council_db.ingest.formats.judge_lines import LineReader
     from council_db.ingest.sources import Source
 
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
@@ -120,12 +121,25 @@ def _read_stream(source: Source, segment: Segment, first_line: int, normaliser: 
                         position(), normaliser.normalise(batch))
 
 
-def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch, *,
-           growing: bool = True) -> Iterator[Chunk]:
-    """Batches of the source from ``offset`` on, validated and normalised in this process.
-    ``growing``: the file may still be appended to, so a last line without newline that does
-    not parse yet is held for the next import (a JSON document is never appended to)."""
-    return _read(source, Segment(offset, None, growing), first_line, Normaliser(parse))
+def document_chunks(source: Source, offset: int, first_line: int, reader: LineReader) -> Iterator[Chunk]:
+    """A JSON document's batches, read in this process (a document is never appended to, so
+    its last line is final), then what its reader holds when the input ends: an entry the file
+    cut short is rejected, not lost."""
+    normaliser = Normaliser(reader)
+    last = None
+    for last in _read(source, Segment(offset, None, False), first_line, normaliser):
+        yield last
+    held = reader.end()
+    if last is not None and (held.records or held.rejected):
+        yield Chunk(last.end_offset, last.last_line, 0, last.position,
+                    normaliser.rows(held, LineBatch(last.last_line + 1, [], last.end_offset)))
+
+
+def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch) -> Iterator[Chunk]:
+    """Batches of the source from ``offset`` on, validated and normalised in this process. The
+    file may still be appended to, so a last line without newline that does not parse yet is
+    held for the next import."""
+    return _read(source, Segment(offset, None, True), first_line, Normaliser(parse))
 
 
 def _work(sender, source: Source, segments: list[Segment], readers: list, parse: Parse) -> None:
@@ -261,10 +275,10 @@ def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = p
     """Workers for a large file on a machine with a spare core; this process otherwise.
     A plain file is cut into segments for several workers; gzip is one stream for one.
     ``parse`` reads the lines of the source's format (llm-council's by default); a
-    ``document`` format reads the whole file as one JSON value, in this process."""
+    ``document`` format's reader reads the file as one JSON value, in this process."""
     cores = os.cpu_count() or 1
     if document:
-        return chunks(source, offset, first_line, parse, growing=False)
+        return document_chunks(source, offset, first_line, parse)  # type: ignore[arg-type]
     if source.kind == "stdin" or cores < 2 or (source.size or 0) - offset < PARALLEL_MIN_BYTES:
         return chunks(source, offset, first_line, parse)
     if source.kind == "gzip":

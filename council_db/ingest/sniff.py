@@ -46,21 +46,23 @@ FASTCHAT_FILES = (
 )
 NAMES = {LLM_COUNCIL: "llm-council bias records", "fastchat-single": "FastChat single-answer judgments",
          "fastchat-pair": "FastChat pairwise judgments", "fastchat-review": "FastChat review table lines",
-         "llmbar": "an LLMBar result.json", "judgebench": "JudgeBench judge outputs"}
+         "llmbar": "an LLMBar result.json", "judgebench": "JudgeBench judge outputs",
+         "alpaca-eval": "AlpacaEval annotations (annotations.json)"}
 
 
 def check(source: Source, options: FormatOptions) -> None:
     """CouncilDbError naming what the file looks like and the fix, when it plainly is not
     ``options.format``; nothing when it may be (its lines are then judged one by one). A
-    format whose file is one JSON document (LLMBar's) is judged by its reader, item by item."""
-    if options.format in DOCUMENTS:  # no lines to look at: the reader judges the file
+    format whose file is one JSON document (LLMBar's, AlpacaEval's) is judged by its reader,
+    item by item, once its start is JSON at all."""
+    document = options.format in DOCUMENTS
+    if document:
         from council_db.ingest.formats.readers import reader_class
 
         reader_class(options.format).check_source(options, source)
-        return
     sample = _sample(source)
     named = "" if source.kind == "stdin" else f" {shlex.quote(source.name)}"  # jq reads stdin without a name
-    found = None if sample is None else verdict(sample, options.format, named)
+    found = None if sample is None else verdict(sample, options.format, named, document=document)
     if found is not None:
         raise CouncilDbError(f"{source.name}: {found}; nothing was imported")
 
@@ -83,9 +85,10 @@ def _sample(source: Source) -> bytes | None:
         return None
 
 
-def verdict(sample: bytes, format: str, named: str) -> str | None:
+def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -> str | None:
     """What the start of a file says it is and how to import it, when that is not ``format``
-    (``named``: the file as a command's argument, with its leading space)."""
+    (``named``: the file as a command's argument, with its leading space). A ``document``
+    format's file is one JSON value, a list or an object, which its reader judges."""
     if sample.startswith(UTF16):
         return f"UTF-16 text, not UTF-8: iconv -f UTF-16 -t UTF-8{named} | council-db import -{_from(format)}"
     data = sample.removeprefix(BOM).lstrip(b" \t\r\n")
@@ -101,8 +104,13 @@ def verdict(sample: bytes, format: str, named: str) -> str | None:
         return "not text (bytes that are not UTF-8, or NUL bytes); council-db import reads JSON Lines"
     first = lines[0].strip()
     if first.startswith(b"["):
+        listed = _listed(data, format)
+        if listed or document:
+            return listed
         return f"a JSON array, not JSON Lines: jq -c '.[]'{named} | council-db import -{_from(format)}"
     if first == b"{":
+        if document:
+            return None
         return f"pretty-printed JSON, not JSON Lines: jq -c .{named} | council-db import -{_from(format)}"
     if first.startswith(b"{"):
         return _other_format(first, format)
@@ -122,6 +130,23 @@ def _is_text(line: bytes, final: bool) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _listed(data: bytes, format: str) -> str | None:
+    """A JSON list whose first element has every field of a document format (AlpacaEval's
+    annotations, LLMBar's items): which, and its --from."""
+    from council_db.ingest.formats.json_list import ListElements
+
+    elements = ListElements("a JSON list")
+    for number, line in enumerate(data.split(b"\n"), start=1):  # a line the sample cuts closes no element
+        for _, found in elements.feed(number, line):
+            try:
+                keys = set(json.loads(found)) if isinstance(found, bytes) else set()
+            except (ValueError, TypeError, RecursionError):
+                return None
+            other = next((name for name in DOCUMENTS if set(required_fields(name)) <= keys), None)
+            return None if other in (None, format) else f"{NAMES[other]}: add --from {other}"
+    return None
 
 
 def _other_format(first: bytes, format: str) -> str | None:

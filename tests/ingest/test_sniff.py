@@ -25,6 +25,8 @@ from tests.conftest import both_backends, record, run_module, scalar, session, w
 
 SINGLE = realdata.MT_BENCH / "model_judgment" / "gpt-4_single.jsonl"
 PAIR = realdata.REALDATA.parent / "fastchat-pair" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl"
+ALPACA_EVAL = (realdata.REALDATA.parent / "alpaca-eval" / "FuseChat-Llama-3.2-3B-Instruct"
+               / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json")
 ALPACA = [{"instruction": "Say hi.", "output": "Hi!", "generator": "gpt-4", "annotator": "alpaca_eval_gpt4",
            "preference": 1.0}] * 3  # AlpacaEval writes its annotations as a pretty-printed JSON array
 COUNCIL = "".join(json.dumps(line) + "\n" for line in session())
@@ -51,6 +53,10 @@ CASES = {
                                               "FastChat pairwise judgments: add --from fastchat-pair"),
     "llm-council records as a review table": (COUNCIL.encode(), "fastchat-review",
                                               "llm-council bias records: leave out --from"),
+    "AlpacaEval annotations without --from": (ALPACA_EVAL.read_bytes(), "llm-council",
+                                              "AlpacaEval annotations (annotations.json): add --from alpaca-eval"),
+    "llm-council records as AlpacaEval annotations": (COUNCIL.encode(), "alpaca-eval",
+                                                      "llm-council bias records: leave out --from"),
     "FastChat model answers as judgments": (
         (realdata.MT_BENCH_ANSWERS / "mistral-orpo.jsonl").read_bytes(), "fastchat-single",
         "FastChat model answers (model_answer/*.jsonl): give their folder as --answers DIR"),

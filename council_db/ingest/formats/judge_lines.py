@@ -84,6 +84,11 @@ class LineReader:
         """The line's records, and how many of its judgments gave no verdict (no record)."""
         raise NotImplementedError
 
+    def end(self) -> Parsed:
+        """What is left when the input ends: a document reader's entry the file cut short. A
+        line holds a whole record, so a line reader has nothing left."""
+        return Parsed()
+
     def __call__(self, batch: LineBatch) -> Parsed:
         parsed = Parsed()
         for number, raw in enumerate(batch.lines, start=batch.first_line):

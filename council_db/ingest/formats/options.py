@@ -11,11 +11,11 @@ from council_db.contract.storable import unstorable
 from council_db.errors import CouncilDbError
 
 LLM_COUNCIL = "llm-council"
-FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench")
+FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
-USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench")
-USES_JUDGE = ("fastchat-review", "llmbar", "judgebench")
-DOCUMENTS = ("llmbar",)  # a file is one JSON document, not one JSON value a line
+USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval")
+USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval")
+DOCUMENTS = ("llmbar", "alpaca-eval")  # a file is one JSON document, not one JSON value a line
 JUDGE_CHARS = 500  # the reviewer's name, as a record's (contract.record.Name)
 BENCH_CHARS = 100  # room for "/q<question_id>/t<turn>" in a session key of at most 500
 

@@ -31,6 +31,8 @@ def reader_class(format: str) -> type[LineReader]:
         from council_db.ingest.formats.llmbar import Reader
     elif format == "judgebench":
         from council_db.ingest.formats.judgebench import Reader
+    elif format == "alpaca-eval":
+        from council_db.ingest.formats.alpaca_eval import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
     return Reader

@@ -20,7 +20,7 @@ from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.contract.timestamps import format_us
-from council_db.report import position_section, reference_section
+from council_db.report import pairwise_section, position_section, reference_section
 from council_db.report import sections as report_sections
 from council_db.report.model import (
     AgreementMetric,
@@ -98,6 +98,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
                         + ("; counts and length correlations use every session" if totals else ""))
     parts: dict = dict(length=None, position=None, reviewers=[], models=[], self_preference=None, agreement=None)
     sections = report_sections.Sections()
+    fit = None
     if tier == "insufficient":
         warnings.append(f"collecting data: {window.sessions} sessions, metrics need at least 10")
     else:
@@ -119,6 +120,8 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
                         flags=[], warnings=warnings, **parts)
     if with_reference is not None and tier != "insufficient":
         reference_section.attach(report, with_reference)
+    if fit is not None:
+        pairwise_section.not_identified(report, fit)
     report.flags = _flags(report, sections)
     position_section.note_disagreement(report)
     sections.fill(report)

@@ -28,6 +28,11 @@ def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str
             f"[{_number(metric.ci_low, signed, digits)}, {_number(metric.ci_high, signed, digits)}]")
 
 
+def severity(r: ReviewerProfile) -> str:
+    """A reviewer's severity, or why the design cannot give it ('not identified (pairwise)')."""
+    return r.severity_reason or interval(r.severity)
+
+
 def counted(n: int, noun: str) -> str:
     """'1 session', '1,200 sessions'."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
@@ -122,12 +127,12 @@ def _reviewers(report: BiasReport, page: Page) -> None:
     low, high = axis(r.severity for r in reviewers)
     page.add("")
     page.add("REVIEWERS  severity = points vs the average reviewer (joint model)")
-    severity = max(len("severity"), *(len(interval(r.severity)) for r in reviewers))
+    width = max(len("severity"), *(len(severity(r)) for r in reviewers))
     klass = max(len("class"), *(len(r.classification) for r in reviewers))
 
     def figures(records: str, raw: str, severe: str, chart: str, kind: str, sd: str, own: str) -> str:
         extra = [f"{kind:<{klass}}", f"{sd:>8}", own] if page.wide else []
-        return "  ".join([f"{records:>7}", *([f"{raw:>8}"] if page.wide else []), f"{severe:<{severity}} {chart}",
+        return "  ".join([f"{records:>7}", *([f"{raw:>8}"] if page.wide else []), f"{severe:<{width}} {chart}",
                           *extra])
 
     used = len(figures("", "", "", "", "", "", ""))
@@ -137,7 +142,7 @@ def _reviewers(report: BiasReport, page: Page) -> None:
     ends = f"{low:+.1f}", f"{high:+.1f}"
     header = ("reviewer", figures("records", "raw mean", "severity", f"{ends[0]:<{cells - len(ends[1])}}{ends[1]}",
                                   "class", "scale SD", "self-preference"))
-    rows = [(r.reviewer_id, figures(f"{r.records:,}", _number(r.raw_mean.estimate), interval(r.severity),
+    rows = [(r.reviewer_id, figures(f"{r.records:,}", _number(r.raw_mean.estimate), severity(r),
                                     ci_bar(r.severity, low, high, cells), r.classification, _number(r.scale_sd),
                                     interval(r.self_preference))) for r in reviewers]
     drifts = [[f"    severity drifts (trend flagged; the {_number(r.severity.estimate, True)} above is the window "
@@ -246,7 +251,11 @@ def _models(report: BiasReport, page: Page) -> None:
 
 def _trends(report: BiasReport, page: Page) -> None:
     """One row per subject; at 80 columns "change p" stands for "change search p", said once."""
+    missing = report.not_identified
+    unidentified = "" if missing is None else f"reviewers (drift of severity): {missing.label}"
     if not report.trends:
+        for line in ["", f"TRENDS  {unidentified}"] if unidentified else []:
+            page.add(line)
         return
     page.add("")
     unit, short = trend_unit(report)
@@ -261,6 +270,8 @@ def _trends(report: BiasReport, page: Page) -> None:
         rows.append((f"{t.kind:<8} {t.subject}", f"{interval(shown):<{column}}  " + (f"{own_span}  " if own_span else "")
                      + f"{search} {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else "")))
     page.rows(rows, 2)
+    if unidentified:
+        page.add(f"  {unidentified}")
 
 
 def _anomalies(report: BiasReport, page: Page) -> None:
@@ -349,7 +360,7 @@ def markdown(report: BiasReport) -> str:
                 "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
                 "|---|---:|---:|---|---|---:|---|"]
         out += [f"| {markdown_text(r.reviewer_id)} | {r.records:,} | {_number(r.raw_mean.estimate)} | "
-                f"{interval(r.severity)}"
+                f"{severity(r)}"
                 + (f" (window average; drifts: {recent_severity(r)})" if r.severity_drifts else "")
                 + f" | {r.classification} | {_number(r.scale_sd)} | {interval(r.self_preference)} |"
                 for r in report.reviewers]
@@ -368,7 +379,10 @@ def markdown(report: BiasReport) -> str:
                     f"| fixed-effect r | {interval(length.fixed_effect_r)} |",
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
         unit, short = trend_unit(report)
-        out += ["", "## Trends", "", f"| subject | {unit} | change points |", "|---|---|---|"]
+        out += ["", "## Trends", ""]
+        if report.not_identified is not None:
+            out += [f"Reviewers (drift of severity): {report.not_identified.label}.", ""]
+        out += [f"| subject | {unit} | change points |", "|---|---|---|"]
         rows = [(t, *trend_figure(t, short)) for t in report.trends]
         out += [f"| {t.kind} {markdown_text(t.subject)} | {interval(shown)}{f' {own_span}' if own_span else ''} | "
                 f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t, shown, own_span in rows]

@@ -78,6 +78,8 @@ def _sample(metrics: list[Metric | None]) -> str:
 
 
 def severity_chart(report: BiasReport) -> Chart:
+    if report.not_identified is not None:
+        return Chart("severity", "Reviewer severity", _unidentified(report, "Reviewer severity"), "")
     flagged = {f.subject for f in report.flags if f.kind == "reviewer_severity"}
     rows = _rows((r.reviewer_id, r.severity, r.reviewer_id in flagged,
                   " ".join(filter(None, (r.classification if r.reviewer_id in flagged else "",
@@ -88,6 +90,12 @@ def severity_chart(report: BiasReport) -> Chart:
     note += "".join(f" {r.reviewer_id}'s severity drifts (trend flagged): {recent_severity(r)}."
                     for r in report.reviewers if r.severity_drifts)
     return _chart("severity", "Reviewer severity", note, rows, "points vs the average reviewer")
+
+
+def _unidentified(report: BiasReport, what: str) -> str:
+    """'Reviewer severity: not identified (pairwise): every reviewer's scores ...'."""
+    found = report.not_identified
+    return f"{what}: {found.label}: {found.reason}." if found is not None else ""
 
 
 def position_chart(report: BiasReport) -> Chart:
@@ -165,6 +173,8 @@ def trends_chart(report: BiasReport) -> Chart:
     note = (f"Joint-model residuals over time, per reviewer and per candidate: {unit} vs the typical other "
             f"subject. Bold = flagged at q <= 0.05.{changes} "
             f"{_sample([t.slope_per_30d for t in report.trends])}")
+    if report.not_identified is not None:
+        note += " " + _unidentified(report, "Reviewer trends (a drift of severity)")
     if own:
         note += (" Below: subjects whose own data spans less than half of that unit, as the change across their "
                  "own span (given beside each), not extrapolated to the unit.")

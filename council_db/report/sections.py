@@ -78,13 +78,16 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     ``resamples`` session resamples for the bootstrap CIs."""
     out = Sections()
     residuals = fit.residuals
-    for kind in ("reviewer", "model"):
+    # a reviewer's trend is a drift of its severity: where the design fixes its totals, nil by construction
+    kinds = ("model",) if fit.fixed_totals is not None else ("reviewer", "model")
+    for kind in kinds:
         _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng, data.scale)
-    for name, recent in recent_severity.at_window_end(trends.timed_residuals(data, residuals, "reviewer"),
-                                                      fit.severity).items():
-        found = metric(recent, recent.n_records, recent.n_sessions)
-        if found is not None:
-            out.recent_severity[name] = (found, format_us(recent.at_us))
+    if "reviewer" in kinds:
+        for name, recent in recent_severity.at_window_end(trends.timed_residuals(data, residuals, "reviewer"),
+                                                          fit.severity).items():
+            found = metric(recent, recent.n_records, recent.n_sessions)
+            if found is not None:
+                out.recent_severity[name] = (found, format_us(recent.at_us))
     out.notes.extend(panel.changes(data))
     out.sessions = anomalies.sessions(data, residuals)
     for a in out.sessions:

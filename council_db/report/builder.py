@@ -121,7 +121,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     if with_reference is not None and tier != "insufficient":
         reference_section.attach(report, with_reference)
     if fit is not None:
-        pairwise_section.not_identified(report, fit)
+        pairwise_section.attach(report, data, fit, context.metric)
     report.flags = _flags(report, sections)
     position_section.note_disagreement(report)
     sections.fill(report)
@@ -324,7 +324,7 @@ def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]
         add(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
              f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
              f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"), "the length effect")
-    candidates += reference_section.candidates(report)
+    candidates += reference_section.candidates(report) + pairwise_section.candidates(report)
     groups = {**sections.groups,
               position_section.GROUP: position_section.candidates(report.position, report.window.scale,
                                                                   report.warnings)}

@@ -13,8 +13,8 @@ from council_db.report.contract_base import Contract, Metric
 
 class PairSelfPreference(Metric, kw_only=True):
     pairs: Annotated[int, Meta(description=(
-        "pairs of answers (the same two answers, in the same display order) judged both by the judge whose own "
-        "answer is one of them and by a third judge: the strata the odds ratio compares within"
+        "pairs of answers (either order) where the judge's own verdicts met a third judge's on the same two "
+        'answers in the same order: the clusters of the CI; n_sessions and n_records count those calls'
     ))]
     odds_ratio: Annotated[float | None, Meta(description='exp(estimate): the odds ratio itself')] = None
 

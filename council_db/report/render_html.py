@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 
 from council_db.analysis.drift.session_means import Series
-from council_db.report import reference_render, svg
+from council_db.report import pairwise_render, reference_render, svg
 from council_db.report.model import BiasReport, Metric
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.render import found, interval, recent_severity
@@ -139,6 +139,12 @@ def length_chart(report: BiasReport) -> Chart:
 
 
 def self_preference_chart(report: BiasReport) -> Chart:
+    if report.self_preference_on_pairs is not None:
+        rows = _rows([("pooled", report.self_preference_on_pairs, True)]
+                     + [(r.reviewer_id, r.self_preference_on_pairs) for r in report.reviewers])
+        note = ("Log odds that a judge picks its own answer, against third judges' verdicts on the same pair in the "
+                f"same order (Mantel-Haenszel over pairs). {_sample([report.self_preference_on_pairs])}")
+        return _chart("self_preference", "Self-preference", note, rows, "log odds ratio, own answer winning")
     rows = _rows([("pooled", report.self_preference, True)]
                  + [(r.reviewer_id, r.self_preference) for r in report.reviewers])
     note = ("Score points a reviewer gives its own answers beyond what other reviewers give the same answers, "
@@ -230,7 +236,7 @@ def page(report: BiasReport, drawn: list[Chart]) -> str:
         f'<section class="chart" id="{c.key}"><h2>{escape(c.title)}</h2><p class="note">{escape(c.note)}</p>'
         + (c.svg or '<p class="missing">Nothing to draw.</p>') + "</section>"
         for c in drawn)
-    summary = (f"<p>Self-preference (pooled) {escape(interval(report.self_preference))}; agreement "
+    summary = (f"<p>Self-preference (pooled) {escape(pairwise_render.self_preference(report, interval))}; agreement "
                f"(Krippendorff's alpha) {escape(interval(report.agreement, signed=False))}.</p>")
     warnings = "".join(f"<li>{escape(text)}</li>" for text in report.warnings)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

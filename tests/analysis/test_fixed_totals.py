@@ -53,7 +53,7 @@ def test_judges_that_also_answer_are_never_called_harsh_or_generous_and_keep_the
     report = build(from_records(records), resamples=20)
     assert {p.classification for p in report.reviewers} == {"unknown"}
     assert not [f for f in report.flags if f.kind == "reviewer_severity"]
-    own = report.self_preference  # within a call: its own answer against the other one, still identified
+    own = report.self_preference_on_pairs  # on the pair: its own answer against third judges' verdicts
     assert own is not None and own.ci_low > 0
 
 

@@ -63,3 +63,15 @@ def test_the_html_report_says_severity_is_not_identified_instead_of_not_estimate
     severity = page.split('id="severity"', 1)[1].split("</section>", 1)[0]
     assert f"Reviewer severity: {LABEL}" in severity
     assert "Not estimated" not in severity
+
+
+def test_swapped_orders_are_stated_once_as_position_consistency_not_again_as_test_retest(store):
+    # Before: "SELF-CONSISTENCY test-retest ... 25 pairs identical 0.52" beside the position
+    # section's "swapped pairs: 13; same preference in both orders 0.54": one figure under two names.
+    found = json.loads(report(store, "json"))
+    assert found["position"]["swaps"]["swaps"] > 0
+    assert found["self_consistency"]["measurable"] is False
+    assert found["self_consistency"]["note"].startswith("the same as position consistency")
+    printed = report(store, "text")
+    assert "SELF-CONSISTENCY" not in printed and "test-retest" not in printed
+    assert "same preference in both orders" in printed

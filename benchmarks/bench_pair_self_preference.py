@@ -4,7 +4,7 @@ answer, against third judges on the same pair in the same order
 giving pairwise verdicts (1 / 0.5 / 0) on each other's answers in both orders, two candidates
 per session, so every pair has two judges with a stake and two third judges.
 
-    python benchmarks/bench_pair_self_preference.py [--datasets 200] [--sessions 120] [--planted 1.0]
+    python benchmarks/bench_pair_self_preference.py [--datasets 200] [--reports 100] [--sessions 120] [--planted 1.0]
 
 Printed:
 
@@ -14,8 +14,9 @@ Printed:
 * coverage: the share of data sets (seeds 1,000+) whose pooled 95% CI holds that truth, and of
   judge figures holding it (every judge's is the same truth: the models are alike);
 * calm: on data sets with nothing planted (seeds 0..N-1), the share with any judge flagged
-  (Benjamini-Hochberg over the four judges at 0.05; the report's family is larger, so it flags
-  no more often), and the share of judge p-values below 0.05;
+  (Benjamini-Hochberg over the four judges at 0.05) and the share of judge p-values below 0.05;
+  then the full report (``build``) on the first --reports of them: the share with a
+  self-preference flag and with any flag at all (the report's one family);
 * grouping: the pooled figure and the joint model's points on one data set grouped three ways
   (one session per game, per judge, per pair with every judge in it): the first is the same
   every way, the second is not.
@@ -35,8 +36,10 @@ from council_db.analysis.joint import joint_model
 from council_db.analysis.loading.score_data import from_records
 from council_db.analysis.self_preference.on_pairs import self_preference_on_pairs
 from council_db.analysis.stats import benjamini_hochberg
+from council_db.report.builder import build
 from council_db.simulate import SimulationConfig, write_jsonl
 
+RESAMPLES = 50  # bootstrap CIs of the length and agreement figures: no part of the flags studied here
 PEERS = dict(candidates_per_session=2, swap_orders=True, pairwise=True, per_reviewer_shuffle=True)
 
 
@@ -73,6 +76,7 @@ def pooled(figures) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", type=int, default=200)
+    parser.add_argument("--reports", type=int, default=100)
     parser.add_argument("--sessions", type=int, default=120)
     parser.add_argument("--planted", type=float, default=1.0)
     args = parser.parse_args()
@@ -92,6 +96,8 @@ def main() -> None:
         flagged += bool((benjamini_hochberg(p) <= 0.05).any())
         small += int((p < 0.05).sum())
         tests += len(p)
+    kinds = [{f.kind for f in build(from_records(records(seed, args.sessions, 0.0)), resamples=RESAMPLES).flags}
+             for seed in range(args.reports)]
     lines = records(5, args.sessions, args.planted)
     grouping = {}
     for by in ("game", "judge", "pair"):
@@ -105,6 +111,8 @@ def main() -> None:
           f"{judge_hits / judge_total:.3f} ({judge_total} judge figures)")
     print(f"nothing planted: {flagged / args.datasets:.3f} of data sets flag a judge (BH 0.05 over 4 judges); "
           f"{small / tests:.3f} of {tests} judge p-values < 0.05")
+    print(f"nothing planted, the full report: {sum('self_preference' in k for k in kinds) / args.reports:.3f} of "
+          f"{args.reports} reports flag self-preference, {sum(bool(k) for k in kinds) / args.reports:.3f} flag anything")
     for by, (odds, points) in grouping.items():
         print(f"grouped one session per {by:<5}: on pairs {odds:+.6f} log odds; joint model {points:+.3f} points")
 

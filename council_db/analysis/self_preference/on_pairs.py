@@ -144,5 +144,7 @@ def _estimate(sides: _Sides, keep: np.ndarray, judge: str | None, data: ScoreDat
                          float(t_p_value(found.estimate / found.se, len(parts) - 1)), found.level, len(parts), METHOD)
     elif not math.isfinite(found.estimate):
         found = Estimate.missing(METHOD, len(parts))
-    records = np.unique(sides.records[rows])
-    return PairSelfPreference(judge, found, len(records), len(np.unique(data.session[records])))
+    used = np.zeros(data.n_records, dtype=bool)
+    used[sides.records[rows].ravel()] = True
+    sessions = int((np.bincount(data.session[used], minlength=data.n_sessions) > 0).sum())
+    return PairSelfPreference(judge, found, int(used.sum()), sessions)

@@ -52,6 +52,7 @@ ANALYSIS_RANKS = {
     "reference": 2,
     "aggregation": 3,
     "sessions": 3,
+    "self_preference": 3,
 }
 
 

@@ -19,17 +19,13 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from council_db.report.contract_base import Contract, Metric, Tier
+from council_db.report.pairwise_model import NotIdentified, PairSelfPreference
 from council_db.report.reference_model import JudgeReference, ReferenceOverview
 
-Tier = Literal["insufficient", "preliminary", "moderate", "high"]
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.3.0"
-
-
-class Contract(msgspec.Struct, kw_only=True):
-    """A part of the report: keyword fields (every subclass says so again: msgspec does not
-    inherit it), in the JSON in the order they are declared."""
+REPORT_SCHEMA_VERSION = "1.4.0"
 
 
 def _plain(value: Any) -> Any:
@@ -38,16 +34,6 @@ def _plain(value: Any) -> Any:
     if item is None:
         raise TypeError(f"{type(value).__name__} is not part of the report's contract")
     return item()
-
-
-class Metric(Contract, kw_only=True):
-    estimate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n_sessions: int
-    n_records: int
-    confidence: Tier
-    p_value: float | None = None
 
 
 class SlotMetric(Metric, kw_only=True):
@@ -208,12 +194,20 @@ class ReviewerProfile(Contract, kw_only=True):
     severity: Annotated[Metric | None, Meta(description=(
         'joint model: score points relative to the average reviewer; negative = harsh'
     ))]
+    severity_reason: Annotated[str | None, Meta(description=(
+        "set when severity is null because the design cannot identify it, e.g. 'not identified (pairwise)': see "
+        'the top-level not_identified'
+    ))] = None
     classification: Literal["harsh", "neutral", "generous", "unknown"]
     scale_sd: Annotated[float | None, Meta(description='residual SD of the joint model: how widely it uses the scale')]
     self_preference: Annotated[Metric | None, Meta(description=(
         "its scores of its own answers minus other reviewers' scores of the same answers, adjusted for its "
-        'severity'
+        'severity; null on pairwise data, where self_preference_on_pairs states it'
     ))]
+    self_preference_on_pairs: Annotated[PairSelfPreference | None, Meta(description=(
+        'pairwise data: log odds that it picks its own answer, against third judges on the same pair in the same '
+        'order (Mantel-Haenszel over pairs, CI clustered by pair)'
+    ))] = None
     severity_drifts: Annotated[bool, Meta(description=(
         'its trend over time is flagged (q <= 0.05): severity is a window average, and recent_severity gives '
         "its severity at the window's end"
@@ -359,7 +353,13 @@ class BiasReport(Contract, kw_only=True):
     position: Position | None
     reviewers: list[ReviewerProfile]
     models: list[ModelQuality]
-    self_preference: Annotated[Metric | None, Meta(description='joint model, pooled over reviewers with self-reviews')]
+    self_preference: Annotated[Metric | None, Meta(description=(
+        'joint model, pooled over reviewers with self-reviews; null on pairwise data (self_preference_on_pairs)'
+    ))]
+    self_preference_on_pairs: Annotated[PairSelfPreference | None, Meta(description=(
+        'pairwise data: the common log odds ratio over every judge whose own answer is in a pair (as '
+        'reviewers[].self_preference_on_pairs)'
+    ))] = None
     agreement: Annotated[AgreementMetric | None, Meta(description=(
         "Krippendorff's alpha (interval) between different reviewers of the same answer"
     ))]
@@ -372,6 +372,10 @@ class BiasReport(Contract, kw_only=True):
     self_consistency: SelfConsistency | None = None
     reference: Annotated[ReferenceOverview | None, Meta(description=(
         'human raters and gold labels: the reference the judges are compared with (null: the window has none)'
+    ))] = None
+    not_identified: Annotated[NotIdentified | None, Meta(description=(
+        "set when the design fixes each reviewer's total in a session (pairwise verdicts, rankings): the effects "
+        'that live only in those totals'
     ))] = None
     flags: list[Flag]
     warnings: list[str]

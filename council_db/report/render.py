@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from council_db.markdown_text import markdown_text
-from council_db.report import reference_render
+from council_db.report import pairwise_render, reference_render
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.text_layout import MIN_BAR, Page, aligned, axis, ci_bar, names_fit
@@ -78,8 +78,7 @@ def text(report: BiasReport, width: int | None = None) -> str:
     _position(report, page)
     _length(report, page)
     add("")
-    add(f"SELF-PREFERENCE  {interval(report.self_preference)} points on own answers "
-        "(joint model, pooled over reviewers)")
+    add(f"SELF-PREFERENCE  {pairwise_render.self_preference_line(report, interval)}")
     add(f"AGREEMENT        Krippendorff's alpha (interval) {interval(report.agreement, signed=False)}"
         + _agreement_n(report))
     if report.reference:
@@ -122,12 +121,13 @@ def _reviewers(report: BiasReport, page: Page) -> None:
     low, high = axis(r.severity for r in reviewers)
     page.add("")
     page.add("REVIEWERS  severity = points vs the average reviewer (joint model)")
-    severity = max(len("severity"), *(len(interval(r.severity)) for r in reviewers))
+    severity = [pairwise_render.severity(r, interval) for r in reviewers]
+    width = max(len("severity"), *map(len, severity))
     klass = max(len("class"), *(len(r.classification) for r in reviewers))
 
     def figures(records: str, raw: str, severe: str, chart: str, kind: str, sd: str, own: str) -> str:
         extra = [f"{kind:<{klass}}", f"{sd:>8}", own] if page.wide else []
-        return "  ".join([f"{records:>7}", *([f"{raw:>8}"] if page.wide else []), f"{severe:<{severity}} {chart}",
+        return "  ".join([f"{records:>7}", *([f"{raw:>8}"] if page.wide else []), f"{severe:<{width}} {chart}",
                           *extra])
 
     used = len(figures("", "", "", "", "", "", ""))
@@ -137,9 +137,10 @@ def _reviewers(report: BiasReport, page: Page) -> None:
     ends = f"{low:+.1f}", f"{high:+.1f}"
     header = ("reviewer", figures("records", "raw mean", "severity", f"{ends[0]:<{cells - len(ends[1])}}{ends[1]}",
                                   "class", "scale SD", "self-preference"))
-    rows = [(r.reviewer_id, figures(f"{r.records:,}", _number(r.raw_mean.estimate), interval(r.severity),
+    rows = [(r.reviewer_id, figures(f"{r.records:,}", _number(r.raw_mean.estimate), shown,
                                     ci_bar(r.severity, low, high, cells), r.classification, _number(r.scale_sd),
-                                    interval(r.self_preference))) for r in reviewers]
+                                    pairwise_render.self_preference(r, interval)))
+            for r, shown in zip(reviewers, severity)]
     drifts = [[f"    severity drifts (trend flagged; the {_number(r.severity.estimate, True)} above is the window "
                f"average): {recent_severity(r)}"] if r.severity_drifts else [] for r in reviewers]
     page.rows([header, *rows], 2, after=[[], *drifts])
@@ -246,7 +247,10 @@ def _models(report: BiasReport, page: Page) -> None:
 
 def _trends(report: BiasReport, page: Page) -> None:
     """One row per subject; at 80 columns "change p" stands for "change search p", said once."""
+    unidentified = pairwise_render.reviewer_trends(report)
     if not report.trends:
+        for line in ["", f"TRENDS  {unidentified}"] if unidentified else []:
+            page.add(line)
         return
     page.add("")
     unit, short = trend_unit(report)
@@ -261,6 +265,8 @@ def _trends(report: BiasReport, page: Page) -> None:
         rows.append((f"{t.kind:<8} {t.subject}", f"{interval(shown):<{column}}  " + (f"{own_span}  " if own_span else "")
                      + f"{search} {p_value(t.change_search_p_value)}" + (f"  {changes}" if changes else "")))
     page.rows(rows, 2)
+    if unidentified:
+        page.add(f"  {unidentified}")
 
 
 def _anomalies(report: BiasReport, page: Page) -> None:
@@ -349,9 +355,10 @@ def markdown(report: BiasReport) -> str:
                 "| reviewer | records | raw mean | severity | class | scale SD | self-preference |",
                 "|---|---:|---:|---|---|---:|---|"]
         out += [f"| {markdown_text(r.reviewer_id)} | {r.records:,} | {_number(r.raw_mean.estimate)} | "
-                f"{interval(r.severity)}"
+                f"{pairwise_render.severity(r, interval)}"
                 + (f" (window average; drifts: {recent_severity(r)})" if r.severity_drifts else "")
-                + f" | {r.classification} | {_number(r.scale_sd)} | {interval(r.self_preference)} |"
+                + f" | {r.classification} | {_number(r.scale_sd)} | "
+                f"{pairwise_render.self_preference(r, interval)} |"
                 for r in report.reviewers]
         if report.position is not None:
             effects = {s.position: s for s in report.position.slot_effects}
@@ -368,7 +375,10 @@ def markdown(report: BiasReport) -> str:
                     f"| fixed-effect r | {interval(length.fixed_effect_r)} |",
                     f"| random-effects r | {interval(length.random_effects_r)} |"]
         unit, short = trend_unit(report)
-        out += ["", "## Trends", "", f"| subject | {unit} | change points |", "|---|---|---|"]
+        out += ["", "## Trends", ""]
+        if report.not_identified is not None:
+            out += [f"Reviewers (drift of severity): {report.not_identified.label}.", ""]
+        out += [f"| subject | {unit} | change points |", "|---|---|---|"]
         rows = [(t, *trend_figure(t, short)) for t in report.trends]
         out += [f"| {t.kind} {markdown_text(t.subject)} | {interval(shown)}{f' {own_span}' if own_span else ''} | "
                 f"{', '.join(c.at for c in t.change_points) or 'none'} |" for t, shown, own_span in rows]
@@ -376,7 +386,7 @@ def markdown(report: BiasReport) -> str:
         out += [f"- {markdown_text(a.session_id)}: {markdown_text(a.reason)} "
                 f"(p {p_value(a.p_value)}, q {p_value(a.q_value)})"
                 for a in report.anomalies] or ["None."]
-        out += ["", f"Self-preference (pooled): {interval(report.self_preference)}.",
+        out += ["", f"Self-preference (pooled): {pairwise_render.self_preference(report, interval)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
         out += reference_render.markdown_lines(report, interval)
     if report.warnings:

@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 
 from council_db.analysis.drift.session_means import Series
-from council_db.report import reference_render, svg
+from council_db.report import pairwise_render, reference_render, svg
 from council_db.report.model import BiasReport, Metric
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.render import found, interval, recent_severity
@@ -78,6 +78,8 @@ def _sample(metrics: list[Metric | None]) -> str:
 
 
 def severity_chart(report: BiasReport) -> Chart:
+    if report.not_identified is not None:
+        return Chart("severity", "Reviewer severity", _unidentified(report, "Reviewer severity"), "")
     flagged = {f.subject for f in report.flags if f.kind == "reviewer_severity"}
     rows = _rows((r.reviewer_id, r.severity, r.reviewer_id in flagged,
                   " ".join(filter(None, (r.classification if r.reviewer_id in flagged else "",
@@ -88,6 +90,12 @@ def severity_chart(report: BiasReport) -> Chart:
     note += "".join(f" {r.reviewer_id}'s severity drifts (trend flagged): {recent_severity(r)}."
                     for r in report.reviewers if r.severity_drifts)
     return _chart("severity", "Reviewer severity", note, rows, "points vs the average reviewer")
+
+
+def _unidentified(report: BiasReport, what: str) -> str:
+    """'Reviewer severity: not identified (pairwise): every reviewer's scores ...'."""
+    found = report.not_identified
+    return f"{what}: {found.label}: {found.reason}." if found is not None else ""
 
 
 def position_chart(report: BiasReport) -> Chart:
@@ -131,6 +139,12 @@ def length_chart(report: BiasReport) -> Chart:
 
 
 def self_preference_chart(report: BiasReport) -> Chart:
+    if report.self_preference_on_pairs is not None:
+        rows = _rows([("pooled", report.self_preference_on_pairs, True)]
+                     + [(r.reviewer_id, r.self_preference_on_pairs) for r in report.reviewers])
+        note = ("Log odds that a judge picks its own answer, against third judges' verdicts on the same pair in the "
+                f"same order (Mantel-Haenszel over pairs). {_sample([report.self_preference_on_pairs])}")
+        return _chart("self_preference", "Self-preference", note, rows, "log odds ratio, own answer winning")
     rows = _rows([("pooled", report.self_preference, True)]
                  + [(r.reviewer_id, r.self_preference) for r in report.reviewers])
     note = ("Score points a reviewer gives its own answers beyond what other reviewers give the same answers, "
@@ -165,6 +179,8 @@ def trends_chart(report: BiasReport) -> Chart:
     note = (f"Joint-model residuals over time, per reviewer and per candidate: {unit} vs the typical other "
             f"subject. Bold = flagged at q <= 0.05.{changes} "
             f"{_sample([t.slope_per_30d for t in report.trends])}")
+    if report.not_identified is not None:
+        note += " " + _unidentified(report, "Reviewer trends (a drift of severity)")
     if own:
         note += (" Below: subjects whose own data spans less than half of that unit, as the change across their "
                  "own span (given beside each), not extrapolated to the unit.")
@@ -220,7 +236,7 @@ def page(report: BiasReport, drawn: list[Chart]) -> str:
         f'<section class="chart" id="{c.key}"><h2>{escape(c.title)}</h2><p class="note">{escape(c.note)}</p>'
         + (c.svg or '<p class="missing">Nothing to draw.</p>') + "</section>"
         for c in drawn)
-    summary = (f"<p>Self-preference (pooled) {escape(interval(report.self_preference))}; agreement "
+    summary = (f"<p>Self-preference (pooled) {escape(pairwise_render.self_preference(report, interval))}; agreement "
                f"(Krippendorff's alpha) {escape(interval(report.agreement, signed=False))}.</p>")
     warnings = "".join(f"<li>{escape(text)}</li>" for text in report.warnings)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

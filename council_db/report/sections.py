@@ -11,7 +11,8 @@ import numpy as np
 
 from council_db.analysis.drift import changepoints, panel, recent_severity, trends
 from council_db.analysis.effects import affinity, agreement
-from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData, keep_records
+from council_db.analysis.position.calls import calls
 from council_db.analysis.sessions import anomalies
 from council_db.contract.timestamps import format_us
 from council_db.report.model import (
@@ -31,6 +32,8 @@ from council_db.report.trend_units import own_span, window_unit
 
 # kind, subject, estimate, p-value, message
 Candidate = tuple[str, str, float, float, str]
+SWAPS_ONLY = ("the same as position consistency: the only repeats are the two display orders of swapped pairs, "
+              "whose consistency the position section states (swapped pairs: same preference in both orders)")
 
 
 @dataclass
@@ -78,13 +81,16 @@ def compute(data: ScoreData, fit, metric: Callable, rng: np.random.Generator, re
     ``resamples`` session resamples for the bootstrap CIs."""
     out = Sections()
     residuals = fit.residuals
-    for kind in ("reviewer", "model"):
+    # a reviewer's trend is a drift of its severity: where the design fixes its totals, nil by construction
+    kinds = ("model",) if fit.fixed_totals is not None else ("reviewer", "model")
+    for kind in kinds:
         _trends(out, trends.timed_residuals(data, residuals, kind), metric, rng, data.scale)
-    for name, recent in recent_severity.at_window_end(trends.timed_residuals(data, residuals, "reviewer"),
-                                                      fit.severity).items():
-        found = metric(recent, recent.n_records, recent.n_sessions)
-        if found is not None:
-            out.recent_severity[name] = (found, format_us(recent.at_us))
+    if "reviewer" in kinds:
+        for name, recent in recent_severity.at_window_end(trends.timed_residuals(data, residuals, "reviewer"),
+                                                          fit.severity).items():
+            found = metric(recent, recent.n_records, recent.n_sessions)
+            if found is not None:
+                out.recent_severity[name] = (found, format_us(recent.at_us))
     out.notes.extend(panel.changes(data))
     out.sessions = anomalies.sessions(data, residuals)
     for a in out.sessions:
@@ -196,12 +202,16 @@ def _pairs(out: Sections, data: ScoreData, fit, metric: Callable) -> None:
 def _self_consistency(out: Sections, data: ScoreData, metric: Callable, rng: np.random.Generator,
                       resamples: int) -> None:
     """Test-retest where a reviewer scored the same answer more than once: pooled (share of
-    identical pairs, mean |difference|) and per reviewer."""
+    identical pairs, mean |difference|) and per reviewer. The two display orders of a swapped
+    pair are not a retest: whether the preference held in both is position consistency, which
+    the position section states (``position.swaps``), so they are left out here."""
+    swapped = calls(data).swap_group >= 0
+    data = keep_records(data, ~swapped)
     retests = affinity.self_consistency(data)
     if not retests:
-        out.self_consistency = SelfConsistency(
-            measurable=False, reviewers=[],
-            note="not measurable: no reviewer scored the same answer (session, candidate, length) twice")
+        out.self_consistency = SelfConsistency(measurable=False, reviewers=[], note=SWAPS_ONLY if swapped.any() else
+                                               "not measurable: no reviewer scored the same answer (session, "
+                                               "candidate, length) twice")
         return
     rows = [Retest(reviewer_id=r.reviewer, pairs=r.pairs,
                    mean_abs_difference=metric(r.mean_abs_difference, 2 * r.pairs, r.mean_abs_difference.n_sessions))

@@ -53,7 +53,7 @@ def test_judges_that_also_answer_are_never_called_harsh_or_generous_and_keep_the
     report = build(from_records(records), resamples=20)
     assert {p.classification for p in report.reviewers} == {"unknown"}
     assert not [f for f in report.flags if f.kind == "reviewer_severity"]
-    own = report.self_preference  # within a call: its own answer against the other one, still identified
+    own = report.self_preference_on_pairs  # on the pair: its own answer against third judges' verdicts
     assert own is not None and own.ci_low > 0
 
 
@@ -94,3 +94,12 @@ def test_a_pairwise_session_where_every_judge_ties_is_no_anomaly_but_a_constant_
     fine = from_records(fine_records)
     constant = anomalies.sessions(fine, joint_model.fit(fine).residuals)[0]
     assert constant.reason == "every score is 5 (16 scores)" and constant.p_value * 80 < 0.05
+
+
+def test_on_pairwise_verdicts_reviewer_trends_are_not_identified_and_not_given():
+    # Before: three reviewer "trends" of -0.00 [-0.00, +0.00] points per 30 days, change search p 1.000:
+    # a reviewer's residuals add up to zero in every call, so its drift (of severity) is nil by design.
+    report = build(from_records(pairwise_records(seed=1)), resamples=20)
+    assert [t.kind for t in report.trends] == ["model"] * len(report.models)
+    assert "reviewer trends and change points (a drift of severity)" in report.not_identified.effects
+    assert [p.severity_reason for p in report.reviewers] == ["not identified (pairwise)"] * 3

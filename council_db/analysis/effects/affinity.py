@@ -8,7 +8,9 @@ are already taken out:
   The residuals sum to zero over each reviewer's and each candidate's scores (both are in the
   model), so where only two pairs hold a candidate's scores (two reviewers) or a reviewer's
   (two candidates), their residual totals are equal and opposite: one contrast, seen twice.
-  Such mirror images are tested once (``Cell.mirror_of``).
+  Such mirror images are tested once (``Cell.mirror_of``). A candidate only one reviewer
+  scored (a lone judge's log) has its residuals summing to zero in that one pair: no affinity
+  there to report, so none is (it read -1.6e-17 with p 1.00 on FastChat's pairwise judgments).
 * anchoring: does the first answer a reviewer sees pull its other scores along? Per
   (session, reviewer) the slope of the other answers' mean residual on the first-shown
   answer's residual, minus the same slope for the last-shown answer (a placebo: any coupling
@@ -59,10 +61,14 @@ def affinity(data: ScoreData, residuals: np.ndarray) -> list[Cell]:
     cell = pair * g + data.session[use]
     totals = np.bincount(cell, weights=residuals[use], minlength=n_pairs * g).reshape(n_pairs, g)
     counts = np.bincount(cell, minlength=n_pairs * g).reshape(n_pairs, g)
-    reported = np.flatnonzero((counts > 0).sum(axis=1) >= MIN_PAIR_SESSIONS).tolist()
     fitted = np.isfinite(residuals)
     held = np.bincount(data.reviewer[fitted] * n_models + data.model[fitted], minlength=n_pairs) > 0
-    tested = _mirror_images(held.reshape(-1, n_models), totals.sum(axis=1), counts.sum(axis=1), reported)
+    grid = held.reshape(-1, n_models)
+    # a candidate only one reviewer scored (or a reviewer of one candidate): its quality (severity)
+    # absorbs the pair's residuals, which add up to zero by construction, so there is no affinity
+    alone = ((grid.sum(axis=0) == 1)[None, :] | (grid.sum(axis=1) == 1)[:, None]).ravel()
+    reported = np.flatnonzero(((counts > 0).sum(axis=1) >= MIN_PAIR_SESSIONS) & ~alone).tolist()
+    tested = _mirror_images(grid, totals.sum(axis=1), counts.sum(axis=1), reported)
 
     def name(code: int) -> str:
         return f"{data.reviewers[code // n_models]} -> {data.models[code % n_models]}"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.answers import answer_index
 
 TOLERANCE = 1e-9  # relative to the largest score: totals closer than this are one total
 
@@ -31,6 +32,12 @@ class FixedTotals:
 
     group: np.ndarray  # per record: its group's number (groups of one score included)
     totals: dict[int, float]  # scores in a group -> the total every such group adds up to
+    pairwise: bool = False  # every session compares two answers (pairwise verdicts), not a ranking of more
+
+    @property
+    def label(self) -> str:
+        """What the report prints for an effect the design leaves unidentified."""
+        return f"not identified ({'pairwise' if self.pairwise else 'fixed totals'})"
 
     def reason(self) -> str:
         """Why, in words: e.g. "... (2 scores add up to 1; 4 scores add up to 2, ...)"."""
@@ -60,4 +67,6 @@ def fixed_totals(data: ScoreData) -> FixedTotals | None:
         totals[n] = float(these.mean())
     if not (np.bincount(size[scored]) >= 2).any():
         return None
-    return FixedTotals(group, totals)
+    first_records = answer_index(data.session, data.model, data.log_length)[1]
+    answers_per_session = np.bincount(data.session[first_records])
+    return FixedTotals(group, totals, pairwise=bool(answers_per_session.max() <= 2))

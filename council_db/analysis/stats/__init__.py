@@ -22,7 +22,7 @@ from council_db.analysis.stats.agreement import (
     krippendorff_alpha_interval,
     retest,
 )
-from council_db.analysis.stats.answers import AnswerTable, answer_index, tabulate_answers
+from council_db.analysis.stats.answers import AnswerTable, answer_index, tabulate_answers, within_session_pairs
 from council_db.analysis.stats.bootstrap import (
     as_generator,
     expanded_tail,
@@ -98,5 +98,6 @@ __all__ = [
     "t_quantile",
     "tabulate_answers",
     "within_session_correlation",
+    "within_session_pairs",
     "within_session_correlation_from_moments",
 ]

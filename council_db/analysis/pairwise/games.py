@@ -20,7 +20,7 @@ al. 2024's style control), NaN where unknown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -73,6 +73,14 @@ def games_of(data: ScoreData) -> Games:
                  outcome=outcome, slot_known=known, length_diff=length_diff, markdown_diff=_markdown_diff(data, a, b),
                  length_unit=unit, models=list(data.models), reviewers=list(data.reviewers),
                  n_sessions=data.n_sessions, unpaired=unpaired)
+
+
+def keep_games(games: Games, keep: np.ndarray) -> Games:
+    """Only the games where ``keep`` (one bool per game)."""
+    return replace(games, session=games.session[keep], reviewer=games.reviewer[keep], first=games.first[keep],
+                   second=games.second[keep], outcome=games.outcome[keep], slot_known=games.slot_known[keep],
+                   length_diff=games.length_diff[keep],
+                   markdown_diff=None if games.markdown_diff is None else games.markdown_diff[keep])
 
 
 def _paired_records(data: ScoreData, answer: np.ndarray, first_record: np.ndarray,

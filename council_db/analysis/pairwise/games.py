@@ -41,6 +41,7 @@ class Games:
     outcome: np.ndarray  # (G,) float64 in [0, 1]: the first answer's result
     slot_known: np.ndarray  # (G,) bool: the first answer was shown first
     length_diff: np.ndarray  # (G,) float64 normalised length difference, NaN unknown
+    chars: np.ndarray  # (G, 2) float64 the first and second answers' characters, NaN unknown
     markdown_diff: np.ndarray | None  # (G, 3) float64 markdown differences, NaN unknown; None: no counts
     length_unit: str  # "tokens" or "characters"
     models: list[str]
@@ -66,11 +67,13 @@ def games_of(data: ScoreData) -> Games:
     swap = known & (data.slot[b] < data.slot[a])
     a, b = np.where(swap, b, a), np.where(swap, a, b)
     outcome = np.where(swap, 1.0 - outcome, outcome)
-    length_diff, unit = _length_diff(data, a, b)
     order = np.argsort(data.session[a], kind="stable")
-    a, b, outcome, known, length_diff = a[order], b[order], outcome[order], known[order], length_diff[order]
+    a, b, outcome, known = a[order], b[order], outcome[order], known[order]
+    length_diff, unit = _length_diff(data, a, b)
     return Games(session=data.session[a], reviewer=data.reviewer[a], first=data.model[a], second=data.model[b],
-                 outcome=outcome, slot_known=known, length_diff=length_diff, markdown_diff=_markdown_diff(data, a, b),
+                 outcome=outcome, slot_known=known, length_diff=length_diff,
+                 chars=np.stack([np.expm1(data.log_length[a]), np.expm1(data.log_length[b])], axis=1),
+                 markdown_diff=_markdown_diff(data, a, b),
                  length_unit=unit, models=list(data.models), reviewers=list(data.reviewers),
                  n_sessions=data.n_sessions, unpaired=unpaired)
 
@@ -79,7 +82,7 @@ def keep_games(games: Games, keep: np.ndarray) -> Games:
     """Only the games where ``keep`` (one bool per game)."""
     return replace(games, session=games.session[keep], reviewer=games.reviewer[keep], first=games.first[keep],
                    second=games.second[keep], outcome=games.outcome[keep], slot_known=games.slot_known[keep],
-                   length_diff=games.length_diff[keep],
+                   length_diff=games.length_diff[keep], chars=games.chars[keep],
                    markdown_diff=None if games.markdown_diff is None else games.markdown_diff[keep])
 
 

@@ -86,6 +86,15 @@ def keep_games(games: Games, keep: np.ndarray) -> Games:
                    markdown_diff=None if games.markdown_diff is None else games.markdown_diff[keep])
 
 
+def without_self_judgments(games: Games) -> Games:
+    """The games whose reviewer is neither candidate: a judge's verdict on its own answer is
+    data about self-preference, not about the answers."""
+    reviewer_model = np.array([games.models.index(name) if name in games.models else -1 for name in games.reviewers],
+                              dtype=np.int64)
+    own = reviewer_model[games.reviewer]
+    return keep_games(games, (own != games.first) & (own != games.second))
+
+
 def _paired_records(data: ScoreData, answer: np.ndarray, first_record: np.ndarray,
                     two: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """(record of the lower answer, record of the other) per game of the two-answer sessions,

@@ -100,7 +100,8 @@ def _one_hot(y: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
-    return np.exp(-np.logaddexp(0.0, -x))
+    with np.errstate(invalid="ignore"):  # NaN thresholds (a resample left out) stay NaN
+        return np.exp(-np.logaddexp(0.0, -x))
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.pairwise.bradley_terry import N_BOOT, RIDGE, Fit, design, fit, resampled_params
-from council_db.analysis.pairwise.games import MARKDOWN, Games, games_of, keep_games
+from council_db.analysis.pairwise.games import MARKDOWN, Games, keep_games
 from council_db.analysis.stats import Estimate, percentile_interval, ranks_of_rows
 from council_db.errors import CouncilDbError
 
@@ -67,10 +66,9 @@ class Ranking:
     warnings: list[str] = field(default_factory=list)
 
 
-def bradley_terry_ranking(data: ScoreData, style: tuple[str, ...] = (), baseline: str | None = None,
+def bradley_terry_ranking(games: Games, style: tuple[str, ...] = (), baseline: str | None = None,
                           n_boot: int = N_BOOT, seed: int = 0, strong_as_three: bool = False) -> Ranking:
-    """The window's candidates ranked by their Bradley-Terry strength."""
-    games = games_of(data)
+    """The candidates of ``games`` ranked by their Bradley-Terry strength."""
     warnings: list[str] = []
     columns, names, games = _style_columns(games, style, warnings)
     if len(games) == 0:
@@ -88,6 +86,8 @@ def bradley_terry_ranking(data: ScoreData, style: tuple[str, ...] = (), baseline
     against = theta[found.design.held] if baseline is not None else theta.mean()
     against_boot = theta_boot[:, found.design.held] if baseline is not None else theta_boot.mean(axis=1)
     a, a_boot = _thresholds(found, found.params), _thresholds(found, samples)
+    ordered = np.array([found.design.model.feasible(row) for row in a_boot], dtype=bool)
+    a_boot = np.where(ordered[:, None], a_boot, np.nan)  # a resample's step past a bound: no thresholds, no win rate
     win = found.design.model.expected(theta - against, a)
     win_boot = found.design.model.expected(theta_boot - against_boot[:, None], a_boot)
     g = found.n_sessions
@@ -125,6 +125,9 @@ def _style_columns(games: Games, style: tuple[str, ...],
         names.extend(MARKDOWN)
     columns = np.hstack(parts)
     known = np.isfinite(columns).all(axis=1)
+    if len(games) and not known.any():
+        raise CouncilDbError(f"--style {','.join(style)}: no game's answers have a known {' and '.join(style)}; "
+                             "import with --answers DIR (the answers' texts), or leave --style out")
     if not known.all():
         warnings.append(f"{int((~known).sum()):,} of {len(games):,} games left out: their answers' "
                         f"{' or '.join(style)} is unknown")
@@ -220,8 +223,10 @@ def _slot(games: Games, found: Fit, samples: np.ndarray) -> list[Coefficient]:
     share = counts / counts.sum()
     g = found.n_sessions
     removes = "the first-shown answer's advantage (games whose display order is unknown carry none)"
-    pooled = Coefficient("first shown, pooled", _estimate(float(found.params[columns] @ share),
+    pooled = Coefficient("first shown, pooled" if len(judges) > 1 else f"first shown, {games.reviewers[judges[0]]}", _estimate(float(found.params[columns] @ share),
                                                            samples[:, columns] @ share, g), removes)
+    if len(judges) == 1:
+        return [pooled]
     return [pooled] + [Coefficient(f"first shown, {games.reviewers[r]}",
                                    _estimate(found.params[k - 1 + i], samples[:, k - 1 + i], g), removes)
                        for i, r in enumerate(judges.tolist())]
@@ -241,7 +246,10 @@ _REMOVES = {"length": "the judges' preference for the longer answer: strengths a
 
 
 def _threshold_estimates(found: Fit, samples: np.ndarray) -> list[Coefficient]:
+    """The verdict levels' thresholds; resamples whose one step left them unordered are left out."""
     p = found.design.x.shape[1]
+    ordered = np.array([found.design.model.feasible(row) for row in samples[:, p:]], dtype=bool)
+    samples = np.where(ordered[:, None], samples, np.nan)
     names = {1: ["tie band a"], 2: ["tie band a1", "strong-verdict band a2"]}.get(found.design.model.n_params, [])
     return [Coefficient(name, _estimate(found.params[p + i], samples[:, p + i], found.n_sessions),
                         "how wide the verdict levels are on the logit scale") for i, name in enumerate(names)]

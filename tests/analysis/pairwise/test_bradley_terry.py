@@ -100,7 +100,7 @@ def test_a_candidate_that_never_loses_gets_a_finite_strength_and_a_warning():
                      (f"s{s}", s, "judge", second, 1, 10, 1.0 if second == "alpha" else 0.0)]
         rows += [(f"t{s}", 100 + s, "judge", "beta", 0, 10, float(s % 2)),
                  (f"t{s}", 100 + s, "judge", "gamma", 1, 10, 1.0 - s % 2)]
-    ranking = bradley_terry_ranking(from_rows(rows, scale="0-1"), n_boot=100)
+    ranking = bradley_terry_ranking(games_of(from_rows(rows, scale="0-1")), n_boot=100)
     top = ranking.standings[0]
     assert top.model == "alpha" and top.never_lost and 3.0 < top.strength.estimate < 30.0
     assert any("never lost a game: alpha" in warning for warning in ranking.warnings)
@@ -120,7 +120,7 @@ def test_intervals_resample_sessions_so_a_prompt_judged_twice_counts_once():
     doubled = from_rows(rows, scale="0-1")
     separate = replace_sessions(doubled)
     width = lambda data: np.mean([s.strength.ci_high - s.strength.ci_low  # noqa: E731
-                                  for s in bradley_terry_ranking(data, n_boot=400).standings])
+                                  for s in bradley_terry_ranking(games_of(data), n_boot=400).standings])
     assert 1.2 < width(doubled) / width(separate) < 1.7
 
 

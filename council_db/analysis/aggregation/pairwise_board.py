@@ -84,7 +84,8 @@ def _source(ranking: Ranking) -> str:
 def _coefficient(found: Coefficient) -> dict[str, Any]:
     odds = {"odds_ratio": _number(math.exp(found.estimate.estimate)) if math.isfinite(found.estimate.estimate)
             else None} if not found.name.startswith("tie") and not found.name.startswith("strong") else {}
-    return {"name": found.name, **_estimate(found.estimate), **odds, "removes": found.removes}
+    unit = {"per_unit": _estimate(found.per_unit)} if found.per_unit is not None else {}
+    return {"name": found.name, **_estimate(found.estimate), **odds, **unit, "removes": found.removes}
 
 
 def _controlled(found: LengthControlled) -> dict[str, Any]:

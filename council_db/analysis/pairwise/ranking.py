@@ -46,6 +46,7 @@ class Coefficient:
     name: str
     estimate: Estimate  # logit scale
     removes: str
+    per_unit: Estimate | None = None  # a style coefficient per unit of its difference, not per SD
 
 
 @dataclass(frozen=True)
@@ -235,9 +236,14 @@ def _slot(games: Games, found: Fit, samples: np.ndarray) -> list[Coefficient]:
 def _style(found: Fit, samples: np.ndarray) -> list[Coefficient]:
     names = found.design.style_names
     start = found.design.x.shape[1] - len(names)
-    return [Coefficient(f"{name}, per SD", _estimate(found.params[start + i], samples[:, start + i], found.n_sessions),
-                        _REMOVES.get(name.split(" ")[0], f"the judges' preference for {name}"))
-            for i, name in enumerate(names)]
+    out = []
+    for i, name in enumerate(names):
+        sd = found.design.style_sd[i]
+        out.append(Coefficient(f"{name}, per SD", _estimate(found.params[start + i], samples[:, start + i],
+                                                             found.n_sessions),
+                               _REMOVES.get(name.split(" ")[0], f"the judges' preference for {name}"),
+                               _estimate(found.params[start + i] / sd, samples[:, start + i] / sd, found.n_sessions)))
+    return out
 
 
 _REMOVES = {"length": "the judges' preference for the longer answer: strengths are at equal length",

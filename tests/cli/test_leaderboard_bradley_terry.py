@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_module
+from tests.conftest import both_backends, run_module
 
 MT_BENCH = Path(__file__).parents[1] / "data" / "fastchat-pair" / "mt_bench"
 
@@ -21,6 +21,7 @@ def pairs(cli):
     return cli
 
 
+@both_backends
 def test_json_keeps_the_leaderboards_shape_and_adds_the_coefficients(pairs):
     result = pairs("leaderboard", "--method", "bradley-terry", "--style", "length", "--baseline", "gpt-3.5-turbo",
                    "--json")

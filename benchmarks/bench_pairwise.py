@@ -26,7 +26,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-
 from bench_commands import COMMAND, run  # benchmarks/ is on the path when run as a script
 from compiled import compile_council_db
 

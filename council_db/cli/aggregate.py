@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, TextIO
 import typer
 
 from council_db.cli.context import message, state
-from council_db.cli.pairwise_table import coefficient_lines, pairwise_columns, pairwise_shown
 from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, Wide, chosen, destination, format_option, wrote
+from council_db.cli.pairwise_table import coefficient_lines, pairwise_columns, pairwise_shown
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,

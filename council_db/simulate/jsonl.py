@@ -9,6 +9,7 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
+from council_db.simulate.bradley_terry import QUARTERS
 from council_db.simulate.config import (
     CATEGORIES,
     MAX_TENTHS,
@@ -16,7 +17,6 @@ from council_db.simulate.config import (
     TOKEN_BUCKETS,
     SimulationConfig,
 )
-from council_db.simulate.bradley_terry import QUARTERS
 from council_db.simulate.sessions import Chunk, Plan, build_plan, simulate_chunk
 
 

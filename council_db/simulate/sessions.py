@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from council_db.simulate.bradley_terry import verdicts
 from council_db.simulate.config import (
     ANSWER_LOG_LENGTH_SD,
     CATEGORIES,
@@ -21,7 +22,6 @@ from council_db.simulate.config import (
     TOKEN_BUCKETS,
     SimulationConfig,
 )
-from council_db.simulate.bradley_terry import verdicts
 from council_db.simulate.raters import answer_effects, reference_raters, reviewer_terms
 
 

@@ -72,38 +72,53 @@ def bradley_terry_ranking(games: Games, style: tuple[str, ...] = (), baseline: s
     """The candidates of ``games`` ranked by their Bradley-Terry strength."""
     warnings: list[str] = []
     columns, names, games = _style_columns(games, style, warnings)
-    if len(games) == 0:
-        raise CouncilDbError("no pairwise games in this window: it needs sessions where a reviewer judged two answers "
-                             "(or scored several), see council-db stats")
-    if baseline is not None and baseline not in {games.models[m] for m in np.concatenate([games.first, games.second])}:
-        raise CouncilDbError(f"--baseline {baseline!r} played no game in this window: give a candidate of its "
-                             "games (see council-db leaderboard without --baseline)")
+    _check(games, baseline)
     held = games.models.index(baseline) if baseline is not None else None
     found = fit(design(games, columns, names, held, strong_as_three))
     samples = resampled_params(found, n_boot, seed)
-    theta, theta_boot = _strengths(found, found.params), _strengths(found, samples)
-    centred, centred_boot = theta - theta.mean(), theta_boot - theta_boot.mean(axis=1, keepdims=True)
-    shown, shown_boot = (theta, theta_boot) if baseline is not None else (centred, centred_boot)
-    against = theta[found.design.held] if baseline is not None else theta.mean()
-    against_boot = theta_boot[:, found.design.held] if baseline is not None else theta_boot.mean(axis=1)
-    a, a_boot = _thresholds(found, found.params), _thresholds(found, samples)
-    ordered = np.array([found.design.model.feasible(row) for row in a_boot], dtype=bool)
-    a_boot = np.where(ordered[:, None], a_boot, np.nan)  # a resample's step past a bound: no thresholds, no win rate
-    win = found.design.model.expected(theta - against, a)
-    win_boot = found.design.model.expected(theta_boot - against_boot[:, None], a_boot)
-    g = found.n_sessions
-    strengths = [_estimate(shown[j], shown_boot[:, j], g) for j in range(len(theta))]
+    strengths, win_rates, centred, centred_boot = _candidates(found, samples, baseline is not None)
     if not found.converged:
         warnings.append(f"the fit did not converge in {found.steps} Newton steps: the strengths are not to be trusted")
     warnings.extend(_separation_warnings(games, found))
     return Ranking(
         outcome_model=found.design.model.name, outcome_description=found.design.model.description,
-        standings=_standings(games, found, strengths, [_estimate(win[j], win_boot[:, j], g) for j in range(len(win))],
-                             centred_boot),
-        slot=_slot(games, found, samples), style=_style(found, samples), thresholds=_threshold_estimates(found, samples),
-        separability=_separability([_estimate(centred[j], centred_boot[:, j], g) for j in range(len(centred))]),
-        baseline=baseline, win_rate_against=f"the baseline {baseline}" if baseline else "a candidate of average strength",
-        length_unit=games.length_unit, n_games=len(games), n_sessions=g, warnings=warnings)
+        standings=_standings(games, found, strengths, win_rates, centred_boot), slot=_slot(games, found, samples),
+        style=_style(found, samples), thresholds=_threshold_estimates(found, samples),
+        separability=_separability(centred), baseline=baseline,
+        win_rate_against=f"the baseline {baseline}" if baseline else "a candidate of average strength",
+        length_unit=games.length_unit, n_games=len(games), n_sessions=found.n_sessions, warnings=warnings)
+
+
+def _check(games: Games, baseline: str | None) -> None:
+    """One clear error for a window without games or a baseline that played none."""
+    if len(games) == 0:
+        raise CouncilDbError("no pairwise games in this window: it needs sessions where a reviewer judged two answers "
+                             "(or scored several), see council-db stats")
+    played = {games.models[m] for m in np.concatenate([games.first, games.second])}
+    if baseline is not None and baseline not in played:
+        raise CouncilDbError(f"--baseline {baseline!r} played no game in this window: give a candidate of its "
+                             "games (see council-db leaderboard without --baseline)")
+
+
+def _candidates(found: Fit, samples: np.ndarray,
+                against_baseline: bool) -> tuple[list[Estimate], list[Estimate], list[Estimate], np.ndarray]:
+    """Per candidate: its strength as shown (against the baseline, or centred), its win rate,
+    its centred strength (what separability compares), and the centred resampled strengths."""
+    theta, theta_boot = _strengths(found, found.params), _strengths(found, samples)
+    centred, centred_boot = theta - theta.mean(), theta_boot - theta_boot.mean(axis=1, keepdims=True)
+    shown, shown_boot = (theta, theta_boot) if against_baseline else (centred, centred_boot)
+    held = found.design.held
+    against, against_boot = (theta[held], theta_boot[:, held]) if against_baseline \
+        else (theta.mean(), theta_boot.mean(axis=1))
+    a, a_boot = _thresholds(found, found.params), _thresholds(found, samples)
+    ordered = np.array([found.design.model.feasible(row) for row in a_boot], dtype=bool)
+    a_boot = np.where(ordered[:, None], a_boot, np.nan)  # a resample's step past a bound: no thresholds, no win rate
+    win = found.design.model.expected(theta - against, a)
+    win_boot = found.design.model.expected(theta_boot - against_boot[:, None], a_boot)
+    g, k = found.n_sessions, len(theta)
+    return ([_estimate(shown[j], shown_boot[:, j], g) for j in range(k)],
+            [_estimate(win[j], win_boot[:, j], g) for j in range(k)],
+            [_estimate(centred[j], centred_boot[:, j], g) for j in range(k)], centred_boot)
 
 
 def _style_columns(games: Games, style: tuple[str, ...],
@@ -135,8 +150,9 @@ def _style_columns(games: Games, style: tuple[str, ...],
     columns, games = columns[known], keep_games(games, known)
     varies = columns.std(axis=0) > 0 if len(columns) else np.zeros(len(names), dtype=bool)
     if not varies.all():
-        warnings.append(f"no style difference between the answers of any game in {', '.join(np.array(names)[~varies])}: "
-                        "the covariate can remove nothing and is left out")
+        constant = ", ".join(np.array(names)[~varies])
+        warnings.append(f"no style difference between the answers of any game in {constant}: the covariate can "
+                        "remove nothing and is left out")
     return columns[:, varies], [name for name, on in zip(names, varies) if on], games
 
 
@@ -224,8 +240,8 @@ def _slot(games: Games, found: Fit, samples: np.ndarray) -> list[Coefficient]:
     share = counts / counts.sum()
     g = found.n_sessions
     removes = "the first-shown answer's advantage (games whose display order is unknown carry none)"
-    pooled = Coefficient("first shown, pooled" if len(judges) > 1 else f"first shown, {games.reviewers[judges[0]]}", _estimate(float(found.params[columns] @ share),
-                                                           samples[:, columns] @ share, g), removes)
+    name = "first shown, pooled" if len(judges) > 1 else f"first shown, {games.reviewers[judges[0]]}"
+    pooled = Coefficient(name, _estimate(float(found.params[columns] @ share), samples[:, columns] @ share, g), removes)
     if len(judges) == 1:
         return [pooled]
     return [pooled] + [Coefficient(f"first shown, {games.reviewers[r]}",

@@ -3,13 +3,15 @@ finite under separation, and intervals that resample sessions, not games."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 from council_db.analysis.loading.score_data import from_rows
 from council_db.analysis.pairwise.bradley_terry import RIDGE, design, fit
-from council_db.analysis.pairwise.games import games_of
+from council_db.analysis.pairwise.games import games_of, without_self_judgments
 from council_db.analysis.pairwise.ranking import bradley_terry_ranking
 from tests.analysis.pairwise.conftest import planted_games
 
@@ -133,3 +135,33 @@ def replace_sessions(data):
             rows += [(f"s{s:05d}/{game}", 2 * s + game, "judge", data.models[data.model[r]], int(data.slot[r]), 100,
                       data.score[r]) for r in pair]
     return from_rows(rows, scale="0-1")
+
+
+def test_arena_hards_strong_verdicts_count_as_three_wins_when_asked():
+    """--strong-as-three: a game A>>B weighs as three A wins, A>B as one, A=B a tie: the same
+    fit as the three-level model on the games with each strong one written three times."""
+    base = planted_games([0.0, 0.8, -0.5], 200, slot=0.2, tie=0.6, seed=8)
+    score = base.score.copy().reshape(-1, 2)
+    weak = (np.arange(len(score)) % 3 == 0) & (score[:, 0] != 0.5)
+    score[weak, 0] = np.where(score[weak, 0] == 1.0, 0.75, 0.25)
+    score[:, 1] = 1.0 - score[:, 0]
+    base.score = score.ravel()
+    games = games_of(base)
+    weighted = fit(design(games, strong_as_three=True))
+    assert weighted.design.model.name == "rao-kupper"
+    strong = np.isin(games.outcome, (0.0, 1.0))
+    repeat = np.where(strong, 3, 1)
+    repeated = replace(games, **{name: np.repeat(getattr(games, name), repeat, axis=0) for name in
+                                    ("session", "reviewer", "first", "second", "slot_known", "length_diff", "chars")},
+                       outcome=np.rint(np.repeat(games.outcome, repeat) * 2) / 2)
+    assert np.allclose(weighted.params, fit(design(repeated)).params, atol=1e-8)
+
+
+def test_a_judges_verdicts_on_its_own_answer_are_left_out():
+    rows = []
+    for s, (a, b) in enumerate([("judge", "other"), ("other", "third"), ("judge", "third")]):
+        rows += [(f"s{s}", s, "judge", a, 0, 10, 1.0), (f"s{s}", s, "judge", b, 1, 10, 0.0)]
+    games = games_of(from_rows(rows, scale="0-1"))
+    kept = without_self_judgments(games)
+    assert len(games) == 3 and len(kept) == 1
+    assert {kept.models[kept.first[0]], kept.models[kept.second[0]]} == {"other", "third"}

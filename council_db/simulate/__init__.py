@@ -20,7 +20,7 @@ changes a reviewer's scores over time but not its average level, which ``offset`
 Human raters and a gold label (``raters``) score alongside the judges; ``implied`` computes the
 agreement with them that a config plants. With ``pairwise`` and ``bradley_terry`` the verdicts
 come from the Bradley-Terry model instead (``bradley_terry``: strengths, first-shown advantage,
-length preference, a tie band, five verdict levels). Modules: ``config`` (what to simulate),
+length preference, Rao-Kupper or Davidson ties, five verdict levels). Modules: ``config`` (what to simulate),
 ``sessions`` (drawing them), ``jsonl`` (writing them).
 """
 

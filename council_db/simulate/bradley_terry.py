@@ -8,8 +8,11 @@ difference, on characters). The verdict for a is a symmetric cumulative logit on
 no ties (tie_band 0): a wins with probability F(eta), F the logistic; ties: Rao & Kupper's band,
 a wins with F(eta - tie_band), loses with F(-eta - tie_band), ties otherwise; five levels
 (strong_band set): thresholds -strong, -tie, tie, strong, a's result 0, 0.25, 0.5, 0.75 or 1
-(B>>A ... A>>B, as arena-hard writes its verdicts). Every draw here comes after the rest of the
-session's, so a config without ``bradley_terry`` keeps its bytes.
+(B>>A ... A>>B, as arena-hard writes its verdicts); or Davidson's (1970) ties (davidson_tie
+nu > 0): a wins, ties, loses in proportion e^(eta/2) : nu : e^(-eta/2), the other classic tie
+model, for checking that the fit's Rao-Kupper ties do not mislead when the truth is Davidson's.
+Every draw here comes after the rest of the session's, so a config without ``bradley_terry``
+keeps its bytes.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ def thresholds(tie_band: float, strong_band: float | None) -> tuple[np.ndarray, 
 
 
 def verdicts(quality: np.ndarray, candidates: np.ndarray, lengths: np.ndarray, slot: np.ndarray, slot_logit: float,
-             length_logit: float, tie_band: float, strong_band: float | None,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+             length_logit: float, tie_band: float, strong_band: float | None, rng: np.random.Generator,
+             davidson_tie: float = 0.0) -> tuple[np.ndarray, np.ndarray | None]:
     """Each line's verdict as (tenths, quarters or None): columns 2i and 2i + 1 of
     ``candidates`` (n, k) are one call's two answers, ``slot`` (n, r, k) where each reviewer
     saw each; quarters (0..4) when the verdicts have five levels, whose 0.25 steps tenths cannot
@@ -40,8 +43,13 @@ def verdicts(quality: np.ndarray, candidates: np.ndarray, lengths: np.ndarray, s
     shown_first = np.where(slot[..., 0::2] < slot[..., 1::2], 1.0, -1.0)
     eta = (quality[a] - quality[b] + length_logit * (len_a - len_b) / (len_a + len_b))[:, None, :] \
         + slot_logit * shown_first
-    cuts, values = thresholds(tie_band, strong_band)
-    below = 1.0 / (1.0 + np.exp(-(cuts - eta[..., None])))  # P(result <= level)
+    if davidson_tie > 0:
+        values = np.array([0.0, 0.5, 1.0])
+        loss, tie, win = np.exp(-eta / 2), np.full(eta.shape, davidson_tie), np.exp(eta / 2)
+        below = np.stack([loss, loss + tie], axis=-1) / (loss + tie + win)[..., None]
+    else:
+        cuts, values = thresholds(tie_band, strong_band)
+        below = 1.0 / (1.0 + np.exp(-(cuts - eta[..., None])))  # P(result <= level)
     level = (rng.random(eta.shape)[..., None] > below).sum(axis=-1)
     result = values[level]
     tenths = np.empty(slot.shape, dtype=np.int64)

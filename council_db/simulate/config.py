@@ -103,6 +103,7 @@ class SimulationConfig:
     length_logit: float = 0.0  # log-odds per unit of Arena's normalised length difference
     tie_band: float = 0.0  # Rao-Kupper tie band a on the logit scale (0: no ties)
     strong_band: float | None = None  # set (> tie_band): five-level verdicts, A>>B beyond it
+    davidson_tie: float = 0.0  # instead of tie_band: Davidson's tie parameter nu (0: none)
     straggler_days: float = 0.0  # the last session is stamped this many days after the span's end
     late_reviewers: dict[str, float] = field(default_factory=dict)  # reviewer -> share of the span it joins at
 
@@ -293,6 +294,8 @@ def _validate_designs(c: SimulationConfig, check) -> None:
     check(c.tie_band >= 0, "tie_band", f"the tie band must be >= 0, got {c.tie_band}")
     check(c.strong_band is None or c.strong_band > c.tie_band > 0, "strong_band",
           f"five-level verdicts need 0 < tie_band < strong_band, got {c.tie_band} and {c.strong_band}")
+    check(c.davidson_tie >= 0 and not (c.davidson_tie and (c.tie_band or c.strong_band is not None)), "davidson_tie",
+          f"Davidson's tie parameter must be >= 0 and replaces tie_band and strong_band, got {c.davidson_tie}")
     check(c.straggler_days >= 0, "straggler_days", f"straggler days must be >= 0, got {c.straggler_days}")
     for reviewer, share in c.late_reviewers.items():
         check(0.0 < share < 1.0, "late_reviewers",

@@ -160,6 +160,7 @@ def _truth(
         "straggler_days": c.straggler_days,
         "late_reviewers": dict(c.late_reviewers),
         **({"bradley_terry": {"strengths": dict(zip(c.models, plan.quality.tolist())), "slot_logit": c.slot_logit,
-                              "length_logit": c.length_logit, "tie_band": c.tie_band, "strong_band": c.strong_band}}
+                              "length_logit": c.length_logit, "tie_band": c.tie_band, "strong_band": c.strong_band,
+                              "davidson_tie": c.davidson_tie}}
            if c.bradley_terry else {}),
     }

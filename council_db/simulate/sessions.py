@@ -155,7 +155,7 @@ def simulate_chunk(
     quarters = None
     if c.bradley_terry:
         tenths, quarters = verdicts(plan.quality, candidates, lengths, slot, c.slot_logit, c.length_logit, c.tie_band,
-                                    c.strong_band, rng)
+                                    c.strong_band, rng, c.davidson_tie)
     else:
         tenths = _verdicts(c, score) if c.pairwise else _on_scale(c, score)
     constant = _make_constant(c, rng, tenths) if c.constant_share > 0 else []

@@ -17,7 +17,9 @@ BASE = dict(models=["a", "b", "c"], model_quality={"a": 1.0, "b": 0.0, "c": -1.0
 @pytest.mark.parametrize("options, field", [({"bradley_terry": True}, "bradley_terry"),
                                             ({"pairwise": True, "tie_band": -0.1}, "tie_band"),
                                             ({"pairwise": True, "bradley_terry": True, "strong_band": 1.0},
-                                             "strong_band")])
+                                             "strong_band"),
+                                            ({"pairwise": True, "bradley_terry": True, "tie_band": 0.5,
+                                              "davidson_tie": 0.5}, "davidson_tie")])
 def test_options_that_mean_nothing_are_refused_naming_the_field(options, field):
     with pytest.raises(SimulationConfigError) as refused:
         SimulationConfig(**BASE, **options)
@@ -34,4 +36,4 @@ def test_five_level_verdicts_are_written_in_quarters_and_each_call_sums_to_one()
     for call in range(0, len(lines), 2):
         assert lines[call]["score_value"] + lines[call + 1]["score_value"] == 1.0
     assert truth["bradley_terry"] == {"strengths": {"a": 1.0, "b": 0.0, "c": -1.0}, "slot_logit": 0.2,
-                                      "length_logit": 0.0, "tie_band": 0.3, "strong_band": 1.5}
+                                      "length_logit": 0.0, "tie_band": 0.3, "strong_band": 1.5, "davidson_tie": 0.0}

@@ -59,3 +59,19 @@ def test_with_nothing_planted_no_slot_or_length_effect_is_found():
     games, _ = _simulated(3, 400, tie_band=0.5)
     found = bradley_terry_ranking(games, style=("length",), n_boot=300)
     assert found.slot[0].estimate.covers(0.0) and found.style[0].estimate.covers(0.0)
+
+
+def test_ties_drawn_from_davidsons_model_leave_the_rao_kupper_win_rates_on_target():
+    """The fit models ties by Rao-Kupper; where the truth is Davidson's (nu = 0.8) each candidate's
+    win rate against a candidate of average strength still lands on Davidson's, within its CI
+    about as often as nominal (the long study: 92.5% of 120, 30 data sets)."""
+    nu, covered, errors = 0.8, 0, []
+    for seed in range(6):
+        games, _ = _simulated(seed, 300, slot_logit=0.3, davidson_tie=nu)
+        for standing in bradley_terry_ranking(games, n_boot=250, seed=seed).standings:
+            half = np.exp(STRENGTHS[standing.model] / 2)
+            truth = (half + nu / 2) / (half + 1 / half + nu)
+            covered += standing.win_rate.covers(truth)
+            errors.append(standing.win_rate.estimate - truth)
+    assert covered >= 20, covered  # of 24
+    assert abs(np.mean(errors)) < 0.01 and np.sqrt(np.mean(np.square(errors))) < 0.04

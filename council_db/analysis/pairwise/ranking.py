@@ -70,7 +70,8 @@ class Ranking:
 def bradley_terry_ranking(games: Games, style: tuple[str, ...] = (), baseline: str | None = None,
                           n_boot: int = N_BOOT, seed: int = 0, strong_as_three: bool = False) -> Ranking:
     """The candidates of ``games`` ranked by their Bradley-Terry strength."""
-    warnings: list[str] = []
+    warnings = [f"{games.unpaired:,} records of two-answer sessions left out: no record of the other answer by the "
+                "same reviewer to make a game with"] if games.unpaired else []
     columns, names, games = _style_columns(games, style, warnings)
     _check(games, baseline)
     held = games.models.index(baseline) if baseline is not None else None

@@ -7,6 +7,7 @@ import numpy as np
 
 from council_db.analysis.loading.score_data import from_rows
 from council_db.analysis.pairwise.games import games_of
+from council_db.analysis.pairwise.ranking import bradley_terry_ranking
 
 
 def _swap_session(key: str, judge: str, a: str, b: str, g1: tuple[float, float], g2: tuple[float, float],
@@ -64,3 +65,11 @@ def test_markdown_differences_come_from_the_style_counts_and_tokens_replace_char
     assert found.length_unit == "tokens" and np.isclose(found.length_diff[first_alpha], -0.5)
     assert np.allclose(found.markdown_diff[first_alpha], [2 / 3, -4 / 5, 0.0])
 
+
+
+def test_a_record_without_its_partner_is_counted_and_said():
+    rows = _swap_session("q1", "judge", "alpha", "beta", (1.0, 0.0), (0.0, 1.0)) + \
+        _swap_session("q2", "judge", "alpha", "beta", (0.5, 0.5), (1.0, 0.0))[:3]
+    found = games_of(from_rows(rows, scale="0-1"))
+    assert len(found) == 3 and found.unpaired == 1
+    assert "1 records of two-answer sessions left out" in bradley_terry_ranking(found, n_boot=50).warnings[0]

@@ -178,7 +178,10 @@ def leaderboard(
     Other methods: mean consensus score, CIs from resampling sessions; their offsets and
     per-reviewer scales are estimated over the same window. --method ppi: prediction-powered
     inference, the judges' mean on every session corrected by the sessions human or gold raters
-    also scored. Every output says what the method removes. Stored scores are never changed."""
+    also scored. --method bradley-terry: pairwise strengths with the first-shown advantage per
+    judge (and, with --style, answer length and markdown) removed and ties modelled, win rates
+    against --baseline or the average candidate. Every output says what the method removes.
+    Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, model_leaderboard
     from council_db.cli.table_view import minute
 

@@ -165,3 +165,14 @@ def test_a_judges_verdicts_on_its_own_answer_are_left_out():
     kept = without_self_judgments(games)
     assert len(games) == 3 and len(kept) == 1
     assert {kept.models[kept.first[0]], kept.models[kept.second[0]]} == {"other", "third"}
+
+
+def test_markdown_counts_give_a_coefficient_each_beside_length_and_find_none_where_none_was_planted():
+    data = planted_games([0.0, 0.5, -0.5], 300, slot=0.3, tie=0.5, seed=9)
+    rng = np.random.default_rng(10)
+    counts = rng.poisson(2.0, size=(data.n_records, 3)).astype(np.float64)
+    data.style = np.hstack([rng.integers(50, 500, size=(data.n_records, 1)).astype(np.float64), counts])
+    found = bradley_terry_ranking(games_of(data), style=("length", "markdown"), n_boot=300)
+    assert [c.name for c in found.style] == ["length (tokens), per SD", "headers, per SD", "list items, per SD",
+                                             "bold spans, per SD"]
+    assert sum(c.estimate.covers(0.0) for c in found.style) >= 3

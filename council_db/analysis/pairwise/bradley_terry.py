@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.pairwise.games import Games
-from council_db.analysis.pairwise.outcomes import OutcomeModel, chosen, derivatives
+from council_db.analysis.pairwise.outcomes import Derivatives, OutcomeModel, chosen, derivatives
 from council_db.analysis.stats import session_weights
 
 RIDGE = 0.01  # prior precision: a normal prior with SD 10 on each centred strength and coefficient
@@ -98,39 +98,42 @@ class Fit:
 
 
 def fit(found: Design) -> Fit:
-    """The penalised maximum-likelihood fit, by Newton's method with step halving."""
-    p = found.x.shape[1]
-    params = np.concatenate([np.zeros(p), found.model.start()])
-    objective = _objective(found, params)
+    """The penalised maximum-likelihood fit, by Newton's method with step halving; each point's
+    derivatives are computed once, for its objective and, once accepted, its Newton step."""
+    params = np.concatenate([np.zeros(found.x.shape[1]), found.model.start()])
+    parts = _parts(found, params)
+    objective = _objective(found, params, parts)
     converged, step = False, 0
     for step in range(1, MAX_STEPS + 1):
-        gradient, hessian = _score_and_hessian(found, params)
+        gradient, hessian = _score_and_hessian(found, params, parts)
         move = np.linalg.solve(hessian, gradient)
         size = 1.0
         while size > 1e-10:
             trial = params - size * move
-            if found.model.feasible(trial[p:]):
-                value = _objective(found, trial)
+            if found.model.feasible(trial[found.x.shape[1]:]):
+                trial_parts = _parts(found, trial)
+                value = _objective(found, trial, trial_parts)
                 if value >= objective - 1e-12:
                     break
             size /= 2.0
-        params, change, objective = trial, value - objective, value
+        params, parts, change, objective = trial, trial_parts, value - objective, value
         if np.abs(size * move).max() < TOLERANCE or abs(change) < TOLERANCE * 1e-3:
             converged = True
             break
     return Fit(found, params, objective, step, converged, len(np.unique(found.session)))
 
 
-def _objective(found: Design, params: np.ndarray) -> float:
+def _parts(found: Design, params: np.ndarray) -> Derivatives:
     p = found.x.shape[1]
-    parts = derivatives(found.model, found.x @ params[:p], params[p:], found.weights)
+    return derivatives(found.model, found.x @ params[:p], params[p:], found.weights)
+
+
+def _objective(found: Design, params: np.ndarray, parts: Derivatives) -> float:
     return float(parts.loglik.sum() - 0.5 * params @ found.penalty @ params)
 
 
-def _score_and_hessian(found: Design, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The penalised log-likelihood's gradient and Hessian at ``params``."""
-    p = found.x.shape[1]
-    parts = derivatives(found.model, found.x @ params[:p], params[p:], found.weights)
+def _score_and_hessian(found: Design, params: np.ndarray, parts: Derivatives) -> tuple[np.ndarray, np.ndarray]:
+    """The penalised log-likelihood's gradient and Hessian at ``params`` (``parts``: its derivatives)."""
     gradient = np.concatenate([found.x.T @ parts.d_eta, parts.d_a.sum(axis=0)]) - found.penalty @ params
     top = np.hstack([found.x.T @ (found.x * parts.dd_eta[:, None]), found.x.T @ parts.dd_eta_a])
     bottom = np.hstack([parts.dd_eta_a.T @ found.x, parts.dd_a.sum(axis=0)])
@@ -140,8 +143,7 @@ def _score_and_hessian(found: Design, params: np.ndarray) -> tuple[np.ndarray, n
 def resampled_params(result: Fit, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
     """(n_boot, P + T) parameters, one Newton step from the fit per resample of sessions."""
     found, params = result.design, result.params
-    p = found.x.shape[1]
-    parts = derivatives(found.model, found.x @ params[:p], params[p:], found.weights)
+    parts = _parts(found, params)
     clusters, session = np.unique(found.session, return_inverse=True)
     scores, hessians = _per_session(found, parts, session, len(clusters))
     prior_gradient = found.penalty @ params

@@ -125,27 +125,29 @@ def derivatives(model: OutcomeModel, eta: np.ndarray, a: np.ndarray, weights: np
     out = {name: np.zeros(shape) for name, shape in (("loglik", g), ("d_eta", g), ("d_a", (g, t)), ("dd_eta", g),
                                                       ("dd_eta_a", (g, t)), ("dd_a", (g, t, t)))}
     for level in range(n_levels):
-        w = weights[:, level]
-        if not w.any():
+        rows = np.flatnonzero(weights[:, level])  # most games weigh on one level: compute only there
+        if not len(rows):
             continue
-        hi = _side(cuts, level, eta, upper=True)
-        lo = _side(cuts, level, eta, upper=False)
+        w, at = weights[rows, level], eta[rows]
+        hi = _side(cuts, level, at, upper=True)
+        lo = _side(cuts, level, at, upper=False)
         p = np.maximum(hi[0] - lo[0], 1e-300)
         g_eta = -(hi[1] - lo[1]) / p
         g_hi, g_lo = hi[1] / p, -lo[1] / p
         s_hi = model.thresholds[level] if level < n_levels - 1 else np.zeros(t)
         s_lo = model.thresholds[level - 1] if level > 0 else np.zeros(t)
-        out["loglik"] += w * np.log(p)
-        out["d_eta"] += w * g_eta
-        out["dd_eta"] += w * ((hi[2] - lo[2]) / p - g_eta * g_eta)
+        out["loglik"][rows] += w * np.log(p)
+        out["d_eta"][rows] += w * g_eta
+        out["dd_eta"][rows] += w * ((hi[2] - lo[2]) / p - g_eta * g_eta)
         if t:
-            out["d_a"] += w[:, None] * (g_hi[:, None] * s_hi + g_lo[:, None] * s_lo)
+            out["d_a"][rows] += w[:, None] * (g_hi[:, None] * s_hi + g_lo[:, None] * s_lo)
             h_eta_hi, h_eta_lo = -hi[2] / p - g_hi * g_eta, lo[2] / p - g_lo * g_eta
-            out["dd_eta_a"] += w[:, None] * (h_eta_hi[:, None] * s_hi + h_eta_lo[:, None] * s_lo)
+            out["dd_eta_a"][rows] += w[:, None] * (h_eta_hi[:, None] * s_hi + h_eta_lo[:, None] * s_lo)
             h_hi, h_lo, h_both = hi[2] / p - g_hi * g_hi, -lo[2] / p - g_lo * g_lo, -g_hi * g_lo
-            out["dd_a"] += w[:, None, None] * (h_hi[:, None, None] * np.outer(s_hi, s_hi)
-                                               + h_lo[:, None, None] * np.outer(s_lo, s_lo)
-                                               + h_both[:, None, None] * (np.outer(s_hi, s_lo) + np.outer(s_lo, s_hi)))
+            out["dd_a"][rows] += w[:, None, None] * (h_hi[:, None, None] * np.outer(s_hi, s_hi)
+                                                     + h_lo[:, None, None] * np.outer(s_lo, s_lo)
+                                                     + h_both[:, None, None] * (np.outer(s_hi, s_lo)
+                                                                                + np.outer(s_lo, s_hi)))
     return Derivatives(**out)
 
 

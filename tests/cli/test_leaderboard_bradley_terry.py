@@ -71,3 +71,11 @@ def test_a_baseline_that_played_no_game_and_an_unknown_style_are_refused(pairs):
 def test_pairwise_options_with_another_method_are_noted_as_unused(pairs):
     result = pairs("leaderboard", "--method", "mean", "--baseline", "gpt-3.5-turbo")
     assert result.exit_code == 0 and "--baseline is used by --method bradley-terry only" in result.stderr
+
+
+def test_without_answer_lengths_the_lc_win_rate_is_missing_and_said_to_be(cli):
+    judgments = MT_BENCH / "model_judgment" / "gpt-4_pair.jsonl"
+    assert cli("import", str(judgments), "--from", "fastchat-pair").exit_code == 0
+    found = json.loads(cli("leaderboard", "--method", "bradley-terry", "--baseline", "gpt-3.5-turbo", "--json").stdout)
+    assert not any("length_controlled" in model for model in found["models"])
+    assert any(warning.startswith("no length-controlled win rate for ") for warning in found["warnings"])

@@ -40,6 +40,11 @@ def pairwise_board(data: ScoreData, style: tuple[str, ...], baseline: str | None
     controlled = {found.model: found for found in length_controlled(games, baseline, n_boot, seed)} \
         if baseline is not None else {}
     warnings = list(ranking.warnings)
+    missing = [s.model for s in ranking.standings if baseline is not None and s.model not in controlled
+               and s.model != baseline]
+    if missing:
+        warnings.append(f"no length-controlled win rate for {', '.join(missing)}: fewer than 3 of its games against "
+                        f"{baseline} have both answers' lengths (import the answers, e.g. --answers DIR)")
     far = [name for name, found in controlled.items() if found.far_from_raw]
     if far:
         warnings.append(f"the length-controlled win rate is far from the raw one for {', '.join(far)} (alpaca_eval's "

@@ -68,6 +68,24 @@ def test_a_baseline_that_played_no_game_and_an_unknown_style_are_refused(pairs):
     assert "--style verbosity: not a style covariate" in _error(pairs, "--style", "verbosity")
 
 
+def test_include_self_keeps_a_judges_verdicts_on_its_own_answers_and_says_so(cli, tmp_path):
+    lines = []
+    for s, (a, b) in enumerate([("judge", "x"), ("x", "y"), ("judge", "y")] * 5):
+        for first, second in ((a, b), (b, a)):
+            lines += [{"schema_version": "1.2.0", "session_id": f"s{s}", "timestamp": f"2025-01-01T00:00:{s:02d}Z",
+                       "consent_level": 1, "reviewer_id": "judge", "model_id": model, "position": slot,
+                       "response_length_chars": 100, "score_value": float(model == a), "score_scale": "0-1",
+                       "council_config_version": "0.1.0", "query_hash": None, "query_metadata": None}
+                      for slot, model in enumerate((first, second))]
+    path = tmp_path / "self.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert cli("import", str(path)).exit_code == 0
+    left_out = json.loads(cli("leaderboard", "--method", "bradley-terry", "--json").stdout)
+    kept = json.loads(cli("leaderboard", "--method", "bradley-terry", "--include-self", "--json").stdout)
+    assert (left_out["games"], kept["games"]) == (10, 30)
+    assert "self-judgments kept" in kept["removes"] and "left out unless --include-self" in left_out["removes"]
+
+
 def test_pairwise_options_with_another_method_are_noted_as_unused(pairs):
     result = pairs("leaderboard", "--method", "mean", "--baseline", "gpt-3.5-turbo")
     assert result.exit_code == 0 and "--baseline is used by --method bradley-terry only" in result.stderr

@@ -54,7 +54,7 @@ def pairwise_board(data: ScoreData, style: tuple[str, ...], baseline: str | None
                "win_rate": _estimate(s.win_rate), "never_lost": s.never_lost,
                **({"length_controlled": _controlled(controlled[s.model])} if s.model in controlled else {})}
               for s in ranking.standings]
-    return Board(models=models, top=_top(ranking), removes=_removes(ranking), source=_source(ranking),
+    return Board(models=models, top=_top(ranking), removes=_removes(ranking, include_self), source=_source(ranking),
                  interval=f"95%, {n_boot} one-step session resamples (seed {seed}), expanded percentile; ranks: "
                           "2.5-97.5% quantiles", warnings=warnings, n_sessions=ranking.n_sessions,
                  n_games=ranking.n_games)
@@ -72,13 +72,15 @@ def _top(ranking: Ranking) -> dict[str, Any]:
                              "thresholds": [_coefficient(c) for c in ranking.thresholds]}}
 
 
-def _removes(ranking: Ranking) -> str:
+def _removes(ranking: Ranking, include_self: bool) -> str:
     """What the model takes out, one clause per covariate it fitted."""
     parts = [ranking.slot[0].removes] if ranking.slot else ["no display slot (no game's display order is known)"]
     parts += [c.removes for c in ranking.style]
     if not ranking.style:
         parts.append("answer length and style stay in (--style length removes length)")
-    return "; ".join(parts) + "; self-judgments left out unless --include-self"
+    parts.append("self-judgments kept (self-preference stays in)" if include_self
+                 else "self-judgments left out unless --include-self")
+    return "; ".join(parts)
 
 
 def _source(ranking: Ranking) -> str:

@@ -50,6 +50,7 @@ ANALYSIS_RANKS = {
     "effects": 2,
     "drift": 2,
     "reference": 2,
+    "pairwise": 2,
     "aggregation": 3,
     "sessions": 3,
     "self_preference": 3,

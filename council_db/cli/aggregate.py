@@ -11,6 +11,7 @@ import typer
 
 from council_db.cli.context import message, state
 from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, Wide, chosen, destination, format_option, wrote
+from council_db.cli.pairwise_table import coefficient_lines, pairwise_columns, pairwise_shown
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
     AsOf,
@@ -48,6 +49,7 @@ class RankingName(str, Enum):
     bias_adjusted = "bias-adjusted"
     normalized = "normalized"
     ppi = "ppi"
+    bradley_terry = "bradley-terry"
 
 
 MethodOption = Annotated[MethodName, typer.Option(
@@ -58,7 +60,19 @@ RankingOption = Annotated[RankingName, typer.Option(
                      "slot, self-preference and answer length removed), or a consensus score: mean, weighted, "
                      "median, bias-adjusted (minus each reviewer's offset) or normalized (per-reviewer z-scores); "
                      "or ppi: quality on the human (or gold) raters' scale, the judges' scores of every session "
-                     "corrected by the sessions people rated.")]
+                     "corrected by the sessions people rated; or bradley-terry: pairwise strengths, the first-shown "
+                     "advantage per judge removed, ties modelled, CIs from resampling sessions.")]
+StyleOption = Annotated[Optional[str], typer.Option(
+    metavar="length[,markdown]", help="bradley-terry: style covariates whose effect is removed: length (Arena's "
+                                      "normalised length difference), markdown (header, list and bold counts, "
+                                      "where imported), or length,markdown.")]
+BaselineOption = Annotated[Optional[str], typer.Option(
+    metavar="MODEL", help="bradley-terry: strengths and win rates against this candidate (default: strengths sum "
+                          "to 0, win rates against a candidate of average strength); adds AlpacaEval's "
+                          "length-controlled win rate.")]
+StrongOption = Annotated[bool, typer.Option(
+    "--strong-as-three", help="bradley-terry on five-level verdicts (A>>B ... B>>A): count A>>B as three wins, as "
+                              "arena-hard does, instead of the ordinal model.")]
 WeightsOption = Annotated[Optional[str], typer.Option(
     metavar="REVIEWER=W,...", help="weighted: weight per reviewer (>= 0); reviewers not named weigh 1.")]
 OffsetsOption = Annotated[Optional[str], typer.Option(
@@ -74,7 +88,7 @@ FormatOption = Annotated[Optional[str], format_option(
 
 
 def _settings(method: MethodName | RankingName, weights: str | None, offsets: str | None, config: Path | None,
-              include_self: bool) -> Settings:
+              include_self: bool, pairwise: dict[str, Any] | None = None) -> Settings:
     from council_db.analysis.aggregation import Method, parse_pairs, read_config
     from council_db.analysis.aggregation.view import Settings
 
@@ -89,7 +103,14 @@ def _settings(method: MethodName | RankingName, weights: str | None, offsets: st
     if include_self and chosen is Method.quality:
         message("note: --include-self is not used by --method quality (the joint model estimates "
                 "self-preference from the self-reviews and removes it)")
-    return Settings(chosen, given["weights"], given["offsets"], include_self)
+    pairwise = {name: value for name, value in (pairwise or {}).items() if value}
+    if pairwise and chosen is not Method.bradley_terry:
+        message(f"note: {', '.join('--' + name.replace('_', '-') for name in pairwise)} "
+                f"{'is' if len(pairwise) == 1 else 'are'} used by --method bradley-terry only")
+        pairwise = {}
+    style = tuple(part.strip() for part in pairwise.get("style", "").split(",") if part.strip())
+    return Settings(chosen, given["weights"], given["offsets"], include_self, style=style,
+                    baseline=pairwise.get("baseline"), strong_as_three=bool(pairwise.get("strong_as_three")))
 
 
 def scores(
@@ -133,6 +154,9 @@ def leaderboard(
     offsets: OffsetsOption = None,
     config: ConfigOption = None,
     include_self: IncludeSelfOption = False,
+    style: StyleOption = None,
+    baseline: BaselineOption = None,
+    strong_as_three: StrongOption = False,
     sessions: Sessions = None,
     days: Days = None,
     since: Since = None,
@@ -154,12 +178,16 @@ def leaderboard(
     Other methods: mean consensus score, CIs from resampling sessions; their offsets and
     per-reviewer scales are estimated over the same window. --method ppi: prediction-powered
     inference, the judges' mean on every session corrected by the sessions human or gold raters
-    also scored. Every output says what the method removes. Stored scores are never changed."""
+    also scored. --method bradley-terry: pairwise strengths with the first-shown advantage per
+    judge (and, with --style, answer length and markdown) removed and ties modelled, win rates
+    against --baseline or the average candidate. Every output says what the method removes.
+    Stored scores are never changed."""
     from council_db.analysis.aggregation.view import check_names, model_leaderboard
     from council_db.cli.table_view import minute
 
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
-    settings = _settings(method, weights, offsets, config, include_self)
+    settings = _settings(method, weights, offsets, config, include_self,
+                         {"style": style, "baseline": baseline, "strong_as_three": strong_as_three})
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
                             model=model, config_version=config_version, category=category)
     db = state(ctx).database(read_only=True)
@@ -171,7 +199,7 @@ def leaderboard(
     sampled = f" (a sample of the window's {w['sample']['of']:,})" if "sample" in w else ""
     rows = [{"rank": m["rank"], "model": m["model"], "score": m["score"]["estimate"], "ci_low": m["score"]["ci_low"],
              "ci_high": m["score"]["ci_high"], "rank_ci_low": m["rank_ci_low"], "rank_ci_high": m["rank_ci_high"],
-             "sessions": m["sessions"], "answers": m["answers"], "records": m["records"], **_ppi_columns(m)}
+             "sessions": m["sessions"], **_count_columns(m), **_ppi_columns(m), **pairwise_columns(m)}
             for m in result["models"]]
     start, end = (w["start"], w["end"]) if wide else (minute(w["start"]), minute(w["end"]))
     title = f"leaderboard, {result['method']}: {w['sessions']:,} sessions{sampled}, {w['records']:,} records " \
@@ -180,9 +208,16 @@ def leaderboard(
         _emit(result, rows if wide or fmt != "table" else [_standing_for_people(row) for row in rows], fmt, title,
               {"method": result["method"], "window_start": w["start"], "window_end": w["end"],
                "window_sessions": w["sessions"]}, out)
+        if fmt == "table" and "coefficients" in result:
+            out.write(coefficient_lines(result))
     wrote(output, fmt, len(rows), "model")
     for warning in result["warnings"]:
         message(f"warning: {warning}")
+
+
+def _count_columns(model: dict[str, Any]) -> dict[str, Any]:
+    """What a standing rests on: answers and records, or (bradley-terry) games."""
+    return {"games": model["games"]} if "games" in model else {"answers": model["answers"], "records": model["records"]}
 
 
 def _ppi_columns(model: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +240,7 @@ def _standing_for_people(row: dict[str, Any]) -> dict[str, Any]:
              "ranks": f"{row['rank_ci_low']}-{row['rank_ci_high']}"}
     if "labelled" in row:
         shown |= {"labelled": row["labelled"], "judge bias": number(row["judge_bias"])}
-    return shown
+    return shown | pairwise_shown(row)
 
 
 def _emit(result: dict[str, Any], rows: list[dict], fmt: str, title: str, context: dict[str, Any],

@@ -18,8 +18,10 @@ likewise centred). Centring keeps each planted effect to one estimand: a drift
 changes a reviewer's scores over time but not its average level, which ``offset`` sets.
 
 Human raters and a gold label (``raters``) score alongside the judges; ``implied`` computes the
-agreement with them that a config plants. Modules: ``config`` (what to simulate), ``sessions``
-(drawing them), ``jsonl`` (writing them).
+agreement with them that a config plants. With ``pairwise`` and ``bradley_terry`` the verdicts
+come from the Bradley-Terry model instead (``bradley_terry``: strengths, first-shown advantage,
+length preference, Rao-Kupper or Davidson ties, five verdict levels). Modules: ``config`` (what to simulate),
+``sessions`` (drawing them), ``jsonl`` (writing them).
 """
 
 from council_db.simulate.config import SimulationConfig, SimulationConfigError

@@ -96,6 +96,14 @@ class SimulationConfig:
     # Designs of real judge runs (issue 27), each off by default so existing seeds keep their bytes:
     pairwise: bool = False  # a verdict per call of two answers: win 1, tie 0.5, loss 0 (scale 0-1)
     tie_margin: float = 0.5  # pairwise: a tie when the two answers' scores differ by less than this
+    # Bradley-Terry verdicts (issue 29), off by default so existing seeds keep their bytes: with
+    # pairwise, model_quality are the strengths on the logit scale (simulate/bradley_terry.py)
+    bradley_terry: bool = False
+    slot_logit: float = 0.0  # log-odds the answer shown first gains
+    length_logit: float = 0.0  # log-odds per unit of Arena's normalised length difference
+    tie_band: float = 0.0  # Rao-Kupper tie band a on the logit scale (0: no ties)
+    strong_band: float | None = None  # set (> tie_band): five-level verdicts, A>>B beyond it
+    davidson_tie: float = 0.0  # instead of tie_band: Davidson's tie parameter nu (0: none)
     straggler_days: float = 0.0  # the last session is stamped this many days after the span's end
     late_reviewers: dict[str, float] = field(default_factory=dict)  # reviewer -> share of the span it joins at
 
@@ -282,6 +290,12 @@ def _validate_designs(c: SimulationConfig, check) -> None:
         for name in ("integer_scale", "unscored_rate", "constant_share", "anomaly_rate"):
             check(not getattr(c, name), "pairwise", f"{name} has no meaning for pairwise verdicts: leave it unset")
     check(c.tie_margin >= 0, "tie_margin", f"tie margin must be >= 0, got {c.tie_margin}")
+    check(not c.bradley_terry or c.pairwise, "bradley_terry", "Bradley-Terry verdicts are pairwise: set pairwise too")
+    check(c.tie_band >= 0, "tie_band", f"the tie band must be >= 0, got {c.tie_band}")
+    check(c.strong_band is None or c.strong_band > c.tie_band > 0, "strong_band",
+          f"five-level verdicts need 0 < tie_band < strong_band, got {c.tie_band} and {c.strong_band}")
+    check(c.davidson_tie >= 0 and not (c.davidson_tie and (c.tie_band or c.strong_band is not None)), "davidson_tie",
+          f"Davidson's tie parameter must be >= 0 and replaces tie_band and strong_band, got {c.davidson_tie}")
     check(c.straggler_days >= 0, "straggler_days", f"straggler days must be >= 0, got {c.straggler_days}")
     for reviewer, share in c.late_reviewers.items():
         check(0.0 < share < 1.0, "late_reviewers",

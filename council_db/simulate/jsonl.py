@@ -9,6 +9,7 @@ from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
+from council_db.simulate.bradley_terry import QUARTERS
 from council_db.simulate.config import (
     CATEGORIES,
     MAX_TENTHS,
@@ -46,6 +47,7 @@ class _LineFormatter:
             dtype=object
         )
         self.scores = np.array([f"{t // 10}.{t % 10}" for t in range(MAX_TENTHS + 1)], dtype=object)
+        self.quarters = np.array(QUARTERS, dtype=object)
         self.tails = np.array(
             [
                 f', "score_scale": "{c.scale}", "council_config_version": '
@@ -71,7 +73,7 @@ class _LineFormatter:
         pieces[..., 1] = self.pairs[np.arange(r)[None, :, None], chunk.models]
         pieces[..., 2] = self.positions
         pieces[..., 3] = lengths[np.arange(n)[:, None, None] * k + chunk.columns]
-        pieces[..., 4] = self.scores[chunk.tenths]
+        pieces[..., 4] = self.scores[chunk.tenths] if chunk.quarters is None else self.quarters[chunk.quarters]
         pieces[..., 5] = self.tails[chunk.metadata][:, None, None]
         if chunk.written is not None:
             pieces[~chunk.written] = ""
@@ -157,4 +159,8 @@ def _truth(
         "tie_margin": c.tie_margin,
         "straggler_days": c.straggler_days,
         "late_reviewers": dict(c.late_reviewers),
+        **({"bradley_terry": {"strengths": dict(zip(c.models, plan.quality.tolist())), "slot_logit": c.slot_logit,
+                              "length_logit": c.length_logit, "tie_band": c.tie_band, "strong_band": c.strong_band,
+                              "davidson_tie": c.davidson_tie}}
+           if c.bradley_terry else {}),
     }

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from council_db.simulate.bradley_terry import verdicts
 from council_db.simulate.config import (
     ANSWER_LOG_LENGTH_SD,
     CATEGORIES,
@@ -106,6 +107,7 @@ class Chunk:
     anomalies: dict[str, dict[str, Any]]
     written: np.ndarray | None = None  # (n, R, K) False where the reviewer did not score the answer
     constant_sessions: list[str] = field(default_factory=list)  # ids of sessions made constant
+    quarters: np.ndarray | None = None  # (n, R, K) five-level verdicts 0..4 (0.25 steps), None otherwise
 
 
 def simulate_chunk(
@@ -150,7 +152,12 @@ def simulate_chunk(
     )
     if c.answer_sd > 0:  # drawn only when asked for, so other simulations keep their bytes
         score += answer_effects(c, rng, n)[:, None, :]
-    tenths = _verdicts(c, score) if c.pairwise else _on_scale(c, score)
+    quarters = None
+    if c.bradley_terry:
+        tenths, quarters = verdicts(plan.quality, candidates, lengths, slot, c.slot_logit, c.length_logit, c.tie_band,
+                                    c.strong_band, rng, c.davidson_tie)
+    else:
+        tenths = _verdicts(c, score) if c.pairwise else _on_scale(c, score)
     constant = _make_constant(c, rng, tenths) if c.constant_share > 0 else []
     anomalies = _plant_anomalies(c, rng, session_ids, tenths) if c.anomaly_rate > 0 else {}
 
@@ -160,6 +167,8 @@ def simulate_chunk(
     else:  # one call after the other, each in display order
         columns = np.argsort(slot + call * k, axis=-1, kind="stable")
     tenths = np.take_along_axis(tenths, columns, axis=-1)
+    if quarters is not None:
+        quarters = np.take_along_axis(quarters, columns, axis=-1)
     if c.unscored_rate > 0:
         tenths[rng.random((n, r, k)) < c.unscored_rate] = 0
     models = np.take_along_axis(np.broadcast_to(candidates[:, None, :], (n, r, k)), columns, axis=-1)
@@ -174,7 +183,7 @@ def simulate_chunk(
         joined = np.broadcast_to((t[:, None] >= joins[None, :])[:, :, None], (n, r, k))
         written = joined if written is None else written & joined
     return Chunk(session_ids, timestamps, metadata, lengths, columns, models, tenths, anomalies, written,
-                 [session_ids[s] for s in constant])
+                 [session_ids[s] for s in constant], quarters)
 
 
 def _on_scale(c: SimulationConfig, score: np.ndarray) -> np.ndarray:

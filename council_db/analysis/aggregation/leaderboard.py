@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.aggregation.strategies import Consensus
-from council_db.analysis.stats import Estimate, percentile_interval, resampled_sums
+from council_db.analysis.stats import Estimate, percentile_interval, ranks_of_rows, resampled_sums
 
 N_BOOT = 2000
 METHOD = "session bootstrap, expanded percentile"
@@ -53,7 +53,7 @@ def leaderboard(consensus: Consensus, n_boot: int = N_BOOT, seed: int = 0) -> li
     k = len(present)
     with np.errstate(invalid="ignore", divide="ignore"):
         samples = sums[:, :k] / sums[:, k:]
-    ranks = _ranks(samples)
+    ranks = ranks_of_rows(samples)
     order = np.argsort(-point, kind="stable")
     standings = []
     for place, j in enumerate(order.tolist(), start=1):
@@ -71,11 +71,3 @@ def leaderboard(consensus: Consensus, n_boot: int = N_BOOT, seed: int = 0) -> li
         ))
     return standings
 
-
-def _ranks(samples: np.ndarray) -> np.ndarray:
-    """Rank of each column in each row, 1 = highest; a model absent from a resample ranks last."""
-    values = np.where(np.isfinite(samples), samples, -np.inf)
-    ranks = np.empty(values.shape, dtype=np.int64)
-    rows = np.arange(values.shape[0])[:, None]
-    ranks[rows, np.argsort(-values, axis=1, kind="stable")] = np.arange(1, values.shape[1] + 1)
-    return ranks

@@ -16,6 +16,7 @@ one consensus score, in score points:
   model's candidate quality, as in the bias report (``quality.py``).
 * ``ppi`` (leaderboard only): candidate quality on the human or gold raters' scale, the judges'
   scores corrected by the sessions people rated (``calibrated_by_people.py``).
+* ``bradley-terry`` (leaderboard only): the pairwise model's strengths (``pairwise_board.py``).
 
 Self-reviews (reviewer = candidate model) are left out by default: they are data about
 self-preference, not ordinary scores. Nothing here changes stored scores.
@@ -42,6 +43,7 @@ class Method(str, Enum):
     normalized = "normalized"
     quality = "quality"
     ppi = "ppi"
+    bradley_terry = "bradley-terry"
 
 
 # What each method takes out of the scores, said in every leaderboard (self-reviews aside:
@@ -57,6 +59,7 @@ REMOVES = {
                     "at once with session effects: the bias report's candidate quality, points vs the average model",
     Method.ppi: "the judges' bias per candidate against the human or gold raters (judge_bias: measured on the sessions "
                 "they rated, weighed by lambda), whatever it comes from: severity, slot, length, self-preference",
+    Method.bradley_terry: "the first-shown advantage per judge; with --style, the style covariates' effect",
 }
 
 

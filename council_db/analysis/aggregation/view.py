@@ -10,6 +10,8 @@ from typing import Any
 from council_db.analysis.aggregation.calibrated_by_people import Ranking, people_calibrated
 from council_db.analysis.aggregation.calibration import calibrate, check_reviewers
 from council_db.analysis.aggregation.leaderboard import N_BOOT, leaderboard
+from council_db.analysis.aggregation.pairwise_board import N_BOOT as PAIRWISE_BOOT
+from council_db.analysis.aggregation.pairwise_board import pairwise_board
 from council_db.analysis.aggregation.quality import INTERVAL, length_warning, quality_standings
 from council_db.analysis.aggregation.strategies import REMOVES, Calibration, Method, consensus
 from council_db.analysis.joint import joint_model
@@ -40,6 +42,9 @@ class Settings:
     weights: dict[str, float]
     offsets: dict[str, float]
     include_self: bool = False
+    style: tuple[str, ...] = ()  # bradley-terry: style covariates ("length", "markdown")
+    baseline: str | None = None  # bradley-terry: the candidate strengths and win rates are against
+    strong_as_three: bool = False  # bradley-terry: arena-hard's A>>B as three wins, not the ordinal model
 
 
 def check_names(db: Database, settings: Settings) -> None:
@@ -95,7 +100,7 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
 
         hint = where_the_data_is(db, window) if data.n_sessions == 0 else None
         raise CouncilDbError(hint or "no usable scores in this window (see council-db stats, or widen the window)")
-    fit = joint_model.fit(data) if settings.method is not Method.ppi else None
+    fit = joint_model.fit(data) if settings.method not in (Method.ppi, Method.bradley_terry) else None
     tier = confidence_tier(data.n_sessions)
     warnings = unreadable_warnings(data.excluded)
     if loaded.window_sessions is not None:
@@ -111,6 +116,13 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
         calibration = _sampled(Calibration(source=_ppi_source(ranking), n_sessions=ranking.labelled_sessions), loaded)
         interval = PPI_INTERVAL
         extra = _ppi_fields(ranking)
+    elif settings.method is Method.bradley_terry:
+        board = pairwise_board(data, settings.style, settings.baseline, settings.include_self, settings.strong_as_three,
+                               seed, min(n_boot, PAIRWISE_BOOT))
+        standings, interval = [], board.interval
+        calibration = _sampled(Calibration(source=board.source, n_sessions=board.n_sessions, n_records=board.n_games),
+                               loaded)
+        extra = {"top": board.top, "warnings": board.warnings, "models": board.models, "removes": board.removes}
     elif settings.method is Method.quality:
         standings = quality_standings(data, fit)
         calibration = _sampled(Calibration(source=f"the bias report's joint model over {fit.n_sessions} sessions",
@@ -125,13 +137,15 @@ def model_leaderboard(db: Database, window: Window, settings: Settings, *, filte
     follows_length = length_warning(settings.method, standings, data, fit) if fit is not None else None
     if follows_length:
         warnings.append(follows_length)
-    models = [{"rank": s.rank, "model": s.model,
+    models = extra["models"] if settings.method is Method.bradley_terry else [{"rank": s.rank, "model": s.model,
                "score": {"estimate": _number(s.score.estimate), "ci_low": _number(s.score.ci_low),
                          "ci_high": _number(s.score.ci_high), "n_sessions": s.n_sessions, "n_records": s.n_records},
                "rank_ci_low": s.rank_low, "rank_ci_high": s.rank_high,
                "sessions": s.n_sessions, "answers": s.n_answers, "records": s.n_records,
                **extra.get("models", {}).get(s.model, {})} for s in standings]
-    return {"method": settings.method.value, "removes": removes(settings.method, settings.include_self),
+    said = extra.pop("removes") if settings.method is Method.bradley_terry \
+        else removes(settings.method, settings.include_self)
+    return {"method": settings.method.value, "removes": said,
             "window": _window(loaded, window, filters), "confidence": tier,
             "include_self": settings.include_self, "calibration": _calibration(settings.method, calibration),
             "interval": interval, "excluded": dict(data.excluded), **extra.get("top", {}), "models": models,

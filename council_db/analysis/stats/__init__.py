@@ -12,7 +12,7 @@ Benjamini-Hochberg), ``bootstrap`` (session resampling),
 Kendall's tau-b of two raters' verdicts), ``linearized`` (delta-method CR1 intervals of
 functions of per-cluster sums), ``slopes`` (contrasts of slopes, CR1), ``alt_test`` (the
 alternative annotator test), ``prediction_powered`` (a mean from predictions on every session
-and labels on some: PPI++).
+and labels on some: PPI++), ``ranks`` (ranks over resamples).
 """
 
 from council_db.analysis.stats.agreement import (
@@ -22,7 +22,7 @@ from council_db.analysis.stats.agreement import (
     krippendorff_alpha_interval,
     retest,
 )
-from council_db.analysis.stats.answers import AnswerTable, answer_index, tabulate_answers
+from council_db.analysis.stats.answers import AnswerTable, answer_index, tabulate_answers, within_session_pairs
 from council_db.analysis.stats.bootstrap import (
     as_generator,
     expanded_tail,
@@ -58,6 +58,7 @@ from council_db.analysis.stats.inference import (
     t_quantile,
 )
 from council_db.analysis.stats.meta_analysis import MetaAnalysis, meta_analysis
+from council_db.analysis.stats.ranks import ranks_of_rows
 from council_db.analysis.stats.tiers import TIERS, confidence_tier
 
 __all__ = [
@@ -89,6 +90,7 @@ __all__ = [
     "per_session_r",
     "percentile_interval",
     "pooled_r_over_records",
+    "ranks_of_rows",
     "retest",
     "resampled_sums",
     "session_moments",
@@ -98,5 +100,6 @@ __all__ = [
     "t_quantile",
     "tabulate_answers",
     "within_session_correlation",
+    "within_session_pairs",
     "within_session_correlation_from_moments",
 ]

@@ -62,3 +62,16 @@ def tabulate_answers(session: np.ndarray, model: np.ndarray, log_length: np.ndar
         length=np.expm1(log_len), mean_score=totals / np.maximum(n_scores, 1), n_scores=n_scores.astype(np.int64),
         n_sessions=n_sessions,
     )
+
+
+def within_session_pairs(answer_session: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i < j) of answers in one session, given each answer's session in sorted
+    order (as ``answer_index`` numbers them): the answers a pairwise comparison can form."""
+    _, starts, sizes = np.unique(answer_session, return_index=True, return_counts=True)
+    first, second = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    for k in np.unique(sizes[sizes >= 2]).tolist():
+        at = starts[sizes == k]
+        i, j = np.triu_indices(k, 1)
+        first.append((at[:, None] + i[None, :]).ravel())
+        second.append((at[:, None] + j[None, :]).ravel())
+    return np.concatenate(first), np.concatenate(second)

@@ -96,14 +96,17 @@ def coverage(sessions: int, datasets: int, first_seed: int, truth: dict) -> None
 
 def report_flags(data: ScoreData, kinds: dict[str, str]) -> dict[str, bool]:
     """What the bias report flags on one data set: the twin below the ceiling (a false flag),
-    anything else nothing planted (every flag but the noisy judge's below the ceiling), and the
-    noisy judge caught."""
+    any other flag of an effect nothing planted, and the noisy judge caught. Reviewer severity
+    is left out of the false flags: whole scores clipped at 1 and 10 make the noisy judge's
+    mean truly about 0.03 points lower than the others' (more of its scores hit 10 than 1), a
+    real difference the report may find."""
     found = build(judges_only(replace(data, kinds=kinds)), with_reference=replace(data, kinds=kinds)).flags
-    planted = [f for f in found if f.kind == "below_ceiling" and f.subject == "noisy"]
+    caught = [f for f in found if f.kind == "below_ceiling" and f.subject == "noisy"]
+    unplanted = [f for f in found if f not in caught and f.kind != "reviewer_severity"]
     return {"twin below the ceiling (false flag)": any(f.kind == "below_ceiling" and f.subject == "twin"
                                                         for f in found),
-            "any flag nothing planted (false flag)": len(found) > len(planted),
-            "noisy below the ceiling (power)": bool(planted)}
+            "any flag of an effect nothing planted (false flag)": bool(unplanted),
+            "noisy below the ceiling (power)": bool(caught)}
 
 
 def timing(sessions: int, share: float, runs: int) -> None:

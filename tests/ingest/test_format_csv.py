@@ -88,7 +88,8 @@ def test_rows_kept_whole_when_batches_and_worker_segments_cut_inside_a_quoted_fi
     assert (result.inserted, result.rejected) == (400, 1)
     assert [bad.line_number for bad in result.rejected_lines] == [2 + 3 * 400]
     assert scalar(db, "SELECT COUNT(DISTINCT response_length_chars) FROM score_records") == 3  # 1-, 2- and 3-digit n
-    assert scalar(db, "SELECT MIN(response_length_chars) FROM score_records") == len('line one\nline "two"\nline three 0')
+    shortest = len('line one\nline "two"\nline three 0')
+    assert scalar(db, "SELECT MIN(response_length_chars) FROM score_records") == shortest
     db.engine.dispose()
 
 
@@ -189,8 +190,9 @@ def test_a_grown_file_is_read_from_where_the_last_import_stopped(db, tmp_path):
 def test_the_reviewer_kind_comes_from_its_column(db, tmp_path):
     path = write(tmp_path / "scores.csv", "qid,model,who,kind,rating\nq1,a,j,judge,7\nq1,a,alice,human,6\n"
                                           "q1,a,key,oracle,1\n")
-    result = import_files(db, [str(path)], options=options(QID_MAP[:1] + (("reviewer", "who"), ("reviewer_kind", "kind"),
-                                                                      *QID_MAP[2:]), scale="1-10")).files[0]
+    mapping = (("candidate", "model"), ("reviewer", "who"), ("reviewer_kind", "kind"), ("score", "rating"),
+               ("session", "qid"))
+    result = import_files(db, [str(path)], options=options(mapping, scale="1-10")).files[0]
     assert (result.inserted, result.rejected_lines[0].field) == (2, "kind")
     assert scalar(db, "SELECT DISTINCT reviewer_kind FROM score_records WHERE reviewer = 'alice'") == "human"
 
@@ -247,3 +249,19 @@ def test_stdin_is_read_with_its_header_peeked(tmp_path):
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout)["inserted"] == 16
 
+
+
+def test_rows_read_one_by_one_beside_a_bad_row_are_stored_as_rows_read_at_once(tmp_path):
+    """A batch is read a column at a time, or a row at a time when one of its rows is bad:
+    both readings store the same records."""
+    from council_db.store.database import open_database
+
+    with_bad_row = tmp_path / "with_bad_row.csv"
+    with_bad_row.write_bytes(FIXTURE.read_bytes() + b"q9,gpt-4o,gpt-4-judge,none,0,x,2025-03-09T10:00:00Z,math\r\n")
+    found = []
+    for number, path in enumerate((FIXTURE, with_bad_row)):
+        db = open_database(f"sqlite:///{tmp_path / f'{number}.db'}", notify=lambda _: None)
+        result = import_files(db, [str(path)], options=options(FULL_MAP, scale="1-10")).files[0]
+        found.append((stored(db), result.inserted))
+        db.engine.dispose()
+    assert found[0] == found[1] and found[0][1] == 16

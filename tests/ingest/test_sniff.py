@@ -46,7 +46,7 @@ CASES = {
                                   "--map session=qid,candidate=model,reviewer=judge,score=rating"),
     "tab-separated text with unusual names": (b"item\tsystem A\tgrader\tpoints\n1\tx\ty\t3\n", "jsonl",
                                               "tab-separated text with the columns item, system A, grader, points: "
-                                              "import it with --from csv --map session=COLUMN,candidate=COLUMN,"
+                                              "import it with --from csv --map session=item,candidate=COLUMN,"
                                               "reviewer=grader,score=COLUMN"),
     "a PNG": (PNG, "llm-council", "not text (a PNG image)"),
     "random bytes": (random.Random(27).randbytes(300_000), "llm-council", "not text (bytes that are not UTF-8"),

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import csv
 import io
+from operator import itemgetter
 from typing import Iterable
 
 from council_db.contract.fields import LineError
 from council_db.errors import CouncilDbError
 from council_db.ingest.formats.judge_lines import BOM
-from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.mapping import suggested_map
+from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.table_rows import TableReader, Value, shown_columns
-from council_db.ingest.lines import LineBatch, Parsed
+from council_db.ingest.lines import LineBatch
 
 
 class Reader(TableReader):
@@ -70,16 +71,35 @@ class Reader(TableReader):
         read = [row for row in rows if row][1:]
         for row in read[:-1] if cut else read:
             if len(row) == len(self.columns):
-                yield self._value_of(row)
+                yield row.__getitem__
 
-    def __call__(self, batch: LineBatch) -> Parsed:
-        """The rows of a batch: a line equal to the header is the header (a worker reading a
-        segment cannot tell the file's first line, and files joined with cat repeat it)."""
-        parsed = Parsed()
-        for number, raw in enumerate(batch.lines, start=batch.first_line):
-            if raw.strip(b" \t\r") and raw.rstrip(b"\r") != self.header:
-                self._read(number, raw, raw, parsed)
-        return parsed
+    def key_of(self, role: str) -> int:
+        return self.index[role]
+
+    def row_lines(self, batch: LineBatch) -> list[tuple[int, bytes, bytes]]:
+        """Every line but blank ones and the header: a line equal to the header is the header
+        (a worker reading a segment cannot tell the file's first line, and files joined with
+        cat repeat it)."""
+        return [(number, raw, raw) for number, raw in enumerate(batch.lines, start=batch.first_line)
+                if raw.strip(b" \t\r") and raw.rstrip(b"\r") != self.header]
+
+    def rows_at_once(self, lines: list[tuple[int, bytes, bytes]]) -> list[list[str]]:
+        """The rows read by one CSV reader: faster than one each, and as exact while every line
+        gives one row of the header's width (LineError otherwise: the lines are then read one
+        by one, which says what is wrong with each)."""
+        try:
+            texts = [raw.decode("utf-8").removesuffix("\r") for _, raw, _ in lines]
+            reader = csv.reader(texts, delimiter=self.delimiter, strict=True)
+            rows = list(reader)
+        except (UnicodeDecodeError, csv.Error):
+            raise LineError(None, "a line to read on its own") from None
+        width = len(self.columns)
+        if len(rows) != len(texts) or reader.line_num != len(texts) or any([len(row) != width for row in rows]):
+            raise LineError(None, "a line to read on its own")
+        return rows
+
+    def column(self, rows: list, key: int) -> list:
+        return list(map(itemgetter(key), rows))
 
     def _decoded(self, text: bytes) -> Value:
         """The row's values by role, or a LineError saying why it is no row of the table."""
@@ -96,9 +116,5 @@ class Reader(TableReader):
         if len(row) != len(self.columns):
             raise LineError(None, f"{len(row)} fields where the header has {len(self.columns)}; quote a field that "
                                   "holds the delimiter")
-        return self._value_of(row)
-
-    def _value_of(self, row: list[str]) -> Value:
-        index = self.index
-        return lambda role: row[index[role]]
+        return row.__getitem__
 

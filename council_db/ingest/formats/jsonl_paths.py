@@ -16,9 +16,11 @@ import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.errors import CouncilDbError
+from council_db.ingest.formats.judge_lines import BOM
 from council_db.ingest.formats.mapping import REQUIRED
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.table_rows import TableReader, Value, shown_columns
+from council_db.ingest.lines import LineBatch
 
 MISSING = object()
 SHOWN_PATH_DEPTH = 3  # paths listed for a first line, down to this depth
@@ -49,8 +51,21 @@ class Reader(TableReader):
             if found is not None:
                 yield self._value_of(found)
 
-    def records(self, line: Any) -> tuple[list[dict], int]:
-        return [self.record(self._value_of(line))], 0
+    def key_of(self, role: str) -> str:
+        return role
+
+    def row_lines(self, batch: LineBatch) -> list[tuple[int, bytes, bytes]]:
+        """Every line but blank ones, its text without surrounding blanks and byte order mark."""
+        found = []
+        for number, raw in enumerate(batch.lines, start=batch.first_line):
+            text = raw.strip(b" \t\r").removeprefix(BOM)
+            if text:
+                found.append((number, raw, text))
+        return found
+
+    def _decoded(self, text: bytes) -> Value:
+        """The line's values by role: NotJson or a LineError when it is no JSON object."""
+        return self._value_of(super()._decoded(text))
 
     def _value_of(self, line: dict) -> Value:
         def value(role: str) -> Any:

@@ -19,8 +19,8 @@ EXAMPLE = "session=qid,candidate=model,reviewer=judge,score=rating"
 FILE_OPTIONS = ("scale", "delimiter")  # what a mapping file may set beside the roles
 # Column names that usually hold a role, for a mapping suggested from a file's header (sniff)
 USUAL_NAMES = {
-    "session": ("session", "session_id", "question_id", "qid", "prompt_id", "item", "item_id", "sample_id", "instruction_id", "id",
-                "question", "prompt", "instruction"),
+    "session": ("session", "session_id", "question_id", "qid", "prompt_id", "item", "item_id", "sample_id",
+                "instruction_id", "id", "question", "prompt", "instruction"),
     "candidate": ("candidate", "model", "model_id", "generator", "policy", "system", "model_name"),
     "reviewer": ("reviewer", "judge", "judge_model", "grader", "annotator", "evaluator", "rater", "reviewer_id"),
     "score": ("score", "score_value", "rating", "grade", "judge_score", "preference", "value", "label"),

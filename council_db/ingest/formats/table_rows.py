@@ -11,16 +11,20 @@ many); without a time its session is undated; without a length its length is unk
 
 from __future__ import annotations
 
-import math
+from itertools import repeat
 from typing import Any, Callable, ClassVar, Iterable
 
-from council_db.contract.fields import METADATA_VALUE_MAX_CHARS, REVIEWER_KINDS, LineError
-from council_db.contract.timestamps import timestamp_us
+import msgspec
+
+from council_db.contract.fields import LineError
+from council_db.contract.record import Record
 from council_db.errors import CouncilDbError
-from council_db.ingest.formats.judge_lines import LineReader, Values, iso_time
+from council_db.ingest.formats.judge_lines import LineReader, NotJson, Values
 from council_db.ingest.formats.mapping import REQUIRED, missing_roles, suggested_map
 from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.formats.row_values import ROLE_FIELDS, plain, score, whole_column
 from council_db.ingest.head import SAMPLE_BYTES, head
+from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.sources import Source
 
 DISPLAY_SLOTS = "1.2.0"  # the schema whose position is the slot an answer was shown in
@@ -28,12 +32,12 @@ SHOWN_COLUMNS = 40
 # Scales a judge's scores are usually on, smallest first: an inferred scale is the first
 # that holds every observed score (formats/table_rows.inferred_scale)
 USUAL_TOPS = (5, 7, 10, 100)
-Value = Callable[[str], Any]  # a row's raw value for a role; None when it gives none
+Value = Callable[[Any], Any]  # a row's raw value for a role's key (formats say what a key is); None when absent
 
 
 class TableReader(LineReader):
-    """A reader of rows through a mapping; a format says how to find a role's value in a row
-    (``value_of``), what its head shows as columns (``columns``) and its sample rows."""
+    """A reader of rows through a mapping; a format learns its columns from the file's head
+    (``read_head``), says where a role's value is in a row (``key_of``) and gives sample rows."""
 
     line_type: ClassVar[type] = dict
     FORMAT: ClassVar[str]
@@ -49,9 +53,13 @@ class TableReader(LineReader):
                                  f"are needed first: give it as stdin (... | council-db import - --from {self.FORMAT})")
         self.read_head(sample, options)
         self.warnings: list[str] = []
-        self.scale = options.scale or self._inferred_scale(len(sample) == SAMPLE_BYTES)
-        self.schema = DISPLAY_SLOTS if "position" in self.roles else None
-        self.made_from = {field: self.roles[role] for field, role in MADE_FROM.items() if role in self.roles}
+        scale = options.scale or self._inferred_scale(len(sample) == SAMPLE_BYTES)
+        self.fields = [(ROLE_FIELDS[role][0], self.key_of(role), column, ROLE_FIELDS[role][1])
+                       for role, column in self.roles.items()]
+        self.constant = {"schema_version": DISPLAY_SLOTS if "position" in self.roles else None, "score_scale": scale}
+        if "length" not in self.roles and "answer_text" not in self.roles:
+            self.constant["response_length_chars"] = None  # unknown: the record has no default for it
+        self.made_from = {field: column for field, _, column, _ in self.fields}
 
     @classmethod
     def check_source(cls, options: FormatOptions, source: Source) -> None:
@@ -67,6 +75,10 @@ class TableReader(LineReader):
         """Learn the file's columns from its first bytes and check the mapping against them."""
         raise NotImplementedError
 
+    def key_of(self, role: str) -> Any:
+        """What finds the role's value in a row (a column's number, a path)."""
+        raise NotImplementedError
+
     def sample_rows(self, cut: bool) -> Iterable[Value]:
         """The rows of the head (``cut``: it ends inside a row, which is left out)."""
         raise NotImplementedError
@@ -79,32 +91,57 @@ class TableReader(LineReader):
                                  f"{', '.join(REQUIRED)}); {self.COLUMNS} {shown_columns(columns)}: add them, e.g. "
                                  f"--map {suggested_map(columns)}")
 
+    def row_lines(self, batch: LineBatch) -> list[tuple[int, bytes, bytes]]:
+        """The batch's lines that hold a row: number, the line as read, the row's text."""
+        raise NotImplementedError
+
+    def __call__(self, batch: LineBatch) -> Parsed:
+        """A batch's records, read a column at a time; a batch with a bad row, or with bytes
+        that may give text no database stores (a NUL, a lone surrogate from a JSON escape),
+        is read a row at a time, which says what is wrong with each."""
+        lines = self.row_lines(batch)
+        whole = b"".join(raw for _, raw, _ in lines)
+        if b"\x00" not in whole and b"\\u" not in whole:
+            parsed = self._at_once(lines)
+            if parsed is not None:
+                return parsed
+        parsed = Parsed()
+        for number, raw, text in lines:
+            self._read(number, raw, text, parsed)
+        return parsed
+
+    def _at_once(self, lines: list[tuple[int, bytes, bytes]]) -> Parsed | None:
+        """The lines' records, each field converted for all rows at once and the records
+        checked in one call (a row at a time cost 30 us a record; see benchmarks/bench_csv.py);
+        None when any line is bad."""
+        try:
+            rows = self.rows_at_once(lines)
+            columns = [whole_column(column, convert, self.column(rows, key)) for _, key, column, convert in self.fields]
+            names = [field for field, _, _, _ in self.fields] + list(self.constant)
+            constants = map(repeat, self.constant.values())
+            records = msgspec.convert([dict(zip(names, values)) for values in zip(*columns, *constants)],
+                                      list[Record])
+        except (LineError, NotJson, msgspec.ValidationError):
+            return None
+        return Parsed(records=list(zip([number for number, _, _ in lines], records)))
+
+    def rows_at_once(self, lines: list[tuple[int, bytes, bytes]]) -> list:
+        """The lines' rows, as ``column`` reads them; LineError or NotJson for a bad one."""
+        return [self._decoded(text) for _, _, text in lines]
+
+    def column(self, rows: list, key: Any) -> list:
+        """One role's values in every row of ``rows_at_once``."""
+        return [row(key) for row in rows]
+
     def records(self, line: Value) -> tuple[list[Values], int]:
         return [self.record(line)], 0
 
     def record(self, value: Value) -> Values:
-        """The record of one row, whose values ``value`` finds by role."""
-        roles = self.roles
-        optional = {role: value(role) for role in ("position", "length", "answer_text", "time", "reviewer_kind",
-                                                   "category") if role in roles}
-        category = text(roles.get("category"), optional.get("category"), METADATA_VALUE_MAX_CHARS)
-        return dict(
-            schema_version=self.schema, session_id=name(roles["session"], value("session")),
-            timestamp=time_of(roles.get("time"), optional.get("time")),
-            reviewer_id=name(roles["reviewer"], value("reviewer")), model_id=name(roles["candidate"], value("candidate")),
-            position=count(roles.get("position"), optional.get("position")),
-            response_length_chars=self.length(optional),
-            score_value=score(roles["score"], value("score")), score_scale=self.scale,
-            query_metadata=None if category is None else {"category": category},
-            reviewer_kind=kind(roles.get("reviewer_kind"), optional.get("reviewer_kind")),
-        )
-
-    def length(self, optional: dict[str, Any]) -> int | None:
-        """The answer's characters: the length column, or the answer's text counted."""
-        if "answer_text" in self.roles:
-            answer = text(self.roles["answer_text"], optional["answer_text"], None)
-            return None if answer is None else len(answer)
-        return count(self.roles.get("length"), optional.get("length"))
+        """The record of one row, whose values ``value`` finds by key."""
+        values = dict(self.constant)
+        for field, key, column, convert in self.fields:
+            values[field] = convert(column, value(key))
+        return values
 
     def _made_from(self, error: LineError) -> LineError:
         """A record field's problem told under the column (or path) it came from."""
@@ -114,9 +151,10 @@ class TableReader(LineReader):
     def _inferred_scale(self, cut: bool) -> str:
         """The scale of the head's scores, with a warning saying so and how to set it."""
         scores = []
+        column, key = self.roles["score"], self.key_of("score")
         for value in self.sample_rows(cut):
             try:
-                scores.append(score(self.roles["score"], value("score")))
+                scores.append(score(column, value(key)))
             except LineError:
                 continue
         if not scores:
@@ -127,11 +165,6 @@ class TableReader(LineReader):
                              f"{plain(min(scores))}..{plain(max(scores))}, so the scale is taken as {scale} (a score "
                              "outside it is kept but left out of analyses); give --scale LOW-HIGH to set it")
         return scale
-
-
-MADE_FROM = {"session_id": "session", "model_id": "candidate", "reviewer_id": "reviewer", "score_value": "score",
-             "position": "position", "response_length_chars": "length", "timestamp": "time",
-             "reviewer_kind": "reviewer_kind", "query_metadata": "category"}
 
 
 def shown_columns(columns: list[str]) -> str:
@@ -152,109 +185,3 @@ def inferred_scale(low: float, high: float) -> str:
             if high <= top:
                 return f"{bottom}-{top}"
     return f"{plain(low)}-{plain(high)}" if low < high else f"{plain(low)}-{plain(low + 1)}"
-
-
-def plain(number: float) -> str:
-    """A number as a scale writes it: no exponent, no trailing zeros."""
-    return format(number, "f").rstrip("0").rstrip(".") or "0"
-
-
-def name(column: str, value: Any) -> str:
-    """A session, candidate or reviewer: text, or a number written as text."""
-    if isinstance(value, bool) or value is None or value == "":
-        raise LineError(column, f"{'empty' if value in (None, '') else 'true or false'}; every row needs one "
-                                "(a name or an id)")
-    if isinstance(value, (int, float)):
-        return str(value)
-    if not isinstance(value, str):
-        raise LineError(column, f"got {_kind_of(value)}; expected a name or an id")
-    return value
-
-
-def score(column: str, value: Any) -> float:
-    """A score: a finite number (text of one in a CSV)."""
-    number = _number(column, value, "the score as a number, e.g. 7 or 0.5")
-    if number is None:
-        raise LineError(column, "empty; every row needs its score (a number, e.g. 7 or 0.5)")
-    return number
-
-
-def count(column: str | None, value: Any) -> int | None:
-    """A display slot or a length: a whole number from 0; None when not given."""
-    if column is None:
-        return None
-    number = _number(column, value, "a whole number from 0")
-    if number is None:
-        return None
-    if number < 0 or number != int(number) or number > 2**31 - 1:
-        raise LineError(column, f"{plain(number)} is not a whole number from 0 to {2**31 - 1:,}")
-    return int(number)
-
-
-def time_of(column: str | None, value: Any) -> str | None:
-    """An ISO-8601 time, or the seconds since 1970 (as an ISO-8601 time); None when not given."""
-    if column is None or value is None or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            seconds: float | None = float(value)
-        except ValueError:
-            seconds = None
-        if seconds is None:
-            try:
-                timestamp_us(value)
-            except LineError as error:
-                raise LineError(column, f"{error.problem}, or the seconds since 1970") from None
-            return value
-        value = seconds
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise LineError(column, f"got {_kind_of(value)}; expected an ISO-8601 time or the seconds since 1970")
-    try:
-        return iso_time(column, value)
-    except LineError:
-        raise LineError(column, f"{value:g} seconds since 1970 is outside years 1970-9999; expected an ISO-8601 "
-                                "time or the seconds since 1970") from None
-
-
-def kind(column: str | None, value: Any) -> str | None:
-    """The reviewer's kind as the row states it; None when it does not."""
-    if column is None or value is None or value == "":
-        return None
-    if value not in REVIEWER_KINDS:
-        raise LineError(column, f"not a reviewer kind; expected one of {', '.join(REVIEWER_KINDS)}")
-    return value
-
-
-def text(column: str | None, value: Any, limit: int | None) -> str | None:
-    """A text value (a category, an answer); None when not given."""
-    if column is None or value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise LineError(column, f"got {_kind_of(value)}; expected text")
-    if limit is not None and len(value) > limit:
-        raise LineError(column, f"has {len(value):,} characters; at most {limit} are kept (a category is a word "
-                                "or two)")
-    return value
-
-
-def _number(column: str, value: Any, expected: str) -> float | None:
-    """A finite number from a JSON number or its text; None when empty."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise LineError(column, f"a text of {len(value):,} characters that is no number; expected "
-                                    f"{expected}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise LineError(column, f"got {_kind_of(value)}; expected {expected}")
-    if not math.isfinite(value):
-        raise LineError(column, f"not a finite number; expected {expected}")
-    return float(value)
-
-
-def _kind_of(value: Any) -> str:
-    """A JSON value's type in words, never the value (it may be anything)."""
-    return {bool: "true or false", dict: "an object", list: "a list", str: "text", int: "a number",
-            float: "a number"}.get(type(value), type(value).__name__)

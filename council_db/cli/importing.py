@@ -90,7 +90,11 @@ def _report(summary: ImportSummary, reviewer_kind: str | None) -> None:
         if reviewer_kind and not result.lines:
             message(f"{result.source}: nothing new was read, so no reviewer was marked {reviewer_kind}: council-db "
                     f"reviewers --kind {reviewer_kind} PATTERN marks stored reviewers")
-        if result.held_bytes:  # most likely a record still being written: it is read once complete
+        if result.held_bytes and result.format == "csv":  # a row cannot tell it is complete: only its newline can
+            message(f"{result.source}: the last row ({result.held_bytes:,} bytes) has no newline, or a quoted field "
+                    "left open: held for the next import, as it may still be being written (end the file with a "
+                    "newline to import it)")
+        elif result.held_bytes:  # most likely a record still being written: it is read once complete
             message(f"{result.source}: the last line ({result.held_bytes:,} bytes) has no newline and does not "
                     "parse yet: held for the next import")
         for change in result.remarked:

@@ -114,12 +114,11 @@ def _read(source: Source, segment: Segment, first_line: int, normaliser: Normali
 def _read_stream(source: Source, segment: Segment, first_line: int, normaliser: Normaliser) -> Iterator[Chunk]:
     with _open(source, segment.start) as (stream, position):
         length = None if segment.end is None else segment.end - segment.start
-        # Only a plain file can still be growing: elsewhere a last line is final. A CSV's
-        # last row is taken without its newline (many tools write none; it is no JSON to judge).
-        keep_tail = source.kind == "file" and segment.last and not segment.quoted
+        # Only a plain file can still be growing: elsewhere a last line (or CSV row) is final.
+        keep_tail = source.kind == "file" and segment.last
         batches = read_batches(stream, offset=segment.start, first_line=first_line, keep_partial_tail=keep_tail,
                                length=length)
-        for batch in whole_rows(batches) if segment.quoted else batches:
+        for batch in whole_rows(batches, hold_open=keep_tail) if segment.quoted else batches:
             yield Chunk(batch.end_offset, batch.first_line + len(batch.lines) - 1, len(batch.lines),
                         position(), normaliser.normalise(batch))
 

@@ -7,7 +7,9 @@ of quote characters so far is odd (RFC 4180 doubles a quote within a field), so 
 the first newline where the count is even. Here such a row's lines are joined into the
 element of its first line, and each line it swallowed becomes an empty element: line numbers
 stay those of the file, and a batch never ends inside a row (an open row moves to the next
-batch). A quote that never closes would hold the rest of the file: after MAX_ROW_LINES lines
+batch). A CSV's last row without its newline is held for the next import, as a JSON line's
+is, when the file may still be being written: a score cut short ("1" of "10") would read as
+a good row. A quote that never closes would hold the rest of the file: after MAX_ROW_LINES lines
 its row is let go as it stands (the reader rejects it) and counting starts again.
 """
 
@@ -24,8 +26,11 @@ QUOTE = b'"'
 MAX_ROW_LINES = 10_000
 
 
-def whole_rows(batches: Iterable[LineBatch]) -> Iterator[LineBatch]:
-    """The batches with every row whole in one element, line numbers and offsets kept."""
+def whole_rows(batches: Iterable[LineBatch], hold_open: bool = False) -> Iterator[LineBatch]:
+    """The batches with every row whole in one element, line numbers and offsets kept.
+    ``hold_open``: the file may still grow, so a row still open at its end may be one being
+    written: it is left for the next import (the offsets stop before it), as a last line
+    without its newline is (ingest/lines.py)."""
     held: list[bytes] = []  # the lines of a row still open at the end of the last batch
     held_from = end = 0
     for batch in batches:
@@ -40,7 +45,7 @@ def whole_rows(batches: Iterable[LineBatch]) -> Iterator[LineBatch]:
         end = batch.end_offset - sum(len(line) + 1 for line in held)
         if rows:
             yield LineBatch(first, rows, end)
-    if held:  # the file ends inside a quoted field: the row goes as it is
+    if held and not hold_open:  # the file ends inside a quoted field: the row goes as it is
         yield LineBatch(held_from, held, end + sum(len(line) + 1 for line in held))
 
 

@@ -31,11 +31,12 @@ SAMPLE_LINES = 20  # lines of the sample that must all be binary for "not text"
 ALL_BAD_LINES = 100  # rejected lines before any record that stop an import
 SHOWN_COLUMNS = 20  # of a CSV's header, in the mapping a refusal suggests
 BOM = b"\xef\xbb\xbf"
+PARQUET = "a Parquet file"
 # What a file starts with, where a JSON line cannot ('{' or '['), and what it then is
 SIGNATURES = {
     b"\x89PNG\r\n\x1a\n": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
     b"%PDF-": "a PDF document", b"PK\x03\x04": "a ZIP archive (xlsx and docx files are ZIP too)",
-    b"SQLite format 3\x00": "an SQLite database", b"PAR1": "a Parquet file", b"BZh": "bzip2-compressed",
+    b"SQLite format 3\x00": "an SQLite database", b"PAR1": PARQUET, b"BZh": "bzip2-compressed",
     b"\xfd7zXZ\x00": "xz-compressed", b"\x28\xb5\x2f\xfd": "zstd-compressed",
 }
 UTF16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -80,6 +81,9 @@ def verdict(sample: bytes, format: str, named: str) -> str | None:
         return None
     if data[:1] not in (b"{", b"["):
         what = next((what for magic, what in SIGNATURES.items() if data.startswith(magic)), None)
+        if what == PARQUET:
+            return (f"not text ({what}): convert it to CSV and import that with --from csv "
+                    "(docs/import-formats.md has a duckdb and a pandas one-liner)")
         if what is not None:
             return f"not text ({what}); council-db import reads JSON Lines, one JSON object per line"
     lines = [line for line in data.split(b"\n")[:SAMPLE_LINES] if line.strip()]

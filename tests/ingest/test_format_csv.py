@@ -162,12 +162,27 @@ def test_without_position_time_or_length_the_records_say_so(db, tmp_path):
     assert scalar(db, "SELECT COUNT(*) FROM sessions WHERE ts_us IS NOT NULL") == 0
 
 
-def test_tabs_are_sniffed_a_byte_order_mark_is_skipped_and_the_last_row_needs_no_newline(db, tmp_path):
+def test_tabs_are_sniffed_and_a_byte_order_mark_is_skipped(db, tmp_path):
     path = tmp_path / "scores.tsv"
-    path.write_bytes(b"\xef\xbb\xbfqid\tmodel\tjudge\trating\r\nq1\ta, b\tj\t7\r\nq1\tc\tj\t6")
+    path.write_bytes(b"\xef\xbb\xbfqid\tmodel\tjudge\trating\r\nq1\ta, b\tj\t7\r\nq1\tc\tj\t6\r\n")
     result = import_files(db, [str(path)], options=options(QID_MAP, scale="1-10")).files[0]
-    assert (result.inserted, result.rejected, result.held_bytes) == (2, 0, 0)
+    assert (result.inserted, result.rejected) == (2, 0)
     assert scalar(db, "SELECT COUNT(*) FROM score_records WHERE model = 'a, b'") == 1
+
+
+@pytest.mark.parametrize("tail", ["q2,b,j,1", 'q2,b,j,7,"an explanation\nstill being'])
+def test_a_last_row_that_may_still_be_written_is_held_until_the_file_grows(db, tmp_path, tail):
+    """A row cut short ("1" of a "10" being written, or a quoted field not yet closed) would
+    read as a good row: without its newline it is held, and read whole once it has one."""
+    path = tmp_path / "scores.csv"
+    path.write_text("qid,model,judge,rating,why\nq1,a,j,7,x\n" + tail, encoding="utf-8")
+    first = import_files(db, [str(path)], options=options(QID_MAP, scale="1-10")).files[0]
+    with path.open("a", encoding="utf-8") as out:
+        out.write('0,short\n' if tail.endswith("1") else ' written"\n')
+    again = import_files(db, [str(path)], options=options(QID_MAP, scale="1-10")).files[0]
+    assert (first.inserted, first.held_bytes, again.inserted, again.rejected) == (1, len(tail), 1, 0)
+    expected = 10.0 if tail.endswith("1") else 7.0
+    assert scalar(db, "SELECT score_value FROM score_records WHERE session_id = 'q2'") == expected
 
 
 def test_delimiter_semicolon_and_epoch_seconds(db, tmp_path):

@@ -49,6 +49,9 @@ CASES = {
                                               "import it with --from csv --map session=item,candidate=COLUMN,"
                                               "reviewer=grader,score=COLUMN"),
     "a PNG": (PNG, "llm-council", "not text (a PNG image)"),
+    "a Parquet file": (b"PAR1\x15\x04\x15\x10" + bytes(range(256)) * 4, "csv",
+                       "not text (a Parquet file): convert it to CSV and import that with --from csv "
+                       "(docs/import-formats.md has a duckdb and a pandas one-liner)"),
     "random bytes": (random.Random(27).randbytes(300_000), "llm-council", "not text (bytes that are not UTF-8"),
     "UTF-16": (codecs.BOM_UTF16_LE + COUNCIL.encode("utf-16-le"), "llm-council",
                "UTF-16 text, not UTF-8: iconv -f UTF-16 -t UTF-8 FILE | council-db import -"),

@@ -21,6 +21,7 @@ from council_db.ingest.formats.mapping import REQUIRED
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.table_rows import TableReader, Value, shown_columns
 from council_db.ingest.lines import LineBatch
+from council_db.ingest.sources import Source
 
 MISSING = object()
 SHOWN_PATH_DEPTH = 3  # paths listed for a first line, down to this depth
@@ -30,7 +31,7 @@ class Reader(TableReader):
     FORMAT = "jsonl"
     COLUMNS = "the first line's fields"
 
-    def __init__(self, options: FormatOptions, source: Any):
+    def __init__(self, options: FormatOptions, source: Source):
         self.paths = {role: path.split(".") for role, path in options.mapping}
         super().__init__(options, source)
 
@@ -67,12 +68,29 @@ class Reader(TableReader):
         """The line's values by role: NotJson or a LineError when it is no JSON object."""
         return self._value_of(super()._decoded(text))
 
+    def rows_at_once(self, lines: list[tuple[int, bytes, bytes]]) -> list[dict]:
+        """The lines as JSON objects (``column`` finds a role's values in all of them)."""
+        return [super(Reader, self)._decoded(text) for _, _, text in lines]
+
+    def column(self, rows: list, key: str) -> list:
+        """A role's values in every line: a top-level field's in one pass (most mappings name
+        only those), a deeper one's path by path."""
+        path = self.roles[key]
+        if "." in path:
+            values = [self._found(row, key) for row in rows]
+        else:
+            values = [row.get(path, MISSING) for row in rows]
+        if any([value is MISSING for value in values]):
+            if key in REQUIRED:
+                raise _missing(key, path)
+            values = [None if value is MISSING else value for value in values]
+        return values
+
     def _value_of(self, line: dict) -> Value:
         def value(role: str) -> Any:
             found = self._found(line, role)
             if found is MISSING and role in REQUIRED:
-                raise LineError(self.roles[role], f"missing; every line needs its {role} here (or map {role} to "
-                                                  "another field)")
+                raise _missing(role, self.roles[role])
             return None if found is MISSING else found
         return value
 
@@ -95,6 +113,10 @@ class Reader(TableReader):
         if isinstance(error, msgspec.ValidationError):  # no object: a list, a number, a string
             return LineError(None, f"not a JSON object ({error}); each line must be one JSON object")
         return super()._explain(error)
+
+
+def _missing(role: str, path: str) -> LineError:
+    return LineError(path, f"missing; every line needs its {role} here (or map {role} to another field)")
 
 
 def _object(line: bytes) -> dict | None:

@@ -68,10 +68,9 @@ class FormatOptions:
             raise CouncilDbError("--from fastchat-review needs --answers DIR (the answer_*.jsonl files): a review "
                                  "names its two answers by id, and only the answer files say which model wrote them")
 
-
     def _check_mapped(self) -> None:
-        """--map, --scale and --delimiter are for the mapped formats, which need a mapping."""
-        for given, name in ((self.mapping, "--map"), (self.scale, "--scale"), (self.delimiter, "--delimiter")):
+        """--map and --scale are for the mapped formats, which need a mapping; --delimiter for csv."""
+        for given, name in ((self.mapping, "--map"), (self.scale, "--scale")):
             if given and self.format not in MAPPED:
                 raise CouncilDbError(f"{name} is for --from csv or jsonl, not {self.format}")
         if self.format in MAPPED and not self.mapping:
@@ -79,9 +78,9 @@ class FormatOptions:
                                  "holds the session, the candidate, the reviewer and the score")
         if self.delimiter is not None and self.format != "csv":
             raise CouncilDbError(f"--delimiter is for --from csv, not {self.format}")
-        if self.delimiter is not None and len(self.delimiter) != 1:
-            raise CouncilDbError(f"--delimiter {self.delimiter!r} is not one character; give one, or "
-                                 f"{', '.join(DELIMITERS)}")
+        if self.delimiter is not None and (len(self.delimiter) != 1 or self.delimiter in '"\r\n'):
+            raise CouncilDbError(f"--delimiter {self.delimiter!r} is not one character other than a quote or a line "
+                                 f"break; give one, or {', '.join(DELIMITERS)}")
         if self.scale is not None:
             score_scale_or_error(self.scale)
         checked_pairs(dict(self.mapping))

@@ -280,3 +280,10 @@ def test_rows_read_one_by_one_beside_a_bad_row_are_stored_as_rows_read_at_once(t
         found.append((stored(db), result.inserted))
         db.engine.dispose()
     assert found[0] == found[1] and found[0][1] == 16
+
+
+def test_files_joined_with_cat_skip_each_header_and_byte_order_mark(db, tmp_path):
+    part = "\ufeffqid,model,judge,rating\r\nq1,a,j,7\r\n"
+    path = write(tmp_path / "joined.csv", part + part.replace("q1", "q2"))
+    result = import_files(db, [str(path)], options=options(QID_MAP, scale="1-10")).files[0]
+    assert (result.inserted, result.rejected) == (2, 0)

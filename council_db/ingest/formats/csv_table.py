@@ -38,16 +38,16 @@ class Reader(TableReader):
                 raise CouncilDbError(f"{self.source_name}: not UTF-8 text (byte {error.start + 1}); save the file "
                                      "as UTF-8") from None
             text = sample.removeprefix(BOM)[:error.start].decode("utf-8")
-        first = text.lstrip("\r\n").split("\n", 1)[0]
-        self.delimiter = options.delimiter or ("\t" if "\t" in first and "," not in first else ",")
+        first_line = text.lstrip("\r\n").split("\n", 1)[0]
+        self.delimiter = options.delimiter or ("\t" if "\t" in first_line and "," not in first_line else ",")
         self.head_text = text
         rows = csv.reader(io.StringIO(text), delimiter=self.delimiter)
         header = next((row for row in rows if row), None)
         if header is None:
             raise CouncilDbError(f"{self.source_name}: no header row; the first line of a CSV must name its columns")
         lines = sample.removeprefix(BOM).split(b"\n")
-        first = next(number for number, line in enumerate(lines) if line.strip())
-        self.header = b"\n".join(lines[first:rows.line_num]).rstrip(b"\r")
+        start = next(number for number, line in enumerate(lines) if line.strip())
+        self.header = b"\n".join(lines[start:rows.line_num]).rstrip(b"\r")
         self.columns = [column.strip() for column in header]
         self.refuse_missing(self.columns)
         self.index = self._indexes()
@@ -80,15 +80,19 @@ class Reader(TableReader):
         """Every line but blank ones and the header: a line equal to the header is the header
         (a worker reading a segment cannot tell the file's first line, and files joined with
         cat repeat it)."""
-        return [(number, raw, raw) for number, raw in enumerate(batch.lines, start=batch.first_line)
-                if raw.strip(b" \t\r") and raw.rstrip(b"\r") != self.header]
+        found = []
+        for number, raw in enumerate(batch.lines, start=batch.first_line):
+            text = raw.removeprefix(BOM)  # files joined with cat keep each one's byte order mark
+            if text.strip(b" \t\r") and text.rstrip(b"\r") != self.header:
+                found.append((number, raw, text))
+        return found
 
     def rows_at_once(self, lines: list[tuple[int, bytes, bytes]]) -> list[list[str]]:
         """The rows read by one CSV reader: faster than one each, and as exact while every line
         gives one row of the header's width (LineError otherwise: the lines are then read one
         by one, which says what is wrong with each)."""
         try:
-            texts = [raw.decode("utf-8").removesuffix("\r") for _, raw, _ in lines]
+            texts = [text.decode("utf-8").removesuffix("\r") for _, _, text in lines]
             reader = csv.reader(texts, delimiter=self.delimiter, strict=True)
             rows = list(reader)
         except (UnicodeDecodeError, csv.Error):
@@ -104,7 +108,7 @@ class Reader(TableReader):
     def _decoded(self, text: bytes) -> Value:
         """The row's values by role, or a LineError saying why it is no row of the table."""
         try:
-            line = text.removeprefix(BOM).decode("utf-8")
+            line = text.decode("utf-8")
         except UnicodeDecodeError as error:
             raise LineError(None, f"not UTF-8 text (byte 0x{text[error.start]:02x} at byte {error.start + 1}); save "
                                   "the file as UTF-8") from None

@@ -287,3 +287,10 @@ def test_files_joined_with_cat_skip_each_header_and_byte_order_mark(db, tmp_path
     path = write(tmp_path / "joined.csv", part + part.replace("q1", "q2"))
     result = import_files(db, [str(path)], options=options(QID_MAP, scale="1-10")).files[0]
     assert (result.inserted, result.rejected) == (2, 0)
+
+
+def test_a_field_longer_than_the_csv_module_reads_is_rejected_saying_what_to_do(db, tmp_path):
+    path = write(tmp_path / "long.csv", f'qid,model,judge,rating,why\nq1,a,j,7,"{"x" * 200_000}"\nq1,b,j,6,short\n')
+    result = import_files(db, [str(path)], options=options(QID_MAP, scale="1-10")).files[0]
+    assert (result.inserted, result.rejected) == (1, 1)
+    assert result.rejected_lines[0].reason.startswith("a field of more than 131,072 characters")

@@ -115,6 +115,10 @@ class Reader(TableReader):
         try:
             row = next(csv.reader((line.removesuffix("\r"),), delimiter=self.delimiter, strict=True))
         except csv.Error as error:
+            if "field limit" in str(error):
+                raise LineError(None, f"a field of more than {csv.field_size_limit():,} characters, more than Python's "
+                                      "csv module reads; map length to a column of the answer's length instead of "
+                                      "its text, or shorten the field") from None
             raise LineError(None, f"not a CSV row ({error}); quote a field that holds the delimiter, a quote or a "
                                   'line break, and double a quote inside one ("")') from None
         if len(row) != len(self.columns):

@@ -29,6 +29,8 @@ FORMATS = {
     "llmbar": "LLMBar evaluator runs with gold labels (evaluators/<judge>/<strategy>/result.json)",
     "judgebench": "JudgeBench judge outputs with gold labels, both orders (outputs/*.jsonl)",
     "alpaca-eval": "AlpacaEval annotations against a baseline (results/<model>/<annotator>/annotations.json)",
+    "csv": "any table of scores with a header row, through --map",
+    "jsonl": "JSON Lines of any shape, through --map (nested fields by dotted path)",
 }
 SHOWN_PER_FILE = 20
 
@@ -85,11 +87,17 @@ def _report(summary: ImportSummary, reviewer_kind: str | None) -> None:
     for result in summary.files:
         if result.note:
             message(f"{result.source}: {result.note}")
+        for warning in result.warnings:
+            message(f"warning: {result.source}: {warning}")
         message(_describe(result))
         if reviewer_kind and not result.lines:
             message(f"{result.source}: nothing new was read, so no reviewer was marked {reviewer_kind}: council-db "
                     f"reviewers --kind {reviewer_kind} PATTERN marks stored reviewers")
-        if result.held_bytes:  # most likely a record still being written: it is read once complete
+        if result.held_bytes and result.format == "csv":  # a row cannot tell it is complete: only its newline can
+            message(f"{result.source}: the last row ({result.held_bytes:,} bytes) has no newline, or a quoted field "
+                    "left open: held for the next import, as it may still be being written (end the file with a "
+                    "newline to import it)")
+        elif result.held_bytes:  # most likely a record still being written: it is read once complete
             message(f"{result.source}: the last line ({result.held_bytes:,} bytes) has no newline and does not "
                     "parse yet: held for the next import")
         for change in result.remarked:
@@ -103,6 +111,20 @@ def _report(summary: ImportSummary, reviewer_kind: str | None) -> None:
             message(("  ... and {:,} more; ".format(more) if more else "  ")
                     + f"every rejected line is kept: council-db rejected --import {result.import_id}"
                     + _kept_earlier(result.rejected_earlier))
+
+
+def mapped_options(mapping: list[str], map_file: Path | None, scale: str | None,
+                   delimiter: str | None) -> dict:
+    """--map, --map-file, --scale and --delimiter as FormatOptions' fields (the options win over
+    the file's lines)."""
+    from council_db.ingest.formats.mapping import checked_pairs, mapping_file, parsed_map
+    from council_db.ingest.formats.options import delimiter_named
+
+    roles, given = mapping_file(map_file) if map_file is not None else ({}, {})
+    roles.update(parsed_map(mapping))
+    delimiter = delimiter or given.get("delimiter")
+    return {"mapping": checked_pairs(roles), "scale": scale or given.get("scale"),
+            "delimiter": None if delimiter is None else delimiter_named(delimiter)}
 
 
 def _kept_earlier(imports: list[int]) -> str:
@@ -139,6 +161,19 @@ def command(
         "--reviewer-kind", help="Mark every reviewer of these files: judge (an LLM), human (a person rating the same "
         "sessions) or gold (the known right answer). A line's own reviewer_kind wins; without either, a new "
         "reviewer is a judge and a stored one keeps its kind.")] = None,
+    mapping: Annotated[Optional[list[str]], typer.Option(
+        "--map", metavar="ROLE=COLUMN,...", help="csv, jsonl: which column (or dotted path) holds each role: "
+        "session, candidate, reviewer and score are needed; position, length, answer_text, time, reviewer_kind and "
+        "category may be added.")] = None,
+    map_file: Annotated[Optional[Path], typer.Option(
+        "--map-file", metavar="FILE", help="csv, jsonl: the mapping as TOML (role = \"column\" lines; scale and "
+        "delimiter too); --map, --scale and --delimiter win.")] = None,
+    scale: Annotated[Optional[str], typer.Option(
+        "--scale", metavar="LOW-HIGH", help="csv, jsonl: the scores' scale, e.g. 1-10 (default: inferred from the "
+        "first scores, with a warning).")] = None,
+    delimiter: Annotated[Optional[str], typer.Option(
+        "--delimiter", metavar="CHAR", help="csv: the separator, one character or comma, tab, semicolon, pipe "
+        "(default: a comma, or a tab when the header has tabs and no comma).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Import nothing from a file that has a bad line.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary on stderr.")] = False,
     fmt: Annotated[Optional[str], format_option(*SUMMARY, help="json also prints the summary on stdout.")] = None,
@@ -156,8 +191,9 @@ def command(
     from council_db.ingest.formats.options import FormatOptions
     from council_db.ingest.importer import checked_sources, import_sources
 
-    options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value)
     try:
+        options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value,
+                                **mapped_options(mapping or [], map_file, scale, delimiter))
         options.check()
     except CouncilDbError as error:
         raise typer.BadParameter(str(error), param_hint="--from") from None

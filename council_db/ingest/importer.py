@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
-from council_db.ingest.formats.options import DOCUMENTS, LLM_COUNCIL, FormatOptions
+from council_db.ingest.formats.options import DOCUMENTS, LLM_COUNCIL, QUOTED, FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
@@ -60,6 +60,7 @@ class FileResult:
     remarked: list[dict] = field(default_factory=list)  # stored reviewers whose kind this import changed
     rejected_earlier: list[int] = field(default_factory=list)  # imports of the file that kept some bad lines first
     note: str | None = None
+    warnings: list[str] = field(default_factory=list)  # what the reader assumed and how to say otherwise
     rejected_lines: list[Rejected] = field(default_factory=list, repr=False)
 
     def as_json(self) -> dict:
@@ -169,9 +170,10 @@ class FileImport:
         end_offset, end_line, since_commit, first_commit = start.offset, start.lines_read, 0, True
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
-        document = self.options.format in DOCUMENTS
+        self.result.warnings = list(getattr(parse, "warnings", ()))
+        document, quoted = self.options.format in DOCUMENTS, self.options.format in QUOTED
         chunks = merged(stopped_when_all_bad(source_chunks(self.source, start.offset, start.first_line, parse,
-                                                           document=document), self.source),
+                                                           document=document, quoted=quoted), self.source),
                         writer.batch_records, COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)

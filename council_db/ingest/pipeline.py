@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator
 from council_db.errors import CouncilDbError
 from council_db.ingest.lines import LineBatch, Parsed, parse_batch, read_batches
 from council_db.ingest.normalise import Normalised, Normaliser
+from council_db.ingest.quoted_rows import row_cuts, whole_rows
 
 Parse = Callable[[LineBatch], Parsed]  # a format's reader of a batch of lines (ingest/formats)
 
@@ -71,6 +72,7 @@ class Segment:
     start: int
     end: int | None  # None: to the end of the stream
     last: bool  # reaches the end of the file, so its last line may still be being written
+    quoted: bool = False  # CSV: a quoted field may hold line breaks (ingest/quoted_rows.py)
 
 
 @dataclass
@@ -113,10 +115,11 @@ def _read(source: Source, segment: Segment, first_line: int, normaliser: Normali
 def _read_stream(source: Source, segment: Segment, first_line: int, normaliser: Normaliser) -> Iterator[Chunk]:
     with _open(source, segment.start) as (stream, position):
         length = None if segment.end is None else segment.end - segment.start
-        # Only a plain file can still be growing: elsewhere a last line is final.
+        # Only a plain file can still be growing: elsewhere a last line (or CSV row) is final.
         keep_tail = source.kind == "file" and segment.last
-        for batch in read_batches(stream, offset=segment.start, first_line=first_line,
-                                  keep_partial_tail=keep_tail, length=length):
+        batches = read_batches(stream, offset=segment.start, first_line=first_line, keep_partial_tail=keep_tail,
+                               length=length)
+        for batch in whole_rows(batches, hold_open=keep_tail) if segment.quoted else batches:
             yield Chunk(batch.end_offset, batch.first_line + len(batch.lines) - 1, len(batch.lines),
                         position(), normaliser.normalise(batch))
 
@@ -135,11 +138,13 @@ def document_chunks(source: Source, offset: int, first_line: int, reader: LineRe
                     normaliser.rows(held, LineBatch(last.last_line + 1, [], last.end_offset)))
 
 
-def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch) -> Iterator[Chunk]:
+def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch, *,
+           quoted: bool = False) -> Iterator[Chunk]:
     """Batches of the source from ``offset`` on, validated and normalised in this process. The
     file may still be appended to, so a last line without newline that does not parse yet is
-    held for the next import."""
-    return _read(source, Segment(offset, None, True), first_line, Normaliser(parse))
+    held for the next import. ``quoted``: CSV rows, kept whole across line breaks in quoted
+    fields."""
+    return _read(source, Segment(offset, None, True, quoted), first_line, Normaliser(parse))
 
 
 def _work(sender, source: Source, segments: list[Segment], readers: list, parse: Parse) -> None:
@@ -166,8 +171,12 @@ def _work(sender, source: Source, segments: list[Segment], readers: list, parse:
         sender.close()
 
 
-def segments(source: Source, start: int, end: int) -> list[Segment]:
-    """[start, end) cut just after a newline about every SEGMENT_BYTES."""
+def segments(source: Source, start: int, end: int, quoted: bool = False) -> list[Segment]:
+    """[start, end) cut just after a newline about every SEGMENT_BYTES (``quoted``: after a
+    newline that ends a CSV row)."""
+    if quoted:
+        cuts = row_cuts(source, start, end, SEGMENT_BYTES)
+        return [Segment(a, b, b == end, True) for a, b in zip(cuts, cuts[1:] + [end])]
     cuts = [start]
     with source.path.open("rb") as handle:
         while cuts[-1] + SEGMENT_BYTES < end:
@@ -271,17 +280,18 @@ def merged(chunks: Iterator[Chunk], records: int, lines: int) -> Iterator[Chunk]
 
 
 def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch, *,
-                  document: bool = False) -> Iterator[Chunk]:
+                  document: bool = False, quoted: bool = False) -> Iterator[Chunk]:
     """Workers for a large file on a machine with a spare core; this process otherwise.
     A plain file is cut into segments for several workers; gzip is one stream for one.
     ``parse`` reads the lines of the source's format (llm-council's by default); a
-    ``document`` format's reader reads the file as one JSON value, in this process."""
+    ``document`` format's reader reads the file as one JSON value, in this process; a ``quoted``
+    one (CSV) has rows that may run over several lines."""
     cores = os.cpu_count() or 1
     if document:
         return document_chunks(source, offset, first_line, parse)  # type: ignore[arg-type]
     if source.kind == "stdin" or cores < 2 or (source.size or 0) - offset < PARALLEL_MIN_BYTES:
-        return chunks(source, offset, first_line, parse)
+        return chunks(source, offset, first_line, parse, quoted=quoted)
     if source.kind == "gzip":
-        return chunks_in_workers(source, [Segment(0, None, True)], first_line, 1, parse)
-    parts = segments(source, offset, source.size)
+        return chunks_in_workers(source, [Segment(0, None, True, quoted)], first_line, 1, parse)
+    parts = segments(source, offset, source.size, quoted)
     return chunks_in_workers(source, parts, first_line, min(MAX_WORKERS, cores), parse)

@@ -10,31 +10,33 @@ before any line gave a record stops there, storing nothing (docs/import-formats.
 from __future__ import annotations
 
 import codecs
-import gzip
+import csv
+import io
 import json
 import shlex
-import sys
-import zlib
 from typing import TYPE_CHECKING, Iterator
 
 from council_db.contract.record import Record
 from council_db.errors import CouncilDbError
-from council_db.ingest.formats.options import DOCUMENTS, FORMATS, LLM_COUNCIL, FormatOptions
+from council_db.ingest.formats.mapping import suggested_map
+from council_db.ingest.formats.options import DOCUMENTS, FORMATS, LLM_COUNCIL, MAPPED, FormatOptions
+from council_db.ingest.head import SAMPLE_BYTES, head
 
 if TYPE_CHECKING:
     from council_db.ingest.pipeline import Chunk
     from council_db.ingest.rejected import Rejected
     from council_db.ingest.sources import Source
 
-SAMPLE_BYTES = 64 * 1024
 SAMPLE_LINES = 20  # lines of the sample that must all be binary for "not text"
 ALL_BAD_LINES = 100  # rejected lines before any record that stop an import
+SHOWN_COLUMNS = 20  # of a CSV's header, in the mapping a refusal suggests
 BOM = b"\xef\xbb\xbf"
+PARQUET = "a Parquet file"
 # What a file starts with, where a JSON line cannot ('{' or '['), and what it then is
 SIGNATURES = {
     b"\x89PNG\r\n\x1a\n": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
     b"%PDF-": "a PDF document", b"PK\x03\x04": "a ZIP archive (xlsx and docx files are ZIP too)",
-    b"SQLite format 3\x00": "an SQLite database", b"PAR1": "a Parquet file", b"BZh": "bzip2-compressed",
+    b"SQLite format 3\x00": "an SQLite database", b"PAR1": PARQUET, b"BZh": "bzip2-compressed",
     b"\xfd7zXZ\x00": "xz-compressed", b"\x28\xb5\x2f\xfd": "zstd-compressed",
 }
 UTF16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -60,29 +62,15 @@ def check(source: Source, options: FormatOptions) -> None:
         from council_db.ingest.formats.readers import reader_class
 
         reader_class(options.format).check_source(options, source)
-    sample = _sample(source)
+    sample = head(source)
     named = "" if source.kind == "stdin" else f" {shlex.quote(source.name)}"  # jq reads stdin without a name
     found = None if sample is None else verdict(sample, options.format, named, document=document)
     if found is not None:
         raise CouncilDbError(f"{source.name}: {found}; nothing was imported")
+    if options.format in MAPPED:  # the mapping against the file's columns
+        from council_db.ingest.formats.readers import reader_class
 
-
-def _sample(source: Source) -> bytes | None:
-    """The first SAMPLE_BYTES of the source, without consuming them; None where they cannot be
-    read twice (a FIFO) or not at all (the import then says why)."""
-    if source.kind == "stdin":
-        peek = getattr(sys.stdin.buffer, "peek", None)
-        return None if peek is None else peek(SAMPLE_BYTES)[:SAMPLE_BYTES]
-    if source.kind == "stream" or source.path is None:
-        return None
-    try:
-        if source.kind == "gzip":
-            with gzip.open(source.path, "rb") as stream:
-                return stream.read(SAMPLE_BYTES)
-        with source.path.open("rb") as handle:
-            return handle.read(SAMPLE_BYTES)
-    except (OSError, EOFError, zlib.error):
-        return None
+        reader_class(options.format).check_source(options, source)
 
 
 def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -> str | None:
@@ -96,6 +84,9 @@ def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -
         return None
     if data[:1] not in (b"{", b"["):
         what = next((what for magic, what in SIGNATURES.items() if data.startswith(magic)), None)
+        if what == PARQUET:
+            return (f"not text ({what}): convert it to CSV and import that with --from csv "
+                    "(docs/import-formats.md has a duckdb and a pandas one-liner)")
         if what is not None:
             return f"not text ({what}); council-db import reads JSON Lines, one JSON object per line"
     lines = [line for line in data.split(b"\n")[:SAMPLE_LINES] if line.strip()]
@@ -103,6 +94,8 @@ def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -
     if not any(_is_text(line, final=not (cut and number == len(lines) - 1)) for number, line in enumerate(lines)):
         return "not text (bytes that are not UTF-8, or NUL bytes); council-db import reads JSON Lines"
     first = lines[0].strip()
+    if format == "csv":
+        return _not_csv(first)
     if first.startswith(b"["):
         listed = _listed(data, format)
         if listed or document:
@@ -115,6 +108,13 @@ def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -
     if first.startswith(b"{"):
         return _other_format(first, format)
     return _table(lines, format)
+
+
+def _not_csv(first: bytes) -> str | None:
+    """A file given as CSV whose first line is JSON."""
+    if first.startswith((b"{", b"[")):
+        return "JSON, not CSV: --from jsonl reads JSON Lines through the same --map"
+    return None
 
 
 def _from(format: str) -> str:
@@ -159,7 +159,7 @@ def _other_format(first: bytes, format: str) -> str | None:
     if set(required_fields(format)) <= keys:
         return None
     for other in FORMATS:
-        if other not in DOCUMENTS and set(required_fields(other)) <= keys:
+        if other not in DOCUMENTS and other not in MAPPED and set(required_fields(other)) <= keys:
             fix = "leave out --from" if other == LLM_COUNCIL else f"add --from {other}"
             return f"{NAMES[other]}: {fix}"
     for needed, what in FASTCHAT_FILES:
@@ -169,12 +169,15 @@ def _other_format(first: bytes, format: str) -> str | None:
 
 
 def _table(lines: list[bytes], format: str) -> str | None:
-    """CSV or tab-separated text: a header and a line with as many separators."""
-    for separator, name in ((b",", "CSV"), (b"\t", "tab-separated text")):
-        count = lines[0].count(separator)
-        if count and all(line.count(separator) == count for line in lines[1:2]):
-            fields = ", ".join(required_fields(format))
-            return f"{name}: not JSON Lines; convert it to one JSON object per line with the fields {fields}"
+    """CSV or tab-separated text: a header and a row with as many fields (quotes read as CSV
+    reads them), told with a mapping for --from csv made from the header."""
+    text = b"\n".join(lines).decode("utf-8", "replace")
+    for separator, name in ((",", "CSV"), ("\t", "tab-separated text")):
+        rows = [row for row in csv.reader(io.StringIO(text), delimiter=separator) if row][:2]
+        if len(rows) == 2 and 1 < len(rows[0]) == len(rows[1]):
+            columns = [column.strip() for column in rows[0]]
+            return (f"{name} with the columns {', '.join(columns[:SHOWN_COLUMNS])}: import it with --from csv --map "
+                    f"{suggested_map(columns)} (each role=column; docs/import-formats.md)")
     return None
 
 

@@ -41,9 +41,19 @@ CASES = {
     "a pretty-printed JSON object": (json.dumps(record(), indent=2).encode(), "llm-council",
                                      "pretty-printed JSON, not JSON Lines: jq -c . FILE | council-db import -"),
     "a CSV": (b"session_id,reviewer_id,model_id,score_value\ns1,a,b,7\ns1,b,a,6\n", "llm-council",
-              "CSV: not JSON Lines; convert it to one JSON object per line with the fields session_id, reviewer_id, "
-              "model_id, response_length_chars, score_value"),
+              "CSV with the columns session_id, reviewer_id, model_id, score_value: import it with --from csv --map "
+              "session=session_id,candidate=model_id,reviewer=reviewer_id,score=score_value"),
+    "a CSV with a quoted comma": (b'qid,model,judge,rating,why\nq1,a,gpt-4,7,"short, clear"\n', "fastchat-single",
+                                  "CSV with the columns qid, model, judge, rating, why: import it with --from csv "
+                                  "--map session=qid,candidate=model,reviewer=judge,score=rating"),
+    "tab-separated text with unusual names": (b"item\tsystem A\tgrader\tpoints\n1\tx\ty\t3\n", "jsonl",
+                                              "tab-separated text with the columns item, system A, grader, points: "
+                                              "import it with --from csv --map session=item,candidate=COLUMN,"
+                                              "reviewer=grader,score=COLUMN"),
     "a PNG": (PNG, "llm-council", "not text (a PNG image)"),
+    "a Parquet file": (b"PAR1\x15\x04\x15\x10" + bytes(range(256)) * 4, "csv",
+                       "not text (a Parquet file): convert it to CSV and import that with --from csv "
+                       "(docs/import-formats.md has a duckdb and a pandas one-liner)"),
     "random bytes": (random.Random(27).randbytes(300_000), "llm-council", "not text (bytes that are not UTF-8"),
     "UTF-16": (codecs.BOM_UTF16_LE + COUNCIL.encode("utf-16-le"), "llm-council",
                "UTF-16 text, not UTF-8: iconv -f UTF-16 -t UTF-8 FILE | council-db import -"),

@@ -6,16 +6,22 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from council_db.contract.fields import REVIEWER_KINDS
+from council_db.contract.fields import REVIEWER_KINDS, LineError
+from council_db.contract.scales import score_scale
 from council_db.contract.storable import unstorable
 from council_db.errors import CouncilDbError
+from council_db.ingest.formats.mapping import Pairs, checked_pairs
 
 LLM_COUNCIL = "llm-council"
-FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval")
+FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval",
+           "csv", "jsonl")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
 USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval")
 USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval")
 DOCUMENTS = ("llmbar", "alpaca-eval")  # a file is one JSON document, not one JSON value a line
+MAPPED = ("csv", "jsonl")  # any table of scores, read through a mapping of its columns (formats/mapping.py)
+QUOTED = ("csv",)  # rows that may run over several lines inside a quoted field (ingest/quoted_rows.py)
+DELIMITERS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|"}
 JUDGE_CHARS = 500  # the reviewer's name, as a record's (contract.record.Name)
 BENCH_CHARS = 100  # room for "/q<question_id>/t<turn>" in a session key of at most 500
 
@@ -29,12 +35,16 @@ class FormatOptions:
     bench: str | None = None  # the bench whose question ids the lines give (prefixes session keys)
     judge: str | None = None  # the judge model, for review tables whose lines name only a prompt
     reviewer_kind: str | None = None  # every reviewer's kind, unless its lines state one (any format)
+    mapping: Pairs = ()  # csv, jsonl: (role, column) pairs
+    scale: str | None = None  # csv, jsonl: the scores' scale, else inferred from the first scores
+    delimiter: str | None = None  # csv: the separator, else "," or a tab as the header shows
 
     def key(self) -> str | None:
         """The options as an import's row keeps them (JSON; None without any): a file is
         resumed only by an import with the same (ingest/resume.py)."""
         given = {"answers": None if self.answers is None else str(self.answers.resolve()), "bench": self.bench,
-                 "judge": self.judge}
+                 "judge": self.judge, "map": ",".join(f"{role}={column}" for role, column in self.mapping) or None,
+                 "scale": self.scale, "delimiter": self.delimiter}
         present = {name: value for name, value in given.items() if value is not None}
         return json.dumps(present, sort_keys=True) if present else None
 
@@ -54,9 +64,40 @@ class FormatOptions:
                 raise CouncilDbError(f"{name} has {len(given):,} characters; give a name of 1-{limit}")
             if given is not None and unstorable(given) is not None:
                 raise CouncilDbError(f"{name} {unstorable(given)}")
+        self._check_mapped()
         if self.format == "fastchat-review" and self.answers is None:
             raise CouncilDbError("--from fastchat-review needs --answers DIR (the answer_*.jsonl files): a review "
                                  "names its two answers by id, and only the answer files say which model wrote them")
+
+    def _check_mapped(self) -> None:
+        """--map and --scale are for the mapped formats, which need a mapping; --delimiter for csv."""
+        for given, name in ((self.mapping, "--map"), (self.scale, "--scale")):
+            if given and self.format not in MAPPED:
+                raise CouncilDbError(f"{name} is for --from csv or jsonl, not {self.format}")
+        if self.format in MAPPED and not self.mapping:
+            raise CouncilDbError(f"--from {self.format} needs --map ROLE=COLUMN,... or --map-file FILE: which column "
+                                 "holds the session, the candidate, the reviewer and the score")
+        if self.delimiter is not None and self.format != "csv":
+            raise CouncilDbError(f"--delimiter is for --from csv, not {self.format}")
+        if self.delimiter is not None and (len(self.delimiter) != 1 or self.delimiter in '"\r\n'):
+            raise CouncilDbError(f"--delimiter {self.delimiter!r} is not one character other than a quote or a line "
+                                 f"break; give one, or {', '.join(DELIMITERS)}")
+        if self.scale is not None:
+            score_scale_or_error(self.scale)
+        checked_pairs(dict(self.mapping))
+
+
+def delimiter_named(text: str) -> str:
+    """--delimiter as typed: one character, or its name (tab is hard to type)."""
+    return DELIMITERS.get(text, text)
+
+
+def score_scale_or_error(text: str) -> None:
+    """CouncilDbError when --scale is not LOW-HIGH."""
+    try:
+        score_scale(text)
+    except LineError:
+        raise CouncilDbError(f"--scale {text!r} is not LOW-HIGH with LOW below HIGH; give e.g. 1-10 or 0-1") from None
 
 
 def described(key: str | None) -> str:

@@ -33,6 +33,10 @@ def reader_class(format: str) -> type[LineReader]:
         from council_db.ingest.formats.judgebench import Reader
     elif format == "alpaca-eval":
         from council_db.ingest.formats.alpaca_eval import Reader
+    elif format == "csv":
+        from council_db.ingest.formats.csv_table import Reader
+    elif format == "jsonl":
+        from council_db.ingest.formats.jsonl_paths import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
     return Reader

@@ -173,7 +173,8 @@ def _table(lines: list[bytes], format: str) -> str | None:
     reads them), told with a mapping for --from csv made from the header."""
     text = b"\n".join(lines).decode("utf-8", "replace")
     for separator, name in ((",", "CSV"), ("\t", "tab-separated text")):
-        rows = [row for row in csv.reader(io.StringIO(text), delimiter=separator) if row][:2]
+        # newline="": the csv module's own line ends, so a lone carriage return is no error
+        rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=separator) if row][:2]
         if len(rows) == 2 and 1 < len(rows[0]) == len(rows[1]):
             columns = [column.strip() for column in rows[0]]
             return (f"{name} with the columns {', '.join(columns[:SHOWN_COLUMNS])}: import it with --from csv --map "

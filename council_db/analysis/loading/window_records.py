@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis.loading.score_data import ScoreData, log_lengths
-from council_db.contract.fields import DEFAULT_SCALE
+from numpy.lib.recfunctions import structured_to_unstructured
+
+from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
+from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.timestamps import MAX_US, MIN_US
 from council_db.resources import read_sql
 from council_db.store.database import Database
@@ -24,7 +26,12 @@ from council_db.store.reading import Reader
 # The columns of sql/report_records.sql. -1 is "none": no exclusion, no readable time, no
 # display slot.
 RECORD = np.dtype([("session_id", "i8"), ("ts_us", "i8"), ("reviewer_id", "i8"), ("model_id", "i8"),
-                   ("slot", "i8"), ("length", "f8"), ("score", "f8"), ("scale_id", "i8"), ("exclusion_id", "i8")])
+                   ("slot", "i8"), ("length", "f8"), ("score", "f8"), ("scale_id", "i8"), ("exclusion_id", "i8"),
+                   ("position", "i8")])
+KEY = ["session_id", "reviewer_id", "model_id", "position"]  # a record's, and its style's (answer_styles)
+STYLE = np.dtype([(name, "i8") for name in KEY] + [(name, "f8") for name in STYLE_FIELDS])  # NULL -> NaN
+ANY_STYLE = "SELECT COUNT(*) FROM (SELECT 1 FROM answer_styles LIMIT 1) AS one"
+WINDOW_STYLES = "SELECT st.* FROM report_window AS w JOIN answer_styles AS st ON st.session_id = w.id"
 
 
 REFERENCE_KINDS = "SELECT name, reviewer_kind FROM models WHERE reviewer_kind <> 'judge' ORDER BY name"
@@ -40,6 +47,7 @@ class Records:
     reasons: dict[int, str]
     session_keys: dict[int, str]
     kinds: dict[str, str]  # reviewer name -> "human" or "gold" (revision 0012); the others are judges
+    style: np.ndarray | None = None  # per row: ScoreData.style's columns; None when no row has a style
 
 
 def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
@@ -52,10 +60,25 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
     with db.reading() as reader:
         rows = reader.array(window + read_sql("report_records"), RECORD, {**params, **filters})
         keys = window + "SELECT s.id, s.session_key FROM report_window AS w JOIN sessions AS s ON s.id = w.id"
+        styles = reader.array(window + WINDOW_STYLES, STYLE, params) if reader.scalar(ANY_STYLE) else None
         return Records(rows=rows, models=_names(reader, "SELECT id, name FROM models"),
                        scales=_names(reader, "SELECT id, name FROM scales"),
                        reasons=_names(reader, "SELECT id, code FROM exclusion_reasons"),
-                       session_keys=_names(reader, keys, params), kinds=reference_kinds(reader))
+                       session_keys=_names(reader, keys, params), kinds=reference_kinds(reader),
+                       style=None if styles is None else aligned_styles(rows, styles))
+
+
+def aligned_styles(rows: np.ndarray, styles: np.ndarray) -> np.ndarray | None:
+    """Per row of ``rows`` (RECORD), its style from ``styles`` (STYLE rows, any order), NaN
+    where it has none; None when none has one. One sort of both keys, no Python per row."""
+    if not len(styles):
+        return None
+    keys = np.concatenate([rows[KEY], styles[KEY]])
+    _, code = np.unique(keys, return_inverse=True)
+    code = code.ravel()
+    found = np.full((code.max() + 1, len(STYLE_FIELDS)), np.nan)
+    found[code[len(rows):]] = structured_to_unstructured(styles[list(STYLE_FIELDS)])
+    return known_style(found[code[:len(rows)]])
 
 
 def reference_kinds(reader: Reader) -> dict[str, str]:
@@ -71,17 +94,19 @@ def score_data(records: Records, scale: str | None = None) -> ScoreData:
     """Usable scores on ``scale`` (default: the scale most of them are on, the first seen
     among equals); the rest counted by reason."""
     rows = records.rows
-    usable = rows[rows["exclusion_id"] < 0]
-    excluded = _counts(rows["exclusion_id"][rows["exclusion_id"] >= 0], records.reasons)
-    scale_id = _main_scale(usable["scale_id"]) if scale is None else _id_of(scale, records.scales)
-    others = usable["scale_id"] != scale_id
+    usable = rows["exclusion_id"] < 0
+    excluded = _counts(rows["exclusion_id"][~usable], records.reasons)
+    scale_id = _main_scale(rows["scale_id"][usable]) if scale is None else _id_of(scale, records.scales)
+    others = usable & (rows["scale_id"] != scale_id)
     if others.any():
-        excluded.update(_counts(usable["scale_id"][others], records.scales, prefix="other_scale:"))
-        usable = usable[~others]
-    return _score_data(usable, records, records.scales.get(scale_id, scale or DEFAULT_SCALE), excluded)
+        excluded.update(_counts(rows["scale_id"][others], records.scales, prefix="other_scale:"))
+    kept = usable & ~others
+    style = None if records.style is None else records.style[kept]
+    return _score_data(rows[kept], style, records, records.scales.get(scale_id, scale or DEFAULT_SCALE), excluded)
 
 
-def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[str, int]) -> ScoreData:
+def _score_data(rows: np.ndarray, style: np.ndarray | None, records: Records, scale: str,
+                excluded: dict[str, int]) -> ScoreData:
     sessions = rows["session_id"]
     starts = np.flatnonzero(np.r_[True, sessions[1:] != sessions[:-1]]) if len(rows) else np.zeros(0, np.int64)
     session = np.zeros(len(rows), dtype=np.int64)
@@ -102,6 +127,7 @@ def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[s
         session_keys=[records.session_keys[int(i)] for i in sessions[starts]],
         session_ts_us=rows["ts_us"][starts].copy(), scale=scale, excluded=excluded,
         kinds={name: kind for name, kind in records.kinds.items() if name in present},
+        style=None if style is None else known_style(style[order]),
     )
 
 

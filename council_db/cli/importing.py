@@ -28,6 +28,7 @@ FORMATS = {
     "fastchat-review": "FastChat Vicuna-80 review tables (review/<run>/*.jsonl)",
     "llmbar": "LLMBar evaluator runs with gold labels (evaluators/<judge>/<strategy>/result.json)",
     "judgebench": "JudgeBench judge outputs with gold labels, both orders (outputs/*.jsonl)",
+    "arena-hard": "arena-hard-auto judgments against a baseline, both orders (model_judgment/<judge>/*.jsonl)",
 }
 SHOWN_PER_FILE = 20
 
@@ -121,16 +122,22 @@ def command(
         + ". docs/import-formats.md says what each becomes.")] = InputFormat("llm-council"),
     answers: Annotated[Optional[Path], typer.Option(
         "--answers", metavar="DIR", help="FastChat's answer files (model_answer/ or answer/): the lengths of the "
-        "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them.")] = None,
+        "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them; "
+        "arena-hard: its model_answer/, for lengths and the answers' style (tokens, markdown).")] = None,
     bench: Annotated[Optional[str], typer.Option(
         "--bench", metavar="NAME", help="fastchat-single/pair: the bench the question ids are of, put before each "
         "session key (when one database holds benches whose ids overlap); llmbar: the dataset (default: the folder "
-        "above evaluators/); judgebench: the benchmark (default: judgebench).")] = None,
+        "above evaluators/); judgebench: the benchmark (default: judgebench); arena-hard: the benchmark (default: "
+        "the folder above model_judgment/, else arena-hard).")] = None,
     judge: Annotated[Optional[str], typer.Option(
         "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
         "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "
         "(default: its evaluators/ folder); judgebench: the whole judge name (default: <judge_model>/<judge_name> "
-        "from each line).")] = None,
+        "from each line); arena-hard: the judge (default: each line's, else the folder under "
+        "model_judgment/).")] = None,
+    baseline: Annotated[Optional[str], typer.Option(
+        "--baseline", metavar="MODEL", help="arena-hard: the model every judged one is compared with, for lines "
+        "that name none (v0.1; default: gpt-4-0314, arena-hard-v0.1's).")] = None,
     reviewer_kind: Annotated[Optional[ReviewerKind], typer.Option(
         "--reviewer-kind", help="Mark every reviewer of these files: judge (an LLM), human (a person rating the same "
         "sessions) or gold (the known right answer). A line's own reviewer_kind wins; without either, a new "
@@ -152,7 +159,7 @@ def command(
     from council_db.ingest.formats.options import FormatOptions
     from council_db.ingest.importer import checked_sources, import_sources
 
-    options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value)
+    options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value, baseline)
     try:
         options.check()
     except CouncilDbError as error:
@@ -161,6 +168,9 @@ def command(
     if answers is not None:  # the files and --answers are checked before the database is opened, or created
         check_directory(answers)
     sources = checked_sources(files, options)
+    if read_as.value == "arena-hard" and baseline is None and not quiet:
+        message("arena-hard: a line that names no baseline (v0.1) is judged against gpt-4-0314, the format's "
+                "default; --baseline MODEL names another")
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
     summary = import_sources(db, sources, strict=strict, progress=progress, options=options)

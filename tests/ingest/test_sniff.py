@@ -10,6 +10,7 @@ import codecs
 import gzip
 import json
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +26,7 @@ from tests.conftest import both_backends, record, run_module, scalar, session, w
 
 SINGLE = realdata.MT_BENCH / "model_judgment" / "gpt-4_single.jsonl"
 PAIR = realdata.REALDATA.parent / "fastchat-pair" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl"
+ARENA_HARD = Path(__file__).parents[1] / "data" / "arena-hard" / "arena-hard-v2.0"
 ALPACA = [{"instruction": "Say hi.", "output": "Hi!", "generator": "gpt-4", "annotator": "alpaca_eval_gpt4",
            "preference": 1.0}] * 3  # AlpacaEval writes its annotations as a pretty-printed JSON array
 COUNCIL = "".join(json.dumps(line) + "\n" for line in session())
@@ -51,6 +53,13 @@ CASES = {
                                               "FastChat pairwise judgments: add --from fastchat-pair"),
     "llm-council records as a review table": (COUNCIL.encode(), "fastchat-review",
                                               "llm-council bias records: leave out --from"),
+    "arena-hard judgments without --from": (
+        (ARENA_HARD / "model_judgment" / "gpt-4.1" / "qwen3-32b.jsonl").read_bytes(), "llm-council",
+        "arena-hard-auto judgments: add --from arena-hard"),
+    "arena-hard answers as judgments": (
+        (ARENA_HARD / "model_answer" / "qwen3-32b.jsonl").read_bytes(), "arena-hard",
+        "arena-hard-auto model answers (model_answer/*.jsonl): give their folder as --answers DIR when importing "
+        "the judgments (--from arena-hard)"),
     "FastChat model answers as judgments": (
         (realdata.MT_BENCH_ANSWERS / "mistral-orpo.jsonl").read_bytes(), "fastchat-single",
         "FastChat model answers (model_answer/*.jsonl): give their folder as --answers DIR"),

@@ -11,10 +11,11 @@ from council_db.contract.storable import unstorable
 from council_db.errors import CouncilDbError
 
 LLM_COUNCIL = "llm-council"
-FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench")
-USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
-USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench")
-USES_JUDGE = ("fastchat-review", "llmbar", "judgebench")
+FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "arena-hard")
+USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review", "arena-hard")
+USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "arena-hard")
+USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "arena-hard")
+USES_BASELINE = ("arena-hard",)
 DOCUMENTS = ("llmbar",)  # a file is one JSON document, not one JSON value a line
 JUDGE_CHARS = 500  # the reviewer's name, as a record's (contract.record.Name)
 BENCH_CHARS = 100  # room for "/q<question_id>/t<turn>" in a session key of at most 500
@@ -29,12 +30,13 @@ class FormatOptions:
     bench: str | None = None  # the bench whose question ids the lines give (prefixes session keys)
     judge: str | None = None  # the judge model, for review tables whose lines name only a prompt
     reviewer_kind: str | None = None  # every reviewer's kind, unless its lines state one (any format)
+    baseline: str | None = None  # the model every judged one is compared with (arena-hard)
 
     def key(self) -> str | None:
         """The options as an import's row keeps them (JSON; None without any): a file is
         resumed only by an import with the same (ingest/resume.py)."""
         given = {"answers": None if self.answers is None else str(self.answers.resolve()), "bench": self.bench,
-                 "judge": self.judge}
+                 "judge": self.judge, "baseline": self.baseline}
         present = {name: value for name, value in given.items() if value is not None}
         return json.dumps(present, sort_keys=True) if present else None
 
@@ -46,10 +48,11 @@ class FormatOptions:
             raise CouncilDbError(f"unknown reviewer kind {self.reviewer_kind!r}: use one of "
                                  f"{', '.join(REVIEWER_KINDS)}")
         for given, name, formats in ((self.answers, "--answers", USES_ANSWERS), (self.bench, "--bench", USES_BENCH),
-                                     (self.judge, "--judge", USES_JUDGE)):
+                                     (self.judge, "--judge", USES_JUDGE), (self.baseline, "--baseline", USES_BASELINE)):
             if given is not None and self.format not in formats:
                 raise CouncilDbError(f"{name} is for --from {' or '.join(formats)}, not {self.format}")
-        for given, name, limit in ((self.judge, "--judge", JUDGE_CHARS), (self.bench, "--bench", BENCH_CHARS)):
+        for given, name, limit in ((self.judge, "--judge", JUDGE_CHARS), (self.bench, "--bench", BENCH_CHARS),
+                                   (self.baseline, "--baseline", JUDGE_CHARS)):
             if given is not None and not 0 < len(given) <= limit:
                 raise CouncilDbError(f"{name} has {len(given):,} characters; give a name of 1-{limit}")
             if given is not None and unstorable(given) is not None:

@@ -31,6 +31,8 @@ def reader_class(format: str) -> type[LineReader]:
         from council_db.ingest.formats.llmbar import Reader
     elif format == "judgebench":
         from council_db.ingest.formats.judgebench import Reader
+    elif format == "arena-hard":
+        from council_db.ingest.formats.arena_hard import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
     return Reader

@@ -114,3 +114,15 @@ def test_from_records_and_the_record_filters_carry_the_style():
     data.kinds = {"vendor/model-0": "human"}
     assert judges_only(data).style.shape == (24, 4)
     assert from_records(session("plain")).style is None
+
+
+def test_styles_are_matched_to_records_by_the_whole_key_whatever_their_order():
+    from council_db.analysis.loading.window_records import RECORD, STYLE, aligned_styles
+
+    rows = np.zeros(4, dtype=RECORD)
+    rows["session_id"], rows["reviewer_id"], rows["model_id"], rows["position"] = [1, 1, 1, 2], 5, 7, [0, 3, 9, 3]
+    styles = np.array([(2, 5, 7, 3, 40, 1, np.nan, 0), (1, 5, 7, 9, 10, 2, 3, 4), (1, 5, 8, 3, 99, 9, 9, 9)],
+                      dtype=STYLE)  # the last is another model's: no row of these
+    found = aligned_styles(rows, styles)
+    np.testing.assert_array_equal(found, [[np.nan] * 4, [np.nan] * 4, [10, 2, 3, 4], [40, 1, np.nan, 0]])
+    assert aligned_styles(rows, styles[2:]) is None and aligned_styles(rows, styles[:0]) is None

@@ -70,15 +70,22 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
 
 def aligned_styles(rows: np.ndarray, styles: np.ndarray) -> np.ndarray | None:
     """Per row of ``rows`` (RECORD), its style from ``styles`` (STYLE rows, any order), NaN
-    where it has none; None when none has one. One sort of both keys, no Python per row."""
+    where it has none; None when none has one. Both sets of keys sorted together (numeric
+    columns: np.unique on the records' void keys took 30 times as long), no Python per row."""
     if not len(styles):
         return None
-    keys = np.concatenate([rows[KEY], styles[KEY]])
-    _, code = np.unique(keys, return_inverse=True)
-    code = code.ravel()
-    found = np.full((code.max() + 1, len(STYLE_FIELDS)), np.nan)
-    found[code[len(rows):]] = structured_to_unstructured(styles[list(STYLE_FIELDS)])
-    return known_style(found[code[:len(rows)]])
+    keys = [np.concatenate([rows[name], styles[name]]) for name in KEY]
+    order = np.lexsort(keys[::-1])
+    starts = np.zeros(len(order), dtype=bool)
+    starts[0] = True
+    for key in keys:
+        ordered = key[order]
+        starts[1:] |= ordered[1:] != ordered[:-1]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(starts) - 1
+    found = np.full((int(group.max()) + 1, len(STYLE_FIELDS)), np.nan)
+    found[group[len(rows):]] = structured_to_unstructured(styles[list(STYLE_FIELDS)])
+    return known_style(found[group[:len(rows)]])
 
 
 def reference_kinds(reader: Reader) -> dict[str, str]:

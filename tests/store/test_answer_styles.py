@@ -126,3 +126,15 @@ def test_styles_are_matched_to_records_by_the_whole_key_whatever_their_order():
     found = aligned_styles(rows, styles)
     np.testing.assert_array_equal(found, [[np.nan] * 4, [np.nan] * 4, [10, 2, 3, 4], [40, 1, np.nan, 0]])
     assert aligned_styles(rows, styles[2:]) is None and aligned_styles(rows, styles[:0]) is None
+
+
+@both_backends
+def test_score_records_shows_each_records_style_and_null_where_unknown(tmp_path, cli, db):
+    cli("import", str(write_jsonl(tmp_path / "a.jsonl", styled("s") + session("plain"))))
+    with db.reading() as reader:
+        rows = reader.rows("SELECT session_id, model, response_tokens, markdown_headers, markdown_lists, markdown_bold "
+                           "FROM score_records")
+    for key, model, *style in rows:
+        m = int(model[-1])
+        assert style == ([None] * 4 if key == "plain" else [m * 100, m, 2 * m, m + 1 if m else None])
+    assert len(rows) == 32

@@ -25,7 +25,7 @@ from typing import Annotated, Union
 
 import msgspec
 
-from council_db.contract.fields import LineError
+from council_db.contract.fields import METADATA_VALUE_MAX_CHARS, LineError
 from council_db.ingest.formats.arena_answers import AnswerStyle, answer_styles
 from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Values
 from council_db.ingest.formats.options import FormatOptions
@@ -95,15 +95,8 @@ class Reader(LineReader):
         question = line.uid if line.uid is not None else line.question_id
         if question is None:
             raise LineError("uid", "missing; expected the question's id as uid (v2) or question_id (v0.1)")
-        if self.baseline and line.baseline and line.baseline != self.baseline:
-            raise LineError("baseline", "names another model than --baseline; expected the baseline the judge saw")
-        baseline = line.baseline or self.baseline or DEFAULT_BASELINE
-        if line.model == baseline:
-            raise LineError("model", "is the baseline; expected a model judged against it")
-        judge = self.judge or line.judge or self.folder_judge
-        if judge is None:
-            raise LineError("judge", "missing, and the file is not in model_judgment/<judge>/; give --judge NAME")
-        category = None if line.category is None else {"category": line.category[:100]}
+        baseline, judge = self.baseline_of(line), self.judge_of(line)
+        category = None if line.category is None else {"category": line.category[:METADATA_VALUE_MAX_CHARS]}
         shared = dict(schema_version=SLOTS, session_id=f"{self.bench}/{question}/{line.model}", timestamp="",
                       reviewer_id=judge, score_scale=SCALE, query_metadata=category)
         records, silent = [], 0
@@ -115,6 +108,22 @@ class Reader(LineReader):
             records += [dict(shared, model_id=name, position=slot, score_value=score, **self.answer(name, question))
                         for slot, (name, score) in enumerate(zip(shown, (first, 1.0 - first)))]
         return records, silent
+
+    def baseline_of(self, line: Judgment) -> str:
+        """The line's baseline (v2), else --baseline, else the format's default."""
+        if self.baseline and line.baseline and line.baseline != self.baseline:
+            raise LineError("baseline", "names another model than --baseline; expected the baseline the judge saw")
+        baseline = line.baseline or self.baseline or DEFAULT_BASELINE
+        if line.model == baseline:
+            raise LineError("model", "is the baseline; expected a model judged against it")
+        return baseline
+
+    def judge_of(self, line: Judgment) -> str:
+        """--judge, else the line's judge, else the folder the file is in."""
+        judge = self.judge or line.judge or self.folder_judge
+        if judge is None:
+            raise LineError("judge", "missing, and the file is not in model_judgment/<judge>/; give --judge NAME")
+        return judge
 
     def answer(self, model: str, question: int | str) -> Values:
         """The answer's length (unknown without --answers) and its known style fields."""

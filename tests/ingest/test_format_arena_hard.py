@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from council_db.errors import CouncilDbError
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.importer import import_files
 from tests.conftest import Cli, both_backends, scalar, write_jsonl
@@ -146,3 +147,15 @@ def test_a_bad_line_is_rejected_naming_its_field_and_the_good_lines_are_kept(db,
         assert reasons[number].startswith(says), (case, reasons[number])
     assert reasons[len(BAD) + 2].startswith("not valid JSON")
     assert scalar(db, "SELECT COUNT(*) FROM rejected_lines") == len(BAD) + 1
+
+
+def test_an_answer_file_without_the_answer_stops_the_import_naming_file_line_and_layout(tmp_path):
+    answers = tmp_path / "model_answer"
+    answers.mkdir()
+    write_jsonl(answers / "m.jsonl", [{"uid": "u1", "model": "m", "messages": [{"role": "user", "content": "q"}]}])
+    judged = write_jsonl(tmp_path / "judged.jsonl", [{"uid": "u1", "model": "m", "judge": "j",
+                                                      "games": [{"score": "A>B"}, None]}])
+    result = Cli(tmp_path / "council.db")("import", "--from", "arena-hard", "--answers", str(answers), str(judged))
+    assert result.exit_code == 1 and isinstance(result.exception, CouncilDbError)  # one line on stderr, no traceback
+    assert str(result.exception).endswith("m.jsonl line 1: no messages.-1.content.answer; expected arena-hard-auto's "
+                                          "v2 answer format (the last of messages holds content.answer)")

@@ -91,14 +91,15 @@ def answer_files(directory: Path, pattern: str) -> list[Path]:
     return found
 
 
-def answer_field(path: Path, number: int, line: Any, *keys: Any) -> Any:
+def answer_field(path: Path, number: int, line: Any, *keys: Any, layout: str = "FastChat's answer format") -> Any:
+    """The value at ``keys`` in an answer line; an error naming the file, line and field, and
+    the ``layout`` the line should have, when it has none."""
     value: Any = line
     try:
         for key in keys:
             value = value[key]
     except (KeyError, IndexError, TypeError):
-        raise CouncilDbError(f"{_where(path, number)}: no {'.'.join(map(str, keys))}; expected "
-                             "FastChat's answer format") from None
+        raise CouncilDbError(f"{_where(path, number)}: no {'.'.join(map(str, keys))}; expected {layout}") from None
     return value
 
 

@@ -24,6 +24,8 @@ from council_db.ingest.formats.answers import answer_field, answer_files, answer
 METADATA = {"token_len": "response_tokens", "header_count": "markdown_headers", "list_count": "markdown_lists",
             "bold_count": "markdown_bold"}
 MAX_COUNT = 2**31 - 1
+V2_ANSWER = "arena-hard-auto's v2 answer format (the last of messages holds content.answer)"
+V01_ANSWER = "arena-hard-auto's v0.1 answer format (choices[0].turns[0].content)"
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,8 @@ def answer_styles(directory: Path) -> dict[tuple[str, str], AnswerStyle]:
             question = answer_id(path, number, line, "uid" if v2 else "question_id")
             named = line.get("model", line.get("model_id", path.stem)) if isinstance(line, dict) else path.stem
             model = model_name(path, number, "model", named)
-            text = (answer_field(path, number, line, "messages", -1, "content", "answer") if v2
-                    else answer_field(path, number, line, "choices", 0, "turns", 0, "content"))
+            text = (answer_field(path, number, line, "messages", -1, "content", "answer", layout=V2_ANSWER) if v2
+                    else answer_field(path, number, line, "choices", 0, "turns", 0, "content", layout=V01_ANSWER))
             found[(model, question)] = AnswerStyle(len(text) if isinstance(text, str) else None,
                                                    _style(line.get("metadata")))
     return found

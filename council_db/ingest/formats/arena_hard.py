@@ -13,10 +13,11 @@ folder above model_judgment/, else "arena-hard"), undated, its category the line
 two candidates, the model and the baseline (the line's (v2), else ``--baseline``, else the
 format's default gpt-4-0314; a line naming another than ``--baseline`` is rejected), on the
 "0-1" scale keeping the verdict's strength: the answer shown as A scores 1, 0.75, 0.5, 0.25 or
-0 for A>>B, A>B, A=B, B>A, B>>A, the other one minus that. Game 1 puts the baseline in display slot 0, game 2 the model: both orders in one session
-are the swap design. A null game or verdict is no verdict: no record, counted. The judge is
-``--judge``, else the line's, else the folder the file is in. With ``--answers DIR``
-(model_answer/), each answer's length in characters and its style (formats/arena_answers.py).
+0 for A>>B, A>B, A=B, B>A, B>>A, the other one minus that. Game 1 puts the baseline in display
+slot 0, game 2 the model: both orders in one session are the swap design. A null game or
+verdict is no verdict: no record, counted. The judge is ``--judge``, else the line's, else the
+folder the file is in. With ``--answers DIR`` (model_answer/), each answer's length in
+characters and its style (formats/arena_answers.py).
 """
 
 from __future__ import annotations

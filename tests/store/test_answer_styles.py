@@ -117,9 +117,9 @@ def test_from_records_and_the_record_filters_carry_the_style():
 
 
 def test_styles_are_matched_to_records_by_the_whole_key_whatever_their_order():
-    from council_db.analysis.loading.window_records import RECORD, STYLE, aligned_styles
+    from council_db.analysis.loading.window_records import STYLE, STYLED_RECORD, aligned_styles
 
-    rows = np.zeros(4, dtype=RECORD)
+    rows = np.zeros(4, dtype=STYLED_RECORD)
     rows["session_id"], rows["reviewer_id"], rows["model_id"], rows["position"] = [1, 1, 1, 2], 5, 7, [0, 3, 9, 3]
     styles = np.array([(2, 5, 7, 3, 40, 1, np.nan, 0), (1, 5, 7, 9, 10, 2, 3, 4), (1, 5, 8, 3, 99, 9, 9, 9)],
                       dtype=STYLE)  # the last is another model's: no row of these
@@ -152,3 +152,12 @@ def test_an_import_gives_postgresqls_planner_the_styles_it_stored(tmp_path, pg_u
         assert scalar(db, "SELECT reltuples FROM pg_class WHERE relname = 'answer_styles'") == 16
     finally:
         db.engine.dispose()
+
+
+def test_a_window_of_a_store_without_styles_reads_no_more_columns_than_before(tmp_path, cli, db):
+    from council_db.analysis.loading.window_records import RECORD, STYLED_RECORD, fetch_records
+
+    cli("import", str(write_jsonl(tmp_path / "plain.jsonl", session("plain"))))
+    assert fetch_records(db, ALL_SESSIONS, {}).rows.dtype == RECORD and fetch_records(db, ALL_SESSIONS, {}).style is None
+    cli("import", str(write_jsonl(tmp_path / "styled.jsonl", styled("styled"))))
+    assert fetch_records(db, ALL_SESSIONS, {}).rows.dtype == STYLED_RECORD

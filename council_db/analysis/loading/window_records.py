@@ -26,8 +26,11 @@ from council_db.store.reading import Reader
 # The columns of sql/report_records.sql. -1 is "none": no exclusion, no readable time, no
 # display slot.
 RECORD = np.dtype([("session_id", "i8"), ("ts_us", "i8"), ("reviewer_id", "i8"), ("model_id", "i8"),
-                   ("slot", "i8"), ("length", "f8"), ("score", "f8"), ("scale_id", "i8"), ("exclusion_id", "i8"),
-                   ("position", "i8")])
+                   ("slot", "i8"), ("length", "f8"), ("score", "f8"), ("scale_id", "i8"), ("exclusion_id", "i8")])
+# Where answers have a style: the records with their position too, which completes their key.
+# Read only then: at 320,000 records the column cost 2.5 MB and 1.52 against 1.40 CPU seconds,
+# which a window of llm-council's data (no style) does not pay.
+STYLED_RECORD = np.dtype(RECORD.descr + [("position", "i8")])
 KEY = ["session_id", "reviewer_id", "model_id", "position"]  # a record's, and its style's (answer_styles)
 STYLE = np.dtype([(name, "i8") for name in KEY] + [(name, "f8") for name in STYLE_FIELDS])  # NULL -> NaN
 ANY_STYLE = "SELECT COUNT(*) FROM (SELECT 1 FROM answer_styles LIMIT 1) AS one"
@@ -41,7 +44,7 @@ REFERENCE_KINDS = "SELECT name, reviewer_kind FROM models WHERE reviewer_kind <>
 class Records:
     """The window's records as stored (ids), with the names of what they refer to."""
 
-    rows: np.ndarray  # RECORD, grouped by session in time order
+    rows: np.ndarray  # RECORD (STYLED_RECORD where answers have a style), grouped by session in time order
     models: dict[int, str]
     scales: dict[int, str]
     reasons: dict[int, str]
@@ -58,9 +61,11 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
                    min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
     with db.reading() as reader:
-        rows = reader.array(window + read_sql("report_records"), RECORD, {**params, **filters})
+        styled = bool(reader.scalar(ANY_STYLE))
+        records_sql = read_sql("report_records").format(style_key=", sc.position" if styled else "")
+        rows = reader.array(window + records_sql, STYLED_RECORD if styled else RECORD, {**params, **filters})
         keys = window + "SELECT s.id, s.session_key FROM report_window AS w JOIN sessions AS s ON s.id = w.id"
-        styles = reader.array(window + WINDOW_STYLES, STYLE, params) if reader.scalar(ANY_STYLE) else None
+        styles = reader.array(window + WINDOW_STYLES, STYLE, params) if styled else None
         return Records(rows=rows, models=_names(reader, "SELECT id, name FROM models"),
                        scales=_names(reader, "SELECT id, name FROM scales"),
                        reasons=_names(reader, "SELECT id, code FROM exclusion_reasons"),
@@ -69,7 +74,7 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
 
 
 def aligned_styles(rows: np.ndarray, styles: np.ndarray) -> np.ndarray | None:
-    """Per row of ``rows`` (RECORD), its style from ``styles`` (STYLE rows, any order), NaN
+    """Per row of ``rows`` (STYLED_RECORD), its style from ``styles`` (STYLE rows, any order), NaN
     where it has none; None when none has one. Both sets of keys sorted together (numeric
     columns: np.unique on the records' void keys took 30 times as long), no Python per row."""
     if not len(styles):

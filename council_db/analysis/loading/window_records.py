@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from numpy.lib.recfunctions import structured_to_unstructured
-
 from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.timestamps import MAX_US, MIN_US
@@ -89,7 +87,7 @@ def aligned_styles(rows: np.ndarray, styles: np.ndarray) -> np.ndarray | None:
     group = np.empty(len(order), dtype=np.int64)
     group[order] = np.cumsum(starts) - 1
     found = np.full((int(group.max()) + 1, len(STYLE_FIELDS)), np.nan)
-    found[group[len(rows):]] = structured_to_unstructured(styles[list(STYLE_FIELDS)])
+    found[group[len(rows):]] = np.column_stack([styles[name] for name in STYLE_FIELDS])
     return known_style(found[group[:len(rows)]])
 
 

@@ -18,10 +18,13 @@ SELECT
     CASE WHEN e.id IS NULL THEN s.schema_version_raw ELSE e.schema_version_raw END AS schema_version_raw,
     CASE WHEN e.id IS NULL THEN s.council_config_version ELSE e.council_config_version END AS council_config_version,
     CASE WHEN e.id IS NULL THEN s.query_hash ELSE e.query_hash END AS query_hash,
-    CASE WHEN e.id IS NULL THEN s.query_metadata ELSE e.query_metadata END AS query_metadata
+    CASE WHEN e.id IS NULL THEN s.query_metadata ELSE e.query_metadata END AS query_metadata,
+    st.response_tokens, st.markdown_headers, st.markdown_lists, st.markdown_bold
 FROM scores AS sc
 JOIN sessions AS s ON s.id = sc.session_id
 JOIN models AS reviewer ON reviewer.id = sc.reviewer_id
 JOIN models AS candidate ON candidate.id = sc.model_id
 JOIN scales AS scale ON scale.id = sc.scale_id
 LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id
+LEFT JOIN answer_styles AS st ON st.session_id = sc.session_id AND st.reviewer_id = sc.reviewer_id
+                             AND st.model_id = sc.model_id AND st.position = sc.position

@@ -1,7 +1,9 @@
 -- The scores of the sessions in report_window (a CTE the caller puts in front), oldest
 -- session first, with what the analyses need, as ids (analysis/loading/window_records.py looks the
 -- names up once). Excluded scores come too, so they can be counted by reason (exclusion_id -1:
--- not excluded); slot is -1 where position is not a display slot (schema < 1.2.0).
+-- not excluded); slot is -1 where position is not a display slot (schema < 1.2.0). {style_key}
+-- is ", sc.position" where the database holds answers' styles (answer_styles), whose key
+-- (with the record's session, reviewer and model) finds a record's style; else nothing.
 -- The reviewers and models parameters (expanding lists of names) keep only those scores,
 -- unless all_reviewers / all_models is true. min_consent keeps the records whose own consent
 -- level (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
@@ -20,7 +22,7 @@ SELECT
     sc.response_length_chars,
     sc.score_value,
     sc.scale_id,
-    COALESCE(sc.exclusion_id, -1) AS exclusion_id
+    COALESCE(sc.exclusion_id, -1) AS exclusion_id{style_key}
 FROM report_window AS w
 JOIN sessions AS s ON s.id = w.id
 JOIN scores AS sc ON sc.session_id = s.id

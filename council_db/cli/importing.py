@@ -31,6 +31,7 @@ FORMATS = {
     "alpaca-eval": "AlpacaEval annotations against a baseline (results/<model>/<annotator>/annotations.json)",
     "csv": "any table of scores with a header row, through --map",
     "jsonl": "JSON Lines of any shape, through --map (nested fields by dotted path)",
+    "arena-hard": "arena-hard-auto judgments against a baseline, both orders (model_judgment/<judge>/*.jsonl)",
 }
 SHOWN_PER_FILE = 20
 
@@ -51,7 +52,8 @@ def _progress():
 
         def start(self, source, total_bytes, done_bytes):
             self.bar.start()
-            self.task = self.bar.add_task(terminal_text(Path(source.name).name), total=total_bytes, completed=done_bytes)
+            self.task = self.bar.add_task(terminal_text(Path(source.name).name), total=total_bytes,
+                                          completed=done_bytes)
 
         def advance(self, done_bytes):
             if done_bytes:
@@ -146,17 +148,23 @@ def command(
         + ". docs/import-formats.md says what each becomes.")] = InputFormat("llm-council"),
     answers: Annotated[Optional[Path], typer.Option(
         "--answers", metavar="DIR", help="FastChat's answer files (model_answer/ or answer/): the lengths of the "
-        "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them.")] = None,
+        "answers the judge saw (else unknown, and left out of length analyses); fastchat-review needs them; "
+        "arena-hard: its model_answer/, for lengths and the answers' style (tokens, markdown).")] = None,
     bench: Annotated[Optional[str], typer.Option(
         "--bench", metavar="NAME", help="fastchat-single/pair: the bench the question ids are of, put before each "
         "session key (when one database holds benches whose ids overlap); llmbar: the dataset (default: the folder "
         "above evaluators/); judgebench: the benchmark (default: judgebench); alpaca-eval: the benchmark (default: "
-        "alpaca_eval).")] = None,
+        "alpaca_eval); arena-hard: the benchmark (default: the folder above model_judgment/, else "
+        "arena-hard).")] = None,
     judge: Annotated[Optional[str], typer.Option(
         "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
         "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "
         "(default: its evaluators/ folder); judgebench: the whole judge name (default: <judge_model>/<judge_name> "
-        "from each line); alpaca-eval: the judge (default: each entry's annotator).")] = None,
+        "from each line); alpaca-eval: the judge (default: each entry's annotator); arena-hard: the judge (default: "
+        "each line's, else the folder under model_judgment/).")] = None,
+    baseline: Annotated[Optional[str], typer.Option(
+        "--baseline", metavar="MODEL", help="arena-hard: the model every judged one is compared with, for lines "
+        "that name none (v0.1; default: gpt-4-0314, arena-hard-v0.1's).")] = None,
     reviewer_kind: Annotated[Optional[ReviewerKind], typer.Option(
         "--reviewer-kind", help="Mark every reviewer of these files: judge (an LLM), human (a person rating the same "
         "sessions) or gold (the known right answer). A line's own reviewer_kind wins; without either, a new "
@@ -193,7 +201,7 @@ def command(
 
     try:
         options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value,
-                                **mapped_options(mapping or [], map_file, scale, delimiter))
+                                baseline=baseline, **mapped_options(mapping or [], map_file, scale, delimiter))
         options.check()
     except CouncilDbError as error:
         raise typer.BadParameter(str(error), param_hint="--from") from None
@@ -201,6 +209,9 @@ def command(
     if answers is not None:  # the files and --answers are checked before the database is opened, or created
         check_directory(answers)
     sources = checked_sources(files, options)
+    if read_as.value == "arena-hard" and baseline is None and not quiet:
+        message("arena-hard: a line that names no baseline (v0.1) is judged against gpt-4-0314, the format's "
+                "default; --baseline MODEL names another")
     db = state(ctx).database()
     progress = _progress() if sys.stderr.isatty() and not quiet else None
     summary = import_sources(db, sources, strict=strict, progress=progress, options=options)

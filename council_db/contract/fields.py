@@ -29,7 +29,11 @@ FIELDS = (
 # it leaves a stored reviewer's kind as it is.
 REVIEWER_KINDS = ("judge", "human", "gold")
 DEFAULT_REVIEWER_KIND = "judge"
-LINE_FIELDS = (*FIELDS, "reviewer_kind")  # what a line may carry; export writes FIELDS (and a non-judge's kind)
+# The answer's style where a format carries it (issue 29): its length in tokens and its markdown
+# counts. Optional, each on its own: missing or null is unknown (never 0), stored apart
+# (models.AnswerStyle) only when some is known; export writes the known ones after the 13.
+STYLE_FIELDS = ("response_tokens", "markdown_headers", "markdown_lists", "markdown_bold")
+LINE_FIELDS = (*FIELDS, "reviewer_kind", *STYLE_FIELDS)  # what a line may carry; export: FIELDS, the rest if known
 METADATA_KEYS = ("category", "token_bucket", "token_count_bucket", "language")
 # llm-council writes three short words ("creative_writing" is its longest); the caps keep a
 # runaway writer from storing megabytes per session (issue 14 found a 10 MB value stored).

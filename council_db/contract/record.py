@@ -10,7 +10,8 @@ src/llm_council/bias_persistence.py, ``BiasMetricRecord.from_jsonl_line``: ``pos
 A display slot is at most fields.MAX_SLOT (checked with the schema version, in ingest/normalise.py).
 ``response_length_chars`` null means the answer's length is unknown (fields.UNKNOWN_LENGTH).
 ``reviewer_kind`` ("judge", "human" or "gold") is council-db's own field: None when the line
-does not state it (fields.REVIEWER_KINDS).
+does not state it (fields.REVIEWER_KINDS). So are the answer's style fields (fields.STYLE_FIELDS):
+a count >= 0, None when unknown.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import msgspec
 from council_db.contract.fields import DEFAULT_CONSENT, DEFAULT_SCALE, LINE_FIELDS, MAX_POSITION, REVIEWER_KINDS
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+Count = Union[Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)], None]  # a style count; None: unknown
 Text = Annotated[str, msgspec.Meta(max_length=500)]
 # Python's "$" also matches before a final newline; pydantic's (Rust) regex does not.
 QueryHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-fA-F]{16}\Z")]
@@ -50,6 +52,10 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     query_hash: Union[QueryHash, None] = None
     query_metadata: Union[Metadata, None] = None
     reviewer_kind: Union[ReviewerKind, None] = None  # None: not stated
+    response_tokens: Count = None  # the style fields (fields.STYLE_FIELDS)
+    markdown_headers: Count = None
+    markdown_lists: Count = None
+    markdown_bold: Count = None
 
 
 def checked_record(values: Mapping[str, Any]) -> Record:

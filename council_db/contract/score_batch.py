@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 import numpy as np
 
 from council_db.contract.envelope import Envelope
-from council_db.contract.fields import DEFAULT_POSITION, EXCLUSION_REASONS, UNKNOWN_LENGTH
+from council_db.contract.fields import DEFAULT_POSITION, EXCLUSION_REASONS, STYLE_FIELDS, UNKNOWN_LENGTH
 from council_db.contract.scales import ScoreScale
 
 if TYPE_CHECKING:
     from council_db.contract.record import Record
 
 _RECORD_FIELDS = attrgetter("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
-                            "score_value", "reviewer_kind")
+                            "score_value", "reviewer_kind", *STYLE_FIELDS)
 UNSCORED, OUT_OF_SCALE = EXCLUSION_REASONS["unscored"][0], EXCLUSION_REASONS["out_of_scale"][0]
 
 
@@ -48,6 +48,13 @@ class ScoreBatch:
     exclusion: np.ndarray  # per row: exclusion reason id, 0 when the score is usable
     position_given: np.ndarray  # per row: False where the line had none (position holds DEFAULT_POSITION)
     reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> kind its lines state (the last)
+    style: np.ndarray | None = None  # (rows, 4) float64 of STYLE_FIELDS, NaN unknown; None: no row has any
+
+    def styled(self) -> np.ndarray:
+        """Per row: whether any of its style is known (what store.AnswerStyle keeps)."""
+        if self.style is None:
+            return np.zeros(len(self), dtype=bool)
+        return ~np.isnan(self.style).all(axis=1)
 
     def __len__(self) -> int:
         return len(self.session)
@@ -65,7 +72,7 @@ class ScoreBatch:
         into the distinct ones."""
         if not records:
             return cls.empty()
-        keys, reviewers, models, positions, lengths, scores, kinds = zip(*map(_RECORD_FIELDS, records))
+        keys, reviewers, models, positions, lengths, scores, kinds, *styles = zip(*map(_RECORD_FIELDS, records))
         session_keys, session = _codes(keys)
         names, named = _codes(reviewers + models)
         score, scale_codes = np.array(scores, dtype=np.float64), np.array(scale, dtype=np.int32)
@@ -80,7 +87,7 @@ class ScoreBatch:
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
                    named[:len(records)], named[len(records):], np.array(positions, dtype=np.int32),
                    np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),
-                   given, stated)
+                   given, stated, _style(styles))
 
     @classmethod
     def concat(cls, parts: list[ScoreBatch]) -> ScoreBatch:
@@ -95,8 +102,10 @@ class ScoreBatch:
         joined = [np.concatenate([getattr(p, name) for p in parts])
                   for name in ("position", "length", "score", "exclusion", "position_given")]
         kinds = {reviewer: kind for part in parts for reviewer, kind in part.reviewer_kinds.items()}
+        style = None if all(part.style is None for part in parts) else np.concatenate(
+            [np.full((len(part), len(STYLE_FIELDS)), np.nan) if part.style is None else part.style for part in parts])
         return cls(session_keys, envelopes, names, scales, session[0], envelope[0], named[0], named[1],
-                   *joined[:3], scale[0], *joined[3:], kinds)
+                   *joined[:3], scale[0], *joined[3:], kinds, style)
 
     def state_reviewer_kind(self, kind: str) -> None:
         """``kind`` for every reviewer whose lines state none (import --reviewer-kind)."""
@@ -107,6 +116,15 @@ class ScoreBatch:
         """Each session's envelope as its first row has it."""
         _, first_rows = np.unique(self.session, return_index=True)
         return [self.envelopes[code] for code in self.envelope[first_rows].tolist()]
+
+
+def _style(columns: list[tuple]) -> np.ndarray | None:
+    """STYLE_FIELDS as a (rows, 4) float64 array, NaN where unknown; None when no row has any
+    (llm-council's lines: one C-speed count per field)."""
+    if all(column.count(None) == len(column) for column in columns):
+        return None
+    return np.array([[np.nan if value is None else value for value in column] for column in columns],
+                    dtype=np.float64).T.copy()
 
 
 def _exclusions(score: np.ndarray, scales: list[ScoreScale], scale: np.ndarray) -> np.ndarray:

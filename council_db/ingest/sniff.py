@@ -40,16 +40,20 @@ SIGNATURES = {
     b"\xfd7zXZ\x00": "xz-compressed", b"\x28\xb5\x2f\xfd": "zstd-compressed",
 }
 UTF16 = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-# JSON lines of FastChat files that are no judgments, by the keys every line has
+# JSON lines of FastChat (and arena-hard-auto) files that are no judgments, by the keys every
+# line has, and the --from of the judgments they go with (arena-hard v0.1 writes FastChat's)
 FASTCHAT_FILES = (
-    ({"question_id", "answer_id", "model_id", "choices"}, "FastChat model answers (model_answer/*.jsonl)"),
-    ({"question_id", "answer_id", "model_id", "text"}, "FastChat answers (answer/answer_*.jsonl)"),
-    ({"question_id", "category", "turns"}, "FastChat questions (question.jsonl)"),
+    ({"question_id", "answer_id", "model_id", "choices"}, "FastChat model answers (model_answer/*.jsonl)",
+     "fastchat-..."),
+    ({"question_id", "answer_id", "model_id", "text"}, "FastChat answers (answer/answer_*.jsonl)", "fastchat-..."),
+    ({"question_id", "category", "turns"}, "FastChat questions (question.jsonl)", "fastchat-..."),
+    ({"uid", "model", "messages"}, "arena-hard-auto model answers (model_answer/*.jsonl)", "arena-hard"),
+    ({"uid", "category", "prompt"}, "arena-hard-auto questions (question.jsonl)", "arena-hard"),
 )
 NAMES = {LLM_COUNCIL: "llm-council bias records", "fastchat-single": "FastChat single-answer judgments",
          "fastchat-pair": "FastChat pairwise judgments", "fastchat-review": "FastChat review table lines",
          "llmbar": "an LLMBar result.json", "judgebench": "JudgeBench judge outputs",
-         "alpaca-eval": "AlpacaEval annotations (annotations.json)"}
+         "alpaca-eval": "AlpacaEval annotations (annotations.json)", "arena-hard": "arena-hard-auto judgments"}
 
 
 def check(source: Source, options: FormatOptions) -> None:
@@ -162,9 +166,9 @@ def _other_format(first: bytes, format: str) -> str | None:
         if other not in DOCUMENTS and other not in MAPPED and set(required_fields(other)) <= keys:
             fix = "leave out --from" if other == LLM_COUNCIL else f"add --from {other}"
             return f"{NAMES[other]}: {fix}"
-    for needed, what in FASTCHAT_FILES:
+    for needed, what, judgments in FASTCHAT_FILES:
         if needed <= keys:
-            return f"{what}: give their folder as --answers DIR when importing the judgments (--from fastchat-...)"
+            return f"{what}: give their folder as --answers DIR when importing the judgments (--from {judgments})"
     return None
 
 

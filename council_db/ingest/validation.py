@@ -14,6 +14,7 @@ from council_db.contract.fields import MAX_POSITION, REVIEWER_KINDS, LineError
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 Text = Annotated[str, StringConstraints(max_length=500)]
+Count = Union[Annotated[int, Field(ge=0, le=2**31 - 1)], None]
 
 
 class RecordLine(TypedDict, total=False):
@@ -35,6 +36,10 @@ class RecordLine(TypedDict, total=False):
     query_hash: Union[Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{16}$")], None]
     query_metadata: Union[dict[str, Any], None]
     reviewer_kind: Union[Literal[REVIEWER_KINDS], None]  # type: ignore[valid-type]  # null: not stated
+    response_tokens: Count  # the answer's style (fields.STYLE_FIELDS); null: unknown
+    markdown_headers: Count
+    markdown_lists: Count
+    markdown_bold: Count
 
 
 LINE = TypeAdapter(RecordLine)
@@ -56,6 +61,10 @@ _EXPECTED = {
     "query_hash": "16 hex characters or null",
     "query_metadata": "an object or null",
     "reviewer_kind": '"judge", "human" or "gold" (whose verdict the record is), or null',
+    "response_tokens": "an integer >= 0 (the answer's length in tokens), or null when unknown",
+    "markdown_headers": "an integer >= 0 (the answer's markdown headers), or null when unknown",
+    "markdown_lists": "an integer >= 0 (the answer's markdown list items), or null when unknown",
+    "markdown_bold": "an integer >= 0 (the answer's bold spans), or null when unknown",
 }
 
 

@@ -81,7 +81,8 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
                         row.council_config_version, row.query_hash, row.query_metadata)
             yield record_dict(envelope_fields(row.session_key, envelope, row.score_scale), row.reviewer, row.model,
                               row.position, row.display_order, row.response_length_chars, row.score_value,
-                              row.reviewer_kind)
+                              row.reviewer_kind, (row.response_tokens, row.markdown_headers, row.markdown_lists,
+                                                  row.markdown_bold))
 
 
 def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
@@ -166,11 +167,11 @@ class _Frames:
 
     def whole(self, row: tuple) -> str:
         """A line that does not fit its frame, encoded from its record's dict."""
-        session, reviewer, model, position, display, length, score, scale, envelope = row
+        session, reviewer, model, position, display, length, score, scale, envelope, _styled, *style = row
         names = self.lookups.models
         return self.encoding.whole(record_dict(self.shared(session, envelope, scale), names[reviewer], names[model],
                                                position, display, length, score,
-                                               self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND)))
+                                               self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style))
 
 
 @contextmanager

@@ -5,7 +5,8 @@ A record's line is its session's (or its own envelope's) fields, then five of it
 So each (session, envelope, scale) gets a *frame*, the text before and after the five,
 encoded with the same ``json.dumps`` or ``csv.writer`` export always used; a line is the
 frame around five values. A line that does not fit the frame (position left out, a score
-that is not a plain float, an unknown length) is encoded whole, field by field, as ``export.record_dict`` says.
+that is not a plain float, an unknown length, a known style) is encoded whole, field by field,
+as ``export.record_dict`` says.
 That keeps the output byte-identical to encoding each record as a dict (the tests compare).
 """
 
@@ -16,7 +17,7 @@ import io
 import json
 from typing import Any, Callable, Sequence
 
-from council_db.contract.fields import DEFAULT_REVIEWER_KIND, FIELDS, UNKNOWN_LENGTH
+from council_db.contract.fields import DEFAULT_REVIEWER_KIND, FIELDS, STYLE_FIELDS, UNKNOWN_LENGTH
 from council_db.contract.schema_versions import export_schema_version, schema_version
 from council_db.spreadsheet_text import spreadsheet_text
 
@@ -39,10 +40,11 @@ def envelope_fields(key: str, envelope: Sequence, scale: str) -> dict[str, Any]:
 
 
 def record_dict(shared: dict[str, Any], reviewer: str, model: str, position: Any, display_order: Any,
-                length: Any, score: Any, kind: str = DEFAULT_REVIEWER_KIND) -> dict[str, Any]:
+                length: Any, score: Any, kind: str = DEFAULT_REVIEWER_KIND, style: Sequence = ()) -> dict[str, Any]:
     """A record with llm-council's 13 fields in its order; position left out where the line
     gave none and the schema makes it a display slot (see export's docstring); a reviewer
-    that is no judge has its ``reviewer_kind`` after them, so an import or a copy keeps it."""
+    that is no judge has its ``reviewer_kind`` after them, so an import or a copy keeps it,
+    and then the answer's known ``style`` (fields.STYLE_FIELDS' values, None unknown)."""
     record = {"schema_version": shared["schema_version"], "session_id": shared["session_id"],
               "timestamp": shared["timestamp"], "consent_level": shared["consent_level"],
               "reviewer_id": reviewer, "model_id": model, "position": position,
@@ -52,6 +54,7 @@ def record_dict(shared: dict[str, Any], reviewer: str, model: str, position: Any
         del record["position"]
     if kind != DEFAULT_REVIEWER_KIND:
         record["reviewer_kind"] = kind
+    record.update((name, value) for name, value in zip(STYLE_FIELDS, style) if value is not None)
     return record
 
 
@@ -97,7 +100,8 @@ class JsonLines:
     def lines(rows: list[tuple], frames: dict[tuple, Frame], build: Callable[[tuple], Frame], names: dict[int, str],
               whole: Callable[[tuple], str], marked: set[int]) -> list[str]:
         """The rows' lines. rows: session_id, reviewer_id, model_id, position, display_order,
-        response_length_chars, score_value, scale_id, envelope_id; frames: by (session_id,
+        response_length_chars, score_value, scale_id, envelope_id, styled (None: no style), then
+        the four style fields; frames: by (session_id,
         envelope_id, scale_id), ``build`` making one missing; names: encoded, by model id;
         ``whole`` encodes a row that does not fit its frame, as is a row of a ``marked``
         reviewer (one that is no judge: its line has its kind). The hot loop: kept inline."""
@@ -106,12 +110,12 @@ class JsonLines:
         head = tail = ""
         slots = False
         for row in rows:
-            session, reviewer, model, position, display, length, score, scale, envelope = row
+            session, reviewer, model, position, display, length, score, scale, envelope, styled, _, _, _, _ = row
             if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
                 last = (session, envelope, scale)
                 head, tail, slots = frames.get(last) or build(last)
             if ((display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0
-                    and reviewer not in marked):
+                    and reviewer not in marked and styled is None):
                 out.append(f'{head}{names[reviewer]}, "model_id": {names[model]}, "position": {position}, '
                            f'"response_length_chars": {length}, "score_value": {score!r}{tail}')
             else:
@@ -143,13 +147,13 @@ class CsvLines:
     @staticmethod
     def lines(rows: list[tuple], frames: dict[tuple, Frame], build: Callable[[tuple], Frame], names: dict[int, str],
               whole: Callable[[tuple], str], marked: set[int]) -> list[str]:
-        """As JsonLines.lines, for CSV (whose 13 columns have no reviewer_kind)."""
+        """As JsonLines.lines, for CSV (whose 13 columns have neither reviewer_kind nor the style)."""
         out: list[str] = []
         last: tuple = ()
         head = tail = ""
         slots = False
         for row in rows:
-            session, reviewer, model, position, display, length, score, scale, envelope = row
+            session, reviewer, model, position, display, length, score, scale, envelope, _, _, _, _, _ = row
             if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
                 last = (session, envelope, scale)
                 head, tail, slots = frames.get(last) or build(last)

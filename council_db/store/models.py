@@ -237,6 +237,27 @@ class Score(Base):
     )
 
 
+class AnswerStyle(Base):
+    """The style of the answer a record scored, where its line gave any (revision 0015):
+    tokens and markdown counts, NULL unknown. Apart from ``scores`` and keyed by the record,
+    so data without style (llm-council's) costs no byte; it goes when its record goes."""
+
+    __tablename__ = "answer_styles"
+    session_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    reviewer_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    model_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    response_tokens: Mapped[int | None] = mapped_column(Integer)
+    markdown_headers: Mapped[int | None] = mapped_column(Integer)
+    markdown_lists: Mapped[int | None] = mapped_column(Integer)
+    markdown_bold: Mapped[int | None] = mapped_column(Integer)
+
+    __table_args__ = (ForeignKeyConstraint(
+        ["session_id", "reviewer_id", "model_id", "position"],
+        ["scores.session_id", "scores.reviewer_id", "scores.model_id", "scores.position"],
+        ondelete="CASCADE", info={"dialects": ("sqlite",)}).ddl_if(dialect="sqlite"), {"sqlite_with_rowid": False})
+
+
 class SessionStats(Base):
     """Per-session sufficient statistics of one session's scores on one scale, written in
     the importer's transaction (sql/session_stats.sql), so that a report over a million

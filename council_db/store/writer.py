@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 
 from council_db.contract.envelope import Envelope
-from council_db.contract.fields import DEFAULT_REVIEWER_KIND
+from council_db.contract.fields import DEFAULT_REVIEWER_KIND, STYLE_FIELDS
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
@@ -55,6 +55,7 @@ _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
                  "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id", "import_id")
 SCORE_KEY = "session_id, reviewer_id, model_id, position"
+STYLE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", *STYLE_FIELDS)
 STATS_KEY = "session_id, scale_id"
 
 
@@ -263,6 +264,8 @@ class ScoreWriter:
         new = _first_of_each_key(columns) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
         fresh = new & _in_sessions(columns.session_id, created)
         inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), new, fresh, import_id)
+        if batch.style is not None:
+            self._insert_styles(columns, batch.style, new & batch.styled())
         if inserted:
             self._session_stats(columns, fresh, touched - created)
             self.totals.add(columns, day, new, before)
@@ -291,6 +294,17 @@ class ScoreWriter:
         envelopes = [None] * count if envelope_ids is None else [value or None for value in envelope_ids.tolist()]
         return self._insert_columns("scores", SCORE_COLUMNS, SCORE_KEY, [*columns.as_lists(), envelopes,
                                                                          [import_id] * count])
+
+    def _insert_styles(self, columns: ScoreColumns, style: np.ndarray, rows: np.ndarray) -> None:
+        """The style of the answers of the ``rows`` just stored (models.AnswerStyle), NULL where
+        unknown. Rare rows, a few per answer at most: by the plain insert on both backends (COPY's
+        NULL marker for an integer, 0, is a count here)."""
+        if not rows.any():
+            return
+        keys = [column[rows].tolist() for column in (columns.session_id, columns.reviewer_id, columns.model_id,
+                                                     columns.position)]
+        counts = [[None if value != value else int(value) for value in column.tolist()] for column in style[rows].T]
+        self._insert_columns("answer_styles", STYLE_COLUMNS, SCORE_KEY, keys + counts)
 
     def _session_stats(self, columns: ScoreColumns, fresh: np.ndarray, older: set[int]) -> None:
         """Statistics of the sessions this batch touched, in its transaction. A session it

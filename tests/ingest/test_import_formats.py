@@ -25,11 +25,13 @@ def test_import_help_lists_every_format_and_its_options(tmp_path):
     shown = Cli(tmp_path / "council.db")("import", "--help").output
     assert list(importing.FORMATS) == list(FORMATS) and FORMATS[0] == "llm-council"
     assert all(name in shown for name in FORMATS)
-    assert all(option in shown for option in ("--from", "--answers", "--bench", "--judge"))
+    assert all(option in shown for option in ("--from", "--answers", "--bench", "--judge", "--baseline"))
 
 
 @pytest.mark.parametrize("args, says", [
-    (("--answers", "."), "--answers is for --from fastchat-single or fastchat-pair or fastchat-review, not llm"),
+    (("--answers", "."), "--answers is for --from fastchat-single or fastchat-pair or fastchat-review or arena-hard, "
+                         "not llm"),
+    (("--from", "fastchat-pair", "--baseline", "gpt-4"), "--baseline is for --from arena-hard, not fastchat-pair"),
     (("--from", "fastchat-single", "--judge", "gpt-4"), "--judge is for --from fastchat-review"),
     (("--from", "fastchat-review", "--bench", "mt_bench", "--answers", "."), "--bench is for --from fastchat-single"),
     (("--from", "nothing"), "'nothing' is not one of"),

@@ -10,6 +10,7 @@ import codecs
 import gzip
 import json
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
@@ -27,6 +28,7 @@ SINGLE = realdata.MT_BENCH / "model_judgment" / "gpt-4_single.jsonl"
 PAIR = realdata.REALDATA.parent / "fastchat-pair" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl"
 ALPACA_EVAL = (realdata.REALDATA.parent / "alpaca-eval" / "FuseChat-Llama-3.2-3B-Instruct"
                / "weighted_alpaca_eval_gpt4_turbo" / "annotations.json")
+ARENA_HARD = Path(__file__).parents[1] / "data" / "arena-hard" / "arena-hard-v2.0"
 ALPACA = [{"instruction": "Say hi.", "output": "Hi!", "generator": "gpt-4", "annotator": "alpaca_eval_gpt4",
            "preference": 1.0}] * 3  # AlpacaEval writes its annotations as a pretty-printed JSON array
 COUNCIL = "".join(json.dumps(line) + "\n" for line in session())
@@ -67,6 +69,13 @@ CASES = {
                                               "AlpacaEval annotations (annotations.json): add --from alpaca-eval"),
     "llm-council records as AlpacaEval annotations": (COUNCIL.encode(), "alpaca-eval",
                                                       "llm-council bias records: leave out --from"),
+    "arena-hard judgments without --from": (
+        (ARENA_HARD / "model_judgment" / "gpt-4.1" / "qwen3-32b.jsonl").read_bytes(), "llm-council",
+        "arena-hard-auto judgments: add --from arena-hard"),
+    "arena-hard answers as judgments": (
+        (ARENA_HARD / "model_answer" / "qwen3-32b.jsonl").read_bytes(), "arena-hard",
+        "arena-hard-auto model answers (model_answer/*.jsonl): give their folder as --answers DIR when importing "
+        "the judgments (--from arena-hard)"),
     "FastChat model answers as judgments": (
         (realdata.MT_BENCH_ANSWERS / "mistral-orpo.jsonl").read_bytes(), "fastchat-single",
         "FastChat model answers (model_answer/*.jsonl): give their folder as --answers DIR"),

@@ -22,6 +22,7 @@ EXPECTED_TABLES = {
     "rejected_lines",
     "import_overlaps",
     "sessions",
+    "answer_styles",
     "record_envelopes",
     "scores",
     "outbox_events",

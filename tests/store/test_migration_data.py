@@ -106,14 +106,20 @@ FIXTURE_0014 = FIXTURE_0013.replace(
     "'coding', 'en', 'short', 1),", f"'coding', 'en', 'short', 1, {int(hashlib.md5(b'session-a').hexdigest()[:8], 16)}),"
 ).replace("NULL, NULL, NULL, NULL, 1);", f"NULL, NULL, NULL, NULL, 1, {int(hashlib.md5(b'session-b').hexdigest()[:8], 16)});")
 assert FIXTURE_0014.count("key_hash)") == 1 and FIXTURE_0014.count("1, 3") >= 1
+# 0015 keeps the style of an answer where its line gave some (NULL: unknown).
+FIXTURE_0015 = FIXTURE_0014 + """
+INSERT INTO answer_styles (session_id, reviewer_id, model_id, position, response_tokens, markdown_headers,
+    markdown_lists, markdown_bold)
+VALUES (1, 1, 1, 1, 250, 0, 3, NULL);
+"""
 
 # 0002, 0003 and 0005 add views only; 0004's session_stats and 0010's day totals are derived
 # from the scores (the migrations compute them), so older data is theirs too.
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
             "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
-            "0013": FIXTURE_0013, "0014": FIXTURE_0014}
+            "0013": FIXTURE_0013, "0014": FIXTURE_0014, "0015": FIXTURE_0015}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
-               "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps")
+               "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps", "answer_styles")
 # What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as
 # redaction let query text through (issue 14; a downgrade gives it back empty), and withholds
 # the values that old reasons quoted.

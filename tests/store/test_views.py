@@ -119,10 +119,16 @@ def _order(row: dict) -> tuple:
     return tuple((value is None, round(value, 6) if isinstance(value, float) else value) for value in row.values())
 
 
+STYLE = ("response_tokens", "markdown_headers", "markdown_lists", "markdown_bold")
+
+
 def without_kinds(views: dict[str, list[dict]]) -> dict[str, list[dict]]:
-    """The views without revision 0012's reviewer_kind (every reviewer of these stores is a judge)."""
+    """The views without revision 0012's reviewer_kind (every reviewer of these stores is a judge)
+    and 0015's style columns (no answer of these stores has a style)."""
     assert {row["reviewer_kind"] for rows in views.values() for row in rows if "reviewer_kind" in row} == {"judge"}
-    return {view: sorted(({name: value for name, value in row.items() if name != "reviewer_kind"} for row in rows),
+    assert {row[name] for rows in views.values() for row in rows for name in STYLE if name in row} == {None}
+    later = ("reviewer_kind", *STYLE)
+    return {view: sorted(({name: value for name, value in row.items() if name not in later} for row in rows),
                          key=_order) for view, rows in views.items()}
 
 

@@ -13,7 +13,7 @@ from typing import Iterable
 
 import numpy as np
 
-from council_db.contract.fields import DEFAULT_SCALE, UNKNOWN_LENGTH
+from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS, UNKNOWN_LENGTH
 
 
 @dataclass
@@ -32,6 +32,9 @@ class ScoreData:
     scale: str = DEFAULT_SCALE
     excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
     kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> "human" or "gold"; the others are judges
+    # (n_records, 4) float64: the answer's tokens, markdown headers, list items and bold spans
+    # (fields.STYLE_FIELDS), NaN unknown; None when no record has any (no cost without style)
+    style: np.ndarray | None = None
 
     @property
     def n_sessions(self) -> int:
@@ -50,9 +53,11 @@ def _codes(values: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
     return names, np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
-def from_rows(rows: Iterable[tuple], scale: str = DEFAULT_SCALE, excluded: dict[str, int] | None = None) -> ScoreData:
+def from_rows(rows: Iterable[tuple], scale: str = DEFAULT_SCALE, excluded: dict[str, int] | None = None,
+              style: np.ndarray | None = None) -> ScoreData:
     """ScoreData from (session_key, ts_us or None, reviewer, model, slot or -1, length, score,
-    ...) rows, which must come grouped by session in time order; later columns are ignored."""
+    ...) rows, which must come grouped by session in time order; later columns are ignored.
+    ``style``: the rows' (n, 4) style array (ScoreData.style), kept only if it knows any."""
     columns = list(zip(*rows)) or [()] * 7
     keys, times, reviewer_names, model_names, slots, lengths, scores = columns[:7]
     starts = [0] + [i for i in range(1, len(keys)) if keys[i] != keys[i - 1]]
@@ -72,7 +77,7 @@ def from_rows(rows: Iterable[tuple], scale: str = DEFAULT_SCALE, excluded: dict[
         session_keys=[keys[i] for i in starts] if keys else [],
         session_ts_us=np.array([-1 if times[i] is None else times[i] for i in starts] if keys else [],
                                dtype=np.int64),
-        scale=scale, excluded=dict(excluded or {}),
+        scale=scale, excluded=dict(excluded or {}), style=known_style(style),
     )
 
 
@@ -92,7 +97,7 @@ def from_records(records: Iterable[dict]) -> ScoreData:
     for record in records:
         by_session.setdefault(record["session_id"], []).append(record)
     ordered = sorted(by_session.items(), key=lambda item: timestamp_us(item[1][0].get("timestamp")) or 0)
-    rows, excluded = [], {}
+    rows, styles, excluded = [], [], {}
     for key, session_records in ordered:
         for record in session_records:
             scale = score_scale(record.get("score_scale", DEFAULT_SCALE))
@@ -106,7 +111,9 @@ def from_records(records: Iterable[dict]) -> ScoreData:
             rows.append((key, timestamp_us(record.get("timestamp")), record["reviewer_id"], record["model_id"],
                          position if display else -1, _length(record["response_length_chars"]),
                          float(record["score_value"])))
-    return from_rows(rows, excluded=excluded)
+            styles.append([record.get(name) for name in STYLE_FIELDS])
+    style = np.array(styles, dtype=np.float64).reshape(-1, len(STYLE_FIELDS))  # None -> NaN
+    return from_rows(rows, excluded=excluded, style=style)
 
 
 def _length(chars: int | None) -> int:
@@ -120,7 +127,7 @@ def keep_records(data: ScoreData, keep: np.ndarray) -> ScoreData:
         return data
     return replace(data, session=data.session[keep], reviewer=data.reviewer[keep], model=data.model[keep],
                    slot=data.slot[keep], log_length=data.log_length[keep], score=data.score[keep],
-                   self_review=data.self_review[keep])
+                   self_review=data.self_review[keep], style=_style_rows(data, keep))
 
 
 def keep_sessions(data: ScoreData, keep: np.ndarray) -> ScoreData:
@@ -132,6 +139,7 @@ def keep_sessions(data: ScoreData, keep: np.ndarray) -> ScoreData:
         model=data.model[rows], slot=data.slot[rows], log_length=data.log_length[rows], score=data.score[rows],
         self_review=data.self_review[rows], session_keys=[k for k, on in zip(data.session_keys, keep) if on],
         session_ts_us=data.session_ts_us[keep], excluded=dict(data.excluded),
+        style=_style_rows(data, rows),
     )
 
 
@@ -151,6 +159,17 @@ def judges_only(data: ScoreData) -> ScoreData:
     scored = np.zeros(data.n_sessions, dtype=bool)
     scored[kept.session] = True
     return kept if scored.all() else keep_sessions(kept, scored)
+
+
+def _style_rows(data: ScoreData, rows: np.ndarray) -> np.ndarray | None:
+    return None if data.style is None else known_style(data.style[rows])
+
+
+def known_style(style: np.ndarray | None) -> np.ndarray | None:
+    """The style array as ScoreData keeps it: None when it knows nothing (no record's style)."""
+    if style is None or np.isnan(style).all():
+        return None
+    return style
 
 
 def log_lengths(chars: np.ndarray) -> np.ndarray:

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis.loading.score_data import ScoreData, log_lengths
-from council_db.contract.fields import DEFAULT_SCALE
+from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
+from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.timestamps import MAX_US, MIN_US
 from council_db.resources import read_sql
 from council_db.store.database import Database
@@ -25,6 +25,15 @@ from council_db.store.reading import Reader
 # display slot.
 RECORD = np.dtype([("session_id", "i8"), ("ts_us", "i8"), ("reviewer_id", "i8"), ("model_id", "i8"),
                    ("slot", "i8"), ("length", "f8"), ("score", "f8"), ("scale_id", "i8"), ("exclusion_id", "i8")])
+# Where answers have a style: the records with their position too, which completes their key.
+# Read only then: at 320,000 records the column cost 2.5 MB and 1.52 against 1.40 CPU seconds,
+# which a window of llm-council's data (no style) does not pay.
+STYLED_RECORD = np.dtype(RECORD.descr + [("position", "i8")])
+KEY = ["session_id", "reviewer_id", "model_id", "position"]  # a record's, and its style's (answer_styles)
+STYLE = np.dtype([(name, "i8") for name in KEY] + [(name, "f8") for name in STYLE_FIELDS])  # NULL -> NaN
+ANY_STYLE = "SELECT COUNT(*) FROM (SELECT 1 FROM answer_styles LIMIT 1) AS one"
+WINDOW_STYLES = (f"SELECT {', '.join(f'st.{name}' for name in STYLE.names)} "
+                 "FROM report_window AS w JOIN answer_styles AS st ON st.session_id = w.id")
 
 
 REFERENCE_KINDS = "SELECT name, reviewer_kind FROM models WHERE reviewer_kind <> 'judge' ORDER BY name"
@@ -34,12 +43,13 @@ REFERENCE_KINDS = "SELECT name, reviewer_kind FROM models WHERE reviewer_kind <>
 class Records:
     """The window's records as stored (ids), with the names of what they refer to."""
 
-    rows: np.ndarray  # RECORD, grouped by session in time order
+    rows: np.ndarray  # RECORD (STYLED_RECORD where answers have a style), grouped by session in time order
     models: dict[int, str]
     scales: dict[int, str]
     reasons: dict[int, str]
     session_keys: dict[int, str]
     kinds: dict[str, str]  # reviewer name -> "human" or "gold" (revision 0012); the others are judges
+    style: np.ndarray | None = None  # per row: ScoreData.style's columns; None when no row has a style
 
 
 def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
@@ -50,12 +60,36 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
                    min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
     with db.reading() as reader:
-        rows = reader.array(window + read_sql("report_records"), RECORD, {**params, **filters})
+        styled = bool(reader.scalar(ANY_STYLE))
+        records_sql = read_sql("report_records").format(style_key=", sc.position" if styled else "")
+        rows = reader.array(window + records_sql, STYLED_RECORD if styled else RECORD, {**params, **filters})
         keys = window + "SELECT s.id, s.session_key FROM report_window AS w JOIN sessions AS s ON s.id = w.id"
+        styles = reader.array(window + WINDOW_STYLES, STYLE, params) if styled else None
         return Records(rows=rows, models=_names(reader, "SELECT id, name FROM models"),
                        scales=_names(reader, "SELECT id, name FROM scales"),
                        reasons=_names(reader, "SELECT id, code FROM exclusion_reasons"),
-                       session_keys=_names(reader, keys, params), kinds=reference_kinds(reader))
+                       session_keys=_names(reader, keys, params), kinds=reference_kinds(reader),
+                       style=None if styles is None else aligned_styles(rows, styles))
+
+
+def aligned_styles(rows: np.ndarray, styles: np.ndarray) -> np.ndarray | None:
+    """Per row of ``rows`` (STYLED_RECORD), its style from ``styles`` (STYLE rows, any order), NaN
+    where it has none; None when none has one. Both sets of keys sorted together (numeric
+    columns: np.unique on the records' void keys took 5-7 times as long), no Python per row."""
+    if not len(styles):
+        return None
+    keys = [np.concatenate([rows[name], styles[name]]) for name in KEY]
+    order = np.lexsort(keys[::-1])
+    starts = np.zeros(len(order), dtype=bool)
+    starts[0] = True
+    for key in keys:
+        ordered = key[order]
+        starts[1:] |= ordered[1:] != ordered[:-1]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(starts) - 1
+    found = np.full((int(group.max()) + 1, len(STYLE_FIELDS)), np.nan)
+    found[group[len(rows):]] = np.column_stack([styles[name] for name in STYLE_FIELDS])
+    return known_style(found[group[:len(rows)]])
 
 
 def reference_kinds(reader: Reader) -> dict[str, str]:
@@ -71,17 +105,19 @@ def score_data(records: Records, scale: str | None = None) -> ScoreData:
     """Usable scores on ``scale`` (default: the scale most of them are on, the first seen
     among equals); the rest counted by reason."""
     rows = records.rows
-    usable = rows[rows["exclusion_id"] < 0]
-    excluded = _counts(rows["exclusion_id"][rows["exclusion_id"] >= 0], records.reasons)
-    scale_id = _main_scale(usable["scale_id"]) if scale is None else _id_of(scale, records.scales)
-    others = usable["scale_id"] != scale_id
+    usable = rows["exclusion_id"] < 0
+    excluded = _counts(rows["exclusion_id"][~usable], records.reasons)
+    scale_id = _main_scale(rows["scale_id"][usable]) if scale is None else _id_of(scale, records.scales)
+    others = usable & (rows["scale_id"] != scale_id)
     if others.any():
-        excluded.update(_counts(usable["scale_id"][others], records.scales, prefix="other_scale:"))
-        usable = usable[~others]
-    return _score_data(usable, records, records.scales.get(scale_id, scale or DEFAULT_SCALE), excluded)
+        excluded.update(_counts(rows["scale_id"][others], records.scales, prefix="other_scale:"))
+    kept = usable & ~others
+    style = None if records.style is None else records.style[kept]
+    return _score_data(rows[kept], style, records, records.scales.get(scale_id, scale or DEFAULT_SCALE), excluded)
 
 
-def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[str, int]) -> ScoreData:
+def _score_data(rows: np.ndarray, style: np.ndarray | None, records: Records, scale: str,
+                excluded: dict[str, int]) -> ScoreData:
     sessions = rows["session_id"]
     starts = np.flatnonzero(np.r_[True, sessions[1:] != sessions[:-1]]) if len(rows) else np.zeros(0, np.int64)
     session = np.zeros(len(rows), dtype=np.int64)
@@ -102,6 +138,7 @@ def _score_data(rows: np.ndarray, records: Records, scale: str, excluded: dict[s
         session_keys=[records.session_keys[int(i)] for i in sessions[starts]],
         session_ts_us=rows["ts_us"][starts].copy(), scale=scale, excluded=excluded,
         kinds={name: kind for name, kind in records.kinds.items() if name in present},
+        style=None if style is None else known_style(style[order]),
     )
 
 

@@ -16,13 +16,13 @@ A test rests on at least MIN_SESSIONS sessions, so no reviewer is flagged from o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from council_db.analysis.joint import joint_model
 from council_db.analysis.joint.least_squares import Effect, WaldTest
-from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.loading.score_data import ScoreData, keep_records
 from council_db.analysis.position.consistency import Judgments, first_shown_share
 from council_db.analysis.position.swaps import Swaps, SwapSummary, summarise
 from council_db.analysis.stats import Estimate
@@ -46,7 +46,7 @@ def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[Rev
     """One row per reviewer with display-slot scores."""
     out = []
     for number in np.unique(data.reviewer[data.slot >= 0]).tolist():
-        fit = joint_model.fit(_records(data, (data.reviewer == number) & (data.slot >= 0)))
+        fit = joint_model.fit(keep_records(data, (data.reviewer == number) & (data.slot >= 0)))
         effects = {slot: effect for slot, effect in fit.slot_effects.items() if effect.identified}
         enough = fit.n_sessions >= MIN_SESSIONS and len(effects) > 1
         mine = judgments.reviewer == number
@@ -60,9 +60,3 @@ def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[Rev
             first_shown=first_shown, judgments=int(mine.sum()), swaps=summarise(found, found.reviewer == number)))
     return out
 
-
-def _records(data: ScoreData, keep: np.ndarray) -> ScoreData:
-    """The records where ``keep``, sessions keeping their numbers (the fit needs no others)."""
-    return replace(data, session=data.session[keep], reviewer=data.reviewer[keep], model=data.model[keep],
-                   slot=data.slot[keep], log_length=data.log_length[keep], score=data.score[keep],
-                   self_review=data.self_review[keep])

@@ -61,7 +61,7 @@ def _read(path: Path) -> bytes:
     return data
 
 
-def _lines(path: Path) -> Iterator[tuple[int, Any]]:
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     for number, line in enumerate(_read(path).removeprefix(BOM).split(b"\n"), start=1):
         if not line.strip():
             continue
@@ -83,7 +83,7 @@ def check_directory(directory: Path) -> None:
                              "FastChat's answer files, e.g. data/mt_bench/model_answer)")
 
 
-def _files(directory: Path, pattern: str) -> list[Path]:
+def answer_files(directory: Path, pattern: str) -> list[Path]:
     check_directory(directory)
     found = sorted(directory.glob(pattern))
     if not found:
@@ -91,27 +91,28 @@ def _files(directory: Path, pattern: str) -> list[Path]:
     return found
 
 
-def _field(path: Path, number: int, line: Any, *keys: Any) -> Any:
+def answer_field(path: Path, number: int, line: Any, *keys: Any, layout: str = "FastChat's answer format") -> Any:
+    """The value at ``keys`` in an answer line; an error naming the file, line and field, and
+    the ``layout`` the line should have, when it has none."""
     value: Any = line
     try:
         for key in keys:
             value = value[key]
     except (KeyError, IndexError, TypeError):
-        raise CouncilDbError(f"{_where(path, number)}: no {'.'.join(map(str, keys))}; expected "
-                             "FastChat's answer format") from None
+        raise CouncilDbError(f"{_where(path, number)}: no {'.'.join(map(str, keys))}; expected {layout}") from None
     return value
 
 
-def _id(path: Path, number: int, line: Any, key: str) -> str:
+def answer_id(path: Path, number: int, line: Any, key: str) -> str:
     """A question or answer id as text (as judgments give it, a number or a string)."""
-    value = _field(path, number, line, key)
+    value = answer_field(path, number, line, key)
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise CouncilDbError(f"{_where(path, number)}: {key} is a {type(value).__name__}; expected a number or a "
                              "string, as in FastChat's answer format")
     return str(value)
 
 
-def _name(path: Path, number: int, key: str, value: Any) -> str:
+def model_name(path: Path, number: int, key: str, value: Any) -> str:
     """A model's name a record will store: a string of 1 to NAME_CHARS characters."""
     if not isinstance(value, str) or not 0 < len(value) <= NAME_CHARS:
         got = f"a string of {len(value):,} characters" if isinstance(value, str) else f"a {type(value).__name__}"
@@ -132,13 +133,13 @@ def turn_texts(directory: Path) -> dict[tuple[str, str], tuple[str | None, ...]]
     """(model, question id as text) -> the answer's text per turn (None where a turn is not a
     string), from model_answer/*.jsonl."""
     texts = {}
-    for path in _files(directory, "*.jsonl"):
-        for number, line in _lines(path):
-            turns = _field(path, number, line, "choices", 0, "turns")
+    for path in answer_files(directory, "*.jsonl"):
+        for number, line in json_lines(path):
+            turns = answer_field(path, number, line, "choices", 0, "turns")
             if not isinstance(turns, list):
                 raise CouncilDbError(f"{_where(path, number)}: choices.0.turns is a {type(turns).__name__}; expected "
                                      "the list of the answer's turns, as in FastChat's answer format")
-            texts[(path.stem, _id(path, number, line, "question_id"))] = tuple(
+            texts[(path.stem, answer_id(path, number, line, "question_id"))] = tuple(
                 turn if isinstance(turn, str) else None for turn in turns)
     return texts
 
@@ -147,11 +148,12 @@ def answers_by_id(directory: Path) -> dict[str, Answer]:
     """answer_id -> the model that wrote it and its length (unknown when its text is not a
     string), from answer/answer_*.jsonl."""
     answers = {}
-    for path in _files(directory, "*.jsonl"):
-        for number, line in _lines(path):
-            text = _field(path, number, line, "text")
-            model = _name(path, number, "model_id", _field(path, number, line, "model_id"))
-            answers[_id(path, number, line, "answer_id")] = Answer(model, len(text) if isinstance(text, str) else None)
+    for path in answer_files(directory, "*.jsonl"):
+        for number, line in json_lines(path):
+            text = answer_field(path, number, line, "text")
+            model = model_name(path, number, "model_id", answer_field(path, number, line, "model_id"))
+            length = len(text) if isinstance(text, str) else None
+            answers[answer_id(path, number, line, "answer_id")] = Answer(model, length)
     return answers
 
 
@@ -162,10 +164,10 @@ def categories(directory: Path | None) -> dict[str, str]:
     if path is None or not path.is_file():
         return {}
     found = {}
-    for number, line in _lines(path):
+    for number, line in json_lines(path):
         if isinstance(line, dict) and isinstance(line.get("category"), str) and "question_id" in line:
             category = _storable(path, number, "category", line["category"][:METADATA_VALUE_MAX_CHARS])
-            found[_id(path, number, line, "question_id")] = category
+            found[answer_id(path, number, line, "question_id")] = category
     return found
 
 

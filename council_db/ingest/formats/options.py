@@ -14,10 +14,11 @@ from council_db.ingest.formats.mapping import Pairs, checked_pairs
 
 LLM_COUNCIL = "llm-council"
 FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval",
-           "csv", "jsonl")
-USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review")
-USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval")
-USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval")
+           "arena-hard", "csv", "jsonl")
+USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review", "arena-hard")
+USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
+USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
+USES_BASELINE = ("arena-hard",)
 DOCUMENTS = ("llmbar", "alpaca-eval")  # a file is one JSON document, not one JSON value a line
 MAPPED = ("csv", "jsonl")  # any table of scores, read through a mapping of its columns (formats/mapping.py)
 QUOTED = ("csv",)  # rows that may run over several lines inside a quoted field (ingest/quoted_rows.py)
@@ -38,13 +39,14 @@ class FormatOptions:
     mapping: Pairs = ()  # csv, jsonl: (role, column) pairs
     scale: str | None = None  # csv, jsonl: the scores' scale, else inferred from the first scores
     delimiter: str | None = None  # csv: the separator, else "," or a tab as the header shows
+    baseline: str | None = None  # the model every judged one is compared with (arena-hard)
 
     def key(self) -> str | None:
         """The options as an import's row keeps them (JSON; None without any): a file is
         resumed only by an import with the same (ingest/resume.py)."""
         given = {"answers": None if self.answers is None else str(self.answers.resolve()), "bench": self.bench,
                  "judge": self.judge, "map": ",".join(f"{role}={column}" for role, column in self.mapping) or None,
-                 "scale": self.scale, "delimiter": self.delimiter}
+                 "scale": self.scale, "delimiter": self.delimiter, "baseline": self.baseline}
         present = {name: value for name, value in given.items() if value is not None}
         return json.dumps(present, sort_keys=True) if present else None
 
@@ -56,10 +58,11 @@ class FormatOptions:
             raise CouncilDbError(f"unknown reviewer kind {self.reviewer_kind!r}: use one of "
                                  f"{', '.join(REVIEWER_KINDS)}")
         for given, name, formats in ((self.answers, "--answers", USES_ANSWERS), (self.bench, "--bench", USES_BENCH),
-                                     (self.judge, "--judge", USES_JUDGE)):
+                                     (self.judge, "--judge", USES_JUDGE), (self.baseline, "--baseline", USES_BASELINE)):
             if given is not None and self.format not in formats:
                 raise CouncilDbError(f"{name} is for --from {' or '.join(formats)}, not {self.format}")
-        for given, name, limit in ((self.judge, "--judge", JUDGE_CHARS), (self.bench, "--bench", BENCH_CHARS)):
+        for given, name, limit in ((self.judge, "--judge", JUDGE_CHARS), (self.bench, "--bench", BENCH_CHARS),
+                                   (self.baseline, "--baseline", JUDGE_CHARS)):
             if given is not None and not 0 < len(given) <= limit:
                 raise CouncilDbError(f"{name} has {len(given):,} characters; give a name of 1-{limit}")
             if given is not None and unstorable(given) is not None:

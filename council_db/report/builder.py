@@ -123,7 +123,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     if fit is not None:
         pairwise_section.attach(report, data, fit, context.metric)
         if fit.fixed_totals is not None and fit.fixed_totals.pairwise:
-            pairwise_odds.attach(report, data, context.metric, resamples, seed)
+            pairwise_odds.attach(report, data, context.metric)
     report.flags = _flags(report, sections)
     position_section.note_disagreement(report)
     sections.fill(report)

@@ -33,7 +33,7 @@ class NotIdentified(Contract, kw_only=True):
 class OddsMetric(Metric, kw_only=True):
     """A Bradley-Terry coefficient: ``estimate`` and its CI in log odds, the odds ratio beside
     them; ``n_records`` counts the games it rests on, ``n_sessions`` their sessions (the
-    clusters the bootstrap resamples); ``p_value`` tests a log odds of 0 (Wald, bootstrap SE)."""
+    clusters of its cluster-robust SE); the CI and ``p_value`` (a log odds of 0) are Wald's on that SE."""
 
     name: Annotated[str, Meta(description="'first shown, pooled', 'first shown, JUDGE' or 'length, per SD'")]
     judge: Annotated[str | None, Meta(description='the judge of a per-judge first-shown odds; null when pooled')]
@@ -44,7 +44,7 @@ class OddsMetric(Metric, kw_only=True):
 
 class PairwiseOdds(Contract, kw_only=True):
     """Position and length on pairwise verdicts in the pairwise model's terms: the Bradley-Terry
-    model fitted once on the report's games (its window and sample, its seed), with a
+    model fitted once on the report's games (its window and sample), with a
     first-shown coefficient per judge and, when the answers' lengths are known, Arena's
     normalised length difference (per SD) as a covariate."""
 

@@ -33,7 +33,7 @@ class NotIdentified(Contract, kw_only=True):
 class OddsMetric(Metric, kw_only=True):
     """A Bradley-Terry coefficient: ``estimate`` and its CI in log odds, the odds ratio beside
     them; ``n_records`` counts the games it rests on, ``n_sessions`` their sessions (the
-    clusters of its cluster-robust SE); the CI and ``p_value`` (a log odds of 0) are Wald's on that SE."""
+    clusters of its cluster-robust SE); the CI and ``p_value`` (a log odds of 0) are on t(G - 1), G the sessions."""
 
     name: Annotated[str, Meta(description="'first shown, pooled', 'first shown, JUDGE' or 'length, per SD'")]
     judge: Annotated[str | None, Meta(description='the judge of a per-judge first-shown odds; null when pooled')]

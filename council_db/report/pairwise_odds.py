@@ -2,7 +2,7 @@
 model (``analysis/pairwise``) fitted once on the report's games, stated as the odds that the
 answer shown first wins (pooled and per judge) and the odds ratio per SD of Arena's normalised
 length difference, each net of the candidates' strengths; and those tests as members of the
-report's one flag family (Wald p-values on a cluster-robust SE: docs/methods.md, "Pairwise data")."""
+report's one flag family (p-values on a cluster-robust SE: docs/methods.md, "Pairwise data")."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _adjusts_for(found: SlotOdds) -> str:
 
 
 def _odds(found: Odds, metric: Callable) -> OddsMetric | None:
-    """Log odds with CI and Wald p as the report's figures, the odds ratio beside them."""
+    """Log odds with CI and p as the report's figures, the odds ratio beside them."""
     e = found.estimate
     return metric(e, found.games, found.sessions, cls=OddsMetric, name=found.name, judge=found.judge,
                   odds_ratio=_exp(e.estimate), odds_ratio_ci_low=_exp(e.ci_low), odds_ratio_ci_high=_exp(e.ci_high))

@@ -1,7 +1,7 @@
 """The first-shown advantage (per judge and pooled) and the length effect in the Bradley-Terry
 model's terms, as the bias report states them: one fit of ``bradley_terry`` with the length
 covariate when the answers' lengths are known, each coefficient with a cluster-robust
-(sandwich) standard error over sessions, its Wald 95% CI and the Wald p of "no effect".
+(sandwich) standard error over sessions, its 95% CI and the p of "no effect" on t(G - 1).
 
 The leaderboard's intervals come from the one-step session bootstrap; to first order it draws
 from this same sandwich covariance, which costs one pass over the games instead of a thousand
@@ -17,9 +17,9 @@ import numpy as np
 
 from council_db.analysis.pairwise.bradley_terry import design, fit, robust_covariance
 from council_db.analysis.pairwise.games import Games, keep_games
-from council_db.analysis.stats import Estimate, normal_p_value, normal_quantile
+from council_db.analysis.stats import Estimate, t_interval, t_p_value
 
-METHOD = "Bradley-Terry fit, cluster-robust (sandwich) SE over sessions, Wald"
+METHOD = "Bradley-Terry fit, cluster-robust (sandwich) SE over sessions, t(G - 1)"
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,10 @@ def _unit(size: int, at: int) -> np.ndarray:
 
 
 def _wald(params: np.ndarray, covariance: np.ndarray, weights: np.ndarray, sessions: int) -> Estimate:
-    """The combination ``weights @ params`` with its sandwich SE, Wald 95% CI and p."""
+    """The combination ``weights @ params`` with its sandwich SE, 95% CI and p on t(G - 1), G
+    its sessions (CR1 with t, as the report's other cluster-robust figures)."""
     point, se = float(weights @ params), math.sqrt(max(float(weights @ covariance @ weights), 0.0))
-    if not (se > 0 and math.isfinite(se)):
+    if not (se > 0 and math.isfinite(se)) or sessions < 2:
         return Estimate(point, math.nan, math.nan, math.nan, math.nan, 0.95, sessions, METHOD)
-    z = normal_quantile(0.95)
-    return Estimate(point, point - z * se, point + z * se, se, normal_p_value(point / se), 0.95, sessions, METHOD)
+    low, high = t_interval(point, se, sessions - 1)
+    return Estimate(point, low, high, se, t_p_value(point / se, sessions - 1), 0.95, sessions, METHOD)

@@ -20,7 +20,7 @@ from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.contract.timestamps import format_us
-from council_db.report import pairwise_section, position_section, reference_section
+from council_db.report import pairwise_odds, pairwise_section, position_section, reference_section
 from council_db.report import sections as report_sections
 from council_db.report.model import (
     AgreementMetric,
@@ -122,6 +122,8 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
         reference_section.attach(report, with_reference)
     if fit is not None:
         pairwise_section.attach(report, data, fit, context.metric)
+        if fit.fixed_totals is not None and fit.fixed_totals.pairwise:
+            pairwise_odds.attach(report, data, context.metric)
     report.flags = _flags(report, sections)
     position_section.note_disagreement(report)
     sections.fill(report)
@@ -324,7 +326,8 @@ def _flags(report: BiasReport, sections: report_sections.Sections) -> list[Flag]
         add(("verbosity", "answer length", adjusted.estimate, adjusted.p_value,
              f"verbosity: {adjusted.estimate:+.2f} points per SD of log length, within model "
              f"(95% CI {adjusted.ci_low:+.2f} to {adjusted.ci_high:+.2f})"), "the length effect")
-    candidates += reference_section.candidates(report) + pairwise_section.candidates(report)
+    candidates += reference_section.candidates(report) + pairwise_section.candidates(report) \
+        + pairwise_odds.candidates(report)
     groups = {**sections.groups,
               position_section.GROUP: position_section.candidates(report.position, report.window.scale,
                                                                   report.warnings)}

@@ -20,12 +20,12 @@ import msgspec
 from msgspec import Meta
 
 from council_db.report.contract_base import Contract, Metric, Tier
-from council_db.report.pairwise_model import NotIdentified, PairSelfPreference
+from council_db.report.pairwise_model import NotIdentified, PairSelfPreference, PairwiseOdds
 from council_db.report.reference_model import JudgeReference, ReferenceOverview
 
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.4.0"
+REPORT_SCHEMA_VERSION = "1.5.0"
 
 
 def _plain(value: Any) -> Any:
@@ -377,6 +377,7 @@ class BiasReport(Contract, kw_only=True):
         "set when the design fixes each reviewer's total in a session (pairwise verdicts, rankings): the effects "
         'that live only in those totals'
     ))] = None
+    pairwise_model: PairwiseOdds | None = None  # pairwise verdicts: position and length as Bradley-Terry odds
     flags: list[Flag]
     warnings: list[str]
 

@@ -28,3 +28,38 @@ class NotIdentified(Contract, kw_only=True):
     effects: Annotated[list[str], Meta(description=(
         'the effects the design cannot identify: null in this report and left out of the flags'
     ))]
+
+
+class OddsMetric(Metric, kw_only=True):
+    """A Bradley-Terry coefficient: ``estimate`` and its CI in log odds, the odds ratio beside
+    them; ``n_records`` counts the games it rests on, ``n_sessions`` their sessions (the
+    clusters of its cluster-robust SE); the CI and ``p_value`` (a log odds of 0) are on t(G - 1), G the sessions."""
+
+    name: Annotated[str, Meta(description="'first shown, pooled', 'first shown, JUDGE' or 'length, per SD'")]
+    judge: Annotated[str | None, Meta(description='the judge of a per-judge first-shown odds; null when pooled')]
+    odds_ratio: float | None
+    odds_ratio_ci_low: float | None
+    odds_ratio_ci_high: float | None
+
+
+class PairwiseOdds(Contract, kw_only=True):
+    """Position and length on pairwise verdicts in the pairwise model's terms: the Bradley-Terry
+    model fitted once on the report's games (its window and sample), with a
+    first-shown coefficient per judge and, when the answers' lengths are known, Arena's
+    normalised length difference (per SD) as a covariate."""
+
+    outcome_model: Annotated[str, Meta(description="'bradley-terry', 'rao-kupper' (ties), 'ordinal' or "
+                                                   "'quasi-binomial': how verdicts and ties are modelled")]
+    adjusts_for: Annotated[str, Meta(description='what each odds ratio is net of')]
+    first_shown: Annotated[list[OddsMetric], Meta(description=(
+        'the odds that the answer shown first wins, other things equal: pooled first (over judges, weighted by '
+        'their games), then per judge; one judge: that judge only'
+    ))]
+    length: Annotated[OddsMetric | None, Meta(description=(
+        "the odds ratio per SD of Arena's normalised length difference (len_a - len_b) / (len_a + len_b); null when "
+        'no game has both answers\' lengths'
+    ))]
+    length_unit: Annotated[str, Meta(description="'tokens' or 'characters'")]
+    relation: Annotated[str, Meta(description="how these odds relate to position.consistency.first_shown_wins")]
+    games: int
+    sessions: int

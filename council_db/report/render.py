@@ -76,6 +76,8 @@ def text(report: BiasReport, width: int | None = None) -> str:
     _flags(report, page)
     _reviewers(report, page)
     _position(report, page)
+    for line in pairwise_render.odds_text(report):
+        add(line)
     _length(report, page)
     add("")
     add(f"SELF-PREFERENCE  {pairwise_render.self_preference_line(report, interval)}")
@@ -366,6 +368,7 @@ def markdown(report: BiasReport) -> str:
             out += [f"| {m.position} | {interval(m, signed=False)} | {interval(effects.get(m.position))} |"
                     for m in report.position.slot_means]
             out += _markdown_position_by_reviewer(report.position)
+        out += pairwise_render.odds_markdown(report)
         if report.length is not None:
             length = report.length
             out += ["", "## Length", "", "| estimator | value |", "|---|---|",

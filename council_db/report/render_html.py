@@ -243,7 +243,8 @@ def page(report: BiasReport, drawn: list[Chart]) -> str:
             "<title>council-db bias report</title>"
             f"<style>{CSS}</style></head><body>"
             f"<h1>council-db bias report</h1><p class=\"window\">{window}</p>"
-            f"<h2>Flags</h2>{flags(report)}{anomalies(report)}{summary}{reference_render.html(report, interval)}"
+            f"<h2>Flags</h2>{flags(report)}{anomalies(report)}{summary}{pairwise_render.odds_html(report)}"
+            f"{reference_render.html(report, interval)}"
             f'<div class="grid">{sections}</div>'
             + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
             + "</body></html>\n")

@@ -161,16 +161,36 @@ def resampled_params(result: Fit, n_boot: int = N_BOOT, seed: int = 0) -> np.nda
     return out
 
 
+def robust_covariance(result: Fit) -> np.ndarray:
+    """The parameters' cluster-robust (sandwich) covariance, sessions as clusters, with the
+    small-sample factor G / (G - 1) (Liang & Zeger 1986): the covariance the one-step bootstrap
+    draws from to first order, had in one pass over the games, without resampling."""
+    found = result.design
+    parts = _parts(found, result.params)
+    clusters, session = np.unique(found.session, return_inverse=True)
+    g = len(clusters)
+    scores = _session_scores(found, parts, session, g)
+    bread = np.linalg.inv(-_score_and_hessian(found, result.params, parts)[1])
+    return bread @ (scores.T @ scores) @ bread * (g / (g - 1) if g > 1 else math.nan)
+
+
+def _session_scores(found: Design, parts: Derivatives, session: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Each session's score, the log-likelihood's gradient over its games: (S, P + T)."""
+    p = found.x.shape[1]
+    scores = np.zeros((n_clusters, p + found.model.n_params))
+    for column in range(scores.shape[1]):
+        values = found.x[:, column] * parts.d_eta if column < p else parts.d_a[:, column - p]
+        scores[:, column] = np.bincount(session, weights=values, minlength=n_clusters)
+    return scores
+
+
 def _per_session(found: Design, parts, session: np.ndarray, n_clusters: int,
                  block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
     """Each session's score (S, P + T) and flattened Hessian (S, (P + T)^2): games in blocks,
     each game's Hessian an outer product of its design row (and the threshold terms)."""
     x = np.hstack([found.x, np.zeros((len(found.x), found.model.n_params))])
     p, size = found.x.shape[1], x.shape[1]
-    scores = np.zeros((n_clusters, size))
-    for column in range(size):
-        values = x[:, column] * parts.d_eta if column < p else parts.d_a[:, column - p]
-        scores[:, column] = np.bincount(session, weights=values, minlength=n_clusters)
+    scores = _session_scores(found, parts, session, n_clusters)
     hessians = np.zeros((n_clusters, size * size))
     for start in range(0, len(x), block):
         rows = slice(start, start + block)

@@ -45,7 +45,14 @@ class OutcomeModel:
 
     def feasible(self, a: np.ndarray) -> bool:
         """Thresholds in increasing order: each level has a positive probability."""
-        return bool(np.all(np.diff(self.cuts(a)) > 0)) if len(a) else True
+        return bool(self.feasible_rows(np.asarray(a)[None, :])[0])
+
+    def feasible_rows(self, a: np.ndarray) -> np.ndarray:
+        """``feasible`` of each row of ``a`` (R, T) at once: a thousand resamples' thresholds
+        checked in one array operation, not a thousand calls."""
+        if not self.n_params:
+            return np.ones(len(a), dtype=bool)
+        return np.all(np.diff(self.cuts(a), axis=-1) > 0, axis=-1)
 
     def cuts(self, a: np.ndarray) -> np.ndarray:
         """The thresholds from parameters ``a`` (..., T): (..., L-1)."""

@@ -112,7 +112,7 @@ def _candidates(found: Fit, samples: np.ndarray,
     against, against_boot = (theta[held], theta_boot[:, held]) if against_baseline \
         else (theta.mean(), theta_boot.mean(axis=1))
     a, a_boot = _thresholds(found, found.params), _thresholds(found, samples)
-    ordered = np.array([found.design.model.feasible(row) for row in a_boot], dtype=bool)
+    ordered = found.design.model.feasible_rows(a_boot)
     a_boot = np.where(ordered[:, None], a_boot, np.nan)  # a resample's step past a bound: no thresholds, no win rate
     win = found.design.model.expected(theta - against, a)
     win_boot = found.design.model.expected(theta_boot - against_boot[:, None], a_boot)
@@ -271,7 +271,7 @@ _REMOVES = {"length": "the judges' preference for the longer answer: strengths a
 def _threshold_estimates(found: Fit, samples: np.ndarray) -> list[Coefficient]:
     """The verdict levels' thresholds; resamples whose one step left them unordered are left out."""
     p = found.design.x.shape[1]
-    ordered = np.array([found.design.model.feasible(row) for row in samples[:, p:]], dtype=bool)
+    ordered = found.design.model.feasible_rows(samples[:, p:])
     samples = np.where(ordered[:, None], samples, np.nan)
     names = {1: ["tie band a"], 2: ["tie band a1", "strong-verdict band a2"]}.get(found.design.model.n_params, [])
     return [Coefficient(name, _estimate(found.params[p + i], samples[:, p + i], found.n_sessions),

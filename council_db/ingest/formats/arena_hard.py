@@ -28,7 +28,7 @@ import msgspec
 
 from council_db.contract.fields import METADATA_VALUE_MAX_CHARS, LineError
 from council_db.ingest.formats.arena_answers import AnswerStyle, answer_styles
-from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Values
+from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Values, lettered_verdict
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -58,11 +58,8 @@ class Judgment(msgspec.Struct):
 
 
 def verdict(field: str, score: str) -> float:
-    """The score of the answer shown as A."""
-    if score not in VERDICTS:
-        raise LineError(field, f"a string of {len(score):,} characters that is no verdict; expected "
-                               f"{EXPECTED_VERDICT}")
-    return VERDICTS[score]
+    """The score of the answer shown as A, its strength kept."""
+    return lettered_verdict(field, score, VERDICTS, EXPECTED_VERDICT)
 
 
 class Reader(LineReader):

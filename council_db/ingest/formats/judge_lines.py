@@ -189,3 +189,11 @@ def _json_text(text: bytes) -> None:
     refusal = json_refusal(text)
     if refusal is not None:
         raise NotJson(refusal)
+
+
+def lettered_verdict(field: str, text: str, scores: dict[str, float], expected: str) -> float:
+    """The score of the answer shown as A, from a verdict in Arena-Hard's letters ("A>B", ...):
+    ``scores`` says what each verdict gives it (JudgeBench drops the strength, arena-hard keeps it)."""
+    if text not in scores:
+        raise LineError(field, f"a string of {len(text):,} characters that is no verdict; expected {expected}")
+    return scores[text]

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Union
 import msgspec
 
 from council_db.contract.fields import LineError
-from council_db.ingest.formats.judge_lines import LineReader, Name, Values
+from council_db.ingest.formats.judge_lines import LineReader, Name, Values, lettered_verdict
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -60,9 +60,7 @@ class Pair(msgspec.Struct):
 
 def verdict(field: str, decision: str, expected: str = EXPECTED_VERDICT) -> float:
     """The score of the answer shown as A."""
-    if decision not in VERDICTS:
-        raise LineError(field, f"a string of {len(decision):,} characters that is no verdict; expected {expected}")
-    return VERDICTS[decision]
+    return lettered_verdict(field, decision, VERDICTS, expected)
 
 
 class Reader(LineReader):

@@ -202,8 +202,9 @@ def leaderboard(
              "sessions": m["sessions"], **_count_columns(m), **_ppi_columns(m), **pairwise_columns(m)}
             for m in result["models"]]
     start, end = (w["start"], w["end"]) if wide else (minute(w["start"]), minute(w["end"]))
+    found = f"{start} to {end}" if start else "no session with a time"
     title = f"leaderboard, {result['method']}: {w['sessions']:,} sessions{sampled}, {w['records']:,} records " \
-            f"(scale {w['scale']}), 95% CIs; asked: {w['requested']}; found: {start or '?'} to {end or '?'}"
+            f"(scale {w['scale']}), 95% CIs; asked: {w['requested']}; found: {found}"
     with destination(output) as out:
         _emit(result, rows if wide or fmt != "table" else [_standing_for_people(row) for row in rows], fmt, title,
               {"method": result["method"], "window_start": w["start"], "window_end": w["end"],

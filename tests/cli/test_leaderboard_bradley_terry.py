@@ -97,3 +97,15 @@ def test_without_answer_lengths_the_lc_win_rate_is_missing_and_said_to_be(cli):
     found = json.loads(cli("leaderboard", "--method", "bradley-terry", "--baseline", "gpt-3.5-turbo", "--json").stdout)
     assert not any("length_controlled" in model for model in found["models"])
     assert any(warning.startswith("no length-controlled win rate for ") for warning in found["warnings"])
+
+
+def test_arena_hards_five_level_verdicts_rank_against_its_baseline_as_the_readme_shows(cli):
+    """The README's arena-hard example: undated judgments, the answers' style from --answers."""
+    arena = Path(__file__).parents[1] / "data" / "arena-hard" / "arena-hard-v0.1"
+    result = cli("import", "--from", "arena-hard", "--answers", str(arena / "model_answer"),
+                 *map(str, sorted((arena / "model_judgment").glob("*/*.jsonl"))))
+    assert result.exit_code == 0, result.output
+    result = cli("leaderboard", "--method", "bradley-terry", "--style", "length,markdown", "--baseline", "gpt-4-0314")
+    assert result.exit_code == 0, result.output
+    assert "found: no session with a time" in result.output and "to ?" not in result.output
+    assert "ordinal (cumulative logit) Bradley-Terry on the five verdict levels" in result.output

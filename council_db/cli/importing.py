@@ -29,9 +29,9 @@ FORMATS = {
     "llmbar": "LLMBar evaluator runs with gold labels (evaluators/<judge>/<strategy>/result.json)",
     "judgebench": "JudgeBench judge outputs with gold labels, both orders (outputs/*.jsonl)",
     "alpaca-eval": "AlpacaEval annotations against a baseline (results/<model>/<annotator>/annotations.json)",
+    "arena-hard": "arena-hard-auto judgments against a baseline, both orders (model_judgment/<judge>/*.jsonl)",
     "csv": "any table of scores with a header row, through --map",
     "jsonl": "JSON Lines of any shape, through --map (nested fields by dotted path)",
-    "arena-hard": "arena-hard-auto judgments against a baseline, both orders (model_judgment/<judge>/*.jsonl)",
 }
 SHOWN_PER_FILE = 20
 

@@ -133,7 +133,7 @@ def test_sql_at_80_columns_shows_the_columns_that_fit_one_line_a_row_and_says_wh
 
 def test_sql_wide_shows_every_column_whole(simulated_db):
     result = run("--db", str(simulated_db), "sql", "SELECT * FROM score_records LIMIT 3", "--wide",
-                 env={"COLUMNS": "400"})
+                 env={"COLUMNS": "600"})
 
     assert result.exit_code == 0, result.output
     header = result.stdout.splitlines()[0]

@@ -23,6 +23,10 @@ from tests import postgres
 from tests.store.sqlite_files import url_for
 
 SESSION = "3f2b6c1e-6d1a-4c3e-9a51-0c7f0d2b9e10"
+# Tables written off a terminal are as wide as $COLUMNS when it is set (cli/output.py); a test
+# that wants a width says so. pytest-xdist's workers inherit one: without this, tables the tests
+# read whole would be cut to it.
+os.environ.pop("COLUMNS", None)
 
 
 def record(**changes: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
-from council_db.analysis.stats.answers import answer_index
+from council_db.analysis.stats.answers import answer_index, within_session_pairs
 
 FIRST_BETTER, TIE, SECOND_BETTER = 1, 0, -1
 ROUNDING = 1e-9  # score differences below this are rounding, not a preference
@@ -68,18 +68,9 @@ def pairs(found: Answers, tie_tolerance: float = 0.0) -> Pairs:
     """All within-session pairs of ``found``'s answers and every reviewer's verdict on each."""
     if tie_tolerance < 0:
         raise ValueError(f"tie tolerance must be >= 0 points, got {tie_tolerance}")
-    sessions, starts, sizes = np.unique(found.session, return_index=True, return_counts=True)
-    first, second, session, two = [], [], [], []
-    for k in np.unique(sizes[sizes >= 2]).tolist():
-        at = starts[sizes == k]
-        i, j = np.triu_indices(k, 1)
-        first.append((at[:, None] + i[None, :]).ravel())
-        second.append((at[:, None] + j[None, :]).ravel())
-        session.append(np.repeat(sessions[sizes == k], len(i)))
-        two.append(np.full(len(at) * len(i), k == 2))
-    first, second, session, two = (np.concatenate(x) if x else np.zeros(0, dtype=dtype)
-                                   for x, dtype in ((first, np.int64), (second, np.int64), (session, np.int64),
-                                                    (two, bool)))
+    first, second = within_session_pairs(found.session)
+    _, answer_session, sizes = np.unique(found.session, return_inverse=True, return_counts=True)
+    session, two = found.session[first], sizes[answer_session[first]] == 2
     difference = found.scores[first] - found.scores[second]
     with np.errstate(invalid="ignore"):
         verdicts = np.where(np.abs(difference) <= tie_tolerance + ROUNDING, 0.0, np.sign(difference))

@@ -11,6 +11,7 @@ import typer
 
 from council_db.cli.context import message, state
 from council_db.cli.formats import LISTING, Csv, Json, Lines, Output, Wide, chosen, destination, format_option, wrote
+from council_db.cli.output import text_width
 from council_db.cli.pairwise_table import coefficient_lines, pairwise_columns, pairwise_shown
 from council_db.cli.window_options import (
     SAMPLE_SESSIONS,
@@ -210,7 +211,7 @@ def leaderboard(
               {"method": result["method"], "window_start": w["start"], "window_end": w["end"],
                "window_sessions": w["sessions"]}, out)
         if fmt == "table" and "coefficients" in result:
-            out.write(coefficient_lines(result))
+            out.write(coefficient_lines(result, None if wide else text_width(out)))
     wrote(output, fmt, len(rows), "model")
     for warning in result["warnings"]:
         message(f"warning: {warning}")

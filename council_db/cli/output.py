@@ -13,6 +13,7 @@ import csv
 import itertools
 import json
 import os
+import shutil
 import sys
 from typing import Any, Iterable, Iterator, TextIO
 
@@ -150,6 +151,12 @@ def _fitting(rows: list[dict], columns: list[str], width: int) -> list[str]:
         kept.append(column)
         used += SEPARATOR + needed
     return kept
+
+
+def text_width(out: TextIO) -> int | None:
+    """The columns lines of text under a table may take: the terminal's (or $COLUMNS), where
+    the table is as wide; None (as long as they are) off a terminal."""
+    return shutil.get_terminal_size().columns if table_width(out) is None else None
 
 
 def table_width(out: TextIO) -> int | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from council_db.report.text_layout import fitted
+
 
 def pairwise_columns(model: dict[str, Any]) -> dict[str, Any]:
     """A bradley-terry standing's own columns: win rate and, against a baseline, the LC win rate."""
@@ -33,9 +35,10 @@ def _percent(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.1f}"
 
 
-def coefficient_lines(result: dict[str, Any]) -> str:
+def coefficient_lines(result: dict[str, Any], width: int | None = None) -> str:
     """Under the table: the outcome model, what the win rates are against, separability, and
-    each coefficient with its 95% CI, odds ratio and what it removes."""
+    each coefficient with its 95% CI, odds ratio and what it removes; each line cut at spaces to
+    ``width`` columns as the text report's are (None: whole)."""
     model = result["outcome_model"]
     separability = result["separability"]
     lines = [f"model: {model['description']}; strengths on the logit scale, {result['strength_scale'].split('; ')[-1]}",
@@ -53,6 +56,8 @@ def coefficient_lines(result: dict[str, Any]) -> str:
                                                               and kind == "slot"))
     if not coefficients["slot"]:
         lines.append("first shown: not estimated (no game's display order is known)")
+    if width is not None:
+        lines = [part for line in lines for part in fitted(line, width)]
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from council_db.cli.app import app
 from tests.conftest import both_backends, run_module
 
 MT_BENCH = Path(__file__).parents[1] / "data" / "fastchat-pair" / "mt_bench"
@@ -109,3 +111,8 @@ def test_arena_hards_five_level_verdicts_rank_against_its_baseline_as_the_readme
     assert result.exit_code == 0, result.output
     assert "found: no session with a time" in result.output and "to ?" not in result.output
     assert "ordinal (cumulative logit) Bradley-Terry on the five verdict levels" in result.output
+
+    on_80 = CliRunner().invoke(app, ["--db", cli.db, "leaderboard", "--method", "bradley-terry", "--style", "length"],
+                               env={"COLUMNS": "80"})
+    assert on_80.exit_code == 0, on_80.output
+    assert max(map(len, on_80.stdout.splitlines())) <= 80 and "prior: a normal prior" in on_80.stdout

@@ -33,7 +33,15 @@ DEFAULT_REVIEWER_KIND = "judge"
 # counts. Optional, each on its own: missing or null is unknown (never 0), stored apart
 # (models.AnswerStyle) only when some is known; export writes the known ones after the 13.
 STYLE_FIELDS = ("response_tokens", "markdown_headers", "markdown_lists", "markdown_bold")
-LINE_FIELDS = (*FIELDS, "reviewer_kind", *STYLE_FIELDS)  # what a line may carry; export: FIELDS, the rest if known
+# Who the judge really was, where a log says so (issue 30): the prompt template it was given and
+# its sampling settings. A reviewer is its model (reviewer_id) plus these; missing or null: not said.
+PROVENANCE_FIELDS = ("reviewer_prompt", "reviewer_temperature", "reviewer_seed")
+# Several named scores of one answer by one reviewer (a rubric's dimensions, issue 30): an object
+# of dimension name -> score on the record's scale, beside the overall score_value.
+DIMENSIONS_FIELD = "score_dimensions"
+MAX_DIMENSIONS = 64
+MAX_DIMENSION_NAME = 100
+LINE_FIELDS = (*FIELDS, "reviewer_kind", *STYLE_FIELDS, *PROVENANCE_FIELDS, DIMENSIONS_FIELD)  # export: FIELDS, the rest if known
 METADATA_KEYS = ("category", "token_bucket", "token_count_bucket", "language")
 # llm-council writes three short words ("creative_writing" is its longest); the caps keep a
 # runaway writer from storing megabytes per session (issue 14 found a 10 MB value stored).

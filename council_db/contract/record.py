@@ -11,7 +11,9 @@ A display slot is at most fields.MAX_SLOT (checked with the schema version, in i
 ``response_length_chars`` null means the answer's length is unknown (fields.UNKNOWN_LENGTH).
 ``reviewer_kind`` ("judge", "human" or "gold") is council-db's own field: None when the line
 does not state it (fields.REVIEWER_KINDS). So are the answer's style fields (fields.STYLE_FIELDS):
-a count >= 0, None when unknown.
+a count >= 0, None when unknown; the judge's provenance (fields.PROVENANCE_FIELDS: prompt
+template, temperature, seed; None when not said) and a rubric's named scores
+(``score_dimensions``, None when the line has none).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Annotated, Any, Literal, Mapping, Union
 
 import msgspec
 
-from council_db.contract.fields import DEFAULT_CONSENT, DEFAULT_SCALE, LINE_FIELDS, MAX_POSITION, REVIEWER_KINDS
+from council_db.contract.fields import (DEFAULT_CONSENT, DEFAULT_SCALE, LINE_FIELDS, MAX_DIMENSION_NAME, MAX_DIMENSIONS,
+                                       MAX_POSITION, REVIEWER_KINDS)
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 Count = Union[Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)], None]  # a style count; None: unknown
@@ -32,6 +35,9 @@ QueryHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-fA-F]{16}\Z")]
 # lists: a line holding a bracket is never in a joined batch (ingest/lines.py).
 Scalar = Union[str, int, float, bool, None]
 Metadata = dict[str, Union[Scalar, dict[str, Scalar]]]
+DimensionName = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_DIMENSION_NAME)]
+Dimensions = Annotated[dict[DimensionName, Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]],
+                       msgspec.Meta(min_length=1, max_length=MAX_DIMENSIONS)]
 ReviewerKind = Literal[REVIEWER_KINDS]  # type: ignore[valid-type]  # "judge", "human" or "gold"
 
 
@@ -56,6 +62,10 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     markdown_headers: Count = None
     markdown_lists: Count = None
     markdown_bold: Count = None
+    reviewer_prompt: Union[Name, None] = None  # the provenance fields (fields.PROVENANCE_FIELDS)
+    reviewer_temperature: Union[Annotated[float, msgspec.Meta(ge=0, le=100)], None] = None
+    reviewer_seed: Union[Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)], None] = None
+    score_dimensions: Union[Dimensions, None] = None  # name -> score (fields.DIMENSIONS_FIELD)
 
 
 def checked_record(values: Mapping[str, Any]) -> Record:

@@ -10,11 +10,14 @@ from typing import Annotated, Any, Literal, Mapping, Union
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 from typing_extensions import Required, TypedDict
 
-from council_db.contract.fields import MAX_POSITION, REVIEWER_KINDS, LineError
+from council_db.contract.fields import MAX_DIMENSION_NAME, MAX_DIMENSIONS, MAX_POSITION, REVIEWER_KINDS, LineError
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 Text = Annotated[str, StringConstraints(max_length=500)]
 Count = Union[Annotated[int, Field(ge=0, le=2**31 - 1)], None]
+Score = Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]
+DimensionName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_DIMENSION_NAME)]
+Dimensions = Annotated[dict[DimensionName, Score], Field(min_length=1, max_length=MAX_DIMENSIONS)]
 
 
 class RecordLine(TypedDict, total=False):
@@ -30,7 +33,7 @@ class RecordLine(TypedDict, total=False):
     model_id: Required[Name]
     position: Union[Annotated[int, Field(ge=0, le=MAX_POSITION)], None]  # missing or null: fields.DEFAULT_POSITION
     response_length_chars: Required[Union[Annotated[int, Field(ge=0, le=2**31 - 1)], None]]  # null: unknown
-    score_value: Required[Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]]
+    score_value: Required[Score]
     score_scale: Text
     council_config_version: Union[Text, None]
     query_hash: Union[Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{16}$")], None]
@@ -40,6 +43,10 @@ class RecordLine(TypedDict, total=False):
     markdown_headers: Count
     markdown_lists: Count
     markdown_bold: Count
+    reviewer_prompt: Union[Name, None]  # the judge's provenance (fields.PROVENANCE_FIELDS); null: not said
+    reviewer_temperature: Union[Annotated[float, Field(allow_inf_nan=False, ge=0, le=100)], None]
+    reviewer_seed: Union[Annotated[int, Field(ge=-(2**63), le=2**63 - 1)], None]
+    score_dimensions: Union[Dimensions, None]  # a rubric's named scores (fields.DIMENSIONS_FIELD)
 
 
 LINE = TypeAdapter(RecordLine)
@@ -65,6 +72,11 @@ _EXPECTED = {
     "markdown_headers": "an integer >= 0 (the answer's markdown headers), or null when unknown",
     "markdown_lists": "an integer >= 0 (the answer's markdown list items), or null when unknown",
     "markdown_bold": "an integer >= 0 (the answer's bold spans), or null when unknown",
+    "reviewer_prompt": "the name of the judge's prompt template (1-500 characters), or null",
+    "reviewer_temperature": "the judge's sampling temperature, a number 0-100, or null",
+    "reviewer_seed": "the judge's sampling seed, an integer, or null",
+    "score_dimensions": (f"an object of 1-{MAX_DIMENSIONS} named scores (names of 1-{MAX_DIMENSION_NAME} characters, "
+                         "finite numbers on the record's scale), or null"),
 }
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
-from council_db.ingest.formats.options import DOCUMENTS, LLM_COUNCIL, QUOTED, FormatOptions
+from council_db.ingest.formats.options import DOCUMENTS, IN_ORDER, LLM_COUNCIL, QUOTED, FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
@@ -126,8 +126,9 @@ class FileImport:
             try:
                 close_abandoned(self.db, connection)
                 start = resume_point(connection, self.source, self.options)
-                if self.options.format in DOCUMENTS and 0 < start.offset < (self.source.size or 0):
-                    start = Start(note="a JSON document that changed since its last import is read whole again")
+                if self.options.format in IN_ORDER and 0 < start.offset < (self.source.size or 0):
+                    start = Start(note=("a JSON document that changed" if self.options.format in DOCUMENTS else
+                                        "a run log that grew") + " since its last import is read whole again")
                 self.result.note = start.note
                 self.result.mode = "incremental" if start.offset else "full"
                 self._read(connection, start)
@@ -171,7 +172,7 @@ class FileImport:
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
         self.result.warnings = list(getattr(parse, "warnings", ()))
-        document, quoted = self.options.format in DOCUMENTS, self.options.format in QUOTED
+        document, quoted = self.options.format in IN_ORDER, self.options.format in QUOTED
         chunks = merged(stopped_when_all_bad(source_chunks(self.source, start.offset, start.first_line, parse,
                                                            document=document, quoted=quoted), self.source),
                         writer.batch_records, COMMIT_EVERY_LINES)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterator
 from council_db.contract.record import Record
 from council_db.errors import CouncilDbError
 from council_db.ingest.formats.mapping import suggested_map
-from council_db.ingest.formats.options import DOCUMENTS, FORMATS, LLM_COUNCIL, MAPPED, FormatOptions
+from council_db.ingest.formats.options import DOCUMENTS, FORMATS, LLM_COUNCIL, MAPPED, RUN_LOGS, FormatOptions
 from council_db.ingest.head import SAMPLE_BYTES, head
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ FASTCHAT_FILES = (
 NAMES = {LLM_COUNCIL: "llm-council bias records", "fastchat-single": "FastChat single-answer judgments",
          "fastchat-pair": "FastChat pairwise judgments", "fastchat-review": "FastChat review table lines",
          "llmbar": "an LLMBar result.json", "judgebench": "JudgeBench judge outputs",
-         "alpaca-eval": "AlpacaEval annotations (annotations.json)", "arena-hard": "arena-hard-auto judgments"}
+         "alpaca-eval": "AlpacaEval annotations (annotations.json)", "arena-hard": "arena-hard-auto judgments",
+         "openai-evals": "an OpenAI evals log"}
 
 
 def check(source: Source, options: FormatOptions) -> None:
@@ -71,7 +72,7 @@ def check(source: Source, options: FormatOptions) -> None:
     found = None if sample is None else verdict(sample, options.format, named, document=document)
     if found is not None:
         raise CouncilDbError(f"{source.name}: {found}; nothing was imported")
-    if options.format in MAPPED:  # the mapping against the file's columns
+    if options.format in MAPPED + RUN_LOGS:  # the mapping against the file's columns; a log's first line
         from council_db.ingest.formats.readers import reader_class
 
         reader_class(options.format).check_source(options, source)

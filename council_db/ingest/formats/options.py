@@ -14,13 +14,16 @@ from council_db.ingest.formats.mapping import Pairs, checked_pairs
 
 LLM_COUNCIL = "llm-council"
 FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval",
-           "arena-hard", "csv", "jsonl")
+           "arena-hard", "csv", "jsonl", "openai-evals")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review", "arena-hard")
 USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
 USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
 USES_BASELINE = ("arena-hard",)
 DOCUMENTS = ("llmbar", "alpaca-eval")  # a file is one JSON document, not one JSON value a line
 MAPPED = ("csv", "jsonl")  # any table of scores, read through a mapping of its columns (formats/mapping.py)
+RUN_LOGS = ("openai-evals",)  # JSON Lines whose first line says what the rest are: read in order, in this process
+IN_ORDER = DOCUMENTS + RUN_LOGS  # read in this process, and read whole again when the file changed
+USES_SCALE = MAPPED + ("openai-evals",)  # --scale
 QUOTED = ("csv",)  # rows that may run over several lines inside a quoted field (ingest/quoted_rows.py)
 DELIMITERS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|"}
 JUDGE_CHARS = 500  # the reviewer's name, as a record's (contract.record.Name)
@@ -74,9 +77,11 @@ class FormatOptions:
 
     def _check_mapped(self) -> None:
         """--map and --scale are for the mapped formats, which need a mapping; --delimiter for csv."""
-        for given, name in ((self.mapping, "--map"), (self.scale, "--scale")):
-            if given and self.format not in MAPPED:
-                raise CouncilDbError(f"{name} is for --from csv or jsonl, not {self.format}")
+        if self.mapping and self.format not in MAPPED:
+            raise CouncilDbError(f"--map is for --from {' or '.join(MAPPED)}, not {self.format}")
+        if self.scale and self.format not in USES_SCALE:
+            raise CouncilDbError(f"--scale is for --from {', '.join(USES_SCALE[:-1])} or {USES_SCALE[-1]}, not "
+                                 f"{self.format}")
         if self.format in MAPPED and not self.mapping:
             raise CouncilDbError(f"--from {self.format} needs --map ROLE=COLUMN,... or --map-file FILE: which column "
                                  "holds the session, the candidate, the reviewer and the score")

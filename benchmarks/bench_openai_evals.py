@@ -1,0 +1,115 @@
+"""openai-evals import rate: generated run logs of a model-graded eval laid out as oaieval
+writes them, imported into an empty SQLite database.
+
+    python benchmarks/bench_openai_evals.py [--records 1000000] [--runs 10] [--repeats 1]
+
+``--runs`` logs joined with ``cat`` (one candidate each, graded by one grader, over the same
+samples: records / runs sessions), each sample's events as classify.py records them (its
+raw_sample, the answer's sampling, the grader's, the metrics) and interleaved as evals' threads
+write them. It prints the file's size, the records, the wall time, records/s and the importing
+process's CPU per record (a run log is read in this process: its first line says whose run
+the rest is, and a sample's answer and grading are on different lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.importer import import_files
+from council_db.store.database import open_database
+
+THREADS = 10  # EVALS_THREADS' default: how many samples' events interleave
+CHOICES = (("A", 0.5), ("B", 0.75), ("C", 1.0), ("D", 0.0), ("E", 0.75))
+GRADING = ("You are comparing a submitted answer to an expert answer on a given question. Here is the data:\n"
+           "[BEGIN DATA]\n************\n[Question]: {q}\n************\n[Expert]: {ideal}\n************\n"
+           "[Submission]: {answer}\n************\n[END DATA]\n\nCompare the factual content of the submitted answer "
+           "with the expert answer. ...")
+
+
+def spec(run: int, candidate: str) -> dict:
+    functions = [candidate, "gpt-4"]
+    return {"spec": {"completion_fns": functions, "eval_name": "fact.dev.v0", "base_eval": "fact", "split": "dev",
+                     "run_config": {"completion_fns": functions, "eval_spec": {
+                         "cls": "evals.elsuite.modelgraded.classify:ModelBasedClassify",
+                         "args": {"samples_jsonl": "fact/samples.jsonl", "eval_type": "cot_classify",
+                                  "modelgraded_spec": "fact", "eval_kwargs": {"temperature": 0, "seed": 7}},
+                         "key": "fact.dev.v0", "group": "fact"}, "seed": 20220722},
+                     "created_by": "", "run_id": f"2405021015{run:02d}BENCHRUN", "created_at": "2024-05-02 10:15:00"}}
+
+
+def sample_events(sample: int, answer_words: int, choice: tuple[str, float]) -> list[tuple[str, str, dict]]:
+    sid, question = f"fact.dev.{sample}", f"Question {sample}: what is the capital of country {sample}?"
+    answer = " ".join(["The capital is a city of that country."] * answer_words)
+    return [(sid, "raw_sample", {"input": [{"role": "user", "content": question}], "ideal": "A city."}),
+            (sid, "sampling", {"prompt": [{"role": "user", "content": question}], "sampled": [answer]}),
+            (sid, "sampling", {"prompt": [{"role": "user", "content": GRADING.format(q=question, ideal="A city.",
+                                                                                        answer=answer)}],
+                               "sampled": [f"The submission ...\n{choice[0]}\n{choice[0]}"]}),
+            (sid, "metrics", {"choice": choice[0], "score": choice[1]})]
+
+
+def write_log(path: Path, records: int, runs: int) -> Path:
+    """``runs`` run logs joined, each grading records // runs samples, THREADS samples' events interleaved."""
+    samples = records // runs
+    with path.open("w", encoding="utf-8") as out:
+        for run in range(runs):
+            run_id = spec(run, f"model-{run}")["spec"]["run_id"]
+            out.write(json.dumps(spec(run, f"model-{run}")) + "\n")
+            event_id = 0
+            for first in range(0, samples, THREADS):
+                group = [sample_events(sample, 1 + (sample * 7 + run) % 9, CHOICES[(sample + run) % 5])
+                         for sample in range(first, min(first + THREADS, samples))]
+                for step in range(4):  # the threads' k-th events, one sample after another
+                    for events in group:
+                        sid, kind, data = events[step]
+                        out.write(json.dumps({"run_id": run_id, "event_id": event_id, "sample_id": sid, "type": kind,
+                                              "data": data, "created_by": "",
+                                              "created_at": f"2024-05-02 10:{15 + run:02d}:00.{event_id % 10**6:06d}"
+                                                            "+00:00"}) + "\n")
+                        event_id += 1
+            out.write(json.dumps({"final_report": {"score": 0.6}}) + "\n")
+    return path
+
+
+def timed(template: Path, work: Path, source: Path) -> tuple[float, float, int]:
+    """Wall seconds, this process's CPU seconds and the records of one import into a fresh database."""
+    db_file = work / "council.db"
+    shutil.copy(template, db_file)
+    db = open_database(f"sqlite:///{db_file}", notify=lambda _: None)
+    cpu, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    inserted = import_files(db, [str(source)], options=FormatOptions("openai-evals")).total("inserted")
+    elapsed, used = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
+    db.engine.dispose()
+    db_file.unlink()
+    return elapsed, (used.ru_utime + used.ru_stime) - (cpu.ru_utime + cpu.ru_stime), inserted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=40_000, help="metrics events in all (1,000,000 for the target)")
+    parser.add_argument("--runs", type=int, default=4, help="candidates, one run log each, over the same samples")
+    parser.add_argument("--repeats", type=int, default=1, help="imports of the file; the fastest is shown")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        template = work / "template.db"
+        open_database(f"sqlite:///{template}", notify=lambda _: None).engine.dispose()
+        source = write_log(work / "runs.jsonl", args.records, args.runs)
+        elapsed, cpu, inserted = min(timed(template, work, source) for _ in range(args.repeats))
+        lines = sum(1 for _ in source.open("rb"))
+        print(f"{'file':<44} {'MB':>7} {'lines':>10} {'records':>10} {'sessions':>9} {'seconds':>8} "
+              f"{'records/s':>10} {'CPU/record':>11}")
+        print(f"{f'{args.runs} runs of fact, cot_classify, joined':<44} {source.stat().st_size / 1e6:>7.1f} "
+              f"{lines:>10,} {inserted:>10,} {args.records // args.runs:>9,} {elapsed:>8.2f} "
+              f"{inserted / elapsed:>10,.0f} {cpu / max(inserted, 1) * 1e6:>8.1f} us")
+
+
+if __name__ == "__main__":
+    main()

@@ -108,8 +108,6 @@ def test_the_logs_import_and_report_end_to_end_on_sqlite(tmp_path):
     summary = json.loads(result.stdout)
     assert (summary["inserted"], summary["rejected"], summary["no_verdict"]) == (11, 0, 1)
     assert "1 judgment without a verdict (no record)" in result.stderr
-    again = json.loads(cli("import", "--from", "openai-evals", *map(str, LOGS), "--format", "json").stdout)
-    assert (again["inserted"], again["duplicates"]) == (0, 0)  # unchanged files: nothing read, nothing twice
     stored = [json.loads(line) for line in cli("export").stdout.splitlines()]
     assert {(r["reviewer_id"], r["model_id"]) for r in stored} == {("gpt-4", "gpt-3.5-turbo"), ("gpt-4", "gpt-4o-mini")}
     assert len({r["session_id"] for r in stored}) == 6
@@ -183,13 +181,13 @@ def test_a_bad_event_line_is_rejected_naming_its_line_and_field_and_the_good_one
     (event(0, 0, "metrics", {"choice": "C", "score": 1.0}), 'line 1 is no spec line: an OpenAI evals log (oaieval '
                                                             '--record_path) starts with {"spec": ...}'),
     (spec_line(args={"samples_jsonl": "x.jsonl"}, cls="evals.elsuite.basic.match:Match"),
-     "line 1 the eval fact.dev.v0 (evals.elsuite.basic.match:Match) is not model-graded"),
+     "line 1: the eval fact.dev.v0 (evals.elsuite.basic.match:Match) is not model-graded"),
     (spec_line(functions=("a", "b", "c"), args={**ARGS, "multicomp_n": "from_models"}),
-     "line 1 the eval fact.dev.v0 (evals.elsuite.modelgraded.classify:ModelBasedClassify) shows the grader several "
+     "line 1: the eval fact.dev.v0 (evals.elsuite.modelgraded.classify:ModelBasedClassify) shows the grader several "
      "completions at once"),
-    (spec_line(functions=()), "line 1 spec.completion_fns: not `array` of length >= 1; expected the completion fns"),
+    (spec_line(functions=()), "line 1: spec.completion_fns: not `array` of length >= 1; expected the completion fns"),
     ({"spec": {**spec_line()["spec"], "run_config": {"eval_spec": {"args": {"modelgraded_spec": 3}}}}},
-     "line 1 spec.run_config.eval_spec.args.modelgraded_spec: got a int; expected the grading prompt's name"),
+     "line 1: spec.run_config.eval_spec.args.modelgraded_spec: got a int; expected the grading prompt's name"),
 ])
 def test_a_log_that_does_not_start_with_a_model_graded_runs_spec_is_refused_and_nothing_stored(tmp_path, first,
                                                                                              says):
@@ -211,11 +209,20 @@ def test_a_spec_line_cut_off_by_the_sniffers_sample_is_refused_by_the_reader_sto
     assert scalar(db, "SELECT COUNT(*) FROM scores") == 0
 
 
-def test_an_openai_evals_log_given_as_another_format_is_named(tmp_path):
-    done = run_module("--db", str(tmp_path / "council.db"), "import", str(LOGS[0]))
+@pytest.mark.parametrize("given", [(), ("--from", "fastchat-single"), ("--from", "arena-hard")])
+def test_an_openai_evals_log_given_as_another_format_is_named(tmp_path, given):
+    done = run_module("--db", str(tmp_path / "council.db"), "import", *given, str(LOGS[0]))
     stderr = done.stderr.decode()
     assert done.returncode == 1 and "an OpenAI evals log: add --from openai-evals; nothing was imported" in stderr
     assert not (tmp_path / "council.db").exists()
+
+
+def test_another_formats_file_given_as_an_openai_evals_log_is_named(tmp_path):
+    single = write_jsonl(tmp_path / "single.jsonl", [{"question_id": 81, "model": "m", "judge": ["gpt-4", "single-v1"],
+                                                      "score": 8, "turn": 1, "tstamp": 1.7e9}])
+    done = run_module("--db", str(tmp_path / "council.db"), "import", "--from", "openai-evals", str(single))
+    assert done.returncode == 1
+    assert "FastChat single-answer judgments: add --from fastchat-single" in done.stderr.decode()
 
 
 def test_a_log_that_grew_is_read_whole_again_and_stores_each_grading_once(tmp_path):

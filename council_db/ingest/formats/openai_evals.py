@@ -132,12 +132,12 @@ class Reader(LineReader):
             spec = msgspec.json.decode(first, type=Event).spec
         except (msgspec.ValidationError, msgspec.DecodeError):
             spec = msgspec.Raw()
+        if not spec:
+            raise CouncilDbError(f"{source.name}: line 1 {NO_SPEC}; nothing was imported")
         try:
-            if not spec:
-                raise LineError(None, NO_SPEC)
             run_of(spec)
         except (LineError, NotGraded) as error:
-            raise CouncilDbError(f"{source.name}: line 1 {error}; nothing was imported") from None
+            raise CouncilDbError(f"{source.name}: line 1: {error}; nothing was imported") from None
 
     def __init__(self, options: FormatOptions, source: Source):
         super().__init__()

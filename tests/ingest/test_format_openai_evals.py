@@ -154,7 +154,7 @@ BAD = {
                          "data.score: got a str; expected the choice's score, a number, or null"),
     "data no object": (lambda e: e.update(data=[1]), "data: not an object; expected the event's data, an object"),
     "no event id": (lambda e: e.pop("event_id"), "event_id: missing; expected the event's number in its run"),
-    "a bad time": (lambda e: e.update(created_at="yesterday"), "timestamp: a string of 9 characters that is not an "
+    "a bad time": (lambda e: e.update(created_at="yesterday"), "created_at: a string of 9 characters that is not an "
                                                                "ISO-8601 time"),
 }
 

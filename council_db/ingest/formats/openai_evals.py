@@ -40,6 +40,7 @@ from typing import Any, Union
 import msgspec
 
 from council_db.contract.fields import LineError
+from council_db.contract.timestamps import timestamp_us
 from council_db.errors import CouncilDbError
 from council_db.ingest.formats.judge_lines import BOM, LineReader, Name, Values
 from council_db.ingest.formats.openai_evals_run import NotGraded, Run, run_of
@@ -211,9 +212,13 @@ class Reader(LineReader):
             return [], 1
         if line.event_id is None:
             raise LineError("event_id", f"missing; expected {self.EXPECTED['event_id']}")
-        run = self.run
+        run, time = self.run, line.created_at or ""
+        try:
+            timestamp_us(time)
+        except LineError as error:
+            raise LineError("created_at", error.problem) from None
         return [dict(
-            schema_version=NOT_A_SLOT, session_id=sample, timestamp=line.created_at or "", reviewer_id=run.grader,
+            schema_version=NOT_A_SLOT, session_id=sample, timestamp=time, reviewer_id=run.grader,
             model_id=run.candidate, position=event_key(run.run_id, line.event_id),
             response_length_chars=lengths[0] if len(lengths) >= 2 else None,
             score_value=self._score(metrics), score_scale=self.scale or SCALE,

@@ -32,6 +32,7 @@ FORMATS = {
     "arena-hard": "arena-hard-auto judgments against a baseline, both orders (model_judgment/<judge>/*.jsonl)",
     "csv": "any table of scores with a header row, through --map",
     "jsonl": "JSON Lines of any shape, through --map (nested fields by dotted path)",
+    "promptfoo": "promptfoo eval results, each model-graded assertion (results.json, output version 3)",
 }
 SHOWN_PER_FILE = 20
 
@@ -155,7 +156,7 @@ def command(
         "session key (when one database holds benches whose ids overlap); llmbar: the dataset (default: the folder "
         "above evaluators/); judgebench: the benchmark (default: judgebench); alpaca-eval: the benchmark (default: "
         "alpaca_eval); arena-hard: the benchmark (default: the folder above model_judgment/, else "
-        "arena-hard).")] = None,
+        "arena-hard); promptfoo: the session keys' prefix (default: promptfoo).")] = None,
     judge: Annotated[Optional[str], typer.Option(
         "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
         "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "

@@ -32,8 +32,9 @@ class ListElements:
     """Fed a document's lines in order; gives each element of its top-level list as it ends,
     and a LineError (with its line) where the structure goes wrong."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, *, nested: bool = False):
         self.what = what  # the document, as messages name it: "AlpacaEval's annotations.json"
+        self.nested = nested  # a list inside a document: what follows its closing ] is the document's, not read
         self.state = "start"  # start | element (one is due) | separator (, or ] is due) | inside | end | broken
         self.in_list = False  # False: a sequence of objects without [ ] around them
         self.depth = 0
@@ -48,7 +49,7 @@ class ListElements:
         if self.state == "inside" and _BRACKET.search(line) is None:  # most of an element's lines
             self._hold(line + b"\n")
             return
-        if self.state == "broken":
+        if self.state == "broken" or (self.nested and self.state == "end"):
             return
         first = 0  # where the current element's text starts on this line
         for token in _TOKEN.finditer(line):
@@ -64,8 +65,8 @@ class ListElements:
             found = self._between(number, text)
             if found is not None:
                 yield found
-                if self.state == "broken":
-                    return
+            if self.state == "broken" or (self.nested and self.state == "end"):
+                return
             if self.state == "inside":
                 first = token.start()
         if self.state == "inside":

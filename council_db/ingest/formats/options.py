@@ -14,12 +14,12 @@ from council_db.ingest.formats.mapping import Pairs, checked_pairs
 
 LLM_COUNCIL = "llm-council"
 FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval",
-           "arena-hard", "csv", "jsonl")
+           "arena-hard", "csv", "jsonl", "promptfoo")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review", "arena-hard")
-USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
+USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval", "arena-hard", "promptfoo")
 USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
 USES_BASELINE = ("arena-hard",)
-DOCUMENTS = ("llmbar", "alpaca-eval")  # a file is one JSON document, not one JSON value a line
+DOCUMENTS = ("llmbar", "alpaca-eval", "promptfoo")  # a file is one JSON document, not one JSON value a line
 MAPPED = ("csv", "jsonl")  # any table of scores, read through a mapping of its columns (formats/mapping.py)
 QUOTED = ("csv",)  # rows that may run over several lines inside a quoted field (ingest/quoted_rows.py)
 DELIMITERS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|"}

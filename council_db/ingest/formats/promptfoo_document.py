@@ -36,6 +36,7 @@ class Header:
 
     eval_id: str | None = None
     version: Any = None
+    version_line: int | None = None  # the line that gives it, where a wrong version is told
     timestamp: str | None = None
 
 
@@ -51,6 +52,7 @@ class ResultsDocument:
         self.expect_key = False
         self.elements: ListElements | None = None  # once results.results has started
         self.broken = False
+        self.line = 0  # the line being read
 
     @property
     def started(self) -> bool:
@@ -64,11 +66,13 @@ class ResultsDocument:
             return
         if self.broken:
             return
+        self.line = number
         for token in _TOKEN.finditer(line):
             problem = self._token(token.group())
             if problem is not None:
                 self.broken = True
-                yield number, problem
+                told = self.header.version_line if problem.field == "results.version" else None
+                yield told or number, problem
                 return
             if self.elements is not None:
                 yield from self.elements.feed(number, line[token.start():])
@@ -131,7 +135,7 @@ class ResultsDocument:
         if where == ((None,), "evalId") and isinstance(value, str):
             self.header.eval_id = value
         elif where == ((None, "results"), "version"):
-            self.header.version = value
+            self.header.version, self.header.version_line = value, self.line
         elif where == ((None, "results"), "timestamp") and isinstance(value, str):
             self.header.timestamp = value
 

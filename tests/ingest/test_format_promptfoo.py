@@ -8,14 +8,18 @@ read one result at a time."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import random
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from council_db.errors import CouncilDbError
+from council_db.ingest.formats import json_list
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.promptfoo import Reader
 from council_db.ingest.formats.promptfoo_grader import DEFAULT_GRADER
@@ -160,7 +164,7 @@ def test_a_bad_result_is_rejected_by_the_line_it_starts_on_naming_its_field_and_
 
 
 @pytest.mark.parametrize("data, says", [
-    (document([result()], version=2), "results.version: is 2; this reads version 3"),
+    (document([result()], version=2), "line 4: results.version: is 2; this reads version 3"),
     ({"evalId": "e", "results": {"timestamp": "t", "results": [result()]}}, "results.version: missing"),
     ({"results": [result()], "table": {}}, "results: is a list, as promptfoo's output before version 3 has it"),
     ([result()], "not a JSON object"),
@@ -253,3 +257,35 @@ def test_an_import_of_the_fixtures_and_an_eval_of_a_grader_panel_gives_a_bias_re
              and flag["estimate"] < 0]
     assert harsh == [graders[1]]
     assert report["position"] is None  # no display slot: promptfoo grades one answer at a time
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab{}[]",\\ \t', max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet="k{[", max_size=2), inner,
+                                                                  max_size=3),
+    max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(elements=st.lists(JSON_VALUES, max_size=5), indent=st.sampled_from([None, 0, 2]),
+       cut=st.integers(0, 400), damage=st.sampled_from([b"", b"}", b"]", b'"', b"{", b",,"]),
+       sizes=st.lists(st.integers(1, 7), min_size=1, max_size=4))
+def test_lines_read_in_bulk_give_what_lines_read_one_by_one_give(elements, indent, cut, damage, sizes):
+    """ListElements.feed_lines (a batch's inner lines counted at once) against feed (each line
+    token by token), on lists of any JSON, cut short or damaged anywhere, in batches of any size."""
+    text = json.dumps(elements, indent=indent).encode()
+    text = text[:cut] + damage + text[cut:]
+    lines = text.split(b"\n")
+
+    def found(bulk: bool) -> list:
+        elements_read, out, start = json_list.ListElements("a list", nested=True), [], 0
+        for size in itertools.cycle(sizes):
+            if start >= len(lines):
+                break
+            batch = lines[start:start + size]
+            out += (elements_read.feed_lines(start + 1, batch) if bulk else
+                    [item for number, line in enumerate(batch, start + 1) for item in elements_read.feed(number, line)])
+            start += size
+        return [(line, str(item)) for line, item in out + list(elements_read.end())]
+
+    assert found(bulk=True) == found(bulk=False)

@@ -180,9 +180,8 @@ class Reader(LineReader):
     def __call__(self, batch: LineBatch) -> Parsed:
         """The records of the results that end on the batch's lines."""
         parsed = Parsed()
-        for number, line in enumerate(batch.lines, start=batch.first_line):
-            for start, found in self.document.feed(number, line):
-                self._found(start, found, parsed)
+        for start, found in self.document.feed_lines(batch.first_line, batch.lines):
+            self._found(start, found, parsed)
         return parsed
 
     def end(self) -> Parsed:

@@ -78,6 +78,14 @@ class ResultsDocument:
                 yield from self.elements.feed(number, line[token.start():])
                 return
 
+    def feed_lines(self, first: int, lines: list[bytes]) -> Iterator[Found]:
+        """feed() over a batch of lines numbered from ``first``; the results list's lines in bulk."""
+        for index, line in enumerate(lines):
+            if self.elements is not None:
+                yield from self.elements.feed_lines(first + index, lines[index:])
+                return
+            yield from self.feed(first + index, line)
+
     def end(self) -> Iterator[Found]:
         """What is wrong when the input ends: no results list, or one left open."""
         if self.elements is not None:

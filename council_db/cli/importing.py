@@ -162,7 +162,8 @@ def command(
         "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "
         "(default: its evaluators/ folder); judgebench: the whole judge name (default: <judge_model>/<judge_name> "
         "from each line); alpaca-eval: the judge (default: each entry's annotator); arena-hard: the judge (default: "
-        "each line's, else the folder under model_judgment/).")] = None,
+        "each line's, else the folder under model_judgment/); promptfoo: the grader of assertions the file names "
+        "none for (default: openai:gpt-5, promptfoo's documented default).")] = None,
     baseline: Annotated[Optional[str], typer.Option(
         "--baseline", metavar="MODEL", help="arena-hard: the model every judged one is compared with, for lines "
         "that name none (v0.1; default: gpt-4-0314, arena-hard-v0.1's).")] = None,

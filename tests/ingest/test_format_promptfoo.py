@@ -135,6 +135,16 @@ def test_the_grader_is_the_assertions_else_the_tests_else_the_configs_default_el
     assert rejected == [] and [record.reviewer_id for record in records] == [grader]
 
 
+def test_judge_names_the_default_grader_and_bench_the_sessions_and_a_stated_grader_wins(tmp_path):
+    stated = {**RUBRIC, "value": "Is brief", "provider": "openai:gpt-4.1"}
+    path = write(tmp_path / "results.json", document([result(), result(1, assertion=stated)]))
+
+    records, _, _ = read(path, judge="anthropic:claude-sonnet-4-5", bench="my-evals")
+
+    assert [record.reviewer_id for record in records] == ["anthropic:claude-sonnet-4-5", "openai:gpt-4.1"]
+    assert all(record.session_id.startswith("my-evals/v") for record in records)
+
+
 def test_two_prompts_of_one_provider_and_two_runs_of_an_eval_are_kept_apart_and_a_second_import_stores_nothing(
         db, tmp_path):
     first = write(tmp_path / "a.json", document([result(column=0), result(column=1)]))

@@ -17,7 +17,7 @@ FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "
            "arena-hard", "csv", "jsonl", "promptfoo")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review", "arena-hard")
 USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval", "arena-hard", "promptfoo")
-USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
+USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval", "arena-hard", "promptfoo")
 USES_BASELINE = ("arena-hard",)
 DOCUMENTS = ("llmbar", "alpaca-eval", "promptfoo")  # a file is one JSON document, not one JSON value a line
 MAPPED = ("csv", "jsonl")  # any table of scores, read through a mapping of its columns (formats/mapping.py)

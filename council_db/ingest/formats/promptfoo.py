@@ -159,7 +159,7 @@ class Reader(LineReader):
         super().__init__()
         self.bench = options.bench or BENCH
         config = None if source.path is None else config_from_end(source.path, source.kind == "gzip")
-        self.grader = Grader(config)
+        self.grader = Grader(config, options.judge)
         self.warnings = [] if config is not None else [
             f"{source.name}: no config found at the file's end; each grader is the assertion's or the test's, "
             "else promptfoo's default"]

@@ -4,10 +4,10 @@ promptfoo grades a model-graded assertion with the first provider of: the assert
 ``provider``, the test's ``options.provider`` (into which promptfoo merges
 ``defaultTest.options``, where ``promptfoo eval --grader`` puts its grader), the config's
 ``defaultTest.options.provider`` (for a file whose test cases do not carry it), and else its
-default grader, which the file does not name: DEFAULT_GRADER, promptfoo's documented default
-with an OpenAI key (llm-rubric's documentation; an Anthropic or Google key picks another model,
-and older promptfoo versions had gpt-4o and gpt-4.1): an assumption, said in
-docs/import-formats.md. A provider is an id ("openai:gpt-4.1"), an object {id, config:
+default grader, which the file does not name: ``--judge NAME``, else DEFAULT_GRADER,
+promptfoo's documented default with an OpenAI key (llm-rubric's documentation; an Anthropic or
+Google key picks another model, and older promptfoo versions had gpt-4o and gpt-4.1): an
+assumption, said in docs/import-formats.md. A provider is an id ("openai:gpt-4.1"), an object {id, config:
 {temperature, seed}}, or a map of providers by use whose ``text`` one grades.
 """
 
@@ -32,10 +32,11 @@ def digest(value: Any, size: int) -> str:
 class Grader:
     """The grader of each assertion, given the config's defaultTest (None: the file has no config)."""
 
-    def __init__(self, config: dict[str, Any] | None):
+    def __init__(self, config: dict[str, Any] | None, judge: str | None = None):
         default_test = (config or {}).get("defaultTest")
         options = default_test.get("options") if isinstance(default_test, dict) else None
         self.default = options.get("provider") if isinstance(options, dict) else None
+        self.fallback = judge or DEFAULT_GRADER  # --judge: the default grader the run really had
 
     def of(self, where: str, assertion: Any, test_case: Any) -> Identity:
         """reviewer_id and, where the file says them, reviewer_prompt, _temperature and _seed."""
@@ -44,7 +45,7 @@ class Grader:
                   ("testCase.options.provider", options.get("provider")),
                   ("config.defaultTest.options.provider", self.default))
         field, provider = next(((field, provider) for field, provider in stated if provider is not None),
-                               (None, DEFAULT_GRADER))
+                               (None, self.fallback))
         identity = provider_identity(field or "provider", provider)
         rubric = assertion.rubricPrompt if assertion.rubricPrompt is not None else options.get("rubricPrompt")
         identity["reviewer_prompt"] = assertion.type if rubric is None else f"sha256:{digest(rubric, 12)}"

@@ -173,6 +173,18 @@ def test_a_bad_result_is_rejected_by_the_line_it_starts_on_naming_its_field_and_
     assert not any("Is polite" in reason for reason in reasons)  # no text of the file
 
 
+def test_a_grader_setting_no_record_can_hold_rejects_its_result_saying_where_it_comes_from(tmp_path):
+    hot = {**RUBRIC, "provider": {"id": "openai:gpt-4.1", "config": {"temperature": 250}}}
+    odd = {**RUBRIC, "provider": {"id": "openai:gpt-4.1", "config": {"seed": "seven"}}}
+    path = write(tmp_path / "results.json", document([result(assertion=hot), result(1, assertion=odd)]))
+
+    records, rejected, _ = read(path)
+
+    assert records == [] and [bad.reason.split(":")[0] for bad in rejected] == [
+        "reviewer_temperature", "gradingResult.componentResults[0].assertion.provider.config.seed"]
+    assert "the grading provider's config.temperature" in rejected[0].reason
+
+
 @pytest.mark.parametrize("data, says", [
     (document([result()], version=2), "line 4: results.version: is 2; this reads version 3"),
     ({"evalId": "e", "results": {"timestamp": "t", "results": [result()]}}, "results.version: missing"),

@@ -128,7 +128,9 @@ class Reader(LineReader):
                  "reviewer_id": "the grading provider (assertion.provider, testCase.options.provider, "
                                 "config.defaultTest.options.provider, else promptfoo's default)",
                  "model_id": "provider.label or provider.id", "council_config_version": "prompt.label or prompt.id",
-                 "timestamp": "results.timestamp", "score_dimensions": "namedScores and pass"}
+                 "timestamp": "results.timestamp", "score_dimensions": "namedScores and pass",
+                 "reviewer_temperature": "the grading provider's config.temperature",
+                 "reviewer_seed": "the grading provider's config.seed"}
     EXPECTED = {
         "provider": 'the provider under test, {"id": "openai:gpt-5", "label": ...}',
         "testIdx": "the test case's index, a whole number >= 0",

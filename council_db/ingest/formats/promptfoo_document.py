@@ -173,8 +173,7 @@ def looks_like_results(sample: bytes, cut: bool) -> bool:
     object whose ``results`` object has a ``version``."""
     document = ResultsDocument()
     for number, line in _whole_lines(sample, cut):
-        for _ in document.feed(number, line):
-            break
+        list(document.feed(number, line))
         if document.header.version is not None:
             return True
         if document.broken or document.started:

@@ -8,6 +8,7 @@ read one result at a time."""
 from __future__ import annotations
 
 import copy
+import gzip
 import itertools
 import json
 import random
@@ -210,6 +211,16 @@ def test_the_command_refuses_a_version_2_file_and_stdin_in_one_line_with_exit_1(
         assert ran.returncode == 1 and len(ran.stderr.decode().strip().splitlines()) == 1, ran.stderr
     assert b"results.version: is 2" in run_module("--db", str(tmp_path / "council.db"), "import", "--from",
                                                   "promptfoo", str(path)).stderr
+
+
+def test_a_gzipped_file_imports_as_the_plain_one_its_config_read_from_the_end_too(db, tmp_path):
+    packed = tmp_path / "results.json.gz"
+    packed.write_bytes(gzip.compress(CUSTOM.read_bytes()))
+
+    summary = imported(db, packed)
+
+    assert (summary.total("inserted"), summary.total("no_verdict")) == (9, 2)
+    assert scalar(db, "SELECT COUNT(*) FROM score_records WHERE reviewer LIKE 'anthropic:%'") == 2
 
 
 def test_a_file_on_one_line_reads_as_the_pretty_printed_one(tmp_path):

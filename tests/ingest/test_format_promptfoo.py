@@ -79,6 +79,16 @@ def rows(db, sql: str) -> list[tuple]:
         return [tuple(row) for row in reader.rows(sql, {})]
 
 
+def test_the_minimal_file_docs_import_formats_shows_imports_as_shown(tmp_path):
+    text = (Path(__file__).parents[2] / "docs" / "import-formats.md").read_text(encoding="utf-8")
+    shown = text.split("## `promptfoo`", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+
+    records, rejected, _ = read(write(tmp_path / "results.json", json.loads(shown)))
+
+    assert rejected == [] and [(r.reviewer_id, r.model_id, r.score_dimensions) for r in records] == [
+        ("openai:gpt-4.1", "openai:gpt-5-mini", {"tone": 0.9, "pass": 1.0})]
+
+
 def test_the_real_export_gives_each_llm_rubric_grading_as_a_record_of_the_default_grader():
     records, rejected, silent = read(SAMPLE)
 

@@ -146,6 +146,18 @@ def test_the_grader_is_the_assertions_else_the_tests_else_the_configs_default_el
     assert rejected == [] and [record.reviewer_id for record in records] == [grader]
 
 
+@pytest.mark.parametrize("grading", [None, {"pass": False, "score": 0, "reason": "Error: grader timed out"}],
+                         ids=["no gradingResult", "no componentResults"])
+def test_a_result_whose_grading_failed_is_no_verdict_per_model_graded_assertion(tmp_path, grading):
+    failed = result(1, gradingResult=grading, error="Error: grader timed out", failureReason=2)
+    failed["testCase"]["assert"] = [RUBRIC, {"type": "factuality", "value": "x"}, {"type": "contains", "value": "y"}]
+    path = write(tmp_path / "results.json", document([result(0), failed]))
+
+    records, rejected, silent = read(path)
+
+    assert (len(records), rejected, silent) == (1, [], 2)
+
+
 def test_judge_names_the_default_grader_and_bench_the_sessions_and_a_stated_grader_wins(tmp_path):
     stated = {**RUBRIC, "value": "Is brief", "provider": "openai:gpt-4.1"}
     path = write(tmp_path / "results.json", document([result(), result(1, assertion=stated)]))

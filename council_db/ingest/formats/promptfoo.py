@@ -23,8 +23,8 @@ latency, are no judge's and are not read): one record.
 - length: the characters of ``response.output`` (unknown when the output is not text);
   time: ``results.timestamp``, when the eval ran; council_config_version: the prompt's label
   (else its id): the prompt the candidate answered.
-- A component without a numeric score, or a result without gradingResult (the grading failed),
-  is no verdict: no record, counted.
+- A component without a numeric score, or a result without gradingResult or its components
+  (the grading failed), is no verdict: no record, counted per model-graded assertion of the test.
 - ``select-best`` is one pick among the test's outputs: 1 for the chosen, 0 for the others,
   in a session of its own (the type is in the key): a comparative verdict, as pairwise formats'.
 """
@@ -199,7 +199,8 @@ class Reader(LineReader):
             self._read(start, found, found, parsed)
 
     def records(self, line: Result) -> tuple[list[Values], int]:
-        if line.gradingResult is None:  # the grading failed: each model-graded assertion gave no verdict
+        components = line.gradingResult.componentResults if line.gradingResult is not None else None
+        if not components:  # the grading failed: each model-graded assertion gave no verdict
             asserts = line.testCase.asserts if line.testCase is not None and line.testCase.asserts else []
             return [], sum(isinstance(item, dict) and item.get("type") in MODEL_GRADED for item in asserts)
         header = self.document.header
@@ -210,7 +211,7 @@ class Reader(LineReader):
                       council_config_version=_prompt(line))
         items = f"{self.bench}/v{digest(line.vars or {}, 12)}"
         records, silent = [], 0
-        for number, component in enumerate(line.gradingResult.componentResults or ()):
+        for number, component in enumerate(components):
             assertion = component.assertion
             if assertion is None or assertion.type not in MODEL_GRADED:
                 continue

@@ -84,14 +84,15 @@ CASES = {
                                                 "a promptfoo results file: add --from promptfoo"),
     "a promptfoo results file as AlpacaEval annotations": (PROMPTFOO.read_bytes(), "alpaca-eval",
                                                            "a promptfoo results file: add --from promptfoo"),
-    "a promptfoo results file as CSV": (PROMPTFOO.read_bytes(), "csv", "a promptfoo results file: add --from promptfoo"),
+    "a promptfoo results file as CSV": (PROMPTFOO.read_bytes(), "csv",
+                                        "a promptfoo results file: add --from promptfoo"),
     "a promptfoo results file on one line as arena-hard": (
         json.dumps(json.loads(PROMPTFOO.read_bytes())).encode(), "arena-hard",
         "a promptfoo results file: add --from promptfoo"),
     "llm-council records as promptfoo results": (COUNCIL.encode(), "promptfoo",
                                                  "llm-council bias records: leave out --from"),
-    "AlpacaEval annotations as promptfoo results": (ALPACA_EVAL.read_bytes(), "promptfoo",
-                                                    "AlpacaEval annotations (annotations.json): add --from alpaca-eval"),
+    "AlpacaEval annotations as promptfoo results": (
+        ALPACA_EVAL.read_bytes(), "promptfoo", "AlpacaEval annotations (annotations.json): add --from alpaca-eval"),
     "a JSON list as promptfoo results": (json.dumps(ALPACA, indent=2).encode(), "promptfoo",
                                          "line 1: not a JSON object: is this promptfoo's results.json?"),
 }

@@ -33,6 +33,7 @@ FORMATS = {
     "csv": "any table of scores with a header row, through --map",
     "jsonl": "JSON Lines of any shape, through --map (nested fields by dotted path)",
     "openai-evals": "OpenAI evals run logs of model-graded evals (oaieval --record_path LOG.jsonl)",
+    "promptfoo": "promptfoo eval results, each model-graded assertion (results.json, output version 3)",
 }
 SHOWN_PER_FILE = 20
 
@@ -156,13 +157,14 @@ def command(
         "session key (when one database holds benches whose ids overlap); llmbar: the dataset (default: the folder "
         "above evaluators/); judgebench: the benchmark (default: judgebench); alpaca-eval: the benchmark (default: "
         "alpaca_eval); arena-hard: the benchmark (default: the folder above model_judgment/, else "
-        "arena-hard).")] = None,
+        "arena-hard); promptfoo: the session keys' prefix (default: promptfoo).")] = None,
     judge: Annotated[Optional[str], typer.Option(
         "--judge", metavar="NAME", help="fastchat-review: the judge model (default: the file name's prefix "
         "before _review_, else gpt-4, as FastChat's eval_gpt_review.py); llmbar: the judge, before /<strategy> "
         "(default: its evaluators/ folder); judgebench: the whole judge name (default: <judge_model>/<judge_name> "
         "from each line); alpaca-eval: the judge (default: each entry's annotator); arena-hard: the judge (default: "
-        "each line's, else the folder under model_judgment/).")] = None,
+        "each line's, else the folder under model_judgment/); promptfoo: the grader of assertions the file names "
+        "none for (default: openai:gpt-5, promptfoo's documented default).")] = None,
     baseline: Annotated[Optional[str], typer.Option(
         "--baseline", metavar="MODEL", help="arena-hard: the model every judged one is compared with, for lines "
         "that name none (v0.1; default: gpt-4-0314, arena-hard-v0.1's).")] = None,

@@ -54,7 +54,8 @@ NAMES = {LLM_COUNCIL: "llm-council bias records", "fastchat-single": "FastChat s
          "fastchat-pair": "FastChat pairwise judgments", "fastchat-review": "FastChat review table lines",
          "llmbar": "an LLMBar result.json", "judgebench": "JudgeBench judge outputs",
          "alpaca-eval": "AlpacaEval annotations (annotations.json)", "arena-hard": "arena-hard-auto judgments",
-         "openai-evals": "an OpenAI evals log"}
+         "openai-evals": "an OpenAI evals log",
+         "promptfoo": "a promptfoo results file"}
 
 
 def check(source: Source, options: FormatOptions) -> None:
@@ -99,19 +100,22 @@ def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -
     if not any(_is_text(line, final=not (cut and number == len(lines) - 1)) for number, line in enumerate(lines)):
         return "not text (bytes that are not UTF-8, or NUL bytes); council-db import reads JSON Lines"
     first = lines[0].strip()
+    partial = len(sample) >= SAMPLE_BYTES  # the sample may end inside a line
+    if format != "promptfoo" and first.startswith(b"{") and _promptfoo(data, partial):
+        return f"{NAMES['promptfoo']}: add --from promptfoo"
     if format == "csv":
         return _not_csv(first)
     if first.startswith(b"["):
         listed = _listed(data, format)
         if listed or document:
-            return listed
+            return listed or _opening(data, format, partial)
         return f"a JSON array, not JSON Lines: jq -c '.[]'{named} | council-db import -{_from(format)}"
     if first == b"{":
         if document:
-            return None
+            return _opening(data, format, partial)
         return f"pretty-printed JSON, not JSON Lines: jq -c .{named} | council-db import -{_from(format)}"
     if first.startswith(b"{"):
-        return _other_format(first, format)
+        return _other_format(first, format) or _opening(data, format, partial)
     return _table(lines, format)
 
 
@@ -152,6 +156,24 @@ def _listed(data: bytes, format: str) -> str | None:
             other = next((name for name in DOCUMENTS if set(required_fields(name)) <= keys), None)
             return None if other in (None, format) else f"{NAMES[other]}: add --from {other}"
     return None
+
+
+def _promptfoo(data: bytes, cut: bool) -> bool:
+    """Whether the file starts as promptfoo's results.json."""
+    from council_db.ingest.formats.promptfoo_document import looks_like_results
+
+    return looks_like_results(data, cut)
+
+
+def _opening(data: bytes, format: str, cut: bool) -> str | None:
+    """For --from promptfoo: what the start of the file shows is not its results.json of
+    version 3 (another version, another shape), by line."""
+    if format != "promptfoo":
+        return None
+    from council_db.ingest.formats.promptfoo_document import opening_problem
+
+    found = opening_problem(data, cut)
+    return None if found is None else f"line {found[0]}: {found[1]}"
 
 
 def _other_format(first: bytes, format: str) -> str | None:

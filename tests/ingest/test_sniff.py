@@ -32,6 +32,7 @@ ARENA_HARD = Path(__file__).parents[1] / "data" / "arena-hard" / "arena-hard-v2.
 ALPACA = [{"instruction": "Say hi.", "output": "Hi!", "generator": "gpt-4", "annotator": "alpaca_eval_gpt4",
            "preference": 1.0}] * 3  # AlpacaEval writes its annotations as a pretty-printed JSON array
 COUNCIL = "".join(json.dumps(line) + "\n" for line in session())
+PROMPTFOO = realdata.REALDATA.parent / "promptfoo" / "sample-export.json"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 40
 
 CASES = {
@@ -79,6 +80,21 @@ CASES = {
     "FastChat model answers as judgments": (
         (realdata.MT_BENCH_ANSWERS / "mistral-orpo.jsonl").read_bytes(), "fastchat-single",
         "FastChat model answers (model_answer/*.jsonl): give their folder as --answers DIR"),
+    "a promptfoo results file without --from": (PROMPTFOO.read_bytes(), "llm-council",
+                                                "a promptfoo results file: add --from promptfoo"),
+    "a promptfoo results file as AlpacaEval annotations": (PROMPTFOO.read_bytes(), "alpaca-eval",
+                                                           "a promptfoo results file: add --from promptfoo"),
+    "a promptfoo results file as CSV": (PROMPTFOO.read_bytes(), "csv",
+                                        "a promptfoo results file: add --from promptfoo"),
+    "a promptfoo results file on one line as arena-hard": (
+        json.dumps(json.loads(PROMPTFOO.read_bytes())).encode(), "arena-hard",
+        "a promptfoo results file: add --from promptfoo"),
+    "llm-council records as promptfoo results": (COUNCIL.encode(), "promptfoo",
+                                                 "llm-council bias records: leave out --from"),
+    "AlpacaEval annotations as promptfoo results": (
+        ALPACA_EVAL.read_bytes(), "promptfoo", "AlpacaEval annotations (annotations.json): add --from alpaca-eval"),
+    "a JSON list as promptfoo results": (json.dumps(ALPACA, indent=2).encode(), "promptfoo",
+                                         "line 1: not a JSON object: is this promptfoo's results.json?"),
 }
 
 

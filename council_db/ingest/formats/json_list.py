@@ -24,6 +24,7 @@ ELEMENT_BYTES = 16 * 1024 * 1024  # one element at most (AlpacaEval's run to ten
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]|[^\s"\[\]{},]+')
 _OPEN, _CLOSE = (b"[", b"{"), (b"]", b"}")
 _BRACKET = re.compile(rb"[\[\]{}]")
+_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')  # as _TOKEN reads a string, within one line
 
 Found = tuple[int, Union[bytes, LineError]]  # (the line an element starts on, its JSON text or its problem)
 
@@ -32,8 +33,9 @@ class ListElements:
     """Fed a document's lines in order; gives each element of its top-level list as it ends,
     and a LineError (with its line) where the structure goes wrong."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, *, nested: bool = False):
         self.what = what  # the document, as messages name it: "AlpacaEval's annotations.json"
+        self.nested = nested  # a list inside a document: what follows its closing ] is the document's, not read
         self.state = "start"  # start | element (one is due) | separator (, or ] is due) | inside | end | broken
         self.in_list = False  # False: a sequence of objects without [ ] around them
         self.depth = 0
@@ -45,10 +47,10 @@ class ListElements:
     def feed(self, number: int, line: bytes) -> Iterator[Found]:
         """The elements that end on this line (and the problems it shows), in order."""
         self.last_line = number
-        if self.state == "inside" and _BRACKET.search(line) is None:  # most of an element's lines
+        if self.state == "inside" and self._goes_on(line):  # most of an element's lines
             self._hold(line + b"\n")
             return
-        if self.state == "broken":
+        if self.state == "broken" or (self.nested and self.state == "end"):
             return
         first = 0  # where the current element's text starts on this line
         for token in _TOKEN.finditer(line):
@@ -64,12 +66,49 @@ class ListElements:
             found = self._between(number, text)
             if found is not None:
                 yield found
-                if self.state == "broken":
-                    return
+            if self.state == "broken" or (self.nested and self.state == "end"):
+                return
             if self.state == "inside":
                 first = token.start()
         if self.state == "inside":
             self._hold(line[first:] + b"\n")
+
+    def feed_lines(self, first: int, lines: list[bytes]) -> Iterator[Found]:
+        """feed() over a batch of lines, numbered from ``first``, an element's inner lines taken
+        in bulk: the batch's brackets outside strings are counted in one pass, and only a line
+        that may end an element, or lies between elements, is read token by token."""
+        bare = _STRING.sub(b"", b"\n".join(lines))  # strings hold no line break: the lines stay
+        index, position = 0, 0  # the next line, and where it starts in bare
+        while index < len(lines):
+            if self.state == "inside":
+                ending = self._ending(bare, position)
+                if ending is None:  # the element goes on past the batch
+                    self._bulk(lines[index:], bare, position, len(bare))
+                    break
+                start = bare.rfind(b"\n", position, ending) + 1 or position  # the line that may end it
+                count = bare.count(b"\n", position, start)
+                self._bulk(lines[index:index + count], bare, position, start)
+                index, position = index + count, start
+            yield from self.feed(first + index, lines[index])
+            index, position = index + 1, bare.find(b"\n", position) + 1
+        self.last_line = max(self.last_line, first + len(lines) - 1)
+
+    def _ending(self, bare: bytes, position: int) -> int | None:
+        """Where in ``bare`` the current element's closing bracket is, if it is there."""
+        depth = self.depth
+        for found in _BRACKET.finditer(bare, position):
+            depth += 1 if found.group() in _OPEN else -1
+            if depth == 0:
+                return found.start()
+        return None
+
+    def _bulk(self, lines: list[bytes], bare: bytes, start: int, end: int) -> None:
+        """Hold whole lines of the current element; its depth then is what they leave."""
+        if not lines:
+            return
+        between = bare[start:end]
+        self.depth += between.count(b"[") + between.count(b"{") - between.count(b"]") - between.count(b"}")
+        self._hold(b"\n".join(lines) + b"\n")
 
     def end(self) -> Iterator[Found]:
         """What is wrong when the input ends: an element or the list left open (a file cut short)."""
@@ -108,6 +147,19 @@ class ListElements:
         self.state = "separator"
         return number, LineError(None, f"an entry that is not an object ({_kind(text)}); {self.what} lists "
                                        "objects")
+
+    def _goes_on(self, line: bytes) -> bool:
+        """Whether the current element goes on past this whole line, its depth then counted: a
+        line without brackets, or whose closing brackets (outside strings) cannot close it. A
+        line that may end the element is read token by token."""
+        if _BRACKET.search(line) is None:
+            return True
+        bare = _STRING.sub(b"", line) if b'"' in line else line
+        closing = bare.count(b"]") + bare.count(b"}")
+        if self.depth - closing <= 0:
+            return False
+        self.depth += bare.count(b"[") + bare.count(b"{") - closing
+        return True
 
     def _hold(self, piece: bytes) -> None:
         """Keep a piece of the current element, unless it has grown past ELEMENT_BYTES."""

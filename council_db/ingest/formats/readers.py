@@ -41,6 +41,8 @@ def reader_class(format: str) -> type[LineReader]:
         from council_db.ingest.formats.arena_hard import Reader
     elif format == "openai-evals":
         from council_db.ingest.formats.openai_evals import Reader
+    elif format == "promptfoo":
+        from council_db.ingest.formats.promptfoo import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
     return Reader

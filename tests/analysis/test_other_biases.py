@@ -94,3 +94,15 @@ def test_mirror_image_affinities_enter_the_family_once(reviewers, models, contra
     for cell in report.affinity:
         if cell.mirror_of is not None:
             assert abs(totals[f"{cell.reviewer_id} -> {cell.model_id}"]) == pytest.approx(abs(totals[cell.mirror_of]))
+
+
+def test_a_noise_free_log_flags_no_affinity_from_rounding_error():
+    """Scores that are exactly reviewer + candidate effects leave residuals of ~1e-16: they
+    are no affinity (5.6e-17 was flagged), and every pair's residual mean is exactly 0."""
+    lines = [{"session_id": f"s{item}", "reviewer_id": judge, "model_id": model, "position": column,
+              "response_length_chars": 100 + column, "score_value": 8.0 - 2 * column - number}
+             for item in range(24) for column, model in enumerate(("a", "b", "c"))
+             for number, judge in enumerate(("g1", "g2"))]
+    report = build(from_records(lines), resamples=50)
+    assert [c.residual_mean.estimate for c in report.affinity] == [0.0] * 6
+    assert not [flag for flag in report.flags if flag.kind == "affinity"]

@@ -41,7 +41,8 @@ PROVENANCE_FIELDS = ("reviewer_prompt", "reviewer_temperature", "reviewer_seed")
 DIMENSIONS_FIELD = "score_dimensions"
 MAX_DIMENSIONS = 64
 MAX_DIMENSION_NAME = 100
-LINE_FIELDS = (*FIELDS, "reviewer_kind", *STYLE_FIELDS, *PROVENANCE_FIELDS, DIMENSIONS_FIELD)  # export: FIELDS, the rest if known
+# what a line may carry; export writes FIELDS, and the rest where known
+LINE_FIELDS = (*FIELDS, "reviewer_kind", *STYLE_FIELDS, *PROVENANCE_FIELDS, DIMENSIONS_FIELD)
 METADATA_KEYS = ("category", "token_bucket", "token_count_bucket", "language")
 # llm-council writes three short words ("creative_writing" is its longest); the caps keep a
 # runaway writer from storing megabytes per session (issue 14 found a 10 MB value stored).

@@ -22,8 +22,15 @@ from typing import Annotated, Any, Literal, Mapping, Union
 
 import msgspec
 
-from council_db.contract.fields import (DEFAULT_CONSENT, DEFAULT_SCALE, LINE_FIELDS, MAX_DIMENSION_NAME, MAX_DIMENSIONS,
-                                       MAX_POSITION, REVIEWER_KINDS)
+from council_db.contract.fields import (
+    DEFAULT_CONSENT,
+    DEFAULT_SCALE,
+    LINE_FIELDS,
+    MAX_DIMENSION_NAME,
+    MAX_DIMENSIONS,
+    MAX_POSITION,
+    REVIEWER_KINDS,
+)
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 Count = Union[Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)], None]  # a style count; None: unknown

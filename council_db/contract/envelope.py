@@ -4,6 +4,7 @@ because a 4x4 session repeats it 16 times."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,11 +34,15 @@ class Envelope:
     length_bucket: str | None
     display_order: bool
     stored: tuple = ()  # the columns that must match for two records to share an envelope
+    digest: str = ""  # record_envelopes' key of ``stored``
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "stored", (
-            self.timestamp, self.consent_level, self.schema_version, self.schema_version_raw,
-            self.council_config_version, self.query_hash, self.query_metadata))
+        """``stored`` and its digest, made where the envelope is made (in the reading processes):
+        a judge log gives each record its own time, so the single writer would hash every record."""
+        stored = (self.timestamp, self.consent_level, self.schema_version, self.schema_version_raw,
+                  self.council_config_version, self.query_hash, self.query_metadata)
+        object.__setattr__(self, "stored", stored)
+        object.__setattr__(self, "digest", hashlib.sha1(repr(stored).encode()).hexdigest())
 
 
 def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str | None, str | None]:

@@ -32,6 +32,7 @@ FORMATS = {
     "arena-hard": "arena-hard-auto judgments against a baseline, both orders (model_judgment/<judge>/*.jsonl)",
     "csv": "any table of scores with a header row, through --map",
     "jsonl": "JSON Lines of any shape, through --map (nested fields by dotted path)",
+    "inspect": "UK AISI Inspect eval logs (.json or .eval), each sample's model-graded scores",
 }
 SHOWN_PER_FILE = 20
 
@@ -178,7 +179,7 @@ def command(
         "delimiter too); --map, --scale and --delimiter win.")] = None,
     scale: Annotated[Optional[str], typer.Option(
         "--scale", metavar="LOW-HIGH", help="csv, jsonl: the scores' scale, e.g. 1-10 (default: inferred from the "
-        "first scores, with a warning).")] = None,
+        "first scores, with a warning); inspect: the scale of numeric scores (likewise).")] = None,
     delimiter: Annotated[Optional[str], typer.Option(
         "--delimiter", metavar="CHAR", help="csv: the separator, one character or comma, tab, semicolon, pipe "
         "(default: a comma, or a tab when the header has tabs and no comma).")] = None,

@@ -14,12 +14,13 @@ from council_db.ingest.formats.mapping import Pairs, checked_pairs
 
 LLM_COUNCIL = "llm-council"
 FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval",
-           "arena-hard", "csv", "jsonl")
+           "arena-hard", "csv", "jsonl", "inspect")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review", "arena-hard")
 USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
 USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval", "arena-hard")
 USES_BASELINE = ("arena-hard",)
-DOCUMENTS = ("llmbar", "alpaca-eval")  # a file is one JSON document, not one JSON value a line
+DOCUMENTS = ("llmbar", "alpaca-eval", "inspect")  # a file is one JSON document, not one JSON value a line
+SCALED = ("csv", "jsonl", "inspect")  # --scale: the scale of scores given as plain numbers
 MAPPED = ("csv", "jsonl")  # any table of scores, read through a mapping of its columns (formats/mapping.py)
 QUOTED = ("csv",)  # rows that may run over several lines inside a quoted field (ingest/quoted_rows.py)
 DELIMITERS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|"}
@@ -74,9 +75,10 @@ class FormatOptions:
 
     def _check_mapped(self) -> None:
         """--map and --scale are for the mapped formats, which need a mapping; --delimiter for csv."""
-        for given, name in ((self.mapping, "--map"), (self.scale, "--scale")):
-            if given and self.format not in MAPPED:
-                raise CouncilDbError(f"{name} is for --from csv or jsonl, not {self.format}")
+        if self.mapping and self.format not in MAPPED:
+            raise CouncilDbError(f"--map is for --from csv or jsonl, not {self.format}")
+        if self.scale and self.format not in SCALED:
+            raise CouncilDbError(f"--scale is for --from {' or '.join(SCALED)}, not {self.format}")
         if self.format in MAPPED and not self.mapping:
             raise CouncilDbError(f"--from {self.format} needs --map ROLE=COLUMN,... or --map-file FILE: which column "
                                  "holds the session, the candidate, the reviewer and the score")

@@ -39,6 +39,8 @@ def reader_class(format: str) -> type[LineReader]:
         from council_db.ingest.formats.jsonl_paths import Reader
     elif format == "arena-hard":
         from council_db.ingest.formats.arena_hard import Reader
+    elif format == "inspect":
+        from council_db.ingest.formats.inspect_log import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
     return Reader

@@ -1,0 +1,224 @@
+"""UK AISI Inspect's eval logs as files: the eval's header, then its samples one at a time.
+
+Inspect (UKGovernmentBEIS/inspect_ai, log/_recorders/) writes a log in one of two layouts:
+- ``.json``: one JSON document, ``{"version": 2, "status": ..., "eval": {...}, "plan": ...,
+  "results": ..., "stats": ..., "samples": [...], "reductions": ...}``;
+- ``.eval``: a ZIP archive of JSON files: the header (``header.json``; a log still being written,
+  or one of Inspect before 0.3.50, has ``_journal/start.json`` or ``start.json``, which hold
+  ``eval`` too), and each sample in ``samples/<id>_epoch_<epoch>.json``.
+A ``.eval`` is read entry by entry, one sample held at a time, so a large archive is never
+held whole. A ``.json`` is one document: it is read whole, and each sample is cut out of it
+by where it starts and ends (numbered by the line it starts on, as LLMBar's items are).
+A sample of a ``.eval`` is numbered by its place among the archive's ``samples/`` entries.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Union
+
+import msgspec
+
+from council_db.contract.fields import LineError
+from council_db.errors import CouncilDbError
+from council_db.ingest.formats.judge_lines import Name
+from council_db.ingest.lines import LineBatch
+from council_db.ingest.sources import Source
+
+ZIP_MAGIC = b"PK\x03\x04"
+HEADERS = ("header.json", "_journal/start.json", "start.json")  # newest first: each holds "eval"
+SAMPLES = "samples/"
+BATCH_SAMPLES = 1_000
+BATCH_BYTES = 16 * 1024 * 1024
+KIND = "an Inspect eval log"
+
+
+class Scorer(msgspec.Struct):
+    name: str
+    options: Union[dict[str, Any], None] = None
+
+
+class RoleModel(msgspec.Struct):
+    model: str
+    config: Union[dict[str, Any], None] = None
+
+
+class Spec(msgspec.Struct):
+    """What a log's ``eval`` says that its records need."""
+
+    task: Name
+    model: Name
+    eval_id: Union[str, None] = None
+    run_id: Union[str, None] = None
+    created: Union[str, None] = None
+    scorers: Union[list[Scorer], None] = None
+    model_roles: Union[dict[str, RoleModel], None] = None
+
+
+class Header(msgspec.Struct):
+    eval: Spec
+
+
+@dataclass
+class LogFile:
+    """An opened log: its eval's spec, and its samples in batches. ``text``: a ``.json`` log's
+    whole text; ``broken``: samples of a ``.eval`` that could not be read, by number, with why."""
+
+    source: Source
+    spec: Spec
+    text: Union[str, None] = None
+    broken: dict[int, LineError] = field(default_factory=dict)
+
+    def samples(self) -> Iterator[tuple[int, bytes]]:
+        """(number, JSON text) of each sample, in the file's order."""
+        if self.text is None:
+            return self._archive_samples()
+        return _document_samples(self.text)
+
+    def batches(self) -> Iterator[LineBatch]:
+        """The samples in batches of at most BATCH_SAMPLES or about BATCH_BYTES, each sample at
+        its number (the lines between the samples of a ``.json`` are empty). Only the last batch
+        ends at the file's size: a log is read whole or, if the import stops, again from its start."""
+        lines: list[bytes] = []
+        start, samples, held = 1, 0, 0
+        for number, text in self.samples():
+            lines += [b""] * (number - start - len(lines)) + [text]
+            samples, held = samples + 1, held + len(text)
+            if samples == BATCH_SAMPLES or held >= BATCH_BYTES:
+                yield LineBatch(start, lines, 0)
+                start, lines, samples, held = number + 1, [], 0, 0
+        yield LineBatch(start, lines, self.source.size or 0)
+
+    def _archive_samples(self) -> Iterator[tuple[int, bytes]]:
+        with zipfile.ZipFile(self.source.path) as archive:  # type: ignore[arg-type]
+            entries = [info for info in archive.infolist() if _is_sample(info.filename)]
+            for number, info in enumerate(entries, start=1):
+                try:
+                    yield number, archive.read(info)
+                except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
+                    self.broken[number] = LineError(None, f"the archive's {info.filename} cannot be read ({error}); "
+                                                          "the other samples are read")
+                    yield number, b""
+
+
+def open_log(source: Source) -> LogFile:
+    """The log's header read, its samples not yet: CouncilDbError naming the file when it is no
+    Inspect log."""
+    if source.path is None or source.kind != "file":
+        raise CouncilDbError(f"{source.name}: {KIND} is read from its file (.json or .eval), not a stream or .gz")
+    if is_eval_archive(source):
+        return LogFile(source, _archive_header(source))
+    text = _document_text(source)
+    return LogFile(source, _document_header(source, text), text)
+
+
+def is_eval_archive(source: Source) -> bool:
+    """A ZIP archive by its first bytes (an Inspect ``.eval`` if its entries say so)."""
+    if source.path is None or source.kind != "file":
+        return False
+    with source.path.open("rb") as handle:
+        return handle.read(len(ZIP_MAGIC)) == ZIP_MAGIC
+
+
+def check_archive(source: Source) -> None:
+    """CouncilDbError naming the file when a ZIP archive cannot be read or is no Inspect log."""
+    _archive_header(source)
+
+
+def _archive_header(source: Source) -> Spec:
+    try:
+        with zipfile.ZipFile(source.path) as archive:
+            names = set(archive.namelist())
+            found = next((name for name in HEADERS if name in names), None)
+            if found is None:
+                raise CouncilDbError(f"{source.name}: a ZIP archive without {', '.join(HEADERS)}: not {KIND} "
+                                     "(.eval); nothing was imported")
+            text = archive.read(found)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+        raise CouncilDbError(f"{source.name}: a damaged ZIP archive ({error}): not readable as {KIND} (.eval); "
+                             "nothing was imported") from None
+    return _spec(source, text, found)
+
+
+def _document_header(source: Source, text: str) -> Spec:
+    """The spec from the document's ``eval``, which Inspect writes before its samples."""
+    for key, start, end in _top_level(text):
+        if key == "eval":
+            return _spec(source, text[start:end].encode("utf-8", "surrogatepass"), "its eval", wrap=True)
+    raise CouncilDbError(f"{source.name}: a JSON document without \"eval\": not {KIND} (.json); nothing was imported")
+
+
+def _spec(source: Source, text: bytes, where: str, wrap: bool = False) -> Spec:
+    try:
+        if wrap:
+            return msgspec.json.decode(text, type=Spec)
+        return msgspec.json.decode(text, type=Header).eval
+    except msgspec.DecodeError as error:  # a ValidationError is a DecodeError too
+        raise CouncilDbError(f"{source.name}: {where} is not an Inspect eval spec ({error}): not {KIND}; nothing was "
+                             "imported") from None
+
+
+def _is_sample(name: str) -> bool:
+    return name.startswith(SAMPLES) and name.endswith(".json")
+
+
+def _document_text(source: Source) -> str:
+    try:
+        return source.path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")  # type: ignore[union-attr]
+    except UnicodeDecodeError as error:
+        raise CouncilDbError(f"{source.name}: bytes that are not UTF-8 at byte {error.start:,}: not {KIND} (.json); "
+                             "nothing was imported") from None
+
+
+def _top_level(text: str) -> Iterator[tuple[str, int, int]]:
+    """(key, start, end) of each value of the document's top-level object, in order."""
+    decoder = json.JSONDecoder()
+    position = _blank(text, 0)
+    if not text.startswith("{", position):
+        return
+    position = _blank(text, position + 1)
+    try:
+        while text.startswith('"', position):
+            key, position = decoder.raw_decode(text, position)
+            position = _blank(text, position)
+            if not text.startswith(":", position):
+                return
+            start = _blank(text, position + 1)
+            end = start if key == "samples" else decoder.raw_decode(text, start)[1]
+            yield key, start, end
+            if key == "samples":
+                return
+            position = _blank(text, end)
+            position = _blank(text, position + 1) if text.startswith(",", position) else position
+    except json.JSONDecodeError:
+        return
+
+
+def _document_samples(text: str) -> Iterator[tuple[int, bytes]]:
+    """Each element of the document's ``samples`` list: (the line it starts on, its text). Where the list stops being JSON, one empty text at that line: its reader rejects it."""
+    start = next((begin for key, begin, _ in _top_level(text) if key == "samples"), None)
+    if start is None or not text.startswith("[", start):
+        return
+    decoder, line, counted = json.JSONDecoder(), 1, 0
+    position = _blank(text, start + 1)
+    while position < len(text) and not text.startswith("]", position):
+        line += text.count("\n", counted, position)
+        counted = position
+        try:
+            _, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            yield line, b"{"  # not valid JSON: rejected as such, and the list ends here
+            return
+        yield line, text[position:end].encode("utf-8", "surrogatepass")
+        position = _blank(text, end)
+        position = _blank(text, position + 1) if text.startswith(",", position) else position
+
+
+def _blank(text: str, position: int) -> int:
+    """The first position at or after ``position`` that is not JSON whitespace."""
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from council_db.contract.record import Record
 from council_db.errors import CouncilDbError
+from council_db.ingest.formats import inspect_files
 from council_db.ingest.formats.inspect_log import Reader
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import resolve_sources
@@ -253,3 +255,38 @@ def test_a_log_imported_again_stores_nothing_twice_and_the_bias_report_reads_its
 def test_a_stream_is_refused_before_the_database_is_touched():
     with pytest.raises(CouncilDbError, match="read from its file"):
         Reader(FormatOptions("inspect"), resolve_sources(["-"])[0])
+
+
+def test_a_sample_entry_the_archive_cannot_give_back_is_rejected_and_the_others_are_kept(tmp_path):
+    path = write_eval(tmp_path / "run.eval", real_log())
+    with zipfile.ZipFile(path) as archive:
+        entry = archive.getinfo("samples/2_epoch_1.json")
+    data = bytearray(path.read_bytes())
+    start = entry.header_offset + 30 + len(entry.filename.encode()) + len(entry.extra)
+    data[start + entry.compress_size // 2] ^= 0xFF  # a flipped byte in the compressed sample
+    path.write_bytes(bytes(data))
+
+    records, rejected, _, _ = read(path)
+
+    assert [r.session_id for r in records] == [f"{TASK}/1", f"{TASK}/3"]
+    assert [r.line_number for r in rejected] == [2]
+    assert "the archive's samples/2_epoch_1.json cannot be read" in rejected[0].reason
+
+
+def test_an_archive_is_read_one_batch_of_samples_at_a_time(tmp_path, monkeypatch):
+    """A .eval is never held whole: 200 samples of 40 KB read in batches of 1 MB hold about one batch."""
+    monkeypatch.setattr(inspect_files, "BATCH_BYTES", 1 << 20)
+    log = real_log()
+    template = log["samples"][0]
+    template["metadata"] = {"padding": "x" * 40_000}
+    log["samples"] = [dict(template, id=number) for number in range(1, 201)]
+    path = write_eval(tmp_path / "big.eval", log)
+    reader = Reader(FormatOptions("inspect"), resolve_sources([str(path)])[0])
+
+    tracemalloc.start()
+    records = sum(len(reader(batch).records) for batch in reader.batches())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+
+    assert records == 200
+    assert peak < 8_000_000 / 2, f"{peak:,} bytes held reading 8 MB of samples"

@@ -70,6 +70,7 @@ class LogFile:
     source: Source
     spec: Spec
     text: Union[str, None] = None
+    archive: Union[zipfile.ZipFile, None] = None
     broken: dict[int, LineError] = field(default_factory=dict)
 
     def samples(self) -> Iterator[tuple[int, bytes]]:
@@ -92,16 +93,20 @@ class LogFile:
                 start, lines, samples, held = number + 1, [], 0, 0
         yield LineBatch(start, lines, self.source.size or 0)
 
+    def close(self) -> None:
+        if self.archive is not None:
+            self.archive.close()
+
     def _archive_samples(self) -> Iterator[tuple[int, bytes]]:
-        with zipfile.ZipFile(self.source.path) as archive:  # type: ignore[arg-type]
-            entries = [info for info in archive.infolist() if _is_sample(info.filename)]
-            for number, info in enumerate(entries, start=1):
-                try:
-                    yield number, archive.read(info)
-                except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
-                    self.broken[number] = LineError(None, f"the archive's {info.filename} cannot be read ({error}); "
-                                                          "the other samples are read")
-                    yield number, b""
+        assert self.archive is not None
+        entries = [info for info in self.archive.infolist() if _is_sample(info.filename)]
+        for number, info in enumerate(entries, start=1):
+            try:
+                yield number, self.archive.read(info)
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
+                self.broken[number] = LineError(None, f"the archive's {info.filename} cannot be read ({error}); "
+                                                      "the other samples are read")
+                yield number, b""
 
 
 def open_log(source: Source) -> LogFile:
@@ -110,7 +115,8 @@ def open_log(source: Source) -> LogFile:
     if source.path is None or source.kind != "file":
         raise CouncilDbError(f"{source.name}: {KIND} is read from its file (.json or .eval), not a stream or .gz")
     if is_eval_archive(source):
-        return LogFile(source, _archive_header(source))
+        archive = _opened(source)
+        return LogFile(source, _archive_header(source, archive), archive=archive)
     text = _document_text(source)
     return LogFile(source, _document_header(source, text), text)
 
@@ -125,21 +131,29 @@ def is_eval_archive(source: Source) -> bool:
 
 def check_archive(source: Source) -> None:
     """CouncilDbError naming the file when a ZIP archive cannot be read or is no Inspect log."""
-    _archive_header(source)
+    with _opened(source) as archive:
+        _archive_header(source, archive)
 
 
-def _archive_header(source: Source) -> Spec:
+def _opened(source: Source) -> zipfile.ZipFile:
     try:
-        with zipfile.ZipFile(source.path) as archive:
-            names = set(archive.namelist())
-            found = next((name for name in HEADERS if name in names), None)
-            if found is None:
-                raise CouncilDbError(f"{source.name}: a ZIP archive without {', '.join(HEADERS)}: not {KIND} "
-                                     "(.eval); nothing was imported")
-            text = archive.read(found)
+        return zipfile.ZipFile(source.path)  # type: ignore[arg-type]
     except (zipfile.BadZipFile, zlib.error, EOFError) as error:
         raise CouncilDbError(f"{source.name}: a damaged ZIP archive ({error}): not readable as {KIND} (.eval); "
                              "nothing was imported") from None
+
+
+def _archive_header(source: Source, archive: zipfile.ZipFile) -> Spec:
+    names = set(archive.namelist())
+    found = next((name for name in HEADERS if name in names), None)
+    if found is None:
+        raise CouncilDbError(f"{source.name}: a ZIP archive without {', '.join(HEADERS)}: not {KIND} (.eval); "
+                             "nothing was imported")
+    try:
+        text = archive.read(found)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+        raise CouncilDbError(f"{source.name}: a damaged ZIP archive ({error}): its {found} cannot be read; nothing "
+                             "was imported") from None
     return _spec(source, text, found)
 
 
@@ -198,7 +212,8 @@ def _top_level(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 def _document_samples(text: str) -> Iterator[tuple[int, bytes]]:
-    """Each element of the document's ``samples`` list: (the line it starts on, its text). Where the list stops being JSON, one empty text at that line: its reader rejects it."""
+    """Each element of the document's ``samples`` list: (the line it starts on, its text).
+    Where the list stops being JSON, a broken text at that line (its reader rejects it), and no more."""
     start = next((begin for key, begin, _ in _top_level(text) if key == "samples"), None)
     if start is None or not text.startswith("[", start):
         return

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 import msgspec
@@ -53,7 +53,7 @@ class Event(msgspec.Struct):
 class Grader:
     """Who graded a score and how, as far as the log says."""
 
-    model: str
+    model: Union[str, None]  # None: the log names no model for the scorer
     prompt: Union[str, None] = None  # the scorer's name (its default template) or a digest of its template
     temperature: Union[float, None] = None
     seed: Union[int, None] = None
@@ -96,23 +96,32 @@ def _scorer_of(span: Union[str, None], scorers: dict, parents: dict) -> Union[st
     return None
 
 
-def grader(spec: Spec, name: str, call: Union[Event, None], time: Union[str, None]) -> Union[Grader, None]:
-    """Who graded the score ``name``; None when its scorer is no model grader."""
+def grader(configured: Grader, call: Union[Event, None], time: Union[str, None]) -> Union[Grader, None]:
+    """Who graded a score: the model its scorer span called (with that call's sampling
+    settings), else the grader its scorer is ``configured`` with; None when neither names a
+    model (the scorer is no model grader)."""
+    if call is not None and call.model:
+        return Grader(call.model, configured.prompt, *_sampling(call.config), time)
+    return None if configured.model is None else replace(configured, time=time)
+
+
+def configured(spec: Spec, name: str) -> Grader:
+    """The grader the log's eval gives the scorer ``name``: its ``model`` option, else (a
+    ``model_graded_*`` scorer) the grader role, else the model under test; else no model (a
+    scorer that calls one all the same shows it in its span)."""
     options = _options(spec, name)
     prompt = _prompt(name, options)
-    if call is not None and call.model:
-        return Grader(call.model, prompt, *_sampling(call.config), time)
-    role = (spec.model_roles or {}).get("grader")
-    configured = options.get("model")
-    if isinstance(configured, list) and len(configured) == 1:
-        configured = configured[0]
-    if isinstance(configured, str) and configured:
-        return Grader(configured, prompt, *_sampling(options.get("config")), time)
+    model = options.get("model")
+    if isinstance(model, list) and len(model) == 1:
+        model = model[0]
+    if isinstance(model, str) and model:
+        return Grader(model, prompt, *_sampling(options.get("config")))
     if _bare(name).startswith(MODEL_GRADED):
+        role = (spec.model_roles or {}).get("grader")
         if role is not None:
-            return Grader(role.model, prompt, *_sampling(role.config), time)
-        return Grader(spec.model, prompt, None, None, time)
-    return None
+            return Grader(role.model, prompt, *_sampling(role.config))
+        return Grader(spec.model, prompt)
+    return Grader(None, prompt)
 
 
 def _options(spec: Spec, name: str) -> dict[str, Any]:

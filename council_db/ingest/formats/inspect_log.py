@@ -98,11 +98,17 @@ class Reader(LineReader):
         self.spec = self.log.spec
         self.run = self.spec.eval_id or self.spec.run_id or self.spec.created or ""
         self.warnings: list[str] = []
+        self.configured: dict[str, grades.Grader] = {}  # by scorer: what the eval's spec says of its grader
         self.scale = options.scale or self._inferred_scale(source)
 
     def batches(self) -> Any:
         """The log's samples in batches (ingest/pipeline.document_chunks reads them)."""
         return self.log.batches()
+
+    def end(self) -> Parsed:
+        """Nothing is left when the samples end; the archive is closed."""
+        self.log.close()
+        return Parsed()
 
     def __call__(self, batch: LineBatch) -> Parsed:
         parsed = Parsed()
@@ -126,7 +132,7 @@ class Reader(LineReader):
         length = _length(line.output)
         made, silent = [], 0
         for name, score in line.scores.items():
-            graded_by = grades.grader(self.spec, name, *spans.get(name, (None, None)))
+            graded_by = self._grader(name, spans)
             if graded_by is None:
                 continue
             grade = self._grade(name, score)
@@ -140,6 +146,11 @@ class Reader(LineReader):
                 score_scale=grade.scale, score_dimensions=grade.dimensions, reviewer_prompt=graded_by.prompt,
                 reviewer_temperature=graded_by.temperature, reviewer_seed=graded_by.seed))
         return made, silent
+
+    def _grader(self, name: str, spans: dict) -> Union[grades.Grader, None]:
+        if name not in self.configured:
+            self.configured[name] = grades.configured(self.spec, name)
+        return grades.grader(self.configured[name], *spans.get(name, (None, None)))
 
     def _grade(self, name: str, score: Score) -> Union[grades.Grade, None]:
         if grades.failed(score.value, score.explanation):
@@ -158,8 +169,7 @@ class Reader(LineReader):
                 continue
             spans = grades.scorer_spans(sample.events or [])
             for name, score in (sample.scores or {}).items():
-                graded = grades.grader(self.spec, name, *spans.get(name, (None, None))) is not None
-                if graded and not grades.failed(score.value, score.explanation):
+                if self._grader(name, spans) is not None and not grades.failed(score.value, score.explanation):
                     found += grades.numbers(score.value)
         self.log.broken.clear()  # found again when the samples are read
         if not found:

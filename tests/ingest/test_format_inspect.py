@@ -139,6 +139,23 @@ def test_a_grader_named_only_by_the_scorers_model_option_or_the_grader_role_is_f
         ("google/gemini-2.0-flash", 0.5), (PANELIST, None)}  # model_graded_fact takes the grader role
 
 
+def test_a_score_voted_by_several_grader_models_is_one_verdict_of_their_panel(tmp_path):
+    log = real_log()
+    log["eval"]["scorers"][0]["options"] = {"model": ["openai/gpt-4o", "google/gemini-2.0-flash"]}
+    with_events = copy.deepcopy(log["samples"][0])
+    model_event = next(event for event in with_events["events"] if event["event"] == "model")
+    with_events["events"].insert(2, dict(model_event, model="google/gemini-2.0-flash"))
+    for sample in log["samples"][1:]:
+        sample.pop("events")
+    log["samples"][0] = with_events
+
+    records, _, _, _ = read(write_json(tmp_path / "vote.json", log))
+
+    assert [r.reviewer_id for r in records] == [f"{MODEL}+google/gemini-2.0-flash",
+                                                "openai/gpt-4o+google/gemini-2.0-flash",
+                                                "openai/gpt-4o+google/gemini-2.0-flash"]
+
+
 def test_a_json_log_and_the_eval_archive_of_the_same_run_give_the_same_records(tmp_path):
     log = panel_log()
     as_json, _, _, _ = read(write_json(tmp_path / "run.json", log))
@@ -185,6 +202,17 @@ def test_a_nan_score_which_inspect_writes_as_a_bare_word_is_a_grade_not_given(tm
     records, rejected, _, _ = read(path)
 
     assert rejected == [] and [r.score_value for r in records] == [0.0, 3.0, 3.0]
+
+
+def test_a_sample_that_failed_before_scoring_or_a_grade_not_given_on_a_scale_holding_0_makes_no_record(tmp_path):
+    log = real_log()
+    log["samples"][0]["scores"] = None  # Inspect's sample that errored
+    log["samples"][1]["scores"]["model_graded_fact"] = {"value": 0, "explanation": "Grade not found in model output"}
+    log["samples"][2]["scores"]["model_graded_fact"]["value"] = 4
+
+    records, rejected, silent, _ = read(write_json(tmp_path / "failed.json", log), scale="0-10")
+
+    assert ([(r.session_id, r.score_value) for r in records], rejected, silent) == ([(f"{TASK}/3", 4.0)], [], 2)
 
 
 @pytest.mark.parametrize("make, says", [
@@ -245,7 +273,8 @@ def test_a_log_imported_again_stores_nothing_twice_and_the_bias_report_reads_its
     again = json.loads(cli("import", "--from", "inspect", str(path), "--format", "json").stdout)
     report = json.loads(cli("bias-report", "--format", "json").stdout)
 
-    assert (first["inserted"], first["excluded"], first["rejected"], again["inserted"]) == (48, 4, 0, 0)
+    assert (first["inserted"], first["excluded"], first["rejected"]) == (48, 4, 0)
+    assert (again["inserted"], again["duplicates"], again["files"][0]["lines"]) == (0, 0, 0)  # not read again
     assert (report["window"]["sessions"], report["window"]["records"], report["excluded"]) == (12, 44, {"unscored": 4})
     retests = {row["reviewer_id"]: (row["pairs"], row["mean_abs_difference"]["estimate"])
                for row in report["self_consistency"]["reviewers"]}

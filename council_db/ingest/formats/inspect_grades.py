@@ -5,6 +5,8 @@ scorer span (its ``span_begin`` of type "scorer", named as the score), or a ``mo
 the scorer in ``eval.scorers``, or a scorer named ``model_graded_*`` (Inspect's model_graded_qa
 and model_graded_fact), which grades with ``eval.model_roles["grader"]``, else with the model
 under test itself (``eval.model``). Other scorers (match, includes, ...) are no judges: skipped.
+A score for which several models were called (``model_graded_qa(model=[a, b, c])``, whose
+verdict is their majority vote) is one verdict of that panel: its reviewer is ``a+b+c``.
 
 Scores (inspect_ai/scorer/_metric.py): the letters C (correct), P (partial), I (incorrect) are
 put on the "1-3" scale as 3, 2, 1 (Inspect's own value_to_float reads them 1, 0.5, 0: the same
@@ -33,6 +35,7 @@ LETTER_SCALE = "1-3"
 UNSCORED = 0.0  # llm-council's "never scored", which every analysis leaves out
 NOT_FOUND = "Grade not found in model output"  # the explanation of Inspect's model-graded scorers
 MODEL_GRADED = "model_graded_"
+PANEL = "+"  # between the models of one score graded by several (model_graded_qa(model=[...]) votes)
 
 
 class Event(msgspec.Struct):
@@ -67,22 +70,22 @@ class Grade:
     dimensions: Union[dict[str, float], None] = None
 
 
-def scorer_spans(events: list[Event]) -> dict[str, tuple[Union[Event, None], Union[str, None]]]:
-    """Each scorer span's name -> (its first model event, the time of its score event)."""
+def scorer_spans(events: list[Event]) -> dict[str, tuple[list[Event], Union[str, None]]]:
+    """Each scorer span's name -> (its model events, the time of its score event)."""
     parents = {event.id: event.parent_id for event in events if event.event == "span_begin"}
     scorers = {event.id: event.name for event in events
                if event.event == "span_begin" and event.type == "scorer" and event.name}
-    found: dict[str, tuple[Union[Event, None], Union[str, None]]] = {}
+    found: dict[str, tuple[list[Event], Union[str, None]]] = {}
     for event in events:
         name = _scorer_of(event.span_id, scorers, parents)
         if name is None or event.event not in ("model", "score"):
             continue
-        call, time = found.get(name, (None, None))
-        if event.event == "model" and call is None:
-            call = event
+        calls, time = found.get(name, ([], None))
+        if event.event == "model" and event.model:
+            calls.append(event)
         elif event.event == "score":
             time = event.timestamp
-        found[name] = (call, time)
+        found[name] = (calls, time)
     return found
 
 
@@ -96,12 +99,15 @@ def _scorer_of(span: Union[str, None], scorers: dict, parents: dict) -> Union[st
     return None
 
 
-def grader(configured: Grader, call: Union[Event, None], time: Union[str, None]) -> Union[Grader, None]:
+def grader(configured: Grader, calls: list[Event], time: Union[str, None]) -> Union[Grader, None]:
     """Who graded a score: the model its scorer span called (with that call's sampling
     settings), else the grader its scorer is ``configured`` with; None when neither names a
-    model (the scorer is no model grader)."""
-    if call is not None and call.model:
-        return Grader(call.model, configured.prompt, *_sampling(call.config), time)
+    model (the scorer is no model grader). Several models called are one panel's vote."""
+    models = list(dict.fromkeys(call.model for call in calls))
+    if len(models) == 1:
+        return Grader(models[0], configured.prompt, *_sampling(calls[0].config), time)
+    if models:
+        return Grader(PANEL.join(models), configured.prompt, None, None, time)
     return None if configured.model is None else replace(configured, time=time)
 
 
@@ -112,8 +118,8 @@ def configured(spec: Spec, name: str) -> Grader:
     options = _options(spec, name)
     prompt = _prompt(name, options)
     model = options.get("model")
-    if isinstance(model, list) and len(model) == 1:
-        model = model[0]
+    if isinstance(model, list) and model and all(isinstance(name, str) for name in model):
+        model = PANEL.join(model)
     if isinstance(model, str) and model:
         return Grader(model, prompt, *_sampling(options.get("config")))
     if _bare(name).startswith(MODEL_GRADED):

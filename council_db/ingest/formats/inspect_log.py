@@ -150,7 +150,7 @@ class Reader(LineReader):
     def _grader(self, name: str, spans: dict) -> Union[grades.Grader, None]:
         if name not in self.configured:
             self.configured[name] = grades.configured(self.spec, name)
-        return grades.grader(self.configured[name], *spans.get(name, (None, None)))
+        return grades.grader(self.configured[name], *spans.get(name, ([], None)))
 
     def _grade(self, name: str, score: Score) -> Union[grades.Grade, None]:
         if grades.failed(score.value, score.explanation):

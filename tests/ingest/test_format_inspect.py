@@ -139,6 +139,22 @@ def test_a_grader_named_only_by_the_scorers_model_option_or_the_grader_role_is_f
         ("google/gemini-2.0-flash", 0.5), (PANELIST, None)}  # model_graded_fact takes the grader role
 
 
+def test_a_log_of_inspect_before_spans_marks_the_scorer_by_its_step_events(tmp_path):
+    log = real_log()
+    for sample in log["samples"]:
+        for event in sample["events"]:
+            event.pop("span_id")
+            if event["event"] in ("span_begin", "span_end"):
+                action = "begin" if event["event"] == "span_begin" else "end"
+                event.update(event="step", action=action, type="scorer", name="model_graded_fact")
+            elif event["event"] == "model":
+                event.update(model="openai/gpt-4o", config={"temperature": 0.2})
+
+    records, _, _, _ = read(write_json(tmp_path / "steps.json", log))
+
+    assert {(r.reviewer_id, r.reviewer_temperature) for r in records} == {("openai/gpt-4o", 0.2)}
+
+
 def test_a_score_voted_by_several_grader_models_is_one_verdict_of_their_panel(tmp_path):
     log = real_log()
     log["eval"]["scorers"][0]["options"] = {"model": ["openai/gpt-4o", "google/gemini-2.0-flash"]}

@@ -1,7 +1,8 @@
 """What an Inspect sample's model-graded score says: who graded (and how), and the score.
 
 A score is model-graded when its scorer called a model: a ``model`` event inside the sample's
-scorer span (its ``span_begin`` of type "scorer", named as the score), or a ``model`` option of
+scorer span (its ``span_begin`` of type "scorer", named as the score; in older logs between the
+scorer's ``step`` events), or a ``model`` option of
 the scorer in ``eval.scorers``, or a scorer named ``model_graded_*`` (Inspect's model_graded_qa
 and model_graded_fact), which grades with ``eval.model_roles["grader"]``, else with the model
 under test itself (``eval.model``). Other scorers (match, includes, ...) are no judges: skipped.
@@ -45,6 +46,7 @@ class Event(msgspec.Struct):
     id: Union[str, None] = None
     span_id: Union[str, None] = None
     parent_id: Union[str, None] = None
+    action: Union[str, None] = None  # a step event's begin or end
     type: Union[str, None] = None
     name: Union[str, None] = None
     model: Union[str, None] = None
@@ -71,13 +73,17 @@ class Grade:
 
 
 def scorer_spans(events: list[Event]) -> dict[str, tuple[list[Event], Union[str, None]]]:
-    """Each scorer span's name -> (its model events, the time of its score event)."""
+    """Each scorer span's name -> (its model events, the time of its score event). Logs of
+    Inspect before spans (0.3.7x) mark a scorer's events by ``step`` events around them."""
     parents = {event.id: event.parent_id for event in events if event.event == "span_begin"}
     scorers = {event.id: event.name for event in events
                if event.event == "span_begin" and event.type == "scorer" and event.name}
     found: dict[str, tuple[list[Event], Union[str, None]]] = {}
+    step = None  # the scorer step the events are in (older logs)
     for event in events:
-        name = _scorer_of(event.span_id, scorers, parents)
+        if event.event == "step" and event.type == "scorer":
+            step = event.name if event.action == "begin" else None
+        name = _scorer_of(event.span_id, scorers, parents) or step
         if name is None or event.event not in ("model", "score"):
             continue
         calls, time = found.get(name, ([], None))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Union
+from typing import Any, Iterator, Union
 
 import msgspec
 
@@ -101,7 +101,7 @@ class Reader(LineReader):
         self.configured: dict[str, grades.Grader] = {}  # by scorer: what the eval's spec says of its grader
         self.scale = options.scale or self._inferred_scale(source)
 
-    def batches(self) -> Any:
+    def batches(self) -> Iterator[LineBatch]:
         """The log's samples in batches (ingest/pipeline.document_chunks reads them)."""
         return self.log.batches()
 

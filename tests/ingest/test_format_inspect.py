@@ -172,6 +172,21 @@ def test_a_score_voted_by_several_grader_models_is_one_verdict_of_their_panel(tm
                                                 "openai/gpt-4o+google/gemini-2.0-flash"]
 
 
+def test_a_log_whose_scorers_call_no_model_says_so_and_gives_no_record(tmp_path):
+    log = real_log()
+    for sample in log["samples"]:
+        sample["scores"] = {"match": {"value": "C"}, "includes": {"value": "I"}}
+        sample.pop("events")
+    log["eval"]["scorers"] = [{"name": "match"}, {"name": "includes"}]
+
+    records, rejected, silent, reader = read(write_json(tmp_path / "match.json", log))
+
+    assert (records, rejected, silent) == ([], [], 0)
+    assert reader.warnings == [f"{tmp_path / 'match.json'}: no score of its first samples was given by a grader "
+                               "model (scorers includes, match): only model-graded scores are imported "
+                               "(docs/import-formats.md, inspect)"]
+
+
 def test_a_json_log_and_the_eval_archive_of_the_same_run_give_the_same_records(tmp_path):
     log = panel_log()
     as_json, _, _, _ = read(write_json(tmp_path / "run.json", log))

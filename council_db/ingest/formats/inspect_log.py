@@ -32,7 +32,7 @@ from council_db.ingest.rejected import from_line_error
 from council_db.ingest.sources import Source
 
 NOT_A_SLOT = "1.0.0"  # the schema whose position is no display slot: a key of repeated gradings
-SCALE_SAMPLES = 200  # the samples whose numeric scores give the scale when --scale is not given
+LOOK_AHEAD = 200  # the first samples looked at before reading: their numbers' scale, whether any is graded
 # Inspect writes a NaN score as the bare word NaN, which is no JSON: read as null (a failed grade)
 _NAN = re.compile(rb"(?<=[:\[,\s])-?NaN(?=\s*[,\]}])")
 
@@ -99,7 +99,7 @@ class Reader(LineReader):
         self.run = self.spec.eval_id or self.spec.run_id or self.spec.created or ""
         self.warnings: list[str] = []
         self.configured: dict[str, grades.Grader] = {}  # by scorer: what the eval's spec says of its grader
-        self.scale = options.scale or self._inferred_scale(source)
+        self.scale = self._look_ahead(source, options.scale)
 
     def batches(self) -> Iterator[LineBatch]:
         """The log's samples in batches (ingest/pipeline.document_chunks reads them)."""
@@ -157,28 +157,39 @@ class Reader(LineReader):
             return grades.unscored(score.value, self.scale)
         return grades.grade(f"scores.{name}.value", score.value, self.scale)
 
-    def _inferred_scale(self, source: Source) -> Union[str, None]:
-        """The scale of the numbers among the first samples' scores, with a warning; None without any."""
-        found: list[float] = []
-        for count, (_, text) in enumerate(self.log.samples()):
-            if count == SCALE_SAMPLES:
-                break
-            try:
-                sample = self._decoded(text)
-            except (LineError, NotJson):  # a bad sample is rejected when it is read
-                continue
+    def _look_ahead(self, source: Source, scale: Union[str, None]) -> Union[str, None]:
+        """The first samples' scores: the scale of their numbers (when --scale is not given), and
+        a warning when none is model-graded (only a grader model's scores are imported)."""
+        numbers, graded, other = [], 0, set()
+        for _, sample in zip(range(LOOK_AHEAD), self._first_samples()):
             spans = grades.scorer_spans(sample.events or [])
             for name, score in (sample.scores or {}).items():
-                if self._grader(name, spans) is not None and not grades.failed(score.value, score.explanation):
-                    found += grades.numbers(score.value)
+                if self._grader(name, spans) is None:
+                    other.add(name)
+                    continue
+                graded += 1
+                if not grades.failed(score.value, score.explanation):
+                    numbers += grades.numbers(score.value)
         self.log.broken.clear()  # found again when the samples are read
-        if not found:
-            return None
-        scale = inferred_scale(min(found), max(found))
+        if other and not graded:
+            self.warnings.append(f"{source.name}: no score of its first samples was given by a grader model (scorers "
+                                 f"{', '.join(sorted(other)[:10])}): only model-graded scores are imported "
+                                 "(docs/import-formats.md, inspect)")
+        if scale is not None or not numbers:
+            return scale
+        scale = inferred_scale(min(numbers), max(numbers))
         self.warnings.append(f"no --scale: the numeric scores of {source.name}'s first samples lie in "
-                             f"{plain(min(found))}..{plain(max(found))}, so their scale is taken as {scale} (a score "
-                             "outside it is kept but left out of analyses); give --scale LOW-HIGH to set it")
+                             f"{plain(min(numbers))}..{plain(max(numbers))}, so their scale is taken as {scale} (a "
+                             "score outside it is kept but left out of analyses); give --scale LOW-HIGH to set it")
         return scale
+
+    def _first_samples(self) -> Iterator[Sample]:
+        """The log's samples that decode, from its start (bad ones are rejected when read)."""
+        for _, text in self.log.samples():
+            try:
+                yield self._decoded(text)
+            except (LineError, NotJson):
+                continue
 
 
 def _key(run: str, scorer: str, epoch: int) -> int:

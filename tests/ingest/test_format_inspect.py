@@ -196,6 +196,20 @@ def test_a_json_log_and_the_eval_archive_of_the_same_run_give_the_same_records(t
     assert sorted(as_eval, key=repr) == sorted(as_json, key=repr)
 
 
+@pytest.mark.parametrize("header", ["_journal/start.json", "start.json"])
+def test_an_archive_still_being_written_or_of_an_older_inspect_is_read_by_the_header_it_has(tmp_path, header):
+    full = write_eval(tmp_path / "full.eval", real_log())
+    path = tmp_path / "partial.eval"
+    with zipfile.ZipFile(full) as source, zipfile.ZipFile(path, "w") as archive:
+        for name in source.namelist():
+            if name.startswith("samples/") or name == "_journal/start.json":
+                archive.writestr(header if name == "_journal/start.json" else name, source.read(name))
+
+    records, rejected, _, _ = read(path)
+
+    assert (len(records), rejected) == (3, []) and records == read(full)[0]
+
+
 def test_rubric_scores_are_dimensions_and_numbers_keep_their_scale(tmp_path):
     log = real_log()
     log["samples"][0]["scores"]["model_graded_fact"]["value"] = {"accuracy": "C", "clarity": "P"}

@@ -239,6 +239,27 @@ def test_a_bad_sample_is_rejected_naming_its_field_and_line_and_the_others_are_k
     assert "no grade; expected C, P or I" in rejected[0].reason
 
 
+@pytest.mark.parametrize("change, field, says", [
+    (lambda sample: sample.update(id="q\u0000" + "1"), "session_id", "(the record's session_id is <eval.task>/<id>)"),
+    (lambda sample: sample.update(id="q" * 600), "session_id", "got a string of 615 characters"),
+    (lambda sample: sample["events"][1].update(model="judge\ud800"), None, "not valid JSON"),  # as any line
+    (lambda sample: sample["events"][1].update(model="j" * 501), "reviewer_id", "(the record's reviewer_id is the "
+                                                                              "grader model)"),
+    (lambda sample: sample["events"][1].update(config={"temperature": 1e9}), "reviewer_temperature", "100"),
+    (lambda sample: sample.update(epoch="one"), "epoch", "expected the epoch, a whole number"),
+])
+def test_a_value_no_record_can_hold_rejects_its_sample_naming_what_it_makes(tmp_path, change, field, says):
+    log = real_log()
+    change(log["samples"][0])
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(log, indent=2), encoding="utf-8", errors="surrogatepass")
+
+    records, rejected, _, _ = read(path)
+
+    assert [r.session_id for r in records] == [f"{TASK}/2", f"{TASK}/3"]
+    assert [bad.field for bad in rejected] == [field] and says in rejected[0].reason, rejected[0].reason
+
+
 def test_a_nan_score_which_inspect_writes_as_a_bare_word_is_a_grade_not_given(tmp_path):
     path = write_json(tmp_path / "nan.json", real_log())
     text = path.read_text(encoding="utf-8")

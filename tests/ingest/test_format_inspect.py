@@ -15,7 +15,7 @@ import pytest
 
 from council_db.contract.record import Record
 from council_db.errors import CouncilDbError
-from council_db.ingest.formats import inspect_files
+from council_db.ingest.formats import inspect_document, inspect_files
 from council_db.ingest.formats.inspect_log import Reader
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import resolve_sources
@@ -260,6 +260,27 @@ def test_a_value_no_record_can_hold_rejects_its_sample_naming_what_it_makes(tmp_
     assert [bad.field for bad in rejected] == [field] and says in rejected[0].reason, rejected[0].reason
 
 
+def test_a_json_log_read_in_a_window_smaller_than_its_values_gives_the_same_records(tmp_path, monkeypatch):
+    path = write_json(tmp_path / "panel.json", panel_log())
+    whole, _, _, _ = read(path)
+    monkeypatch.setattr(inspect_document, "CHUNK_CHARS", 100)  # every value runs past the window
+
+    records, rejected, _, _ = read(path)
+
+    assert rejected == [] and records == whole and len(records) == 12
+
+
+def test_a_json_log_cut_short_keeps_the_samples_before_the_cut(tmp_path):
+    path = write_json(tmp_path / "cut.json", real_log())
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[:text.index('"id": 3,') + 20], encoding="utf-8")
+
+    records, rejected, _, _ = read(path)
+
+    assert [r.session_id for r in records] == [f"{TASK}/1", f"{TASK}/2"]
+    assert [(bad.line_number, bad.field) for bad in rejected] == [(text[:text.index('"id": 3,')].count("\n"), None)]
+
+
 def test_a_nan_score_which_inspect_writes_as_a_bare_word_is_a_grade_not_given(tmp_path):
     path = write_json(tmp_path / "nan.json", real_log())
     text = path.read_text(encoding="utf-8")
@@ -368,14 +389,15 @@ def test_a_sample_entry_the_archive_cannot_give_back_is_rejected_and_the_others_
     assert "the archive's samples/2_epoch_1.json cannot be read" in rejected[0].reason
 
 
-def test_an_archive_is_read_one_batch_of_samples_at_a_time(tmp_path, monkeypatch):
-    """A .eval is never held whole: 200 samples of 40 KB read in batches of 1 MB hold about one batch."""
+@pytest.mark.parametrize("write", [write_eval, write_json])
+def test_a_log_is_read_one_batch_of_samples_at_a_time(tmp_path, monkeypatch, write):
+    """A log is never held whole: 200 samples of 40 KB read in batches of 1 MB hold about one batch."""
     monkeypatch.setattr(inspect_files, "BATCH_BYTES", 1 << 20)
     log = real_log()
     template = log["samples"][0]
     template["metadata"] = {"padding": "x" * 40_000}
     log["samples"] = [dict(template, id=number) for number in range(1, 201)]
-    path = write_eval(tmp_path / "big.eval", log)
+    path = write(tmp_path / f"big.{write.__name__[6:]}", log)
     reader = Reader(FormatOptions("inspect"), resolve_sources([str(path)])[0])
 
     tracemalloc.start()

@@ -6,15 +6,13 @@ Inspect (UKGovernmentBEIS/inspect_ai, log/_recorders/) writes a log in one of tw
 - ``.eval``: a ZIP archive of JSON files: the header (``header.json``; a log still being written,
   or one of Inspect before 0.3.50, has ``_journal/start.json`` or ``start.json``, which hold
   ``eval`` too), and each sample in ``samples/<id>_epoch_<epoch>.json``.
-A ``.eval`` is read entry by entry, one sample held at a time, so a large archive is never
-held whole. A ``.json`` is one document: it is read whole, and each sample is cut out of it
-by where it starts and ends (numbered by the line it starts on, as LLMBar's items are).
-A sample of a ``.eval`` is numbered by its place among the archive's ``samples/`` entries.
+Either is read a sample at a time, so a large log is never held whole: a ``.eval`` entry by
+entry, each sample numbered by its place among the archive's ``samples/`` entries; a ``.json``
+as its text comes (inspect_document), each sample numbered by the line it starts on.
 """
 
 from __future__ import annotations
 
-import json
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.errors import CouncilDbError
+from council_db.ingest.formats.inspect_document import JsonLog
 from council_db.ingest.formats.judge_lines import Name
 from council_db.ingest.lines import LineBatch
 from council_db.ingest.sources import Source
@@ -66,20 +65,21 @@ class Header(msgspec.Struct):
 
 @dataclass
 class LogFile:
-    """An opened log: its eval's spec, and its samples in batches. ``text``: a ``.json`` log's
-    whole text; ``broken``: samples of a ``.eval`` that could not be read, by number, with why."""
+    """An opened log: its eval's spec, and its samples in batches, from a ``.json`` ``document``
+    or a ``.eval`` ``archive``; ``broken``: the archive's samples that could not be read, by
+    number, with why."""
 
     source: Source
     spec: Spec
-    text: Union[str, None] = None
+    document: Union[JsonLog, None] = None
     archive: Union[zipfile.ZipFile, None] = None
     broken: dict[int, LineError] = field(default_factory=dict)
 
     def samples(self) -> Iterator[tuple[int, bytes]]:
         """(number, JSON text) of each sample, in the file's order."""
-        if self.text is None:
+        if self.document is None:
             return self._archive_samples()
-        return _document_samples(self.text)
+        return self.document.samples()
 
     def batches(self) -> Iterator[LineBatch]:
         """The samples in batches of at most BATCH_SAMPLES or about BATCH_BYTES, each sample at
@@ -140,8 +140,8 @@ def open_log(source: Source) -> LogFile:
     if is_eval_archive(source):
         archive = _opened(source)
         return LogFile(source, _archive_header(source, archive), archive=archive)
-    text = _document_text(source)
-    return LogFile(source, _document_header(source, text), text)
+    document = JsonLog(source.path)
+    return LogFile(source, _document_header(source, document), document)
 
 
 def is_eval_archive(source: Source) -> bool:
@@ -180,12 +180,13 @@ def _archive_header(source: Source, archive: zipfile.ZipFile) -> Spec:
     return _spec(source, text, found)
 
 
-def _document_header(source: Source, text: str) -> Spec:
+def _document_header(source: Source, document: JsonLog) -> Spec:
     """The spec from the document's ``eval``, which Inspect writes before its samples."""
-    for key, start, end in _top_level(text):
-        if key == "eval":
-            return _spec(source, text[start:end].encode("utf-8", "surrogatepass"), "its eval", wrap=True)
-    raise CouncilDbError(f"{source.name}: a JSON document without \"eval\": not {KIND} (.json); nothing was imported")
+    text = document.eval_text()
+    if text is None:
+        raise CouncilDbError(f"{source.name}: a JSON document without \"eval\": not {KIND} (.json); nothing was "
+                             "imported")
+    return _spec(source, text, "its eval", wrap=True)
 
 
 def _spec(source: Source, text: bytes, where: str, wrap: bool = False) -> Spec:
@@ -200,63 +201,3 @@ def _spec(source: Source, text: bytes, where: str, wrap: bool = False) -> Spec:
 
 def _is_sample(name: str) -> bool:
     return name.startswith(SAMPLES) and name.endswith(".json")
-
-
-def _document_text(source: Source) -> str:
-    try:
-        return source.path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")  # type: ignore[union-attr]
-    except UnicodeDecodeError as error:
-        raise CouncilDbError(f"{source.name}: bytes that are not UTF-8 at byte {error.start:,}: not {KIND} (.json); "
-                             "nothing was imported") from None
-
-
-def _top_level(text: str) -> Iterator[tuple[str, int, int]]:
-    """(key, start, end) of each value of the document's top-level object, in order."""
-    decoder = json.JSONDecoder()
-    position = _blank(text, 0)
-    if not text.startswith("{", position):
-        return
-    position = _blank(text, position + 1)
-    try:
-        while text.startswith('"', position):
-            key, position = decoder.raw_decode(text, position)
-            position = _blank(text, position)
-            if not text.startswith(":", position):
-                return
-            start = _blank(text, position + 1)
-            end = start if key == "samples" else decoder.raw_decode(text, start)[1]
-            yield key, start, end
-            if key == "samples":
-                return
-            position = _blank(text, end)
-            position = _blank(text, position + 1) if text.startswith(",", position) else position
-    except json.JSONDecodeError:
-        return
-
-
-def _document_samples(text: str) -> Iterator[tuple[int, bytes]]:
-    """Each element of the document's ``samples`` list: (the line it starts on, its text).
-    Where the list stops being JSON, a broken text at that line (its reader rejects it), and no more."""
-    start = next((begin for key, begin, _ in _top_level(text) if key == "samples"), None)
-    if start is None or not text.startswith("[", start):
-        return
-    decoder, line, counted = json.JSONDecoder(), 1, 0
-    position = _blank(text, start + 1)
-    while position < len(text) and not text.startswith("]", position):
-        line += text.count("\n", counted, position)
-        counted = position
-        try:
-            _, end = decoder.raw_decode(text, position)
-        except json.JSONDecodeError:
-            yield line, b"{"  # not valid JSON: rejected as such, and the list ends here
-            return
-        yield line, text[position:end].encode("utf-8", "surrogatepass")
-        position = _blank(text, end)
-        position = _blank(text, position + 1) if text.startswith(",", position) else position
-
-
-def _blank(text: str, position: int) -> int:
-    """The first position at or after ``position`` that is not JSON whitespace."""
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position

@@ -182,9 +182,9 @@ def test_a_log_whose_scorers_call_no_model_says_so_and_gives_no_record(tmp_path)
     records, rejected, silent, reader = read(write_json(tmp_path / "match.json", log))
 
     assert (records, rejected, silent) == ([], [], 0)
-    assert reader.warnings == [f"{tmp_path / 'match.json'}: no score of its first samples was given by a grader "
-                               "model (scorers includes, match): only model-graded scores are imported "
-                               "(docs/import-formats.md, inspect)"]
+    assert reader.warnings == ["no score of the first samples (up to 200) was given by a grader model (scorers "
+                               "includes, match): only model-graded scores are imported (docs/import-formats.md, "
+                               "inspect)"]
 
 
 def test_a_json_log_and_the_eval_archive_of_the_same_run_give_the_same_records(tmp_path):

@@ -99,7 +99,7 @@ class Reader(LineReader):
         self.run = self.spec.eval_id or self.spec.run_id or self.spec.created or ""
         self.warnings: list[str] = []
         self.configured: dict[str, grades.Grader] = {}  # by scorer: what the eval's spec says of its grader
-        self.scale = self._look_ahead(source, options.scale)
+        self.scale = self._look_ahead(options.scale)
 
     def batches(self) -> Iterator[LineBatch]:
         """The log's samples in batches (ingest/pipeline.document_chunks reads them)."""
@@ -157,7 +157,7 @@ class Reader(LineReader):
             return grades.unscored(score.value, self.scale)
         return grades.grade(f"scores.{name}.value", score.value, self.scale)
 
-    def _look_ahead(self, source: Source, scale: Union[str, None]) -> Union[str, None]:
+    def _look_ahead(self, scale: Union[str, None]) -> Union[str, None]:
         """The first samples' scores: the scale of their numbers (when --scale is not given), and
         a warning when none is model-graded (only a grader model's scores are imported)."""
         numbers, graded, other = [], 0, set()
@@ -172,13 +172,13 @@ class Reader(LineReader):
                     numbers += grades.numbers(score.value)
         self.log.broken.clear()  # found again when the samples are read
         if other and not graded:
-            self.warnings.append(f"{source.name}: no score of its first samples was given by a grader model (scorers "
-                                 f"{', '.join(sorted(other)[:10])}): only model-graded scores are imported "
+            self.warnings.append(f"no score of the first samples (up to {LOOK_AHEAD}) was given by a grader model "
+                                 f"(scorers {', '.join(sorted(other)[:10])}): only model-graded scores are imported "
                                  "(docs/import-formats.md, inspect)")
         if scale is not None or not numbers:
             return scale
         scale = inferred_scale(min(numbers), max(numbers))
-        self.warnings.append(f"no --scale: the numeric scores of {source.name}'s first samples lie in "
+        self.warnings.append(f"no --scale: the numeric scores of the first samples (up to {LOOK_AHEAD}) lie in "
                              f"{plain(min(numbers))}..{plain(max(numbers))}, so their scale is taken as {scale} (a "
                              "score outside it is kept but left out of analyses); give --scale LOW-HIGH to set it")
         return scale

@@ -281,10 +281,11 @@ def test_a_json_log_cut_short_keeps_the_samples_before_the_cut(tmp_path):
     assert [(bad.line_number, bad.field) for bad in rejected] == [(text[:text.index('"id": 3,')].count("\n"), None)]
 
 
-def test_a_nan_score_which_inspect_writes_as_a_bare_word_is_a_grade_not_given(tmp_path):
+@pytest.mark.parametrize("word", ["NaN", "Infinity", "-Infinity"])
+def test_a_score_inspect_writes_as_a_bare_word_that_is_no_json_is_a_grade_not_given(tmp_path, word):
     path = write_json(tmp_path / "nan.json", real_log())
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('"value": "C"', '"value": NaN', 1), encoding="utf-8")
+    path.write_text(text.replace('"value": "C"', f'"value": {word}', 1), encoding="utf-8")
 
     records, rejected, _, _ = read(path)
 

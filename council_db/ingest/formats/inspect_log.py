@@ -33,8 +33,8 @@ from council_db.ingest.sources import Source
 
 NOT_A_SLOT = "1.0.0"  # the schema whose position is no display slot: a key of repeated gradings
 LOOK_AHEAD = 200  # the first samples looked at before reading: their numbers' scale, whether any is graded
-# Inspect writes a NaN score as the bare word NaN, which is no JSON: read as null (a failed grade)
-_NAN = re.compile(rb"(?<=[:\[,\s])-?NaN(?=\s*[,\]}])")
+# Inspect writes a NaN or infinite score as a bare word, which is no JSON: read as null (a grade not given)
+_NOT_FINITE = re.compile(rb"(?<=[:\[,\s])-?(?:NaN|Infinity)(?=\s*[,\]}])")
 
 
 class Score(msgspec.Struct):
@@ -120,8 +120,8 @@ class Reader(LineReader):
         return parsed
 
     def _decoded(self, text: bytes) -> Any:
-        if b"NaN" in text:
-            text = _NAN.sub(b"null", text)
+        if b"NaN" in text or b"Infinity" in text:
+            text = _NOT_FINITE.sub(b"null", text)
         return super()._decoded(text)
 
     def records(self, line: Sample) -> tuple[list[Values], int]:

@@ -369,9 +369,13 @@ def test_a_log_imported_again_stores_nothing_twice_and_the_bias_report_reads_its
     assert retests == {PANELIST: (8, 0.5), MODEL: (12, 0.0)}  # epoch 2 graded sample 2 I after P; 3 not at all
 
 
-def test_a_stream_is_refused_before_the_database_is_touched():
-    with pytest.raises(CouncilDbError, match="read from its file"):
-        Reader(FormatOptions("inspect"), resolve_sources(["-"])[0])
+def test_stdin_is_refused_before_the_database_is_made(tmp_path):
+    result = run_module("--db", str(tmp_path / "council.db"), "import", "--from", "inspect", "-",
+                        input=LOG.read_bytes())
+
+    assert result.returncode == 1 and "-: an Inspect eval log is read from its file" in result.stderr.decode()
+    assert not (tmp_path / "council.db").exists()
+
 
 
 def test_a_sample_entry_the_archive_cannot_give_back_is_rejected_and_the_others_are_kept(tmp_path):

@@ -135,13 +135,20 @@ def _entry(handle: BinaryIO, info: zipfile.ZipInfo) -> Union[bytes, None]:
 def open_log(source: Source) -> LogFile:
     """The log's header read, its samples not yet: CouncilDbError naming the file when it is no
     Inspect log."""
-    if source.path is None or source.kind != "file":
-        raise CouncilDbError(f"{source.name}: {KIND} is read from its file (.json or .eval), not a stream or .gz")
+    check_file(source)
     if is_eval_archive(source):
         archive = _opened(source)
         return LogFile(source, _archive_header(source, archive), archive=archive)
     document = JsonLog(source.path)
     return LogFile(source, _document_header(source, document), document)
+
+
+def check_file(source: Source) -> None:
+    """CouncilDbError unless the log is a plain file: an archive is read by its directory at its
+    end, and each pass over a log starts again from the file's start."""
+    if source.path is None or source.kind != "file":
+        raise CouncilDbError(f"{source.name}: {KIND} is read from its file (.json or .eval), not stdin, a pipe or "
+                             ".gz; nothing was imported")
 
 
 def is_eval_archive(source: Source) -> bool:

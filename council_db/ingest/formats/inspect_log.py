@@ -22,7 +22,7 @@ import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.ingest.formats import inspect_grades as grades
-from council_db.ingest.formats.inspect_files import LogFile, check_archive, is_eval_archive, open_log
+from council_db.ingest.formats.inspect_files import LogFile, check_archive, check_file, is_eval_archive, open_log
 from council_db.ingest.formats.judge_lines import LineReader, NotJson, Values
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.row_values import plain
@@ -83,7 +83,9 @@ class Reader(LineReader):
 
     @classmethod
     def check_source(cls, options: FormatOptions, source: Source) -> None:
-        """A ZIP archive must be a readable Inspect ``.eval`` (a ``.json`` is judged when read)."""
+        """A log is a file; a ZIP archive must be a readable Inspect ``.eval`` (a ``.json`` is
+        judged by its start (ingest/sniff), then when read)."""
+        check_file(source)
         if is_eval_archive(source):
             check_archive(source)
 

@@ -34,6 +34,7 @@ FORMATS = {
     "jsonl": "JSON Lines of any shape, through --map (nested fields by dotted path)",
     "openai-evals": "OpenAI evals run logs of model-graded evals (oaieval --record_path LOG.jsonl)",
     "promptfoo": "promptfoo eval results, each model-graded assertion (results.json, output version 3)",
+    "inspect": "UK AISI Inspect eval logs (.json or .eval), each sample's model-graded scores",
 }
 SHOWN_PER_FILE = 20
 
@@ -182,7 +183,7 @@ def command(
     scale: Annotated[Optional[str], typer.Option(
         "--scale", metavar="LOW-HIGH", help="csv, jsonl: the scores' scale, e.g. 1-10 (default: inferred from the "
         "first scores, with a warning); openai-evals: the range of the modelgraded spec's choice scores (default: "
-        "0-1).")] = None,
+        "0-1); inspect: the scale of numeric scores (inferred like csv's).")] = None,
     delimiter: Annotated[Optional[str], typer.Option(
         "--delimiter", metavar="CHAR", help="csv: the separator, one character or comma, tab, semicolon, pipe "
         "(default: a comma, or a tab when the header has tabs and no comma).")] = None,

@@ -130,12 +130,26 @@ def document_chunks(source: Source, offset: int, first_line: int, reader: LineRe
     cut short is rejected, not lost."""
     normaliser = Normaliser(reader)
     last = None
-    for last in _read(source, Segment(offset, None, False), first_line, normaliser):
+    for last in _document_read(source, offset, first_line, reader, normaliser):
         yield last
     held = reader.end()
     if last is not None and (held.records or held.rejected):
         yield Chunk(last.end_offset, last.last_line, 0, last.position,
                     normaliser.rows(held, LineBatch(last.last_line + 1, [], last.end_offset)))
+
+
+def _document_read(source: Source, offset: int, first_line: int, reader: LineReader,
+                   normaliser: Normaliser) -> Iterator[Chunk]:
+    """The document's lines in batches; or, from a reader that cuts its file itself (an archive:
+    ``batches()``), its batches: all of them from offset 0, none from its end (read already;
+    the importer reads a changed document again from 0)."""
+    own = getattr(reader, "batches", None)
+    if own is None:
+        return _read(source, Segment(offset, None, False), first_line, normaliser)
+    if offset:
+        return iter(())
+    return (Chunk(batch.end_offset, batch.first_line + len(batch.lines) - 1, len(batch.lines), batch.end_offset,
+                  normaliser.normalise(batch)) for batch in own())
 
 
 def chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch, *,

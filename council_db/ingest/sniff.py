@@ -13,6 +13,7 @@ import codecs
 import csv
 import io
 import json
+import re
 import shlex
 from typing import TYPE_CHECKING, Iterator
 
@@ -32,10 +33,11 @@ ALL_BAD_LINES = 100  # rejected lines before any record that stop an import
 SHOWN_COLUMNS = 20  # of a CSV's header, in the mapping a refusal suggests
 BOM = b"\xef\xbb\xbf"
 PARQUET = "a Parquet file"
+ZIP = b"PK\x03\x04"
 # What a file starts with, where a JSON line cannot ('{' or '['), and what it then is
 SIGNATURES = {
     b"\x89PNG\r\n\x1a\n": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image",
-    b"%PDF-": "a PDF document", b"PK\x03\x04": "a ZIP archive (xlsx and docx files are ZIP too)",
+    b"%PDF-": "a PDF document", ZIP: "a ZIP archive (xlsx and docx files are ZIP too)",
     b"SQLite format 3\x00": "an SQLite database", b"PAR1": PARQUET, b"BZh": "bzip2-compressed",
     b"\xfd7zXZ\x00": "xz-compressed", b"\x28\xb5\x2f\xfd": "zstd-compressed",
 }
@@ -55,7 +57,10 @@ NAMES = {LLM_COUNCIL: "llm-council bias records", "fastchat-single": "FastChat s
          "llmbar": "an LLMBar result.json", "judgebench": "JudgeBench judge outputs",
          "alpaca-eval": "AlpacaEval annotations (annotations.json)", "arena-hard": "arena-hard-auto judgments",
          "openai-evals": "an OpenAI evals log",
-         "promptfoo": "a promptfoo results file"}
+         "promptfoo": "a promptfoo results file",
+         "inspect": "a UK AISI Inspect eval log"}
+INSPECT_ENTRIES = (b"_journal/", b"header.json", b"start.json", b"samples/")  # a .eval's first ZIP entry
+_INSPECT_JSON = re.compile(rb'\A\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"\w+"\s*,\s*"eval"\s*:')
 
 
 def check(source: Source, options: FormatOptions) -> None:
@@ -71,6 +76,8 @@ def check(source: Source, options: FormatOptions) -> None:
     sample = head(source)
     named = "" if source.kind == "stdin" else f" {shlex.quote(source.name)}"  # jq reads stdin without a name
     found = None if sample is None else verdict(sample, options.format, named, document=document)
+    if found is None and sample is not None and options.format == "inspect":
+        found = _not_inspect(sample)
     if found is not None:
         raise CouncilDbError(f"{source.name}: {found}; nothing was imported")
     if options.format in MAPPED + RUN_LOGS:  # the mapping against the file's columns; a log's first line
@@ -88,6 +95,10 @@ def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -
     data = sample.removeprefix(BOM).lstrip(b" \t\r\n")
     if not data:
         return None
+    if _is_inspect_log(data):
+        return None if format == "inspect" else f"{NAMES['inspect']}: add --from inspect"
+    if format == "inspect" and data.startswith(ZIP):
+        return None  # an archive its reader has judged (formats/inspect_files.check_archive)
     if data[:1] not in (b"{", b"["):
         what = next((what for magic, what in SIGNATURES.items() if data.startswith(magic)), None)
         if what == PARQUET:
@@ -117,6 +128,23 @@ def verdict(sample: bytes, format: str, named: str, *, document: bool = False) -
     if first.startswith(b"{"):
         return _other_format(first, format) or _opening(data, format, partial)
     return _table(lines, format)
+
+
+def _is_inspect_log(data: bytes) -> bool:
+    """An Inspect log: a ``.json`` by its first keys, a ``.eval`` (ZIP) by its first entry's name."""
+    if data.startswith(ZIP) and len(data) >= 30:
+        name_length = int.from_bytes(data[26:28], "little")
+        return data[30:30 + name_length].startswith(INSPECT_ENTRIES)
+    return _INSPECT_JSON.match(data) is not None
+
+
+def _not_inspect(sample: bytes) -> str | None:
+    """A file given as an Inspect log that starts as none does (a .eval's archive is judged by its reader)."""
+    data = sample.removeprefix(BOM).lstrip(b" \t\r\n")
+    if not data or data.startswith(ZIP) or _is_inspect_log(data):
+        return None
+    return ('not an Inspect eval log: a .json log starts {"version": ..., "status": ..., "eval": ...} and a .eval '
+            "is a ZIP archive, as Inspect writes them")
 
 
 def _not_csv(first: bytes) -> str | None:

@@ -14,16 +14,16 @@ from council_db.ingest.formats.mapping import Pairs, checked_pairs
 
 LLM_COUNCIL = "llm-council"
 FORMATS = (LLM_COUNCIL, "fastchat-single", "fastchat-pair", "fastchat-review", "llmbar", "judgebench", "alpaca-eval",
-           "arena-hard", "csv", "jsonl", "openai-evals", "promptfoo")
+           "arena-hard", "csv", "jsonl", "openai-evals", "promptfoo", "inspect")
 USES_ANSWERS = ("fastchat-single", "fastchat-pair", "fastchat-review", "arena-hard")
 USES_BENCH = ("fastchat-single", "fastchat-pair", "llmbar", "judgebench", "alpaca-eval", "arena-hard", "promptfoo")
 USES_JUDGE = ("fastchat-review", "llmbar", "judgebench", "alpaca-eval", "arena-hard", "promptfoo")
 USES_BASELINE = ("arena-hard",)
-DOCUMENTS = ("llmbar", "alpaca-eval", "promptfoo")  # a file is one JSON document, not one JSON value a line
+DOCUMENTS = ("llmbar", "alpaca-eval", "promptfoo", "inspect")  # a file is one JSON document, not one JSON value a line
 MAPPED = ("csv", "jsonl")  # any table of scores, read through a mapping of its columns (formats/mapping.py)
 RUN_LOGS = ("openai-evals",)  # JSON Lines whose first line says what the rest are: read in order, in this process
 IN_ORDER = DOCUMENTS + RUN_LOGS  # read in this process, and read whole again when the file changed
-USES_SCALE = MAPPED + ("openai-evals",)  # --scale
+USES_SCALE = MAPPED + ("openai-evals", "inspect")  # --scale: the scale of scores given as plain numbers
 QUOTED = ("csv",)  # rows that may run over several lines inside a quoted field (ingest/quoted_rows.py)
 DELIMITERS = {"comma": ",", "tab": "\t", "semicolon": ";", "pipe": "|"}
 JUDGE_CHARS = 500  # the reviewer's name, as a record's (contract.record.Name)

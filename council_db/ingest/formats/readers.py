@@ -43,6 +43,8 @@ def reader_class(format: str) -> type[LineReader]:
         from council_db.ingest.formats.openai_evals import Reader
     elif format == "promptfoo":
         from council_db.ingest.formats.promptfoo import Reader
+    elif format == "inspect":
+        from council_db.ingest.formats.inspect_log import Reader
     else:
         from council_db.ingest.formats.fastchat_review import Reader
     return Reader

@@ -33,6 +33,7 @@ REFERENCES = (
     ("session_stats", "session_id", "sessions"),
     ("session_stats", "scale_id", "scales"),
     ("sessions", "import_id", "imports"),
+    ("score_dimensions", "dimension_id", "dimension_names"),
 )
 # a session or a record outlives its import's row: --repair empties the column (a record without
 # one belongs to its session's import, see store/provenance.py)

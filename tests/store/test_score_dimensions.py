@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import Cli, both_backends, record, scalar, session, write_jsonl
+from tests.store.test_derived_tables import by_hand
 
 RUBRIC = ("accuracy", "relevance", "completeness", "clarity")
 ALL_ROWS = "SELECT COUNT(*) FROM score_dimensions"
@@ -88,3 +89,14 @@ def test_the_dimension_view_shows_one_row_per_record_and_dimension_with_its_name
     assert scalar(db, "SELECT COUNT(*) FROM dimension_records") == 60
     assert scalar(db, "SELECT dimension_score FROM dimension_records WHERE dimension = 'clarity' "
                       "AND model = 'vendor/model-2' AND reviewer = 'vendor/model-0'") == 2.75
+
+
+@both_backends
+def test_db_check_finds_a_named_score_whose_name_is_gone_and_repair_deletes_it(tmp_path, cli, db, db_url):
+    cli("import", str(write_jsonl(tmp_path / "a.jsonl", rated("a"))))
+    by_hand(db_url, "UPDATE score_dimensions SET dimension_id = 99 WHERE dimension_id = 4")  # clarity: 12 rows
+    rows = {row["table"]: row for row in json.loads(cli("db", "check", "--format", "json").stdout)}
+    assert rows["score_dimensions.dimension_id"]["extra"] == 12
+    assert "dimension_id=99" in rows["score_dimensions.dimension_id"]["examples"]
+    assert cli("db", "check", "--repair").exit_code == 0
+    assert scalar(db, ALL_ROWS) == 60 - 12

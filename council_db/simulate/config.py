@@ -111,6 +111,7 @@ class SimulationConfig:
     dimensions: list[str] = field(default_factory=list)
     dimension_sd: float = 1.0  # SD of a dimension's score around the record's overall score
     dimension_position_effects: dict[str, list[float]] = field(default_factory=dict)  # name -> per display slot
+    dimension_reviewer_offsets: dict[str, dict[str, float]] = field(default_factory=dict)  # name -> reviewer -> X
 
     def __post_init__(self) -> None:
         if self.end.tzinfo is None:
@@ -197,6 +198,7 @@ def _validate(c: SimulationConfig) -> None:
         "reviewer_verbosity": c.reviewer_verbosity.values(),
         "dimension_sd": [c.dimension_sd],
         "dimension_position_effects": [v for effects in c.dimension_position_effects.values() for v in effects],
+        "dimension_reviewer_offsets": [v for offsets in c.dimension_reviewer_offsets.values() for v in offsets.values()],
     }
     for name, values in numbers.items():
         check(all(math.isfinite(v) for v in values), name, f"{name} must be finite numbers")
@@ -322,3 +324,9 @@ def _validate_dimensions(c: SimulationConfig, check) -> None:
               f"unknown dimension {name!r}: expected one of {', '.join(names) or '(none: set dimensions)'}")
         check(len(effects) <= c.answers_per_session, "dimension_position_effects",
               f"{len(effects)} position effects for {name!r} but sessions show only {c.answers_per_session} answers")
+    for name, offsets in c.dimension_reviewer_offsets.items():
+        check(name in names, "dimension_reviewer_offsets",
+              f"unknown dimension {name!r}: expected one of {', '.join(names) or '(none: set dimensions)'}")
+        for reviewer in offsets:
+            check(reviewer in c.reviewer_ids, "dimension_reviewer_offsets",
+                  f"unknown reviewer {reviewer!r}: expected one of {', '.join(c.reviewer_ids)}")

@@ -3,8 +3,8 @@ llm-council's rubric scoring does (accuracy, relevance, completeness, concisenes
 each 1-10: amiable-dev/llm-council, docs/adr/ADR-016-structured-rubric-scoring.md).
 
 A dimension's score is the record's overall score plus Normal(0, dimension_sd) plus the
-dimension's own position effect in the record's display slot, rounded and clipped like the
-overall score. The draws come from a generator of their own, so turning dimensions on leaves
+dimension's own position effect in the record's display slot and its own offset of the record's
+reviewer (a severity on one dimension alone), rounded and clipped like the overall score. The draws come from a generator of their own, so turning dimensions on leaves
 every other byte of a simulation as it was; an unscored record (score 0) gets none.
 """
 
@@ -32,6 +32,9 @@ def dimension_tenths(c: SimulationConfig, rng: np.random.Generator, tenths: np.n
     for number, name in enumerate(c.dimensions):
         planted = c.dimension_position_effects.get(name, [])
         effects[:len(planted), number] = planted
-    score = tenths[..., None] / 10 + c.dimension_sd * rng.standard_normal(shape) + effects[slot][None, None]
+    offsets = np.array([[c.dimension_reviewer_offsets.get(name, {}).get(reviewer, 0.0) for name in c.dimensions]
+                        for reviewer in c.reviewer_ids])  # (R, D)
+    score = (tenths[..., None] / 10 + c.dimension_sd * rng.standard_normal(shape) + effects[slot][None, None]
+             + offsets[None, :, None, :])
     step = 10 if c.integer_scale else 1
     return np.clip(np.rint(score * 10 / step) * step, MIN_TENTHS, MAX_TENTHS).astype(np.int64)

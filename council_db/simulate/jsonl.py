@@ -181,6 +181,7 @@ def _truth(
         "dimension_sd": c.dimension_sd,
         "dimension_position_effects": {name: list(c.dimension_position_effects.get(name, []))
                                        for name in c.dimensions},
+        "dimension_reviewer_offsets": {name: dict(c.dimension_reviewer_offsets.get(name, {})) for name in c.dimensions},
         **({"bradley_terry": {"strengths": dict(zip(c.models, plan.quality.tolist())), "slot_logit": c.slot_logit,
                               "length_logit": c.length_logit, "tie_band": c.tie_band, "strong_band": c.strong_band,
                               "davidson_tie": c.davidson_tie}}

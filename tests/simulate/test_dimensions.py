@@ -54,6 +54,7 @@ def test_a_position_effect_planted_on_one_dimension_moves_that_dimension_alone()
     ({"dimensions": ["a"], "dimension_position_effects": {"b": [1.0]}}, "dimension_position_effects"),
     ({"dimensions": ["a"], "pairwise": True, "candidates_per_session": 2}, "dimensions"),
     ({"dimensions": ["a"], "dimension_sd": -1.0}, "dimension_sd"),
+    ({"dimensions": ["a"], "dimension_reviewer_offsets": {"a": {"nobody": 1.0}}}, "dimension_reviewer_offsets"),
 ])
 def test_a_rubric_the_contract_would_refuse_is_refused_naming_its_field(config, field):
     with pytest.raises(SimulationConfigError) as error:

@@ -100,3 +100,12 @@ def test_db_check_finds_a_named_score_whose_name_is_gone_and_repair_deletes_it(t
     assert "dimension_id=99" in rows["score_dimensions.dimension_id"]["examples"]
     assert cli("db", "check", "--repair").exit_code == 0
     assert scalar(db, ALL_ROWS) == 60 - 12
+
+
+@both_backends
+def test_stats_lists_the_dimensions_with_their_counts_and_nothing_without_any(tmp_path, cli):
+    cli("import", str(write_jsonl(tmp_path / "plain.jsonl", session("plain"))))
+    assert "dimensions" not in json.loads(cli("stats", "--json").stdout)
+    cli("import", str(write_jsonl(tmp_path / "a.jsonl", rated("a"))))
+    assert json.loads(cli("stats", "--json").stdout)["dimensions"] == {
+        "accuracy": 16, "clarity": 12, "completeness": 16, "relevance": 16}

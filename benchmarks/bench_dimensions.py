@@ -1,12 +1,14 @@
 """Rubric dimensions benchmark (issue 30): what a record's named scores cost on disk and at import.
 
-    python benchmarks/bench_dimensions.py [--sessions 20000] [--dimensions 4] [--postgres URL]
+    python benchmarks/bench_dimensions.py [--sessions 20000] [--dimensions 4] [--integer-scale] [--postgres URL]
 
 The same simulated 4x4 llm-council sessions are imported into new databases twice: without
 dimensions, and with every scored record carrying --dimensions named scores (llm-council's
 rubric names, simulate --dimensions). Printed: bytes per session of each on SQLite (the budget
 is 1 KB a session for llm-council's data), the extra bytes per named score, and the import rate
-of each (records a second, the whole import command's time), with the data size. --postgres
+of each (records a second, the whole import command's time), with the data size. With
+--integer-scale every score is whole (as llm-council's rubric asks for 1-10), which SQLite
+stores in one byte instead of a float's eight. --postgres
 also imports both into that (empty) database's fresh schemas, one after the other.
 """
 
@@ -26,9 +28,10 @@ from council_db.simulate.dimensions import RUBRIC
 from council_db.store.database import open_database
 
 
-def simulated(path: Path, sessions: int, dimensions: int) -> None:
+def simulated(path: Path, sessions: int, dimensions: int, integer_scale: bool) -> None:
     buffer = io.StringIO()
-    write_jsonl(SimulationConfig(sessions=sessions, seed=30, dimensions=list(RUBRIC[:dimensions])), buffer)
+    write_jsonl(SimulationConfig(sessions=sessions, seed=30, dimensions=list(RUBRIC[:dimensions]),
+                                 integer_scale=integer_scale), buffer)
     path.write_text(buffer.getvalue(), encoding="utf-8")
 
 
@@ -46,6 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=20_000)
     parser.add_argument("--dimensions", type=int, default=4, choices=range(1, len(RUBRIC) + 1))
+    parser.add_argument("--integer-scale", action="store_true", help="whole scores 1..10 (llm-council's rubric)")
     parser.add_argument("--postgres", metavar="URL", help="an empty PostgreSQL database to import into as well")
     args = parser.parse_args()
     rows = []
@@ -53,7 +57,7 @@ def main() -> None:
         work = Path(scratch)
         for name, count in (("no dimensions", 0), (f"{args.dimensions} dimensions", args.dimensions)):
             source = work / f"{count}.jsonl"
-            simulated(source, args.sessions, count)
+            simulated(source, args.sessions, count, args.integer_scale)
             records, rate = imported(f"sqlite:///{work / f'{count}.db'}", source)
             row = {"name": name, "records": records, "rate": rate, "bytes": bytes_per_session(work / f"{count}.db",
                                                                                                args.sessions)}
@@ -68,7 +72,8 @@ def main() -> None:
             rows.append(row)
     records = rows[0]["records"]
     print(f"{args.sessions:,} simulated 4x4 sessions, {records:,} records; named scores: "
-          f"{records * args.dimensions:,} ({args.dimensions} a record)")
+          f"{records * args.dimensions:,} ({args.dimensions} a record); "
+          + ("whole scores" if args.integer_scale else "scores in tenths"))
     print("| data | bytes/session (SQLite) | import rec/s (SQLite) |" + (" import rec/s (PostgreSQL) |" if args.postgres
                                                                         else ""))
     print("|---|---:|---:|" + ("---:|" if args.postgres else ""))

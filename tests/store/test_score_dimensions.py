@@ -109,3 +109,19 @@ def test_stats_lists_the_dimensions_with_their_counts_and_nothing_without_any(tm
     cli("import", str(write_jsonl(tmp_path / "a.jsonl", rated("a"))))
     assert json.loads(cli("stats", "--json").stdout)["dimensions"] == {
         "accuracy": 16, "clarity": 12, "completeness": 16, "relevance": 16}
+
+
+@both_backends
+def test_db_check_finds_named_scores_whose_record_is_gone_and_repair_deletes_them(tmp_path, cli, db, db_url):
+    cli("import", str(write_jsonl(tmp_path / "a.jsonl", rated("a"))))
+    # as sqlite3's shell (foreign keys off) or psql (no per-row check) would let a user
+    by_hand(db_url, "INSERT INTO score_dimensions (session_id, reviewer_id, model_id, position, dimension_id, score) "
+                    "VALUES (1, 1, 1, 99, 1, 5.0), (1, 1, 1, 99, 2, 6.0)")
+    result = cli("db", "check", "--format", "json")
+    assert result.exit_code == 1
+    rows = {row["table"]: row for row in json.loads(result.stdout)}
+    assert rows["score_dimensions.record"]["extra"] == 2
+    assert rows["score_dimensions.record"]["examples"] == "session_id=1, reviewer_id=1, model_id=1, position=99"
+    assert "score_dimensions.record (62 rows): 2 name no stored scores row" in result.stderr
+    assert cli("db", "check", "--repair").exit_code == 0
+    assert scalar(db, ALL_ROWS) == 60 and cli("db", "check").exit_code == 0

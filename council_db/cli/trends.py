@@ -142,7 +142,8 @@ def trends(
     sample = {} if loaded.window_sessions is None else \
         {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
     result = {"by": by.value, "every": every.value, "sessions": data.n_sessions, "records": data.n_records, **sample,
-              **({"dimension": dimension} if dimension else {}), "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}
+              **({"dimension": dimension} if dimension else {}), "trends": rows, "series": series,
+              "drift_by_version": drift, "warnings": warnings}
     with destination(output) as out:
         _write_trends(result, fmt, out, wide)
     wrote(output, fmt, len(rows), "trend")

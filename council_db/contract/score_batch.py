@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 import numpy as np
 
 from council_db.contract.envelope import Envelope
-from council_db.contract.fields import (DEFAULT_POSITION, DIMENSIONS_FIELD, EXCLUSION_REASONS, STYLE_FIELDS,
-                                       UNKNOWN_LENGTH)
+from council_db.contract.fields import (
+    DEFAULT_POSITION,
+    DIMENSIONS_FIELD,
+    EXCLUSION_REASONS,
+    STYLE_FIELDS,
+    UNKNOWN_LENGTH,
+)
 from council_db.contract.scales import ScoreScale
 
 if TYPE_CHECKING:

@@ -198,7 +198,7 @@ def _validate(c: SimulationConfig) -> None:
         "reviewer_verbosity": c.reviewer_verbosity.values(),
         "dimension_sd": [c.dimension_sd],
         "dimension_position_effects": [v for effects in c.dimension_position_effects.values() for v in effects],
-        "dimension_reviewer_offsets": [v for offsets in c.dimension_reviewer_offsets.values() for v in offsets.values()],
+        "dimension_reviewer_offsets": [v for by in c.dimension_reviewer_offsets.values() for v in by.values()],
     }
     for name, values in numbers.items():
         check(all(math.isfinite(v) for v in values), name, f"{name} must be finite numbers")

@@ -4,8 +4,9 @@ each 1-10: amiable-dev/llm-council, docs/adr/ADR-016-structured-rubric-scoring.m
 
 A dimension's score is the record's overall score plus Normal(0, dimension_sd) plus the
 dimension's own position effect in the record's display slot and its own offset of the record's
-reviewer (a severity on one dimension alone), rounded and clipped like the overall score. The draws come from a generator of their own, so turning dimensions on leaves
-every other byte of a simulation as it was; an unscored record (score 0) gets none.
+reviewer (a severity on one dimension alone), rounded and clipped like the overall score. The
+draws come from a generator of their own, so turning dimensions on leaves every other byte of
+a simulation as it was; an unscored record (score 0) gets none.
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ def test_a_severity_planted_on_one_dimension_is_found_by_its_report_and_not_in_t
     assert not severity_flagged(overall, GPT) and not severity_flagged(clarity, GPT)
     gpt = next(row for row in accuracy["reviewers"] if row["reviewer_id"] == GPT)
     assert -1.5 < gpt["severity"]["estimate"] < -0.75  # -1.5 less its share of the average reviewer (1/4)
-    assert accuracy["window"]["filters"] == {"dimension": "accuracy"} and "dimension" not in overall["window"]["filters"]
+    assert accuracy["window"]["filters"] == {"dimension": "accuracy"}
+    assert "dimension" not in overall["window"]["filters"]
     text = rated("bias-report", "--dimension", "accuracy").stdout
     assert "dimension: accuracy" in text
 

@@ -43,8 +43,8 @@ def test_a_position_effect_planted_on_one_dimension_moves_that_dimension_alone()
     first = np.array([line["position"] == 0 for line in lines])
     gap = {name: np.mean([line["score_dimensions"][name] - line["score_value"] for line in lines], axis=0)
            for name in ("accuracy", "clarity")}
-    shown_first = {name: np.array([line["score_dimensions"][name] - line["score_value"] for line in lines])[first].mean()
-                   for name in ("accuracy", "clarity")}
+    shown_first = {name: np.array([line["score_dimensions"][name] - line["score_value"]
+                                   for line in lines])[first].mean() for name in ("accuracy", "clarity")}
     assert abs(shown_first["accuracy"] - gap["accuracy"]) < 0.15
     assert shown_first["clarity"] - gap["clarity"] > 0.9  # 1.5 less its share of the mean (1/4)
 

@@ -29,7 +29,8 @@ ONE_DIMENSION = {
                   " AND d.model_id = sc.model_id AND d.position = sc.position AND d.dimension_id = :dimension_id"
                   "\nJOIN scales AS scale ON scale.id = sc.scale_id"),
 }
-WINDOW_DIMENSIONS = ("SELECT n.name, COUNT(*) FROM report_window AS w JOIN score_dimensions AS d ON d.session_id = w.id "
+WINDOW_DIMENSIONS = ("SELECT n.name, COUNT(*) FROM report_window AS w "
+                     "JOIN score_dimensions AS d ON d.session_id = w.id "
                      "JOIN dimension_names AS n ON n.id = d.dimension_id GROUP BY n.name ORDER BY n.name")
 
 

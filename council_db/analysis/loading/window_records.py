@@ -14,8 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis.loading.dimension_scores import WITHOUT, WITHOUT_ID, UnknownDimension, score_sql, \
-    window_dimensions
+from council_db.analysis.loading.dimension_scores import (
+    WITHOUT,
+    WITHOUT_ID,
+    UnknownDimension,
+    score_sql,
+    window_dimensions,
+)
 from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.timestamps import MAX_US, MIN_US

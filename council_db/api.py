@@ -87,7 +87,7 @@ class Council:
 
     def report(self, *, seed: int = 0, sample_sessions: int | None = None, **window: Any) -> BiasReport:
         """The bias report for a window: the keyword arguments of ``analysis.loading.window.Window``
-        (sessions, days, since, until, as_of, reviewers, models, config_versions, categories).
+        (sessions, days, since, until, as_of, reviewers, models, config_versions, categories, dimension).
         The same report as ``council-db bias-report``: above ``sample_sessions`` sessions
         (default 5,000; 0 = never) the record-level analyses read a sample of the window's
         sessions, so a report over a million sessions takes seconds, not minutes."""

@@ -19,7 +19,8 @@ SELECT
     CASE WHEN e.id IS NULL THEN s.council_config_version ELSE e.council_config_version END AS council_config_version,
     CASE WHEN e.id IS NULL THEN s.query_hash ELSE e.query_hash END AS query_hash,
     CASE WHEN e.id IS NULL THEN s.query_metadata ELSE e.query_metadata END AS query_metadata,
-    st.response_tokens, st.markdown_headers, st.markdown_lists, st.markdown_bold
+    st.response_tokens, st.markdown_headers, st.markdown_lists, st.markdown_bold,
+    sc.session_id AS key_session, sc.reviewer_id AS key_reviewer, sc.model_id AS key_model
 FROM scores AS sc
 JOIN sessions AS s ON s.id = sc.session_id
 JOIN models AS reviewer ON reviewer.id = sc.reviewer_id

@@ -4,6 +4,10 @@
 -- not excluded); slot is -1 where position is not a display slot (schema < 1.2.0). {style_key}
 -- is ", sc.position" where the database holds answers' styles (answer_styles), whose key
 -- (with the record's session, reviewer and model) finds a record's style; else nothing.
+-- The score, exclusion and dimension placeholders are the record's score_value, its exclusion and nothing,
+-- or, for one dimension of a rubric (--dimension: analysis/loading/window_records.py), that
+-- dimension's score, judged against the record's scale alike, and the join that keeps only the
+-- records that have it.
 -- The reviewers and models parameters (expanding lists of names) keep only those scores,
 -- unless all_reviewers / all_models is true. min_consent keeps the records whose own consent
 -- level (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
@@ -20,12 +24,12 @@ SELECT
     sc.model_id,
     CASE WHEN sc.display_order THEN sc.position ELSE -1 END AS slot,
     sc.response_length_chars,
-    sc.score_value,
+    {score} AS score_value,
     sc.scale_id,
-    COALESCE(sc.exclusion_id, -1) AS exclusion_id{style_key}
+    {exclusion} AS exclusion_id{style_key}
 FROM report_window AS w
 JOIN sessions AS s ON s.id = w.id
-JOIN scores AS sc ON sc.session_id = s.id
+JOIN scores AS sc ON sc.session_id = s.id{dimension}
 WHERE (:all_reviewers OR sc.reviewer_id IN (SELECT m.id FROM models AS m WHERE m.name IN :reviewers))
   AND (:all_models OR sc.model_id IN (SELECT m.id FROM models AS m WHERE m.name IN :models))
   AND (:min_consent <= 1 OR COALESCE((SELECT e.consent_level FROM record_envelopes AS e WHERE e.id = sc.envelope_id),

@@ -19,6 +19,7 @@ from council_db.cli.window_options import (
     Categories,
     Configs,
     Days,
+    Dimension,
     Models,
     Reviewers,
     SampleSessions,
@@ -123,6 +124,7 @@ def scores(
     offsets: OffsetsOption = None,
     config: ConfigOption = None,
     include_self: IncludeSelfOption = False,
+    dimension: Dimension = None,
     fmt: FormatOption = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
     wide: Wide = False,
 ) -> None:
@@ -138,10 +140,11 @@ def scores(
     settings = _settings(method, weights, offsets, config, include_self)
     db = state(ctx).database(read_only=True)
     check_names(db, settings)
-    result = session_scores(db, full_id(db, session), settings)
+    result = session_scores(db, full_id(db, session), settings, dimension=dimension)
     shown = result["session_id"] if wide else abbreviations(db, [result["session_id"]])[result["session_id"]]
     when = (result["timestamp"] if wide else minute(result["timestamp"])) or "no timestamp"
-    title = f"session {shown} ({when}), {result['method']}, scale {result['scale']}"
+    title = f"session {shown} ({when}), {result['method']}, scale {result['scale']}" + (
+        f", dimension: {dimension}" if dimension else "")
     with destination(output) as out:
         _emit(result, result["candidates"], fmt, title,
               {"session_id": result["session_id"], "method": result["method"]}, out)
@@ -167,6 +170,7 @@ def leaderboard(
     model: Models = None,
     config_version: Configs = None,
     category: Categories = None,
+    dimension: Dimension = None,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the session resampling behind the CIs.")] = 0,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS,
     fmt: FormatOption = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
@@ -190,7 +194,7 @@ def leaderboard(
     settings = _settings(method, weights, offsets, config, include_self,
                          {"style": style, "baseline": baseline, "strong_as_three": strong_as_three})
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
-                            model=model, config_version=config_version, category=category)
+                            model=model, config_version=config_version, category=category, dimension=dimension)
     db = state(ctx).database(read_only=True)
     check_names(db, settings)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
@@ -204,8 +208,9 @@ def leaderboard(
             for m in result["models"]]
     start, end = (w["start"], w["end"]) if wide else (minute(w["start"]), minute(w["end"]))
     found = f"{start} to {end}" if start else "no session with a time"
+    scale = f"scale {w['scale']}" + (f", dimension: {w['dimension']}" if "dimension" in w else "")
     title = f"leaderboard, {result['method']}: {w['sessions']:,} sessions{sampled}, {w['records']:,} records " \
-            f"(scale {w['scale']}), 95% CIs; asked: {w['requested']}; found: {found}"
+            f"({scale}), 95% CIs; asked: {w['requested']}; found: {found}"
     with destination(output) as out:
         _emit(result, rows if wide or fmt != "table" else [_standing_for_people(row) for row in rows], fmt, title,
               {"method": result["method"], "window_start": w["start"], "window_end": w["end"],

@@ -15,6 +15,7 @@ from council_db.cli.window_options import (
     Categories,
     Configs,
     Days,
+    Dimension,
     Models,
     Reviewers,
     Sessions,
@@ -36,6 +37,7 @@ def bias_report(
     model: Models = None,
     config_version: Configs = None,
     category: Categories = None,
+    dimension: Dimension = None,
     fmt: Annotated[Optional[str], format_option(*REPORT)] = None,
     as_json: Json = False,
     output: Annotated[Optional[str], output_option(*REPORT)] = None,
@@ -67,7 +69,7 @@ def bias_report(
     from council_db.report.for_window import report_for_window
 
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
-                            model=model, config_version=config_version, category=category)
+                            model=model, config_version=config_version, category=category, dimension=dimension)
     db = state(ctx).database(read_only=True)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}

@@ -20,6 +20,7 @@ T = TypeVar("T")
 # Which option to blame when a SimulationConfig field is rejected.
 OPTION_FOR_FIELD = {
     "sessions": "--sessions",
+    "dimensions": "--dimensions",
     "models": "--models",
     "reviewers": "--reviewers",
     "candidates_per_session": "--candidates-per-session",
@@ -174,6 +175,12 @@ def command(
         typer.Option(metavar="REVIEWER=SD,...", show_default="--noise",
                      help="Score noise SD per reviewer or human."),
     ] = None,
+    dimensions: Annotated[
+        str | None,
+        typer.Option(metavar="A,B,...", show_default="none",
+                     help="Rubric dimensions each scored record also scores (score_dimensions), "
+                          "e.g. llm-council's accuracy,relevance,completeness,conciseness,clarity."),
+    ] = None,
     truth: Annotated[
         Path | None,
         typer.Option(metavar="PATH", help="Also write the planted parameters as JSON."),
@@ -199,6 +206,7 @@ def command(
         "end": _parse(text_values.parse_utc_datetime, end, "--end"),
         "humans": _parse(text_values.parse_names, humans, "--humans"),
         "reviewer_noise_sd": _parse(text_values.parse_mapping, reviewer_noise, "--reviewer-noise"),
+        "dimensions": _parse(text_values.parse_names, dimensions, "--dimensions"),
     }
     try:
         config = sim.SimulationConfig(

@@ -29,6 +29,7 @@ from council_db.cli.window_options import (
     Categories,
     Configs,
     Days,
+    Dimension,
     Models,
     Reviewers,
     SampleSessions,
@@ -94,6 +95,7 @@ def trends(
     every: Annotated[Every, typer.Option("--every", help="Period of the rolling series: 1d, 7d or 30d.")] = Every.week,
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
+    dimension: Dimension = None,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: TrendsFormat = None, as_json: Json = False,
     as_csv: Csv = False, output: Annotated[Optional[str], output_option(*TRENDS)] = None, wide: Wide = False,
 ) -> None:
@@ -113,7 +115,7 @@ def trends(
     fmt = chosen(TRENDS, fmt, json=as_json, csv=as_csv, output=output)
     db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
                             as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
-                            category=category)
+                            category=category, dimension=dimension)
     data = loaded.data
     timed = trend_analysis.timed_residuals(data, fit.residuals, by.value)
     slopes = trend_analysis.slopes(timed)
@@ -140,7 +142,8 @@ def trends(
     sample = {} if loaded.window_sessions is None else \
         {"sample": {"sessions": data.n_sessions, "of": loaded.window_sessions}}
     result = {"by": by.value, "every": every.value, "sessions": data.n_sessions, "records": data.n_records, **sample,
-              "trends": rows, "series": series, "drift_by_version": drift, "warnings": warnings}
+              **({"dimension": dimension} if dimension else {}), "trends": rows, "series": series,
+              "drift_by_version": drift, "warnings": warnings}
     with destination(output) as out:
         _write_trends(result, fmt, out, wide)
     wrote(output, fmt, len(rows), "trend")
@@ -161,7 +164,8 @@ def _write_trends(result: dict[str, Any], fmt: str, out, wide: bool) -> None:
     own = [{key: value for key, value in row.items() if key not in PER_UNIT}
            for row in result["trends"] if row["short_span"]]
     unit, _ = window_unit(result["trends"][0]["span_days"] if result["trends"] else None)
-    titled = [(f"trends per {by} ({unit} vs the typical other {by}), {result['sessions']:,} sessions",
+    named = f", dimension: {result['dimension']}" if "dimension" in result else ""
+    titled = [(f"trends per {by} ({unit} vs the typical other {by}), {result['sessions']:,} sessions{named}",
                common, _trends_for_people),
               (f"{by}s observed over less than half of that: points across each one's own span",
                own, _own_span_for_people),
@@ -174,9 +178,9 @@ def _write_trends(result: dict[str, Any], fmt: str, out, wide: bool) -> None:
     elif fmt == "csv":
         emit_rows(result["series"], "csv", out=out)
     elif fmt == "markdown":
-        out.write(tables.markdown(f"Trends per {by}", documented, result["warnings"]))
+        out.write(tables.markdown(f"Trends per {by}{named}", documented, result["warnings"]))
     elif fmt == "html":
-        out.write(tables.html_page(f"Trends per {by}", documented, result["warnings"]))
+        out.write(tables.html_page(f"Trends per {by}{named}", documented, result["warnings"]))
     else:
         for title, rows, shown in titled:
             emit_rows(rows if wide else [shown(row) for row in rows], "table", title=title, out=out)
@@ -291,6 +295,7 @@ def anomalies(
     ctx: typer.Context,
     sessions: Sessions = None, days: Days = None, since: Since = None, until: Until = None, as_of: AsOf = None,
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
+    dimension: Dimension = None,
     show_all: Annotated[bool, typer.Option("--all", help="List every session tested, not only the flagged.")] = False,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: ListingFormat = None, as_json: Json = False,
     nl: Lines = False, as_csv: Csv = False, output: Output = None, wide: Wide = False,
@@ -309,7 +314,7 @@ def anomalies(
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
                            as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
-                           category=category)
+                           category=category, dimension=dimension)
     data = loaded.data
     found = detect.sessions(data, fit.residuals)
     if not found:
@@ -321,7 +326,10 @@ def anomalies(
              "p_value": a.p_value, "q_value": float(q), "flagged": bool(q <= detect.FDR), "reason": a.reason}
             for a, q in zip(found, q_values) if show_all or q <= detect.FDR]
     rows.sort(key=lambda r: r["p_value"])
+    if dimension:  # every row says which scores it was found in, as the title does
+        rows = [{**row, "dimension": dimension} for row in rows]
     sampled = "" if loaded.window_sessions is None else f" (a sample of the window's {loaded.window_sessions:,})"
+    sampled += f", dimension: {dimension}" if dimension else ""
     columns = None
     if fmt == "table" and not wide:
         rows = for_people(db, rows)

@@ -1,5 +1,5 @@
 """The window options every analysis command shares (bias-report, trends, anomalies,
-leaderboard): one definition, so their names and help never drift apart."""
+leaderboard; scores takes --dimension): one definition, so their names and help never drift apart."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ Configs = Annotated[Many, typer.Option("--config-version", metavar="V",
                                        help="Only sessions with this council_config_version (repeatable).")]
 Categories = Annotated[Many, typer.Option("--category", metavar="C",
                                           help="Only sessions of this query category (repeatable).")]
+Dimension = Annotated[Optional[str], typer.Option(
+    "--dimension", metavar="NAME",
+    help="Analyse this rubric dimension's scores (score_dimensions) instead of the overall score; records "
+         "without it are left out.")]
 SAMPLE_SESSIONS = 5000  # analysis.loading.window.SAMPLE_SESSIONS, written out so --help need not import numpy
 SampleSessions = Annotated[int, typer.Option(
     "--sample-sessions", min=0, metavar="N",
@@ -35,7 +39,7 @@ SampleSessions = Annotated[int, typer.Option(
 
 def checked_window(*, sessions: int | None, days: float | None, since: str | None, until: str | None,
                    as_of: str | None, reviewer: list[str] | None, model: list[str] | None,
-                   config_version: list[str] | None, category: list[str] | None):
+                   config_version: list[str] | None, category: list[str] | None, dimension: str | None = None):
     """The analysis.loading.window.Window these options give; a time that cannot be read is a usage
     error (exit 2) naming it, before any database is opened."""
     from council_db.analysis.loading.window import Window
@@ -46,7 +50,7 @@ def checked_window(*, sessions: int | None, days: float | None, since: str | Non
         checked_time(option, value)
     window = Window(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                     reviewers=reviewer or [], models=model or [],
-                    config_versions=config_version or [], categories=category or [])
+                    config_versions=config_version or [], categories=category or [], dimension=dimension)
     try:
         window.session_query()
     except LineError as error:

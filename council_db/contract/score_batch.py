@@ -17,14 +17,20 @@ from typing import TYPE_CHECKING, Hashable, Sequence
 import numpy as np
 
 from council_db.contract.envelope import Envelope
-from council_db.contract.fields import DEFAULT_POSITION, EXCLUSION_REASONS, STYLE_FIELDS, UNKNOWN_LENGTH
+from council_db.contract.fields import (
+    DEFAULT_POSITION,
+    DIMENSIONS_FIELD,
+    EXCLUSION_REASONS,
+    STYLE_FIELDS,
+    UNKNOWN_LENGTH,
+)
 from council_db.contract.scales import ScoreScale
 
 if TYPE_CHECKING:
     from council_db.contract.record import Record
 
 _RECORD_FIELDS = attrgetter("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
-                            "score_value", "reviewer_kind", *STYLE_FIELDS)
+                            "score_value", "reviewer_kind", DIMENSIONS_FIELD, *STYLE_FIELDS)
 UNSCORED, OUT_OF_SCALE = EXCLUSION_REASONS["unscored"][0], EXCLUSION_REASONS["out_of_scale"][0]
 
 
@@ -49,6 +55,7 @@ class ScoreBatch:
     position_given: np.ndarray  # per row: False where the line had none (position holds DEFAULT_POSITION)
     reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> kind its lines state (the last)
     style: np.ndarray | None = None  # (rows, 4) float64 of STYLE_FIELDS, NaN unknown; None: no row has any
+    dimensions: DimensionColumns | None = None  # the rows' named scores; None: no row has any
 
     def styled(self) -> np.ndarray:
         """Per row: whether any of its style is known (what store.AnswerStyle keeps)."""
@@ -72,7 +79,8 @@ class ScoreBatch:
         into the distinct ones."""
         if not records:
             return cls.empty()
-        keys, reviewers, models, positions, lengths, scores, kinds, *styles = zip(*map(_RECORD_FIELDS, records))
+        keys, reviewers, models, positions, lengths, scores, kinds, dimensions, *styles = zip(
+            *map(_RECORD_FIELDS, records))
         session_keys, session = _codes(keys)
         names, named = _codes(reviewers + models)
         score, scale_codes = np.array(scores, dtype=np.float64), np.array(scale, dtype=np.int32)
@@ -87,7 +95,7 @@ class ScoreBatch:
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
                    named[:len(records)], named[len(records):], np.array(positions, dtype=np.int32),
                    np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),
-                   given, stated, _style(styles))
+                   given, stated, _style(styles), DimensionColumns.of(dimensions))
 
     @classmethod
     def concat(cls, parts: list[ScoreBatch]) -> ScoreBatch:
@@ -105,7 +113,7 @@ class ScoreBatch:
         style = None if all(part.style is None for part in parts) else np.concatenate(
             [np.full((len(part), len(STYLE_FIELDS)), np.nan) if part.style is None else part.style for part in parts])
         return cls(session_keys, envelopes, names, scales, session[0], envelope[0], named[0], named[1],
-                   *joined[:3], scale[0], *joined[3:], kinds, style)
+                   *joined[:3], scale[0], *joined[3:], kinds, style, DimensionColumns.concat(parts))
 
     def state_reviewer_kind(self, kind: str) -> None:
         """``kind`` for every reviewer whose lines state none (import --reviewer-kind)."""
@@ -116,6 +124,49 @@ class ScoreBatch:
         """Each session's envelope as its first row has it."""
         _, first_rows = np.unique(self.session, return_index=True)
         return [self.envelopes[code] for code in self.envelope[first_rows].tolist()]
+
+
+@dataclass
+class DimensionColumns:
+    """A batch's named scores (a rubric's dimensions), one entry per record and dimension:
+    sparse, as most records have none and a few have several."""
+
+    names: list[str]  # distinct dimension names, in order of first appearance
+    row: np.ndarray  # per entry: the record's row in its batch
+    name: np.ndarray  # per entry: index into names
+    score: np.ndarray  # per entry: the score, on the record's scale
+
+    @classmethod
+    def of(cls, values: Sequence[dict[str, float] | None]) -> DimensionColumns | None:
+        """The entries of each record's ``score_dimensions`` (None: it has none), in record
+        order and, within a record, in its line's order; None when no record has any (one
+        C-speed count for llm-council's lines)."""
+        if values.count(None) == len(values):
+            return None
+        rows: list[int] = []
+        names: list[str] = []
+        scores: list[float] = []
+        for number, named in enumerate(values):
+            if named:
+                rows += [number] * len(named)
+                names += named
+                scores += named.values()
+        distinct, code = _codes(names)
+        return cls(distinct, np.array(rows, dtype=np.int32), code, np.array(scores, dtype=np.float64))
+
+    @classmethod
+    def concat(cls, parts: Sequence[ScoreBatch]) -> DimensionColumns | None:
+        """The parts' entries as one batch's (rows counted on from each part's first row)."""
+        found = [(start, part.dimensions) for start, part in zip(np.cumsum([0, *map(len, parts)]).tolist(), parts)
+                 if part.dimensions is not None]
+        if not found:
+            return None
+        names, name = _merged([d.names for _, d in found], [[d.name] for _, d in found], lambda v: v)
+        return cls(names, np.concatenate([d.row + start for start, d in found]), name[0],
+                   np.concatenate([d.score for _, d in found]))
+
+    def __len__(self) -> int:
+        return len(self.row)
 
 
 def _style(columns: list[tuple]) -> np.ndarray | None:

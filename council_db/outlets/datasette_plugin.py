@@ -119,7 +119,12 @@ async def bias_report(datasette, request) -> Response:
         window, filters = window_from_query({name: request.args.getlist(name) for name in request.args.keys()})
     except BadParameter as error:
         raise BadRequest(str(error)) from None
-    page = await asyncio.get_running_loop().run_in_executor(BUILDER, report_page, db.path, window, filters)
+    from council_db.errors import UsageError
+
+    try:
+        page = await asyncio.get_running_loop().run_in_executor(BUILDER, report_page, db.path, window, filters)
+    except UsageError as error:  # a dimension no record in the window has: the line names those it has
+        raise BadRequest(str(error).replace("--dimension ", "dimension=")) from None
     return Response.html(page)
 
 

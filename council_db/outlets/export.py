@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
 from council_db.contract.fields import DEFAULT_REVIEWER_KIND
+from council_db.outlets.export_dimensions import DIMENSION_ORDER, Dimensions, any_dimension
 from council_db.outlets.export_lines import CsvLines, Frame, JsonLines, envelope_fields, record_dict
 from council_db.resources import read_sql
 from council_db.store.database import Database
@@ -76,13 +77,24 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
     query = text(read_sql("export_records") + where + ORDER)
     with db.engine.connect() as connection:
         result = connection.execution_options(stream_results=True, yield_per=5_000).execute(query, params)
+        dimensions = _dimensions(connection, where, params)
         for row in result:
             envelope = (row.timestamp, row.consent_level, row.schema_version, row.schema_version_raw,
                         row.council_config_version, row.query_hash, row.query_metadata)
+            key = (row.key_session, row.key_reviewer, row.key_model, row.position)
             yield record_dict(envelope_fields(row.session_key, envelope, row.score_scale), row.reviewer, row.model,
                               row.position, row.display_order, row.response_length_chars, row.score_value,
                               row.reviewer_kind, (row.response_tokens, row.markdown_headers, row.markdown_lists,
-                                                  row.markdown_bold))
+                                                  row.markdown_bold),
+                              dimensions.upto(key).get(key) if dimensions else None)
+
+
+def _dimensions(connection: Connection, where: str, params: dict[str, Any]) -> Dimensions | None:
+    """The records' named scores, read beside them; None when the database holds none."""
+    if not any_dimension(connection):
+        return None
+    return Dimensions(iter(_cursor(connection, read_sql("export_dimensions") + where + DIMENSION_ORDER, params,
+                                   "export_dimensions")))
 
 
 def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
@@ -91,11 +103,13 @@ def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") 
     encoding = CsvLines if fmt == "csv" else JsonLines
     out.write(encoding.header)
     count = 0
-    with _streams(db, filters) as (scores, sessions, lookups):
+    with _streams(db, filters, named=encoding is JsonLines) as (scores, sessions, lookups, dimensions):
         frames = _Frames(sessions, lookups, encoding)
         names = {number: encoding.name(name) for number, name in lookups.models.items()}
         marked = set(lookups.kinds)
         while rows := scores.fetchmany(CHUNK_ROWS):
+            if dimensions:
+                rows = frames.with_dimensions(rows, dimensions.upto(rows[-1][:4]))
             text = "".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole, marked))
             if fmt == "json":  # one object a line, each line but the last ending with a comma
                 text = ("[\n" if count == 0 else ",\n") + text[:-1].replace("\n", ",\n")
@@ -153,6 +167,7 @@ class _Frames:
     def __init__(self, sessions: _Sessions, lookups: _Lookups, encoding):
         self.sessions, self.lookups, self.encoding = sessions, lookups, encoding
         self.cache: dict[tuple, Frame] = {}
+        self.dimensions: dict[tuple, dict[str, Any]] = {}  # the current rows' named scores, by record key
 
     def shared(self, session: int, envelope: int | None, scale: int) -> dict[str, Any]:
         key, session_envelope = self.sessions.get(session)
@@ -171,14 +186,24 @@ class _Frames:
         names = self.lookups.models
         return self.encoding.whole(record_dict(self.shared(session, envelope, scale), names[reviewer], names[model],
                                                position, display, length, score,
-                                               self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style))
+                                               self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style,
+                                               self.dimensions.get(row[:4])))
+
+    def with_dimensions(self, rows: list[tuple], found: dict[tuple, dict[str, Any]]) -> list[tuple]:
+        """The rows, those with named scores (``found``, kept for ``whole``) marked as not
+        fitting their frame (the ``styled`` column set)."""
+        self.dimensions = found
+        if not found:
+            return rows
+        return [(*row[:9], True, *row[10:]) if row[:4] in found else row for row in rows]
 
 
 @contextmanager
-def _streams(db: Database, filters: ExportFilter) -> Iterator[tuple[Any, _Sessions, _Lookups]]:
-    """Driver cursors over the scores and their sessions, in one transaction (one snapshot:
-    an import running meanwhile adds to neither). The driver's own rows, not SQLAlchemy's:
-    a Row per record cost a quarter of the export's time."""
+def _streams(db: Database, filters: ExportFilter,
+             named: bool) -> Iterator[tuple[Any, _Sessions, _Lookups, Dimensions | None]]:
+    """Driver cursors over the scores and their sessions (and, if ``named``, their named
+    scores), in one transaction (one snapshot: an import running meanwhile adds to none). The
+    driver's own rows, not SQLAlchemy's: a Row per record cost a quarter of the export's time."""
     record_where, params = filters.where()
     session_where, session_params = filters.session_where()
     with db.engine.connect() as connection, connection.begin():
@@ -187,7 +212,7 @@ def _streams(db: Database, filters: ExportFilter) -> Iterator[tuple[Any, _Sessio
         sessions = _cursor(connection, read_sql("export_sessions") + session_where + " ORDER BY s.id",
                            session_params, "export_sessions")
         try:
-            yield scores, _Sessions(sessions), lookups
+            yield scores, _Sessions(sessions), lookups, _dimensions(connection, record_where, params) if named else None
         finally:
             sessions.close()
             scores.close()

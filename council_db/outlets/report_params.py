@@ -15,7 +15,8 @@ NUMBERS = {"sessions": "a whole number of at least 1, e.g. sessions=500",
            "days": "a number of at least 0, e.g. days=30"}
 TIMES = ("since", "until", "as_of")
 LISTS = {"reviewer": "reviewers", "model": "models", "config_version": "config_versions", "category": "categories"}
-KNOWN = (*NUMBERS, *TIMES, *LISTS)
+TEXTS = ("dimension",)  # a rubric dimension's scores in place of the overall ones (--dimension)
+KNOWN = (*NUMBERS, *TIMES, *LISTS, *TEXTS)
 
 
 class BadParameter(ValueError):
@@ -31,7 +32,7 @@ def window_from_query(query: dict[str, list[str]]) -> tuple[Window, dict[str, An
     if unknown:
         raise BadParameter(f"unknown parameter {unknown[0]!r}: the report takes {', '.join(KNOWN)}")
     single = {}
-    for name in (*NUMBERS, *TIMES):
+    for name in (*NUMBERS, *TIMES, *TEXTS):
         if name in given:
             if len(given[name]) > 1:
                 raise BadParameter(f"{name} is given {len(given[name])} times: give it once")
@@ -42,7 +43,7 @@ def window_from_query(query: dict[str, list[str]]) -> tuple[Window, dict[str, An
         _time(name, single.get(name))
     lists = {field: [v.strip() for v in given.get(name, [])] for name, field in LISTS.items()}
     window = Window(sessions=sessions, days=days, since=single.get("since"), until=single.get("until"),
-                    as_of=single.get("as_of"), **lists)
+                    as_of=single.get("as_of"), dimension=single.get("dimension"), **lists)
     try:
         window.session_query()  # the same check the CLI makes: e.g. since not before until
     except LineError as error:

@@ -59,6 +59,8 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
         from council_db.report.builder import build
         loaded = loading.result()
     data, totals = loaded.data, loaded.totals
+    if window.dimension is not None:  # what the report analysed: said with its window, in every format
+        filters = {**filters, "dimension": window.dimension}
     versions = version_drift.load_config_versions(db, data)
     dropped = []
     if exclude_anomalies:

@@ -59,6 +59,7 @@ def text(report: BiasReport, width: int | None = None) -> str:
     if w.requested:
         add(f"window asked: {w.requested}")
     add(f"window found: {found(w)} · {w.records:,} records · scale {w.scale}"
+        + (f" · dimension: {w.filters['dimension']}" if "dimension" in w.filters else "")
         + (f" · as of {w.as_of}" if w.as_of else ""))
     if w.sample:
         add(f"sample: record-level analyses use {w.sample.sessions:,} of the {w.sample.of:,} sessions "
@@ -346,6 +347,7 @@ def markdown(report: BiasReport) -> str:
     if w.requested:
         out.append(f"Window asked: {w.requested}.  ")
     out += [f"Window found: {found(w)}, {w.records:,} records, scale {w.scale}"
+            + (f", dimension: {markdown_text(str(w.filters['dimension']))}" if "dimension" in w.filters else "")
             + (f", as of {w.as_of}" if w.as_of else "") + "."
             + (f" Record-level analyses use a sample of {w.sample.sessions:,} sessions." if w.sample else ""), ""]
     if report.confidence == "insufficient":

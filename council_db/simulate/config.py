@@ -106,6 +106,12 @@ class SimulationConfig:
     davidson_tie: float = 0.0  # instead of tie_band: Davidson's tie parameter nu (0: none)
     straggler_days: float = 0.0  # the last session is stamped this many days after the span's end
     late_reviewers: dict[str, float] = field(default_factory=dict)  # reviewer -> share of the span it joins at
+    # A rubric's dimensions (issue 30), off by default so existing seeds keep their bytes: each
+    # scored record also scores its answer on these names (score_dimensions; simulate/dimensions.py)
+    dimensions: list[str] = field(default_factory=list)
+    dimension_sd: float = 1.0  # SD of a dimension's score around the record's overall score
+    dimension_position_effects: dict[str, list[float]] = field(default_factory=dict)  # name -> per display slot
+    dimension_reviewer_offsets: dict[str, dict[str, float]] = field(default_factory=dict)  # name -> reviewer -> X
 
     def __post_init__(self) -> None:
         if self.end.tzinfo is None:
@@ -190,6 +196,9 @@ def _validate(c: SimulationConfig) -> None:
         "reference_share": [c.reference_share],
         "reviewer_noise_sd": c.reviewer_noise_sd.values(),
         "reviewer_verbosity": c.reviewer_verbosity.values(),
+        "dimension_sd": [c.dimension_sd],
+        "dimension_position_effects": [v for effects in c.dimension_position_effects.values() for v in effects],
+        "dimension_reviewer_offsets": [v for by in c.dimension_reviewer_offsets.values() for v in by.values()],
     }
     for name, values in numbers.items():
         check(all(math.isfinite(v) for v in values), name, f"{name} must be finite numbers")
@@ -296,7 +305,28 @@ def _validate_designs(c: SimulationConfig, check) -> None:
           f"five-level verdicts need 0 < tie_band < strong_band, got {c.tie_band} and {c.strong_band}")
     check(c.davidson_tie >= 0 and not (c.davidson_tie and (c.tie_band or c.strong_band is not None)), "davidson_tie",
           f"Davidson's tie parameter must be >= 0 and replaces tie_band and strong_band, got {c.davidson_tie}")
+    _validate_dimensions(c, check)
     check(c.straggler_days >= 0, "straggler_days", f"straggler days must be >= 0, got {c.straggler_days}")
     for reviewer, share in c.late_reviewers.items():
         check(0.0 < share < 1.0, "late_reviewers",
               f"{reviewer!r} must join at a share of the span strictly between 0 and 1, got {share}")
+
+
+def _validate_dimensions(c: SimulationConfig, check) -> None:
+    """A rubric's dimensions: distinct names the contract takes, effects on known names and slots."""
+    names = c.dimensions
+    check(len(names) <= 64 and len(set(names)) == len(names) and all(0 < len(n) <= 100 for n in names),
+          "dimensions", f"dimensions must be at most 64 distinct names of 1-100 characters, got {', '.join(names)}")
+    check(not (names and c.pairwise), "dimensions", "a pairwise verdict has no rubric dimensions: leave them unset")
+    check(c.dimension_sd >= 0, "dimension_sd", f"dimension SD must be >= 0, got {c.dimension_sd}")
+    for name, effects in c.dimension_position_effects.items():
+        check(name in names, "dimension_position_effects",
+              f"unknown dimension {name!r}: expected one of {', '.join(names) or '(none: set dimensions)'}")
+        check(len(effects) <= c.answers_per_session, "dimension_position_effects",
+              f"{len(effects)} position effects for {name!r} but sessions show only {c.answers_per_session} answers")
+    for name, offsets in c.dimension_reviewer_offsets.items():
+        check(name in names, "dimension_reviewer_offsets",
+              f"unknown dimension {name!r}: expected one of {', '.join(names) or '(none: set dimensions)'}")
+        for reviewer in offsets:
+            check(reviewer in c.reviewer_ids, "dimension_reviewer_offsets",
+                  f"unknown reviewer {reviewer!r}: expected one of {', '.join(c.reviewer_ids)}")

@@ -17,6 +17,7 @@ from council_db.simulate.config import (
     TOKEN_BUCKETS,
     SimulationConfig,
 )
+from council_db.simulate.dimensions import dimension_rng, dimension_tenths
 from council_db.simulate.sessions import Chunk, Plan, build_plan, simulate_chunk
 
 
@@ -26,7 +27,8 @@ class _LineFormatter:
     Each line is six pieces: session head, reviewer+model, position, length, score, tail.
     The pieces are gathered with numpy object indexing and joined once per chunk.
     The text equals json.dumps(dataclasses.asdict(record)) for llm-council's BiasRecord; a human's
-    or gold reviewer's lines add "reviewer_kind" after "reviewer_id".
+    or gold reviewer's lines add "reviewer_kind" after "reviewer_id", and with a rubric's
+    dimensions a scored line ends with "score_dimensions" (a seventh piece).
     """
 
     def __init__(self, c: SimulationConfig) -> None:
@@ -59,8 +61,20 @@ class _LineFormatter:
             ],
             dtype=object,
         )
+        # a rubric's dimensions: the tail leaves the line open for them (simulate/dimensions.py)
+        self.named = [(', "score_dimensions": {' if number == 0 else ", ") + json.dumps(name) + ": "
+                      for number, name in enumerate(c.dimensions)]
+        if self.named:
+            self.tails = np.array([tail[:-2] for tail in self.tails.tolist()], dtype=object)
 
-    def format(self, chunk: Chunk) -> str:
+    def _dimensions(self, tenths: np.ndarray, named: np.ndarray) -> np.ndarray:
+        """Per line, the end of its text: its named scores (none where unscored), closed."""
+        text = np.full(tenths.shape, "", dtype=object)
+        for number, prefix in enumerate(self.named):
+            text = text + prefix + self.scores[named[..., number]]
+        return np.where(tenths > 0, text + "}}\n", "}\n")
+
+    def format(self, chunk: Chunk, named: np.ndarray | None = None) -> str:
         n, r, k = chunk.tenths.shape
         heads = np.array(
             [self.head % pair for pair in zip(chunk.session_ids, chunk.timestamps)], dtype=object
@@ -68,13 +82,15 @@ class _LineFormatter:
         lengths = np.array(
             [f'{length}, "score_value": ' for length in chunk.lengths.ravel().tolist()], dtype=object
         )
-        pieces = np.empty((n, r, k, 6), dtype=object)
+        pieces = np.empty((n, r, k, 6 if named is None else 7), dtype=object)
         pieces[..., 0] = heads[:, None, None]
         pieces[..., 1] = self.pairs[np.arange(r)[None, :, None], chunk.models]
         pieces[..., 2] = self.positions
         pieces[..., 3] = lengths[np.arange(n)[:, None, None] * k + chunk.columns]
         pieces[..., 4] = self.scores[chunk.tenths] if chunk.quarters is None else self.quarters[chunk.quarters]
         pieces[..., 5] = self.tails[chunk.metadata][:, None, None]
+        if named is not None:
+            pieces[..., 6] = self._dimensions(chunk.tenths, named)
         if chunk.written is not None:
             pieces[~chunk.written] = ""
         return "".join(pieces.ravel().tolist())
@@ -88,6 +104,7 @@ def write_jsonl(config: SimulationConfig, out: BinaryIO | TextIO) -> dict[str, A
     rng = np.random.default_rng(config.seed)
     plan = build_plan(config, rng)
     formatter = _LineFormatter(config)
+    named_rng = dimension_rng(config) if config.dimensions else None
     text_mode = isinstance(out, io.TextIOBase)
     per_session = len(plan.offsets) * config.lines_per_reviewer
     chunk_sessions = max(1, RECORDS_PER_CHUNK // per_session)
@@ -97,7 +114,8 @@ def write_jsonl(config: SimulationConfig, out: BinaryIO | TextIO) -> dict[str, A
     for first in range(0, config.sessions, chunk_sessions):
         n = min(chunk_sessions, config.sessions - first)
         chunk = simulate_chunk(config, plan, rng, first, n)
-        text = formatter.format(chunk)
+        named = None if named_rng is None else dimension_tenths(config, named_rng, chunk.tenths)
+        text = formatter.format(chunk, named)
         out.write(text if text_mode else text.encode())  # type: ignore[arg-type]
         anomalies.update(chunk.anomalies)
         constant += chunk.constant_sessions
@@ -159,6 +177,11 @@ def _truth(
         "tie_margin": c.tie_margin,
         "straggler_days": c.straggler_days,
         "late_reviewers": dict(c.late_reviewers),
+        "dimensions": list(c.dimensions),
+        "dimension_sd": c.dimension_sd,
+        "dimension_position_effects": {name: list(c.dimension_position_effects.get(name, []))
+                                       for name in c.dimensions},
+        "dimension_reviewer_offsets": {name: dict(c.dimension_reviewer_offsets.get(name, {})) for name in c.dimensions},
         **({"bradley_terry": {"strengths": dict(zip(c.models, plan.quality.tolist())), "slot_logit": c.slot_logit,
                               "length_logit": c.length_logit, "tie_band": c.tie_band, "strong_band": c.strong_band,
                               "davidson_tie": c.davidson_tie}}

@@ -30,7 +30,18 @@ def stats(db: Database) -> dict[str, Any]:
         "window": {"start": format_us(first), "end": format_us(last)},
         "schema_versions": {row["schema_version"]: int(row["records"]) for row in versions},
         "excluded": {code: records for code, records in excluded.items() if records},
+        **({"dimensions": dimensions} if (dimensions := dimension_counts(db)) else {}),
     }
+
+
+def dimension_counts(db: Database) -> dict[str, int]:
+    """Each rubric dimension stored (score_dimensions), with its number of scores, by name."""
+    from sqlalchemy import text
+
+    with db.engine.connect() as connection:
+        return {name: int(count) for name, count in connection.execute(text(
+            "SELECT n.name, c.scores FROM (SELECT dimension_id, COUNT(*) AS scores FROM score_dimensions "
+            "GROUP BY dimension_id) AS c JOIN dimension_names AS n ON n.id = c.dimension_id ORDER BY n.name"))}
 
 
 def latest_sessions(db: Database, limit: int) -> list[dict[str, Any]]:

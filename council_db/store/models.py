@@ -27,7 +27,6 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
-    MetaData,
     SmallInteger,
     String,
     Text,
@@ -35,34 +34,12 @@ from sqlalchemy import (
     false,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
 
-NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
-
-
-def sqlite_only(column: str, referred: str, ondelete: str | None = None) -> ForeignKeyConstraint:
-    """A foreign key that only SQLite has (see the module's docstring); ``schema_filter``
-    leaves it out when the models are compared with a PostgreSQL database."""
-    constraint = ForeignKeyConstraint([column], [referred], ondelete=ondelete, info={"dialects": ("sqlite",)})
-    return constraint.ddl_if(dialect="sqlite")
-
-
-def schema_filter(dialect: str):
-    """Alembic's ``include_object`` for a database of ``dialect``: what the models declare
-    for other databases only is not expected there."""
-    def include(item, name, kind, reflected, compare_to) -> bool:
-        return reflected or dialect in getattr(item, "info", {}).get("dialects", (dialect,))
-    return include
+# The base lives apart so that models of one feature can have their own module (dimension_models);
+# importing this module declares every table.
+from council_db.store.dimension_models import DimensionName, ScoreDimension  # noqa: F401 (re-exported)
+from council_db.store.model_base import NAMING_CONVENTION, Base, schema_filter, sqlite_only  # noqa: F401 (re-exported)
 
 
 class Model(Base):

@@ -33,10 +33,15 @@ REFERENCES = (
     ("session_stats", "session_id", "sessions"),
     ("session_stats", "scale_id", "scales"),
     ("sessions", "import_id", "imports"),
+    ("score_dimensions", "dimension_id", "dimension_names"),
 )
 # a session or a record outlives its import's row: --repair empties the column (a record without
 # one belongs to its session's import, see store/provenance.py)
 KEPT = {("sessions", "import_id"), ("scores", "import_id")}
+# (table, its rows' key in scores): rows that are part of one record and go with it (a cascade on
+# SQLite, a statement trigger on PostgreSQL); an edit by hand can leave one behind its record
+RECORD_PARTS = (("score_dimensions", ("session_id", "reviewer_id", "model_id", "position")),)
+RECORD = "record"  # the finding's column name for a part whose record is gone
 
 
 def _tables() -> list[str]:
@@ -82,19 +87,44 @@ def orphans(db: Database, *, repair: bool = False) -> list[Finding]:
                         f"SELECT DISTINCT c.{column} FROM {table} AS c WHERE {_missing(column, referred, 'c')} "
                         f"ORDER BY 1 LIMIT {EXAMPLES}"))]
                 findings.append(finding)
-    if repair and any(finding.extra for finding in findings):
+    parts = [_record_part(db, table, key) for table, key in RECORD_PARTS]
+    if repair and any(finding.extra for finding in findings + parts):
         with db.writer() as connection, connection.begin():
             for (table, column, referred), finding in zip(REFERENCES, findings):
                 if finding.extra:
                     connection.execute(text(_repair_sql(table, column, referred)))
                     finding.repaired = True
-    return findings
+            for (table, key), finding in zip(RECORD_PARTS, parts):
+                if finding.extra:
+                    connection.execute(text(f"DELETE FROM {table} WHERE {_no_record(table, key)}"))
+                    finding.repaired = True
+    return findings + parts
+
+
+def _no_record(alias: str, key: tuple[str, ...]) -> str:
+    """SQL true where the row (``alias``) names no stored record by its ``key``."""
+    return f"NOT EXISTS (SELECT 1 FROM scores AS p WHERE {' AND '.join(f'p.{c} = {alias}.{c}' for c in key)})"
+
+
+def _record_part(db: Database, table: str, key: tuple[str, ...]) -> Finding:
+    """A Finding named ``table.record``: the table's rows, and as ``extra`` those whose record is gone."""
+    from sqlalchemy import text
+
+    with db.engine.connect() as connection:
+        total, count = connection.execute(text(
+            f"SELECT COUNT(*), SUM(CASE WHEN {_no_record('c', key)} THEN 1 ELSE 0 END) FROM {table} AS c")).one()
+        finding = Finding(f"{table}.{RECORD}", rows=total, extra=count or 0)
+        if finding.extra:
+            finding.examples = [", ".join(f"{c}={v}" for c, v in zip(key, row)) for row in connection.execute(text(
+                f"SELECT DISTINCT {', '.join(f'c.{c}' for c in key)} FROM {table} AS c WHERE {_no_record('c', key)} "
+                f"ORDER BY 1, 2, 3, 4 LIMIT {EXAMPLES}"))]
+    return finding
 
 
 def describe(finding: Finding) -> str:
     """One line for the terminal."""
     table, column = finding.table.split(".")
-    referred = next(r for t, c, r in REFERENCES if (t, c) == (table, column))
+    referred = "scores" if column == RECORD else next(r for t, c, r in REFERENCES if (t, c) == (table, column))
     if not finding.extra:
         return f"{finding.table} ({finding.rows:,} rows): every one names a stored {referred} row"
     done = "emptied" if (table, column) in KEPT else "deleted"

@@ -25,6 +25,7 @@ from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
 from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
+from council_db.store.dimension_writer import DimensionWriter
 from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
 from council_db.store.key_hash import key_hash
@@ -78,6 +79,7 @@ class ScoreWriter:
         self.batch_records = BATCH_RECORDS
         self.copies = CopyWriter(connection)
         self.totals = DayTotalsWriter(connection)
+        self.dimensions = DimensionWriter(connection, self.copies, self._insert_columns, self._select_ids)
         self.models: dict[str, int] = {}
         self.kinds: dict[str, str] = {}  # name -> its stored reviewer_kind
         self.remarked: list[dict[str, str]] = []  # the stored reviewers' kinds write() changed (reviewer_kinds)
@@ -91,7 +93,7 @@ class ScoreWriter:
     def _caches_for_this_transaction(self) -> None:
         transaction = self.connection.get_transaction()
         if transaction is None or transaction is not self._transaction:
-            for cache in (self.models, self.kinds, self.scales, self.sessions, self.envelopes):
+            for cache in (self.models, self.kinds, self.scales, self.sessions, self.envelopes, self.dimensions.ids):
                 cache.clear()
 
     def _insert(self, table: str, columns: tuple[str, ...], conflict: str, values: list[tuple]) -> int:
@@ -278,6 +280,8 @@ class ScoreWriter:
         inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), new, fresh, import_id)
         if batch.style is not None:
             self._insert_styles(columns, batch.style, new & batch.styled())
+        if batch.dimensions is not None:
+            self.dimensions.write(columns, batch.dimensions, new, fresh)
         if inserted:
             self._session_stats(columns, fresh, touched - created)
             self.totals.add(columns, day, new, before)

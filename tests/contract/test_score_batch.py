@@ -53,18 +53,29 @@ def _rows(batch: ScoreBatch) -> list[tuple]:
     return list(zip([batch.session_keys[c] for c in batch.session], [batch.envelopes[c] for c in batch.envelope],
                     [batch.names[c] for c in batch.reviewer], [batch.names[c] for c in batch.model],
                     batch.position.tolist(), batch.length.tolist(), batch.score.tolist(),
-                    [batch.scales[c] for c in batch.scale], batch.exclusion.tolist()))
+                    [batch.scales[c] for c in batch.scale], batch.exclusion.tolist(), _named(batch)))
+
+
+def _named(batch: ScoreBatch) -> list[dict]:
+    """Each row's named scores (a rubric's dimensions) as a dict, {} for none."""
+    found: list[dict] = [{} for _ in range(len(batch))]
+    if batch.dimensions is not None:
+        named = batch.dimensions
+        for row, name, score in zip(named.row.tolist(), named.name.tolist(), named.score.tolist()):
+            found[row][named.names[name]] = score
+    return found
 
 
 @settings(max_examples=50, derandomize=True, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["s-1", "s-2", "s-3"]), st.integers(2, 4), st.sampled_from(SCALES),
-                          st.sampled_from(["", "2025-01-01T00:00:00Z"]), st.sampled_from([0, 1, 2])),
+                          st.sampled_from(["", "2025-01-01T00:00:00Z"]), st.sampled_from([0, 1, 2]),
+                          st.sampled_from([None, {"accuracy": 7.0}, {"clarity": 2.5, "accuracy": 9.0}])),
                 min_size=1, max_size=8),
        st.integers(1, 20))
 def test_a_batch_normalised_in_slices_is_the_batch_normalised_whole(sessions, slice_lines):
-    lines = [line for key, size, scale, timestamp, consent in sessions
+    lines = [line for key, size, scale, timestamp, consent, named in sessions
              for line in session(key, models=size, reviewers=2, score_scale=scale, timestamp=timestamp,
-                                 consent_level=consent)]
+                                 consent_level=consent, score_dimensions=named)]
     batch = LineBatch(1, [json.dumps(line).encode() for line in lines], 0)
     whole = Normaliser().normalise(batch)
     with patch.object(normalise, "PARSE_LINES", slice_lines):
@@ -72,6 +83,7 @@ def test_a_batch_normalised_in_slices_is_the_batch_normalised_whole(sessions, sl
 
     assert _rows(sliced.rows) == _rows(whole.rows)
     assert (sliced.skipped, sliced.excluded) == (whole.skipped, whole.excluded)
+    assert _named(whole.rows) == [line["score_dimensions"] or {} for line in lines if line["consent_level"]]
     for distinct in ("session_keys", "names"):
         assert len(set(getattr(sliced.rows, distinct))) == len(getattr(sliced.rows, distinct))
     assert len({id(e) for e in sliced.rows.envelopes}) == len(sliced.rows.envelopes)

@@ -22,7 +22,7 @@ from council_db.outlets.datasette_metadata import shipped
 from tests.conftest import run_module
 
 VIEWS = ["score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
-         "reviewer_daily", "daily_scores", "model_profiles"]
+         "reviewer_daily", "daily_scores", "model_profiles", "dimension_records"]
 
 
 def free_port() -> int:
@@ -74,7 +74,8 @@ def served(tmp_path_factory):
     """A simulated, imported council.db served by `datasette serve` with `council-db db metadata`."""
     folder = tmp_path_factory.mktemp("datasette")
     db = folder / "council.db"
-    output("simulate", "-o", str(folder / "sim.jsonl"), "--sessions", "40", "--days", "5")
+    output("simulate", "-o", str(folder / "sim.jsonl"), "--sessions", "40", "--days", "5",
+           "--dimensions", "accuracy,clarity")  # a rubric: dimension_records has rows
     output("--db", str(db), "import", str(folder / "sim.jsonl"))
     path, metadata = output("--db", str(db), "db", "path"), output("--db", str(db), "db", "metadata")
     with datasette(folder, path, "-m", metadata) as client:

@@ -59,7 +59,7 @@ def served(tmp_path_factory):
     folder = tmp_path_factory.mktemp("plugin")
     scores, old, other = folder / "scores.db", folder / "old.db", folder / "other.db"
     council("simulate", "-o", str(folder / "sim.jsonl"), "--sessions", "60", "--days", "20", "--end", "2025-06-30",
-            "--reviewer-offset", "openai/gpt-4o=-1.0")
+            "--reviewer-offset", "openai/gpt-4o=-1.0", "--dimensions", "accuracy,clarity")
     council("--db", str(scores), "import", str(folder / "sim.jsonl"))
     council("--db", str(old), "db", "upgrade", "0007")
     with sqlite3.connect(other) as connection:
@@ -115,6 +115,8 @@ def test_the_report_page_is_the_cli_report_of_that_database_with_its_counts(serv
     ("reviewer=openai/gpt-4o&reviewer=google/gemini-1.5-pro&since=",
      ["--reviewer", "openai/gpt-4o", "--reviewer", "google/gemini-1.5-pro"]),
     ("sessions=99999999999999999999999", ["--sessions", "99999999999999999999999"]),  # past SQL's integers: all
+    ("dimension=clarity&days=7&as_of=2025-06-30T00:00:00Z",
+     ["--dimension", "clarity", "--days", "7", "--as-of", "2025-06-30T00:00:00Z"]),
 ])
 def test_query_parameters_choose_the_window_as_the_cli_options_do(served, query, options):
     client, path = served
@@ -147,6 +149,8 @@ def test_a_window_from_the_query_string_has_the_sessions_sqlite_counts(served):
     ("since=2025-06-20&until=2025-06-01", "since=2025-06-20 is not before until=2025-06-01"),
     ("day=7", "unknown parameter 'day': the report takes sessions, days, since"),
     ("days=7&days=8", "days is given 2 times: give it once"),
+    ("dimension=acuracy", "dimension=acuracy: no record in this window has that dimension; its dimensions: "
+                          "accuracy (960 scores), clarity (960 scores)"),
 ])
 def test_a_bad_parameter_gets_a_400_page_with_one_line_saying_what_to_give(served, query, line):
     client, _ = served

@@ -112,14 +112,22 @@ INSERT INTO answer_styles (session_id, reviewer_id, model_id, position, response
     markdown_lists, markdown_bold)
 VALUES (1, 1, 1, 1, 250, 0, 3, NULL);
 """
+# 0017 keeps a rubric's named scores of a record, each name once.
+FIXTURE_0017 = FIXTURE_0015 + """
+INSERT INTO dimension_names (id, name) VALUES (1, 'accuracy'), (2, 'clarity');
+INSERT INTO score_dimensions (session_id, reviewer_id, model_id, position, dimension_id, score)
+VALUES (1, 1, 1, 1, 1, 7.0), (1, 1, 1, 1, 2, 8.5);
+"""
 
 # 0002, 0003 and 0005 add views only; 0004's session_stats and 0010's day totals are derived
 # from the scores (the migrations compute them), so older data is theirs too.
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
             "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
-            "0013": FIXTURE_0013, "0014": FIXTURE_0014, "0015": FIXTURE_0015}
+            "0013": FIXTURE_0013, "0014": FIXTURE_0014, "0015": FIXTURE_0015,
+            "0017": FIXTURE_0017}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
-               "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps", "answer_styles")
+               "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps", "answer_styles",
+               "dimension_names", "score_dimensions")
 # What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as
 # redaction let query text through (issue 14; a downgrade gives it back empty), and withholds
 # the values that old reasons quoted.

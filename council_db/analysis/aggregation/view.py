@@ -57,17 +57,19 @@ def check_names(db: Database, settings: Settings) -> None:
     check_reviewers(settings.offsets, known, "--offsets")
 
 
-def session_scores(db: Database, session_key: str, settings: Settings,
-                   sample_sessions: int = SAMPLE_SESSIONS) -> dict[str, Any]:
-    """Each candidate's consensus score in one session. Offsets and scales a method estimates
-    come from every stored session (the calibration window; above ``sample_sessions``, the
-    bias report's sample of them), on the session's scale."""
-    data = load_sessions(db, "SELECT id FROM sessions WHERE session_key = :key", {"key": session_key})
+def session_scores(db: Database, session_key: str, settings: Settings, sample_sessions: int = SAMPLE_SESSIONS,
+                   dimension: str | None = None) -> dict[str, Any]:
+    """Each candidate's consensus score in one session (with ``dimension``, of that rubric
+    dimension's scores). Offsets and scales a method estimates come from every stored session
+    (the calibration window; above ``sample_sessions``, the bias report's sample of them), on
+    the session's scale."""
+    data = load_sessions(db, "SELECT id FROM sessions WHERE session_key = :key", {"key": session_key},
+                         dimension=dimension)
     if data.n_records == 0:
         raise CouncilDbError(_no_scores(db, session_key))
     calibration_data, stored = data, None
     if settings.method in NEEDS_WINDOW and not (settings.method is Method.bias_adjusted and settings.offsets):
-        stored = load_sample(db, Window(), sample_sessions)
+        stored = load_sample(db, Window(dimension=dimension), sample_sessions)
         calibration_data = stored.data
         if calibration_data.scale != data.scale:
             raise CouncilDbError(f"session {session_key} is scored on {data.scale} but most stored scores are on "
@@ -83,7 +85,8 @@ def session_scores(db: Database, session_key: str, settings: Settings,
             for place, i in enumerate(order, start=1)]
     ts = int(data.session_ts_us[0])
     return {"session_id": session_key, "timestamp": format_us(ts) if ts >= 0 else None,
-            "method": settings.method.value, "scale": data.scale, "include_self": settings.include_self,
+            "method": settings.method.value, "scale": data.scale, **({"dimension": dimension} if dimension else {}),
+            "include_self": settings.include_self,
             "calibration": _calibration(settings.method, calibration), "excluded": dict(data.excluded),
             "candidates": rows}
 
@@ -219,7 +222,8 @@ def _window(loaded: WindowData, window: Window, filters: dict[str, Any]) -> dict
             "end": format_us(int(times.max())) if len(times) else None,
             "sessions": data.n_sessions, "records": data.n_records, "scale": data.scale, "as_of": window.as_of,
             "requested": asked.words, "requested_start": format_us(asked.start_us),
-            "requested_end": format_us(asked.end_us), "filters": filters, **sample}
+            "requested_end": format_us(asked.end_us), "filters": filters, **sample,
+            **({"dimension": window.dimension} if window.dimension else {})}
 
 
 def _calibration(method: Method, calibration: Calibration) -> dict[str, Any]:

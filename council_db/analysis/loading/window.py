@@ -59,6 +59,7 @@ class Window:
     models: list[str] = field(default_factory=list)
     config_versions: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
+    dimension: str | None = None  # a rubric dimension's scores in place of the overall ones (dimension_scores)
     # When the window was made: "now" for a window without as_of, fixed once so that every
     # query of one report, and the span it states, count from the same instant.
     made_us: int = field(default_factory=_now_us, repr=False, compare=False)
@@ -194,14 +195,16 @@ def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
 
 def _every_kind(db: Database, sessions_sql: str, params: dict[str, Any], window: Window) -> ScoreData:
     """The scores of every reviewer, judge or reference, of these sessions."""
-    return score_data(fetch_records(db, sessions_sql, params, reviewers=window.reviewers, models=window.models))
+    return score_data(fetch_records(db, sessions_sql, params, reviewers=window.reviewers, models=window.models,
+                                    dimension=window.dimension))
 
 
 def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
     small = window.sessions is not None and window.sessions <= sample_sessions  # never needs a sample
     # The whole-window sums add every reviewer's scores: with human raters or gold labels among
-    # them they would mix the reference into the judges' figures, so the sample serves alone.
-    if window.reviewers or window.models or not sample_sessions or small or _has_reference(db):
+    # them they would mix the reference into the judges' figures, so the sample serves alone. They
+    # sum the overall scores: a dimension's window is read from its records alone.
+    if window.reviewers or window.models or window.dimension or not sample_sessions or small or _has_reference(db):
         return _sampled(db, window, sample_sessions)
     # The totals' pass over the whole window is the longest query, so it starts first; the
     # count, the choice of the sample and the sample's records run meanwhile, each on its own
@@ -264,7 +267,8 @@ def load(db: Database, window: Window) -> ScoreData:
     """The window's judges' usable scores on its main scale; everything left out is counted by
     reason."""
     sessions_sql, params = window.session_query()
-    data = load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models)
+    data = load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models,
+                         dimension=window.dimension)
     data.excluded.update(_unreadable(db))
     return data
 
@@ -288,9 +292,9 @@ def unreadable_warnings(excluded: dict[str, int]) -> list[str]:
             "leave them out; correct or delete their sessions"]
 
 
-def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> ScoreData:
+def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *, reviewers: list[str] = (),
+                  models: list[str] = (), min_consent: int = 1, dimension: str | None = None) -> ScoreData:
     """The judges' scores of the sessions ``sessions_sql`` selects (their ids), on the scale most
-    of them are on."""
+    of them are on (with ``dimension``, that rubric dimension's)."""
     return judges_only(score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models,
-                                                min_consent=min_consent)))
+                                                min_consent=min_consent, dimension=dimension)))

@@ -14,6 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from council_db.analysis.loading.dimension_scores import (
+    WITHOUT,
+    WITHOUT_ID,
+    UnknownDimension,
+    score_sql,
+    window_dimensions,
+)
 from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.timestamps import MAX_US, MIN_US
@@ -52,22 +59,27 @@ class Records:
     style: np.ndarray | None = None  # per row: ScoreData.style's columns; None when no row has a style
 
 
-def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                  reviewers: list[str] = (), models: list[str] = (), min_consent: int = 1) -> Records:
+def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *, reviewers: list[str] = (),
+                  models: list[str] = (), min_consent: int = 1, dimension: str | None = None) -> Records:
     """The records of the sessions ``sessions_sql`` selects whose own consent level is at least
-    ``min_consent`` (of these reviewers and candidates, when named), in one read transaction."""
+    ``min_consent`` (of these reviewers and candidates, when named), in one read transaction;
+    with ``dimension``, that rubric dimension's scores in place of the overall ones
+    (analysis/loading/dimension_scores.py)."""
     window = f"WITH report_window AS ({sessions_sql}) "
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
                    min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
     with db.reading() as reader:
         styled = bool(reader.scalar(ANY_STYLE))
-        records_sql = read_sql("report_records").format(style_key=", sc.position" if styled else "")
-        rows = reader.array(window + records_sql, STYLED_RECORD if styled else RECORD, {**params, **filters})
+        scored, chosen = score_sql(reader, dimension, window, params)
+        records_sql = read_sql("report_records").format(style_key=", sc.position" if styled else "", **scored)
+        rows = reader.array(window + records_sql, STYLED_RECORD if styled else RECORD, {**params, **filters, **chosen})
+        if dimension is not None and len(rows) and (rows["exclusion_id"] == WITHOUT_ID).all():
+            raise UnknownDimension(dimension, window_dimensions(reader, window, params))
         keys = window + "SELECT s.id, s.session_key FROM report_window AS w JOIN sessions AS s ON s.id = w.id"
         styles = reader.array(window + WINDOW_STYLES, STYLE, params) if styled else None
         return Records(rows=rows, models=_names(reader, "SELECT id, name FROM models"),
                        scales=_names(reader, "SELECT id, name FROM scales"),
-                       reasons=_names(reader, "SELECT id, code FROM exclusion_reasons"),
+                       reasons={**_names(reader, "SELECT id, code FROM exclusion_reasons"), WITHOUT_ID: WITHOUT},
                        session_keys=_names(reader, keys, params), kinds=reference_kinds(reader),
                        style=None if styles is None else aligned_styles(rows, styles))
 

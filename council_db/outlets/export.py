@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
 CHUNK_ROWS = 500  # records fetched and written at a time: larger text blocks cost page faults (sys time)
+# A reviewer with provenance: its model's name and its prompt, temperature and seed (revision 0016)
+IDENTITIES = ("SELECT r.id, m.name, r.prompt, r.temperature, r.seed FROM models AS r "
+              "JOIN models AS m ON m.id = r.model_of")
 CACHE_LIMIT = 10_000  # frames and envelopes kept; a session's are used together, so few are needed
 
 
@@ -40,10 +43,13 @@ class ExportFilter:
         """SQL conditions on records (scores AS sc, sessions AS s, record_envelopes AS e) and
         their parameters; times are compared as instants. Raises LineError for a bad time."""
         clauses, params = self._session_clauses()
-        for column, name in (("sc.reviewer_id", "reviewer"), ("sc.model_id", "model")):
-            if getattr(self, name):
-                clauses.append(f"{column} = (SELECT id FROM models WHERE name = :{name})")
-                params[name] = getattr(self, name)
+        if self.reviewer:  # the reviewer, or a model's every identity (revision 0016)
+            clauses.append("sc.reviewer_id IN (SELECT id FROM models WHERE name = :reviewer OR model_of = "
+                           "(SELECT id FROM models WHERE name = :reviewer))")
+            params["reviewer"] = self.reviewer
+        if self.model:
+            clauses.append("sc.model_id = (SELECT id FROM models WHERE name = :model)")
+            params["model"] = self.model
         if self.min_consent:
             clauses.append(f"{RECORD_CONSENT} >= :min_consent")
             params["min_consent"] = self.min_consent
@@ -82,7 +88,8 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
             yield record_dict(envelope_fields(row.session_key, envelope, row.score_scale), row.reviewer, row.model,
                               row.position, row.display_order, row.response_length_chars, row.score_value,
                               row.reviewer_kind, (row.response_tokens, row.markdown_headers, row.markdown_lists,
-                                                  row.markdown_bold))
+                                                  row.markdown_bold),
+                              (row.reviewer_prompt, row.reviewer_temperature, row.reviewer_seed))
 
 
 def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") -> int:
@@ -94,7 +101,7 @@ def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") 
     with _streams(db, filters) as (scores, sessions, lookups):
         frames = _Frames(sessions, lookups, encoding)
         names = {number: encoding.name(name) for number, name in lookups.models.items()}
-        marked = set(lookups.kinds)
+        marked = set(lookups.kinds) | set(lookups.identities)
         while rows := scores.fetchmany(CHUNK_ROWS):
             text = "".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole, marked))
             if fmt == "json":  # one object a line, each line but the last ending with a comma
@@ -115,6 +122,8 @@ class _Lookups:
         self.kinds = dict(connection.exec_driver_sql(  # the reviewers that are no judge (revision 0012)
             "SELECT id, reviewer_kind FROM models WHERE reviewer_kind <> 'judge'").all())
         self.scales = dict(connection.exec_driver_sql("SELECT id, name FROM scales").all())
+        self.identities = {number: (model, tuple(provenance)) for number, model, *provenance in  # revision 0016
+                           connection.exec_driver_sql(IDENTITIES).all()}
         self._envelopes: dict[int, tuple] = {}
 
     def envelope(self, number: int) -> tuple:
@@ -169,9 +178,11 @@ class _Frames:
         """A line that does not fit its frame, encoded from its record's dict."""
         session, reviewer, model, position, display, length, score, scale, envelope, _styled, *style = row
         names = self.lookups.models
-        return self.encoding.whole(record_dict(self.shared(session, envelope, scale), names[reviewer], names[model],
+        judge, provenance = self.lookups.identities.get(reviewer, (names[reviewer], ()))
+        return self.encoding.whole(record_dict(self.shared(session, envelope, scale), judge, names[model],
                                                position, display, length, score,
-                                               self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style))
+                                               self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style,
+                                               provenance))
 
 
 @contextmanager

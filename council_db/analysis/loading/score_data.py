@@ -24,7 +24,7 @@ class ScoreData:
     slot: np.ndarray  # int64 display slot, -1 where position is not a display slot (schema < 1.2.0)
     log_length: np.ndarray  # float64 log(response_length_chars + 1); NaN where the length is unknown
     score: np.ndarray  # float64, score points on ``scale``
-    self_review: np.ndarray  # bool, reviewer == model
+    self_review: np.ndarray  # bool, the reviewer's model == the candidate
     reviewers: list[str]
     models: list[str]
     session_keys: list[str]
@@ -32,6 +32,9 @@ class ScoreData:
     scale: str = DEFAULT_SCALE
     excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
     kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> "human" or "gold"; the others are judges
+    # reviewer -> its model, for a reviewer with provenance (contract/reviewer_identity); the
+    # others are their model: self-preference matches a judge to its own answers by the model
+    judge_models: dict[str, str] = field(default_factory=dict)
     # (n_records, 4) float64: the answer's tokens, markdown headers, list items and bold spans
     # (fields.STYLE_FIELDS), NaN unknown; None when no record has any (no cost without style)
     style: np.ndarray | None = None
@@ -39,6 +42,10 @@ class ScoreData:
     @property
     def n_sessions(self) -> int:
         return len(self.session_keys)
+
+    def judge_model(self, reviewer: str) -> str:
+        """The model a reviewer is (its identity's model where a log gave its provenance)."""
+        return self.judge_models.get(reviewer, reviewer)
 
     @property
     def n_records(self) -> int:

@@ -37,6 +37,7 @@ WINDOW_STYLES = (f"SELECT {', '.join(f'st.{name}' for name in STYLE.names)} "
 
 
 REFERENCE_KINDS = "SELECT name, reviewer_kind FROM models WHERE reviewer_kind <> 'judge' ORDER BY name"
+JUDGES = "SELECT id, model_of FROM models WHERE model_of IS NOT NULL"  # reviewers with provenance (revision 0016)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Records:
     reasons: dict[int, str]
     session_keys: dict[int, str]
     kinds: dict[str, str]  # reviewer name -> "human" or "gold" (revision 0012); the others are judges
+    judges: dict[int, int]  # a reviewer with provenance's id -> its model's id (revision 0016)
     style: np.ndarray | None = None  # per row: ScoreData.style's columns; None when no row has a style
 
 
@@ -69,6 +71,7 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *,
                        scales=_names(reader, "SELECT id, name FROM scales"),
                        reasons=_names(reader, "SELECT id, code FROM exclusion_reasons"),
                        session_keys=_names(reader, keys, params), kinds=reference_kinds(reader),
+                       judges={int(number): int(model) for number, model in reader.rows(JUDGES)},
                        style=None if styles is None else aligned_styles(rows, styles))
 
 
@@ -133,13 +136,24 @@ def _score_data(rows: np.ndarray, style: np.ndarray | None, records: Records, sc
     return ScoreData(
         session=session, reviewer=reviewer, model=model, slot=rows["slot"].copy(),
         log_length=log_lengths(rows["length"]), score=rows["score"].copy(),
-        self_review=rows["reviewer_id"] == rows["model_id"],  # one models table holds both roles
+        self_review=_judge_ids(rows["reviewer_id"], records.judges) == rows["model_id"],  # one table, both roles
         reviewers=reviewers, models=models,
         session_keys=[records.session_keys[int(i)] for i in sessions[starts]],
         session_ts_us=rows["ts_us"][starts].copy(), scale=scale, excluded=excluded,
         kinds={name: kind for name, kind in records.kinds.items() if name in present},
+        judge_models={records.models[number]: records.models[model] for number, model in records.judges.items()
+                      if records.models[number] in present},
         style=None if style is None else known_style(style[order]),
     )
+
+
+def _judge_ids(reviewer_ids: np.ndarray, judges: dict[int, int]) -> np.ndarray:
+    """Per record: its reviewer's model's id (the reviewer's own where it has no provenance)."""
+    if not judges:
+        return reviewer_ids
+    lookup = np.arange(max(int(reviewer_ids.max(initial=0)), *judges) + 1, dtype=np.int64)
+    lookup[list(judges)] = list(judges.values())
+    return lookup[reviewer_ids]
 
 
 def _codes(ids: np.ndarray, names: dict[int, str]) -> tuple[list[str], np.ndarray]:

@@ -14,6 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS, UNKNOWN_LENGTH
+from council_db.contract.reviewer_identity import Identity
 
 
 @dataclass
@@ -32,9 +33,9 @@ class ScoreData:
     scale: str = DEFAULT_SCALE
     excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
     kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> "human" or "gold"; the others are judges
-    # reviewer -> its model, for a reviewer with provenance (contract/reviewer_identity); the
+    # reviewer -> its identity, for a reviewer with provenance (contract/reviewer_identity); the
     # others are their model: self-preference matches a judge to its own answers by the model
-    judge_models: dict[str, str] = field(default_factory=dict)
+    identities: dict[str, Identity] = field(default_factory=dict)
     # (n_records, 4) float64: the answer's tokens, markdown headers, list items and bold spans
     # (fields.STYLE_FIELDS), NaN unknown; None when no record has any (no cost without style)
     style: np.ndarray | None = None
@@ -45,7 +46,8 @@ class ScoreData:
 
     def judge_model(self, reviewer: str) -> str:
         """The model a reviewer is (its identity's model where a log gave its provenance)."""
-        return self.judge_models.get(reviewer, reviewer)
+        identity = self.identities.get(reviewer)
+        return reviewer if identity is None else identity.model
 
     @property
     def n_records(self) -> int:

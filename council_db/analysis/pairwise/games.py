@@ -76,7 +76,8 @@ def games_of(data: ScoreData) -> Games:
                  chars=np.stack([np.expm1(data.log_length[a]), np.expm1(data.log_length[b])], axis=1),
                  markdown_diff=_markdown_diff(data, a, b),
                  length_unit=unit, models=list(data.models), reviewers=list(data.reviewers),
-                 n_sessions=data.n_sessions, unpaired=unpaired, judge_models=dict(data.judge_models))
+                 n_sessions=data.n_sessions, unpaired=unpaired,
+                 judge_models={name: identity.model for name, identity in data.identities.items()})
 
 
 def keep_games(games: Games, keep: np.ndarray) -> Games:

@@ -152,15 +152,11 @@ def _identities(reviewers: tuple, provenance: list[tuple]) -> tuple[tuple, dict[
     identities by label; the reviewers as they are when no line did (one C-speed count per field)."""
     if all(column.count(None) == len(column) for column in provenance):
         return reviewers, {}
-    identities: dict[str, Identity] = {}
-    labels = []
-    for reviewer, *given in zip(reviewers, *provenance):
-        identity = Identity(reviewer, *given)
-        label = identity.label
-        if not identity.plain:
-            identities[label] = identity
-        labels.append(label)
-    return tuple(labels), identities
+    given = list(zip(reviewers, *provenance))
+    made = {key: Identity(*key) for key in dict.fromkeys(given)}  # each distinct judge once (a few)
+    label = {key: identity.label for key, identity in made.items()}
+    identities = {label[key]: identity for key, identity in made.items() if not identity.plain}
+    return tuple(map(label.__getitem__, given)), identities
 
 
 def _exclusions(score: np.ndarray, scales: list[ScoreScale], scale: np.ndarray) -> np.ndarray:

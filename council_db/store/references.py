@@ -33,10 +33,12 @@ REFERENCES = (
     ("session_stats", "session_id", "sessions"),
     ("session_stats", "scale_id", "scales"),
     ("sessions", "import_id", "imports"),
+    ("models", "model_of", "models"),  # a reviewer with provenance: its model's row (revision 0016)
 )
 # a session or a record outlives its import's row: --repair empties the column (a record without
-# one belongs to its session's import, see store/provenance.py)
-KEPT = {("sessions", "import_id"), ("scores", "import_id")}
+# one belongs to its session's import, see store/provenance.py); a reviewer whose model's row is
+# gone keeps its records, named by its label, and loses only the link
+KEPT = {("sessions", "import_id"), ("scores", "import_id"), ("models", "model_of")}
 
 
 def _tables() -> list[str]:

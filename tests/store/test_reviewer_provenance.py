@@ -7,6 +7,7 @@ exported as before. Real SQLite files and the real PostgreSQL fixture."""
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
@@ -133,3 +134,17 @@ def test_the_fastchat_readers_keep_the_prompt_name_and_a_plain_judge_name_has_no
                                                                          [line, plain])))
     assert result.exit_code == 0, result.output
     assert sorted(json.loads(found).get("reviewer_prompt") or "" for found in exported(cli)) == ["", "single-v1"]
+
+
+def test_db_check_finds_a_reviewer_whose_models_row_is_gone_and_repair_keeps_its_records(tmp_path):
+    cli = Cli(tmp_path / "council.db")
+    late = [record(session_id="s", reviewer_id="late/judge", reviewer_prompt="p1", model_id=f"m{n}", position=n)
+            for n in range(2)]
+    assert cli("import", str(write_jsonl(tmp_path / "a.jsonl", late))).exit_code == 0
+    with sqlite3.connect(tmp_path / "council.db") as connection:  # by hand: nothing council-db does
+        connection.execute("DELETE FROM models WHERE name = 'late/judge'")
+    found = cli("db", "check")
+    assert found.exit_code == 1 and "models.model_of (3 rows): 1 name no stored models row" in found.output
+    assert cli("db", "check", "--repair").exit_code == 0
+    assert cli("db", "check").exit_code == 0
+    assert len(exported(cli)) == 2

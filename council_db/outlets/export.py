@@ -101,7 +101,7 @@ def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") 
     with _streams(db, filters) as (scores, sessions, lookups):
         frames = _Frames(sessions, lookups, encoding)
         names = {number: encoding.name(name) for number, name in lookups.models.items()}
-        marked = set(lookups.kinds) | set(lookups.identities)
+        marked = set(lookups.kinds) | (set() if encoding is CsvLines else set(lookups.identities))
         while rows := scores.fetchmany(CHUNK_ROWS):
             text = "".join(encoding.lines(rows, frames.cache, frames.build, names, frames.whole, marked))
             if fmt == "json":  # one object a line, each line but the last ending with a comma
@@ -178,7 +178,10 @@ class _Frames:
         """A line that does not fit its frame, encoded from its record's dict."""
         session, reviewer, model, position, display, length, score, scale, envelope, _styled, *style = row
         names = self.lookups.models
-        judge, provenance = self.lookups.identities.get(reviewer, (names[reviewer], ()))
+        # CSV has no provenance columns: a reviewer with provenance is its label there, so two
+        # prompts of one model stay two reviewers (and two records) when the CSV is read back
+        identities = {} if self.encoding is CsvLines else self.lookups.identities
+        judge, provenance = identities.get(reviewer, (names[reviewer], ()))
         return self.encoding.whole(record_dict(self.shared(session, envelope, scale), judge, names[model],
                                                position, display, length, score,
                                                self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style,

@@ -148,3 +148,17 @@ def test_db_check_finds_a_reviewer_whose_models_row_is_gone_and_repair_keeps_its
     assert cli("db", "check", "--repair").exit_code == 0
     assert cli("db", "check").exit_code == 0
     assert len(exported(cli)) == 2
+
+
+def test_csv_export_names_a_reviewer_with_provenance_by_its_label_so_two_prompts_stay_two_records(tmp_path):
+    cli = Cli(tmp_path / "council.db")
+    lines = [record(reviewer_prompt=prompt, position=...) for prompt in ("p1", "p2")]  # one key but the prompt
+    assert cli("import", str(write_jsonl(tmp_path / "a.jsonl", lines))).exit_code == 0
+    rows = exported(cli, "--format", "csv")[1:]
+    assert sorted(row.split(",")[4] for row in rows) == ["openai/gpt-4o · prompt p1", "openai/gpt-4o · prompt p2"]
+    (tmp_path / "out.csv").write_text("\n".join(exported(cli, "--format", "csv")) + "\n", encoding="utf-8")
+    again = Cli(tmp_path / "again.db")
+    result = again("import", "--from", "csv", str(tmp_path / "out.csv"), "--scale", "1-10",
+                   "--map", "session=session_id,candidate=model_id,reviewer=reviewer_id,score=score_value")
+    assert result.exit_code == 0, result.output
+    assert len(exported(again)) == 2

@@ -4,7 +4,7 @@
 -- primary key of scores, so SQLite streams without sorting.
 SELECT
     s.session_key,
-    reviewer.name AS reviewer,
+    COALESCE(judge.name, reviewer.name) AS reviewer,
     reviewer.reviewer_kind,
     candidate.name AS model,
     sc.position,
@@ -20,11 +20,13 @@ SELECT
     CASE WHEN e.id IS NULL THEN s.query_hash ELSE e.query_hash END AS query_hash,
     CASE WHEN e.id IS NULL THEN s.query_metadata ELSE e.query_metadata END AS query_metadata,
     st.response_tokens, st.markdown_headers, st.markdown_lists, st.markdown_bold,
+    reviewer.prompt AS reviewer_prompt, reviewer.temperature AS reviewer_temperature, reviewer.seed AS reviewer_seed,
     sc.session_id AS key_session, sc.reviewer_id AS key_reviewer, sc.model_id AS key_model
 FROM scores AS sc
 JOIN sessions AS s ON s.id = sc.session_id
 JOIN models AS reviewer ON reviewer.id = sc.reviewer_id
 JOIN models AS candidate ON candidate.id = sc.model_id
+LEFT JOIN models AS judge ON judge.id = reviewer.model_of  -- a reviewer with provenance: its model (revision 0016)
 JOIN scales AS scale ON scale.id = sc.scale_id
 LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id
 LEFT JOIN answer_styles AS st ON st.session_id = sc.session_id AND st.reviewer_id = sc.reviewer_id

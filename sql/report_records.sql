@@ -9,7 +9,8 @@
 -- dimension's score, judged against the record's scale alike, and the join that keeps only the
 -- records that have it.
 -- The reviewers and models parameters (expanding lists of names) keep only those scores,
--- unless all_reviewers / all_models is true. min_consent keeps the records whose own consent
+-- unless all_reviewers / all_models is true; a reviewer named by its model keeps each of its
+-- identities too (revision 0016: models.model_of). min_consent keeps the records whose own consent
 -- level (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
 -- A stored time outside min_us..max_us (years 0001-9999 UTC) cannot be read: it comes as -1.
 -- The order is total and set by the records, never by row ids (which depend on the order
@@ -30,7 +31,8 @@ SELECT
 FROM report_window AS w
 JOIN sessions AS s ON s.id = w.id
 JOIN scores AS sc ON sc.session_id = s.id{dimension}
-WHERE (:all_reviewers OR sc.reviewer_id IN (SELECT m.id FROM models AS m WHERE m.name IN :reviewers))
+WHERE (:all_reviewers OR sc.reviewer_id IN (SELECT m.id FROM models AS m WHERE m.name IN :reviewers OR m.model_of IN
+                                                (SELECT b.id FROM models AS b WHERE b.name IN :reviewers)))
   AND (:all_models OR sc.model_id IN (SELECT m.id FROM models AS m WHERE m.name IN :models))
   AND (:min_consent <= 1 OR COALESCE((SELECT e.consent_level FROM record_envelopes AS e WHERE e.id = sc.envelope_id),
                                      s.consent_level) >= :min_consent)

@@ -23,8 +23,9 @@ def command(
                                                  help="Only sessions at or after this ISO-8601 time.")] = None,
     until: Annotated[Optional[str], typer.Option(metavar="TIME",
                                                  help="Only sessions before this ISO-8601 time.")] = None,
-    reviewer: Annotated[Optional[str], typer.Option(metavar="ID",
-                                                    help="Only scores given by this reviewer id.")] = None,
+    reviewer: Annotated[Optional[str], typer.Option(metavar="ID", help=(
+        "Only scores given by this reviewer id: a model (with each of its prompts and settings) or one full "
+        "label."))] = None,
     model: Annotated[Optional[str], typer.Option(metavar="ID", help="Only scores of this candidate model id.")] = None,
     session: Annotated[Optional[str], typer.Option(metavar="ID", help="Only this session (its id, or a prefix no "
                                                                       "other id has).")] = None,

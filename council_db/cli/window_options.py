@@ -18,8 +18,10 @@ Until = Annotated[Optional[str], typer.Option("--until", metavar="TIME",
 AsOf = Annotated[Optional[str], typer.Option(
     "--as-of", metavar="TIME",
     help="As of this time: later sessions and later imports are ignored, so it can be reproduced.")]
-Reviewers = Annotated[Many, typer.Option("--reviewer", metavar="ID",
-                                         help="Only scores by this reviewer (repeatable).")]
+Reviewers = Annotated[Many, typer.Option(
+    "--reviewer", metavar="ID",
+    help="Only scores by this reviewer: a model (with each of its prompts and settings) or one full label "
+         "(repeatable).")]
 Models = Annotated[Many, typer.Option("--model", metavar="ID",
                                       help="Only scores of this candidate model (repeatable).")]
 Configs = Annotated[Many, typer.Option("--config-version", metavar="V",

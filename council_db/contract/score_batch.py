@@ -21,16 +21,18 @@ from council_db.contract.fields import (
     DEFAULT_POSITION,
     DIMENSIONS_FIELD,
     EXCLUSION_REASONS,
+    PROVENANCE_FIELDS,
     STYLE_FIELDS,
     UNKNOWN_LENGTH,
 )
+from council_db.contract.reviewer_identity import Identity
 from council_db.contract.scales import ScoreScale
 
 if TYPE_CHECKING:
     from council_db.contract.record import Record
 
 _RECORD_FIELDS = attrgetter("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
-                            "score_value", "reviewer_kind", DIMENSIONS_FIELD, *STYLE_FIELDS)
+                            "score_value", "reviewer_kind", DIMENSIONS_FIELD, *STYLE_FIELDS, *PROVENANCE_FIELDS)
 UNSCORED, OUT_OF_SCALE = EXCLUSION_REASONS["unscored"][0], EXCLUSION_REASONS["out_of_scale"][0]
 
 
@@ -41,7 +43,7 @@ class ScoreBatch:
 
     session_keys: list[str]  # distinct, in order of first appearance
     envelopes: list[Envelope]  # distinct (by identity), in order of first appearance
-    names: list[str]  # distinct reviewer and model names
+    names: list[str]  # distinct reviewer and model names (a reviewer with provenance: its identity's label)
     scales: list[ScoreScale]  # distinct score scales
     session: np.ndarray  # per row: index into session_keys
     envelope: np.ndarray  # per row: index into envelopes
@@ -56,6 +58,21 @@ class ScoreBatch:
     reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> kind its lines state (the last)
     style: np.ndarray | None = None  # (rows, 4) float64 of STYLE_FIELDS, NaN unknown; None: no row has any
     dimensions: DimensionColumns | None = None  # the rows' named scores; None: no row has any
+    identities: dict[str, Identity] = field(default_factory=dict)  # label -> identity, of reviewers with provenance
+
+    def judges(self) -> np.ndarray:
+        """Per name: the index of its model's name (a reviewer with provenance is judged as its
+        model for self-preference: reviewer_identity's docstring); the name's own index otherwise."""
+        codes = np.arange(len(self.names), dtype=np.int32)
+        if self.identities:
+            index = {name: number for number, name in enumerate(self.names)}
+            for label, identity in self.identities.items():
+                codes[index[label]] = index[identity.model]
+        return codes
+
+    def self_review(self) -> np.ndarray:
+        """Per row: whether the reviewer's model wrote the answer it scored."""
+        return self.judges()[self.reviewer] == self.model
 
     def styled(self) -> np.ndarray:
         """Per row: whether any of its style is known (what store.AnswerStyle keeps)."""
@@ -79,10 +96,11 @@ class ScoreBatch:
         into the distinct ones."""
         if not records:
             return cls.empty()
-        keys, reviewers, models, positions, lengths, scores, kinds, dimensions, *styles = zip(
-            *map(_RECORD_FIELDS, records))
+        keys, reviewers, models, positions, lengths, scores, kinds, dimensions, *rest = zip(*map(_RECORD_FIELDS, records))
+        styles, provenance = rest[:len(STYLE_FIELDS)], rest[len(STYLE_FIELDS):]
+        reviewers, identities = _identities(reviewers, provenance)
         session_keys, session = _codes(keys)
-        names, named = _codes(reviewers + models)
+        names, named = _codes(reviewers + models + tuple({i.model: None for i in identities.values()}))
         score, scale_codes = np.array(scores, dtype=np.float64), np.array(scale, dtype=np.int32)
         given = np.ones(len(records), dtype=bool)
         if None in positions:  # a line without position: a C-speed scan, as it is rare
@@ -93,9 +111,9 @@ class ScoreBatch:
         stated = {} if kinds.count(None) == len(kinds) else {
             reviewer: kind for reviewer, kind in zip(reviewers, kinds) if kind is not None}
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
-                   named[:len(records)], named[len(records):], np.array(positions, dtype=np.int32),
+                   named[:len(records)], named[len(records):2 * len(records)], np.array(positions, dtype=np.int32),
                    np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),
-                   given, stated, _style(styles), DimensionColumns.of(dimensions))
+                   given, stated, _style(styles), DimensionColumns.of(dimensions), identities)
 
     @classmethod
     def concat(cls, parts: list[ScoreBatch]) -> ScoreBatch:
@@ -112,8 +130,9 @@ class ScoreBatch:
         kinds = {reviewer: kind for part in parts for reviewer, kind in part.reviewer_kinds.items()}
         style = None if all(part.style is None for part in parts) else np.concatenate(
             [np.full((len(part), len(STYLE_FIELDS)), np.nan) if part.style is None else part.style for part in parts])
+        identities = {label: identity for part in parts for label, identity in part.identities.items()}
         return cls(session_keys, envelopes, names, scales, session[0], envelope[0], named[0], named[1],
-                   *joined[:3], scale[0], *joined[3:], kinds, style, DimensionColumns.concat(parts))
+                   *joined[:3], scale[0], *joined[3:], kinds, style, DimensionColumns.concat(parts), identities)
 
     def state_reviewer_kind(self, kind: str) -> None:
         """``kind`` for every reviewer whose lines state none (import --reviewer-kind)."""
@@ -176,6 +195,18 @@ def _style(columns: list[tuple]) -> np.ndarray | None:
         return None
     return np.array([[np.nan if value is None else value for value in column] for column in columns],
                     dtype=np.float64).T.copy()
+
+
+def _identities(reviewers: tuple, provenance: list[tuple]) -> tuple[tuple, dict[str, Identity]]:
+    """Each row's reviewer as its identity's label where its line gave provenance, and the
+    identities by label; the reviewers as they are when no line did (one C-speed count per field)."""
+    if all(column.count(None) == len(column) for column in provenance):
+        return reviewers, {}
+    given = list(zip(reviewers, *provenance))
+    made = {key: Identity(*key) for key in dict.fromkeys(given)}  # each distinct judge once (a few)
+    label = {key: identity.label for key, identity in made.items()}
+    identities = {label[key]: identity for key, identity in made.items() if not identity.plain}
+    return tuple(map(label.__getitem__, given)), identities
 
 
 def _exclusions(score: np.ndarray, scales: list[ScoreScale], scale: np.ndarray) -> np.ndarray:

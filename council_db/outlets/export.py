@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 ORDER = " ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position"
 CHUNK_ROWS = 500  # records fetched and written at a time: larger text blocks cost page faults (sys time)
+# A reviewer with provenance: its model's name and its prompt, temperature and seed (revision 0016)
+IDENTITIES = ("SELECT r.id, m.name, r.prompt, r.temperature, r.seed FROM models AS r "
+              "JOIN models AS m ON m.id = r.model_of")
 CACHE_LIMIT = 10_000  # frames and envelopes kept; a session's are used together, so few are needed
 
 
@@ -41,10 +44,13 @@ class ExportFilter:
         """SQL conditions on records (scores AS sc, sessions AS s, record_envelopes AS e) and
         their parameters; times are compared as instants. Raises LineError for a bad time."""
         clauses, params = self._session_clauses()
-        for column, name in (("sc.reviewer_id", "reviewer"), ("sc.model_id", "model")):
-            if getattr(self, name):
-                clauses.append(f"{column} = (SELECT id FROM models WHERE name = :{name})")
-                params[name] = getattr(self, name)
+        if self.reviewer:  # the reviewer, or a model's every identity (revision 0016)
+            clauses.append("sc.reviewer_id IN (SELECT id FROM models WHERE name = :reviewer OR model_of = "
+                           "(SELECT id FROM models WHERE name = :reviewer))")
+            params["reviewer"] = self.reviewer
+        if self.model:
+            clauses.append("sc.model_id = (SELECT id FROM models WHERE name = :model)")
+            params["model"] = self.model
         if self.min_consent:
             clauses.append(f"{RECORD_CONSENT} >= :min_consent")
             params["min_consent"] = self.min_consent
@@ -86,7 +92,8 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
                               row.position, row.display_order, row.response_length_chars, row.score_value,
                               row.reviewer_kind, (row.response_tokens, row.markdown_headers, row.markdown_lists,
                                                   row.markdown_bold),
-                              dimensions.upto(key).get(key) if dimensions else None)
+                              dimensions.upto(key).get(key) if dimensions else None,
+                              (row.reviewer_prompt, row.reviewer_temperature, row.reviewer_seed))
 
 
 def _dimensions(connection: Connection, where: str, params: dict[str, Any]) -> Dimensions | None:
@@ -106,7 +113,7 @@ def write(db: Database, filters: ExportFilter, out: TextIO, fmt: str = "jsonl") 
     with _streams(db, filters, named=encoding is JsonLines) as (scores, sessions, lookups, dimensions):
         frames = _Frames(sessions, lookups, encoding)
         names = {number: encoding.name(name) for number, name in lookups.models.items()}
-        marked = set(lookups.kinds)
+        marked = set(lookups.kinds) | (set() if encoding is CsvLines else set(lookups.identities))
         while rows := scores.fetchmany(CHUNK_ROWS):
             if dimensions:
                 rows = frames.with_dimensions(rows, dimensions.upto(rows[-1][:4]))
@@ -129,6 +136,8 @@ class _Lookups:
         self.kinds = dict(connection.exec_driver_sql(  # the reviewers that are no judge (revision 0012)
             "SELECT id, reviewer_kind FROM models WHERE reviewer_kind <> 'judge'").all())
         self.scales = dict(connection.exec_driver_sql("SELECT id, name FROM scales").all())
+        self.identities = {number: (model, tuple(provenance)) for number, model, *provenance in  # revision 0016
+                           connection.exec_driver_sql(IDENTITIES).all()}
         self._envelopes: dict[int, tuple] = {}
 
     def envelope(self, number: int) -> tuple:
@@ -184,10 +193,14 @@ class _Frames:
         """A line that does not fit its frame, encoded from its record's dict."""
         session, reviewer, model, position, display, length, score, scale, envelope, _styled, *style = row
         names = self.lookups.models
-        return self.encoding.whole(record_dict(self.shared(session, envelope, scale), names[reviewer], names[model],
+        # CSV has no provenance columns: a reviewer with provenance is its label there, so two
+        # prompts of one model stay two reviewers (and two records) when the CSV is read back
+        identities = {} if self.encoding is CsvLines else self.lookups.identities
+        judge, provenance = identities.get(reviewer, (names[reviewer], ()))
+        return self.encoding.whole(record_dict(self.shared(session, envelope, scale), judge, names[model],
                                                position, display, length, score,
                                                self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style,
-                                               self.dimensions.get(row[:4])))
+                                               self.dimensions.get(row[:4]), provenance))
 
     def with_dimensions(self, rows: list[tuple], found: dict[tuple, dict[str, Any]]) -> list[tuple]:
         """The rows, those with named scores (``found``, kept for ``whole``) marked as not

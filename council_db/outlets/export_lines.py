@@ -5,8 +5,8 @@ A record's line is its session's (or its own envelope's) fields, then five of it
 So each (session, envelope, scale) gets a *frame*, the text before and after the five,
 encoded with the same ``json.dumps`` or ``csv.writer`` export always used; a line is the
 frame around five values. A line that does not fit the frame (position left out, a score
-that is not a plain float, an unknown length, a known style or named scores) is encoded whole, field by field,
-as ``export.record_dict`` says.
+that is not a plain float, an unknown length, a known style, named scores or a judge's
+provenance) is encoded whole, field by field, as ``export.record_dict`` says.
 That keeps the output byte-identical to encoding each record as a dict (the tests compare).
 """
 
@@ -17,7 +17,8 @@ import io
 import json
 from typing import Any, Callable, Sequence
 
-from council_db.contract.fields import DEFAULT_REVIEWER_KIND, DIMENSIONS_FIELD, FIELDS, STYLE_FIELDS, UNKNOWN_LENGTH
+from council_db.contract.fields import (DEFAULT_REVIEWER_KIND, DIMENSIONS_FIELD, FIELDS, PROVENANCE_FIELDS, STYLE_FIELDS,
+                                       UNKNOWN_LENGTH)
 from council_db.contract.schema_versions import export_schema_version, schema_version
 from council_db.spreadsheet_text import spreadsheet_text
 
@@ -41,12 +42,13 @@ def envelope_fields(key: str, envelope: Sequence, scale: str) -> dict[str, Any]:
 
 def record_dict(shared: dict[str, Any], reviewer: str, model: str, position: Any, display_order: Any,
                 length: Any, score: Any, kind: str = DEFAULT_REVIEWER_KIND, style: Sequence = (),
-                dimensions: dict[str, float] | None = None) -> dict[str, Any]:
+                dimensions: dict[str, float] | None = None, provenance: Sequence = ()) -> dict[str, Any]:
     """A record with llm-council's 13 fields in its order; position left out where the line
     gave none and the schema makes it a display slot (see export's docstring); a reviewer
     that is no judge has its ``reviewer_kind`` after them, so an import or a copy keeps it,
-    and then the answer's known ``style`` (fields.STYLE_FIELDS' values, None unknown) and its
-    named scores (``dimensions``, fields.DIMENSIONS_FIELD), where it has any."""
+    and then the answer's known ``style`` (fields.STYLE_FIELDS' values, None unknown), its
+    named scores (``dimensions``, fields.DIMENSIONS_FIELD) where it has any, then the judge's
+    known ``provenance`` (fields.PROVENANCE_FIELDS' values; ``reviewer`` is then its model)."""
     record = {"schema_version": shared["schema_version"], "session_id": shared["session_id"],
               "timestamp": shared["timestamp"], "consent_level": shared["consent_level"],
               "reviewer_id": reviewer, "model_id": model, "position": position,
@@ -59,6 +61,7 @@ def record_dict(shared: dict[str, Any], reviewer: str, model: str, position: Any
     record.update((name, value) for name, value in zip(STYLE_FIELDS, style) if value is not None)
     if dimensions:
         record[DIMENSIONS_FIELD] = dimensions
+    record.update((name, value) for name, value in zip(PROVENANCE_FIELDS, provenance) if value is not None)
     return record
 
 

@@ -34,6 +34,7 @@ from council_db.report.model import (
     ReviewerProfile,
     Sample,
 )
+from council_db.report.identity_model import reviewer_identity
 from council_db.report.p_values import p_value
 from council_db.report.scale_bound import beyond_scale
 
@@ -214,7 +215,7 @@ def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
         records, sessions = int(mine.sum()), len(np.unique(data.session[mine]))
         raw = stats.mean_figure(data.score[mine], data.session[mine])
         profiles.append(ReviewerProfile(
-            reviewer_id=name, records=records,
+            reviewer_id=name, identity=reviewer_identity(data.identities, name), records=records,
             raw_mean=context.metric(raw, records, sessions),
             raw_sd=float(np.std(data.score[mine], ddof=1)) if records > 1 else None,
             severity=context.joint(fit.severity.get(name), mine),

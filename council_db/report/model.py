@@ -5,10 +5,9 @@ Every number that estimates something is a Metric: estimate, 95% CI, the session
 records it rests on, and a confidence tier. A metric that cannot be computed is null,
 and a warning says why.
 
-msgspec, not pydantic: the report is built by council-db's own code, never parsed from
-outside, so it needs no validation, and pydantic's import and model building cost 0.1 s of
-every report (a sixth of `bias-report` on a small history). Its JSON is the same document,
-field for field; numbers are written in their shortest form.
+msgspec, not pydantic: the report is built by council-db's own code, never parsed from outside,
+so it needs no validation, and pydantic's import and model building cost 0.1 s of every report
+(a sixth of `bias-report` on a small history). Numbers are written in their shortest form.
 """
 
 from __future__ import annotations
@@ -20,12 +19,13 @@ import msgspec
 from msgspec import Meta
 
 from council_db.report.contract_base import Contract, Metric, Tier
+from council_db.report.identity_model import ReviewerIdentity
 from council_db.report.pairwise_model import NotIdentified, PairSelfPreference, PairwiseOdds
 from council_db.report.reference_model import JudgeReference, ReferenceOverview
 
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.5.0"
+REPORT_SCHEMA_VERSION = "1.6.0"
 
 
 def _plain(value: Any) -> Any:
@@ -188,6 +188,7 @@ class Position(Contract, kw_only=True):
 
 class ReviewerProfile(Contract, kw_only=True):
     reviewer_id: str
+    identity: ReviewerIdentity | msgspec.UnsetType = msgspec.UNSET  # only where a log gave its provenance
     records: int
     raw_mean: Metric
     raw_sd: float | None

@@ -45,13 +45,17 @@ from council_db.store.model_base import NAMING_CONVENTION, Base, schema_filter, 
 class Model(Base):
     """An LLM, in either role: candidate (``model_id``) or reviewer (``reviewer_id``).
     ``reviewer_kind`` is the name's kind as a reviewer (revision 0012): an LLM ``judge`` by
-    default, a ``human`` rater, or ``gold`` (a known right answer); one column a name, so it
-    costs nothing per record."""
+    default, a ``human`` rater, or ``gold``. A reviewer with provenance (revision 0016) is named by
+    its identity's label, ``model_of`` its model's row (contract/reviewer_identity): none per record."""
 
     __tablename__ = "models"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(Text, unique=True)
     reviewer_kind: Mapped[str] = mapped_column(Text, server_default="judge")
+    model_of: Mapped[int | None] = mapped_column(Integer)
+    prompt: Mapped[str | None] = mapped_column(Text)
+    temperature: Mapped[float | None] = mapped_column(Float)
+    seed: Mapped[int | None] = mapped_column(BigInteger)
 
     __table_args__ = (CheckConstraint("reviewer_kind IN ('judge', 'human', 'gold')", name="reviewer_kind"),)
 

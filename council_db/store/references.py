@@ -34,10 +34,12 @@ REFERENCES = (
     ("session_stats", "scale_id", "scales"),
     ("sessions", "import_id", "imports"),
     ("score_dimensions", "dimension_id", "dimension_names"),
+    ("models", "model_of", "models"),  # a reviewer with provenance: its model's row (revision 0016)
 )
 # a session or a record outlives its import's row: --repair empties the column (a record without
-# one belongs to its session's import, see store/provenance.py)
-KEPT = {("sessions", "import_id"), ("scores", "import_id")}
+# one belongs to its session's import, see store/provenance.py); a reviewer whose model's row is
+# gone keeps its records, named by its label, and loses only the link
+KEPT = {("sessions", "import_id"), ("scores", "import_id"), ("models", "model_of")}
 # (table, its rows' key in scores): rows that are part of one record and go with it (a cascade on
 # SQLite, a statement trigger on PostgreSQL); an edit by hand can leave one behind its record
 RECORD_PARTS = (("score_dimensions", ("session_id", "reviewer_id", "model_id", "position")),)

@@ -21,11 +21,13 @@ import numpy as np
 
 from council_db.contract.envelope import Envelope
 from council_db.contract.fields import DEFAULT_REVIEWER_KIND, STYLE_FIELDS
+from council_db.contract.reviewer_identity import Identity
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
+from council_db.store.batch_keys import first_of_each_key
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
-from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
 from council_db.store.dimension_writer import DimensionWriter
+from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
 from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
 from council_db.store.key_hash import key_hash
@@ -56,6 +58,7 @@ SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_
 SCORE_KEY = "session_id, reviewer_id, model_id, position"
 STYLE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", *STYLE_FIELDS)
 STATS_KEY = "session_id, scale_id"
+IDENTITY_COLUMNS = ("name", "reviewer_kind", "model_of", "prompt", "temperature", "seed")  # models (revision 0016)
 
 
 def _chunks(items: Sequence, size: int = IN_CHUNK) -> Iterable[Sequence]:
@@ -131,13 +134,22 @@ class ScoreWriter:
             ).fetchall()
         return found
 
-    def _model_ids(self, names: set[str], kinds: dict[str, str]) -> None:
-        missing = sorted(names - self.models.keys())
-        if not missing:
-            return
-        self._insert("models", ("name", "reviewer_kind"), "name",
-                     [(name, kinds.get(name, DEFAULT_REVIEWER_KIND)) for name in missing])
-        for name, model_id, kind in self._select_ids("models", "name", missing, ", reviewer_kind"):
+    def _model_ids(self, names: set[str], kinds: dict[str, str], identities: dict[str, Identity]) -> None:
+        """Ids of the names, inserting new ones: plain names, then identities pointing at their model's."""
+        missing = sorted(names - self.models.keys() - identities.keys())
+        if missing:
+            self._insert("models", ("name", "reviewer_kind"), "name",
+                         [(name, kinds.get(name, DEFAULT_REVIEWER_KIND)) for name in missing])
+            self._cache_models(missing)
+        labels = sorted(identities.keys() - self.models.keys())
+        if labels:
+            self._insert("models", IDENTITY_COLUMNS, "name", [
+                (label, kinds.get(label, DEFAULT_REVIEWER_KIND), self.models[identities[label].model],
+                 identities[label].prompt, identities[label].temperature, identities[label].seed) for label in labels])
+            self._cache_models(labels)
+
+    def _cache_models(self, names: list[str]) -> None:
+        for name, model_id, kind in self._select_ids("models", "name", names, ", reviewer_kind"):
             self.models[name], self.kinds[name] = model_id, kind
 
     def _scale_ids(self, scales: dict[str, ScoreScale]) -> None:
@@ -258,7 +270,7 @@ class ScoreWriter:
         if not len(batch):
             return 0
         self._caches_for_this_transaction()
-        self._model_ids(set(batch.names), batch.reviewer_kinds)
+        self._model_ids(set(batch.names), batch.reviewer_kinds, batch.identities)
         self.remarked += mark_stated(self.connection, batch.reviewer_kinds, self.kinds)
         self._scale_ids({scale.name: scale for scale in batch.scales})
         session_ids, stored, ts_us = self._session_ids(batch, import_id)
@@ -268,14 +280,14 @@ class ScoreWriter:
         display_order = np.array([envelope.display_order for envelope in batch.envelopes], dtype=bool)
         columns = ScoreColumns(session_ids[batch.session], model_ids[batch.reviewer], model_ids[batch.model],
                                batch.position, batch.length, batch.score, scale_ids[batch.scale],
-                               display_order[batch.envelope] & batch.position_given, batch.reviewer == batch.model,
+                               display_order[batch.envelope] & batch.position_given, batch.self_review(),
                                batch.exclusion)
         touched = set(np.unique(columns.session_id).tolist())
         created = self.created & touched  # this batch's new sessions: none of their rows is stored
         day = day_numbers(ts_us)[batch.session]
         held, before, owners = self.totals.stored(columns, day, id_runs(touched - created))  # before the insert
         record_reads(self.connection, import_id, owners)
-        new = _first_of_each_key(columns) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
+        new = first_of_each_key(columns) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
         fresh = new & _in_sessions(columns.session_id, created)
         inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), new, fresh, import_id)
         if batch.style is not None:
@@ -349,25 +361,8 @@ class ScoreWriter:
             self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
 
 
-
 def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:
     return np.isin(session_id, np.fromiter(sessions, dtype=np.int64, count=len(sessions)))
-
-
-def _first_of_each_key(columns: ScoreColumns) -> np.ndarray:
-    """Per row: whether no earlier row of the batch has its key, i.e. what an INSERT ... ON
-    CONFLICT DO NOTHING in batch order stores of it. Rows whose key is first can then go in
-    any order."""
-    keys = (columns.position, columns.model_id, columns.reviewer_id, columns.session_id)
-    order = np.lexsort(keys)  # stable: among equal keys the earliest row comes first
-    repeated = np.ones(len(order), dtype=bool)
-    repeated[0] = False
-    for key in keys:
-        ordered = key[order]
-        repeated[1:] &= ordered[1:] == ordered[:-1]
-    first = np.ones(len(order), dtype=bool)
-    first[order[repeated]] = False
-    return first
 
 
 @cache

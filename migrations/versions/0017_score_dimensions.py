@@ -1,7 +1,7 @@
 """a rubric's dimensions: several named scores of one answer by one reviewer (issue 30)
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 Create Date: 2026-11-28
 
 llm-council's rubric scoring, promptfoo's ``namedScores`` and Inspect's dict scores give one
@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017"
-down_revision = "0015"
+down_revision = "0016"
 branch_labels = None
 depends_on = None
 

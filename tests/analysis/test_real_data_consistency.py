@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from council_db.contract.reviewer_identity import Identity
 from tests import realdata
 from tests.conftest import Cli
 
@@ -128,18 +129,27 @@ def test_with_two_judges_of_a_candidate_their_mirror_image_affinities_are_one_te
 
 def test_test_retest_is_reported_as_a_figure_with_its_n_and_ci_not_a_test_against_zero(tmp_path):
     """MT-bench grades three published answers twice (the other repeats graded an answer since
-    replaced); a mean |difference| is never below 0, so a p-value against 0 would call any
-    disagreement significant."""
+    replaced), by two of gpt-4's prompts (two judges); a mean |difference| is never below 0, so a
+    p-value against 0 would call any disagreement significant."""
     report, _ = reports(tmp_path, realdata.mt_bench_import())
     texts, grades = realdata.mt_bench_answer_texts(), defaultdict(list)
     for j in realdata.mt_bench_judgments():
         if j["score"] != realdata.NO_RATING and realdata.graded_length(j, texts) is not None:
-            grades[(j["judge"][0], j["question_id"], j["turn"], j["model"])].append(j["score"])
-    pairs = [g for g in grades.values() if len(g) == 2]
+            judge = Identity(j["judge"][0], prompt=j["judge"][1]).label  # the judge model with its prompt
+            grades[(judge, j["question_id"], j["turn"], j["model"])].append(j["score"])
+    pairs = {key: g for key, g in grades.items() if len(g) == 2}
     assert len(pairs) == 3 and all(len(g) <= 2 for g in grades.values())
-    (retest,) = report["self_consistency"]["reviewers"]
-    figure = retest["mean_abs_difference"]
-    assert retest["pairs"] == len(pairs) and figure["n_records"] == 2 * len(pairs)
-    assert figure["estimate"] == pytest.approx(np.mean([abs(a - b) for a, b in pairs]))
-    assert figure["ci_low"] < figure["estimate"] < figure["ci_high"]
-    assert figure["p_value"] is None
+    by_judge = defaultdict(list)
+    for (judge, *_), grade in pairs.items():
+        by_judge[judge].append(grade)
+    retests = {retest["reviewer_id"]: retest for retest in report["self_consistency"]["reviewers"]}
+    assert retests.keys() == by_judge.keys()
+    for judge, judge_pairs in by_judge.items():
+        figure = retests[judge]["mean_abs_difference"]
+        assert retests[judge]["pairs"] == len(judge_pairs) and figure["n_records"] == 2 * len(judge_pairs)
+        assert figure["estimate"] == pytest.approx(np.mean([abs(a - b) for a, b in judge_pairs]))
+        if len(judge_pairs) > 1:
+            assert figure["ci_low"] <= figure["estimate"] <= figure["ci_high"]
+        else:  # one pair has no spread to resample
+            assert figure["ci_low"] is None and figure["ci_high"] is None
+        assert figure["p_value"] is None

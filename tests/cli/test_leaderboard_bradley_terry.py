@@ -10,17 +10,25 @@ import pytest
 from typer.testing import CliRunner
 
 from council_db.cli.app import app
+from council_db.contract.reviewer_identity import Identity
 from tests.conftest import both_backends, run_module
 
 MT_BENCH = Path(__file__).parents[1] / "data" / "fastchat-pair" / "mt_bench"
+JUDGMENTS = MT_BENCH / "model_judgment" / "gpt-4_pair.jsonl"
 
 
 @pytest.fixture
 def pairs(cli):
-    result = cli("import", str(MT_BENCH / "model_judgment" / "gpt-4_pair.jsonl"), "--from", "fastchat-pair",
+    result = cli("import", str(JUDGMENTS), "--from", "fastchat-pair",
                  "--answers", str(MT_BENCH / "model_answer"))
     assert result.exit_code == 0, result.output
     return cli
+
+
+def judges() -> set[str]:
+    """The file's judges: the judge model with each of its prompts (judge[1]), as reviewers are named."""
+    return {Identity(model, prompt=prompt).label
+            for model, prompt in {tuple(json.loads(line)["judge"]) for line in JUDGMENTS.read_text().splitlines()}}
 
 
 @both_backends
@@ -37,9 +45,11 @@ def test_json_keeps_the_leaderboards_shape_and_adds_the_coefficients(pairs):
     baseline = next(m for m in found["models"] if m["model"] == "gpt-3.5-turbo")
     assert baseline["score"]["estimate"] == 0.0 and baseline["win_rate"]["estimate"] == pytest.approx(0.5)
     assert all("length_controlled" in m for m in found["models"] if m is not baseline)
-    slot, = found["coefficients"]["slot"]
+    slots = found["coefficients"]["slot"]
     length, = found["coefficients"]["style"]
-    assert slot["name"] == "first shown, gpt-4" and slot["ci_low"] < slot["estimate"] < slot["ci_high"]
+    assert {slot["name"] for slot in slots} == {f"first shown, {judge}" for judge in judges()} | {
+        "first shown, pooled"}  # several judges (gpt-4's two prompts): each, and pooled
+    assert all(slot["ci_low"] < slot["estimate"] < slot["ci_high"] for slot in slots)
     assert length["name"].startswith("length (characters)") and "equal length" in found["removes"]
     assert any("2 of 27 games left out" in warning for warning in found["warnings"])
 
@@ -47,7 +57,7 @@ def test_json_keeps_the_leaderboards_shape_and_adds_the_coefficients(pairs):
 def test_the_table_shows_win_rates_and_the_coefficients_with_what_each_removes(pairs):
     result = pairs("leaderboard", "--method", "bradley-terry", "--style", "length")
     assert result.exit_code == 0, result.output
-    assert "win %" in result.stdout and "first shown, gpt-4:" in result.stdout
+    assert "win %" in result.stdout and all(f"first shown, {judge}:" in result.stdout for judge in judges())
     assert "length (characters), per SD:" in result.stdout and "removes the judges' preference" in result.stdout
     assert "separability:" in result.stdout and "removes: the first-shown answer's advantage" in result.stderr
 

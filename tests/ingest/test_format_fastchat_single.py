@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import pytest
 
+from council_db.contract.reviewer_identity import Identity
 from tests import realdata
 from tests.conftest import Cli, both_backends, scalar, write_jsonl
 
@@ -39,7 +40,12 @@ def test_every_grading_is_one_record_in_a_session_per_question_and_turn(cli, db)
     assert (summary["inserted"], summary["rejected"], summary["excluded"]) == (len(published), 0, 1) == (800, 0, 1)
     assert summary["unknown_length"] == stale == 157, "the first grading of mistral-orpo saw answers since replaced"
     assert scalar(db, "SELECT COUNT(*) FROM sessions") == len({(j["question_id"], j["turn"]) for j in published})
-    assert scalar(db, "SELECT MIN(name) FROM models JOIN scores ON scores.reviewer_id = models.id") == "gpt-4"
+    reviewers = {Identity(j["judge"][0], prompt=j["judge"][1]).label for j in published}  # judge[1]: the prompt
+    assert len(reviewers) == 4  # single-v1, single-math-v1 and their multi-turn prompts: four judges
+    with db.engine.connect() as connection:
+        stored = set(connection.exec_driver_sql(
+            "SELECT DISTINCT m.name FROM models AS m JOIN scores ON scores.reviewer_id = m.id").scalars())
+    assert stored == reviewers
     assert scalar(db, "SELECT COUNT(*) FROM scores WHERE display_order") == 0
     assert scalar(db, "SELECT session_key FROM sessions ORDER BY id LIMIT 1") == "q81/t1"
 

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
+from council_db.contract.reviewer_identity import Identity
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.importer import import_files
 from tests.conftest import both_backends, record
@@ -88,14 +89,19 @@ def _bench(example: int) -> str:
     return f"e{example}"
 
 
+def judge(line: dict) -> str:
+    """The reviewer an llm_judge line names: the judge model with its prompt (judge[1])."""
+    return Identity(line["judge"][0], prompt=line["judge"][1]).label
+
+
 FORMATS = {
     "llm-council": Format("llm-council", _council, lambda line, example: {
         (line["session_id"], line["reviewer_id"], line["model_id"])}),
     "fastchat-single": Format("fastchat-single", _single, lambda line, example: {
-        (f"{_bench(example)}/q{line['question_id']}/t{line['turn']}", "gpt-4", line["model"])}),
+        (f"{_bench(example)}/q{line['question_id']}/t{line['turn']}", judge(line), line["model"])}),
     "fastchat-pair": Format("fastchat-pair", _pair, lambda line, example: {
         (f"{_bench(example)}/q{line['question_id']}/t{line['turn']}/gpt-4/{line['model_1']}/{line['model_2']}/"
-         f"{line['tstamp']!r}", "gpt-4", model)
+         f"{line['tstamp']!r}", judge(line), model)
         for model in (line["model_1"], line["model_2"])
         if {line["g1_winner"], line["g2_winner"]} != {"error"}}),
     "fastchat-review": Format("fastchat-review", _review, lambda line, example: {

@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from council_db.outlets.datasette_metadata import shipped
-from tests.conftest import run_module
+from tests.conftest import record, run_module, write_jsonl
 
 VIEWS = ["score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
-         "reviewer_daily", "daily_scores", "model_profiles", "dimension_records"]
+         "reviewer_daily", "daily_scores", "model_profiles", "dimension_records", "reviewer_identities"]
 
 
 def free_port() -> int:
@@ -77,6 +77,9 @@ def served(tmp_path_factory):
     output("simulate", "-o", str(folder / "sim.jsonl"), "--sessions", "40", "--days", "5",
            "--dimensions", "accuracy,clarity")  # a rubric: dimension_records has rows
     output("--db", str(db), "import", str(folder / "sim.jsonl"))
+    judged = [record(session_id=f"prompted-{n}", model_id=f"m{n}", reviewer_prompt=f"single-v{n}",
+                     reviewer_temperature=0.7, reviewer_seed=n) for n in range(2)]  # two identities of one model
+    output("--db", str(db), "import", str(write_jsonl(folder / "prompted.jsonl", judged)))
     path, metadata = output("--db", str(db), "db", "path"), output("--db", str(db), "db", "metadata")
     with datasette(folder, path, "-m", metadata) as client:
         yield client, Path(path), Path(metadata)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from council_db.contract.reviewer_identity import Identity
 from tests.conftest import Cli
 
 PAIR = Path("tests/data/fastchat-pair/mt_bench")
@@ -31,14 +32,16 @@ def _lines(path: Path) -> list[dict]:
 
 
 def fastchat_games() -> dict[str, list[float]]:
-    """gpt-4's games as the source has them: per verdict, the first-shown answer's result (game
-    1 shows model_1 first, game 2 model_2), where the verdict is no error."""
-    results = []
+    """Each judge's games as the source has them (the judge model with its prompt, judge[1]: gpt-4's
+    two prompts are two judges): per verdict, the first-shown answer's result (game 1 shows model_1
+    first, game 2 model_2), where the verdict is no error."""
+    results: dict[str, list[float]] = {}
     for line in _lines(PAIR / "model_judgment" / "gpt-4_pair.jsonl"):
+        judge = Identity(line["judge"][0], prompt=line["judge"][1]).label
         for winner, first in ((line["g1_winner"], "model_1"), (line["g2_winner"], "model_2")):
             if winner in ("model_1", "model_2", "tie"):
-                results.append(0.5 if winner == "tie" else float(winner == first))
-    return {"gpt-4": results}
+                results.setdefault(judge, []).append(0.5 if winner == "tie" else float(winner == first))
+    return results
 
 
 def judgebench_games() -> dict[str, list[float]]:

@@ -112,8 +112,18 @@ INSERT INTO answer_styles (session_id, reviewer_id, model_id, position, response
     markdown_lists, markdown_bold)
 VALUES (1, 1, 1, 1, 250, 0, 3, NULL);
 """
+# 0016 knows a reviewer's provenance: a reviewer row named by its identity's label, pointing at
+# its model's row, with its prompt, temperature and seed, and a record it gave (self-preference
+# by the model: openai/gpt-4o's own answer).
+FIXTURE_0016 = FIXTURE_0015 + """
+INSERT INTO models (id, name, reviewer_kind, model_of, prompt, temperature, seed)
+VALUES (4, 'openai/gpt-4o · prompt single-v1 · T=0.7 · seed 7', 'judge', 1, 'single-v1', 0.7, 7);
+INSERT INTO scores (session_id, reviewer_id, model_id, position, response_length_chars, score_value, scale_id,
+    display_order, self_review, exclusion_id, envelope_id, import_id)
+VALUES (1, 4, 1, 1, 900, 7.5, 1, 1, 1, NULL, NULL, 1);
+"""
 # 0017 keeps a rubric's named scores of a record, each name once.
-FIXTURE_0017 = FIXTURE_0015 + """
+FIXTURE_0017 = FIXTURE_0016 + """
 INSERT INTO dimension_names (id, name) VALUES (1, 'accuracy'), (2, 'clarity');
 INSERT INTO score_dimensions (session_id, reviewer_id, model_id, position, dimension_id, score)
 VALUES (1, 1, 1, 1, 1, 7.0), (1, 1, 1, 1, 2, 8.5);
@@ -124,7 +134,7 @@ VALUES (1, 1, 1, 1, 1, 7.0), (1, 1, 1, 1, 2, 8.5);
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
             "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
             "0013": FIXTURE_0013, "0014": FIXTURE_0014, "0015": FIXTURE_0015,
-            "0017": FIXTURE_0017}
+            "0016": FIXTURE_0016, "0017": FIXTURE_0017}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps", "answer_styles",
                "dimension_names", "score_dimensions")

@@ -14,6 +14,7 @@ from typing import Iterable
 import numpy as np
 
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS, UNKNOWN_LENGTH
+from council_db.contract.reviewer_identity import Identity
 
 
 @dataclass
@@ -24,7 +25,7 @@ class ScoreData:
     slot: np.ndarray  # int64 display slot, -1 where position is not a display slot (schema < 1.2.0)
     log_length: np.ndarray  # float64 log(response_length_chars + 1); NaN where the length is unknown
     score: np.ndarray  # float64, score points on ``scale``
-    self_review: np.ndarray  # bool, reviewer == model
+    self_review: np.ndarray  # bool, the reviewer's model == the candidate
     reviewers: list[str]
     models: list[str]
     session_keys: list[str]
@@ -32,6 +33,9 @@ class ScoreData:
     scale: str = DEFAULT_SCALE
     excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
     kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> "human" or "gold"; the others are judges
+    # reviewer -> its identity, for a reviewer with provenance (contract/reviewer_identity); the
+    # others are their model: self-preference matches a judge to its own answers by the model
+    identities: dict[str, Identity] = field(default_factory=dict)
     # (n_records, 4) float64: the answer's tokens, markdown headers, list items and bold spans
     # (fields.STYLE_FIELDS), NaN unknown; None when no record has any (no cost without style)
     style: np.ndarray | None = None
@@ -39,6 +43,11 @@ class ScoreData:
     @property
     def n_sessions(self) -> int:
         return len(self.session_keys)
+
+    def judge_model(self, reviewer: str) -> str:
+        """The model a reviewer is (its identity's model where a log gave its provenance)."""
+        identity = self.identities.get(reviewer)
+        return reviewer if identity is None else identity.model
 
     @property
     def n_records(self) -> int:

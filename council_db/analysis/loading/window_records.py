@@ -23,6 +23,7 @@ from council_db.analysis.loading.dimension_scores import (
 )
 from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
+from council_db.contract.reviewer_identity import Identity
 from council_db.contract.timestamps import MAX_US, MIN_US
 from council_db.resources import read_sql
 from council_db.store.database import Database
@@ -44,6 +45,9 @@ WINDOW_STYLES = (f"SELECT {', '.join(f'st.{name}' for name in STYLE.names)} "
 
 
 REFERENCE_KINDS = "SELECT name, reviewer_kind FROM models WHERE reviewer_kind <> 'judge' ORDER BY name"
+# Reviewers with provenance (revision 0016): id, their model's id and name, prompt, temperature, seed
+IDENTITIES = ("SELECT r.id, r.model_of, m.name, r.prompt, r.temperature, r.seed FROM models AS r "
+              "JOIN models AS m ON m.id = r.model_of")
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class Records:
     reasons: dict[int, str]
     session_keys: dict[int, str]
     kinds: dict[str, str]  # reviewer name -> "human" or "gold" (revision 0012); the others are judges
+    identities: dict[int, tuple[int, Identity]]  # a reviewer with provenance's id -> its model's id, its identity
     style: np.ndarray | None = None  # per row: ScoreData.style's columns; None when no row has a style
 
 
@@ -81,6 +86,8 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *, re
                        scales=_names(reader, "SELECT id, name FROM scales"),
                        reasons={**_names(reader, "SELECT id, code FROM exclusion_reasons"), WITHOUT_ID: WITHOUT},
                        session_keys=_names(reader, keys, params), kinds=reference_kinds(reader),
+                       identities={int(number): (int(model), Identity(*provenance))
+                                   for number, model, *provenance in reader.rows(IDENTITIES)},
                        style=None if styles is None else aligned_styles(rows, styles))
 
 
@@ -145,13 +152,24 @@ def _score_data(rows: np.ndarray, style: np.ndarray | None, records: Records, sc
     return ScoreData(
         session=session, reviewer=reviewer, model=model, slot=rows["slot"].copy(),
         log_length=log_lengths(rows["length"]), score=rows["score"].copy(),
-        self_review=rows["reviewer_id"] == rows["model_id"],  # one models table holds both roles
+        self_review=_judge_ids(rows["reviewer_id"], records.identities) == rows["model_id"],  # one table, both roles
         reviewers=reviewers, models=models,
         session_keys=[records.session_keys[int(i)] for i in sessions[starts]],
         session_ts_us=rows["ts_us"][starts].copy(), scale=scale, excluded=excluded,
         kinds={name: kind for name, kind in records.kinds.items() if name in present},
+        identities={records.models[number]: identity for number, (_, identity) in records.identities.items()
+                    if records.models[number] in present},
         style=None if style is None else known_style(style[order]),
     )
+
+
+def _judge_ids(reviewer_ids: np.ndarray, identities: dict[int, tuple[int, Identity]]) -> np.ndarray:
+    """Per record: its reviewer's model's id (the reviewer's own where it has no provenance)."""
+    if not identities:
+        return reviewer_ids
+    lookup = np.arange(max(int(reviewer_ids.max(initial=0)), *identities) + 1, dtype=np.int64)
+    lookup[list(identities)] = [model for model, _ in identities.values()]
+    return lookup[reviewer_ids]
 
 
 def _codes(ids: np.ndarray, names: dict[int, str]) -> tuple[list[str], np.ndarray]:

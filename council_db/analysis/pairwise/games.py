@@ -20,7 +20,7 @@ al. 2024's style control), NaN where unknown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -48,6 +48,7 @@ class Games:
     reviewers: list[str]
     n_sessions: int
     unpaired: int  # records of two-answer sessions with no record of the other answer to pair with
+    judge_models: dict[str, str] = field(default_factory=dict)  # ScoreData.judge_models: a reviewer's model
 
     def __len__(self) -> int:
         return len(self.session)
@@ -75,7 +76,8 @@ def games_of(data: ScoreData) -> Games:
                  chars=np.stack([np.expm1(data.log_length[a]), np.expm1(data.log_length[b])], axis=1),
                  markdown_diff=_markdown_diff(data, a, b),
                  length_unit=unit, models=list(data.models), reviewers=list(data.reviewers),
-                 n_sessions=data.n_sessions, unpaired=unpaired)
+                 n_sessions=data.n_sessions, unpaired=unpaired,
+                 judge_models={name: identity.model for name, identity in data.identities.items()})
 
 
 def keep_games(games: Games, keep: np.ndarray) -> Games:
@@ -89,7 +91,8 @@ def keep_games(games: Games, keep: np.ndarray) -> Games:
 def without_self_judgments(games: Games) -> Games:
     """The games whose reviewer is neither candidate: a judge's verdict on its own answer is
     data about self-preference, not about the answers."""
-    reviewer_model = np.array([games.models.index(name) if name in games.models else -1 for name in games.reviewers],
+    judges = [games.judge_models.get(name, name) for name in games.reviewers]
+    reviewer_model = np.array([games.models.index(name) if name in games.models else -1 for name in judges],
                               dtype=np.int64)
     own = reviewer_model[games.reviewer]
     return keep_games(games, (own != games.first) & (own != games.second))

@@ -91,7 +91,7 @@ class SelfPreference:
 def self_preference(data: ScoreData, found: Answers, pairs: Pairs, judge: int, reference: Majority,
                     item: np.ndarray) -> SelfPreference | None:
     """None when the judge is not among the candidates (or never met its own answer)."""
-    name = data.reviewers[judge]
+    name = data.judge_model(data.reviewers[judge])
     if name not in data.models:
         return None
     own_model = data.models.index(name)

@@ -14,6 +14,7 @@ game 2: model_2 at 0, model_1 at 1). The same pair in both orders in one session
 swap design: the report reads position consistency off it. A game whose winner is "error"
 gives no record (the summary counts it); the other game is kept. Timestamp: tstamp; lengths
 from ``--answers DIR`` when the answer's text is in the prompt of game 1, else unknown.
+The reviewer is the judge model with the prompt name (judge[1], e.g. "pair-v2") as its reviewer_prompt.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.ingest.formats.answers import metadata
-from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, Values, iso_time, judge_model
+from council_db.ingest.formats.judge_lines import (Judge, Name, QuestionId, Turn, Values, iso_time, judge_model,
+                                                   judge_prompt)
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 SCALE = "0-1"
@@ -77,7 +79,7 @@ class Reader(LlmJudgeReader):
         "g1_user_prompt": "the prompt of game 1, a string",
     }
     MADE_FROM = {"session_id": "q<question_id>/t<turn>/<judge>/<model_1>/<model_2>/<tstamp>", "reviewer_id": "judge",
-                 "model_id": "model_1 or model_2", "timestamp": "tstamp"}
+                 "reviewer_prompt": "judge", "model_id": "model_1 or model_2", "timestamp": "tstamp"}
 
     plain, prompted = Judgment, JudgmentWithPrompt
 
@@ -88,7 +90,8 @@ class Reader(LlmJudgeReader):
         games = [verdict("g1_winner", line.g1_winner), verdict("g2_winner", line.g2_winner)]
         judge = judge_model(line.judge)
         shared = dict(schema_version=SLOTS, session_id=session_key(self.bench, line, judge),
-                      timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge, score_scale=SCALE,
+                      timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge,
+                      reviewer_prompt=judge_prompt(line.judge), score_scale=SCALE,
                       query_metadata=metadata(self.categories, line.question_id))
         lengths = {first: self.length(line, first), second: self.length(line, second)}
         shown = [((first, second), games[0]), ((second, first), games[1] and games[1][::-1])]

@@ -9,7 +9,9 @@ tstamp (Unix seconds when the grading was written).
 What a line becomes: one record.
 - session: one per question and turn (``q81/t1``, after ``--bench NAME/`` when given): every
   grading of that turn's answers, whoever wrote or graded them, is compared within it.
-- reviewer: the judge model; candidate: ``model``; scale "1-10"; timestamp: tstamp.
+- reviewer: the judge model, with the prompt name (judge[1], e.g. "single-v1") as its
+  reviewer_prompt: two prompts of one model are two reviewers; candidate: ``model``; scale
+  "1-10"; timestamp: tstamp.
 - score -1 (no rating): stored as 0.0, llm-council's "never scored", kept and excluded.
 - position: not a display slot (the judge sees one answer; schema 1.0.0), but a key that
   tells two gradings of one model's answer apart: a 31-bit digest of tstamp. Files hold such
@@ -29,7 +31,8 @@ import struct
 import msgspec
 
 from council_db.ingest.formats.answers import metadata
-from council_db.ingest.formats.judge_lines import Judge, Name, QuestionId, Turn, Values, iso_time, judge_model
+from council_db.ingest.formats.judge_lines import (Judge, Name, QuestionId, Turn, Values, iso_time, judge_model,
+                                                   judge_prompt)
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 NO_RATING = -1.0  # llm_judge's score when the judgment held no [[rating]]
@@ -71,7 +74,8 @@ class Reader(LlmJudgeReader):
         "tstamp": "the Unix time the grading was written, a number",
         "user_prompt": "the prompt the judge saw, a string",
     }
-    MADE_FROM = {"session_id": "q<question_id>/t<turn>", "reviewer_id": "judge", "model_id": "model",
+    MADE_FROM = {"session_id": "q<question_id>/t<turn>", "reviewer_id": "judge", "reviewer_prompt": "judge",
+                 "model_id": "model",
                  "score_value": "score", "timestamp": "tstamp", "position": "tstamp"}
 
     plain, prompted = Grading, GradingWithPrompt
@@ -79,7 +83,8 @@ class Reader(LlmJudgeReader):
     def records(self, line: Grading) -> tuple[list[Values], int]:
         return [dict(
             schema_version=NOT_A_SLOT, session_id=session_key(self.bench, line.question_id, line.turn),
-            timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge_model(line.judge), model_id=line.model,
+            timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge_model(line.judge),
+            reviewer_prompt=judge_prompt(line.judge), model_id=line.model,
             position=call_key(line.tstamp), response_length_chars=self.length(line),
             score_value=UNSCORED if line.score == NO_RATING else line.score, score_scale=SCALE,
             query_metadata=metadata(self.categories, line.question_id),

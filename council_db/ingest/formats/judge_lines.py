@@ -184,6 +184,12 @@ def judge_model(judge: str | list[str]) -> str:
     return judge if isinstance(judge, str) else judge[0]
 
 
+def judge_prompt(judge: str | list[str]) -> str | None:
+    """The prompt name of llm_judge's [judge model, prompt name] ("single-v1", "pair-v2"): with
+    the model, who the judge was (contract/reviewer_identity); None for a plain name."""
+    return judge[1] if not isinstance(judge, str) and len(judge) > 1 else None
+
+
 def _json_text(text: bytes) -> None:
     """NotJson when pydantic does not read the line as JSON text."""
     refusal = json_refusal(text)

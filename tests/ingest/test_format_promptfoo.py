@@ -307,10 +307,11 @@ def test_an_import_of_the_fixtures_and_an_eval_of_a_grader_panel_gives_a_bias_re
     assert ran.exit_code == 0, ran.output
     report = json.loads(ran.stdout)
     assert (report["window"]["sessions"], report["window"]["records"]) == (24, 24 * 3 * 2)
-    assert {reviewer["reviewer_id"] for reviewer in report["reviewers"]} == set(graders)
+    labels = [f"{grader} · prompt llm-rubric" for grader in graders]  # each grader with its prompt
+    assert {reviewer["reviewer_id"] for reviewer in report["reviewers"]} == set(labels)
     harsh = [flag["subject"] for flag in report["flags"] if flag["kind"] == "reviewer_severity"
              and flag["estimate"] < 0]
-    assert harsh == [graders[1]]
+    assert harsh == [labels[1]]
     assert report["position"] is None  # no display slot: promptfoo grades one answer at a time
 
 

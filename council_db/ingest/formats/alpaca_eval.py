@@ -30,11 +30,10 @@ from typing import Union
 import msgspec
 
 from council_db.contract.fields import LineError
+from council_db.ingest.formats.document_reader import DocumentReader
 from council_db.ingest.formats.json_list import ListElements
-from council_db.ingest.formats.judge_lines import LineReader, Name, Values
+from council_db.ingest.formats.judge_lines import Name, Values
 from council_db.ingest.formats.options import FormatOptions
-from council_db.ingest.lines import LineBatch, Parsed
-from council_db.ingest.rejected import from_line_error
 from council_db.ingest.sources import Source
 
 SCALE = "0-1"
@@ -65,7 +64,7 @@ def scores(preference: float) -> tuple[float, float]:
     return 2.0 - preference, preference - 1.0
 
 
-class Reader(LineReader):
+class Reader(DocumentReader):
     FORMAT = "AlpacaEval's annotations.json"
     line_type = Annotation
     MADE_FROM = {"session_id": "<bench>/i<hash of the instruction>/<generator_2>",
@@ -86,26 +85,6 @@ class Reader(LineReader):
         self.judge = options.judge
         self.bench = options.bench or BENCH
         self.elements = ListElements(self.FORMAT)
-
-    def __call__(self, batch: LineBatch) -> Parsed:
-        """The records of the entries that end on the batch's lines."""
-        parsed = Parsed()
-        for number, line in enumerate(batch.lines, start=batch.first_line):
-            for start, found in self.elements.feed(number, line):
-                self._found(start, found, parsed)
-        return parsed
-
-    def end(self) -> Parsed:
-        parsed = Parsed()
-        for start, found in self.elements.end():
-            self._found(start, found, parsed)
-        return parsed
-
-    def _found(self, start: int, found: bytes | LineError, parsed: Parsed) -> None:
-        if isinstance(found, LineError):
-            parsed.rejected.append(from_line_error(start, b"", found))
-        else:
-            self._read(start, found, found, parsed)
 
     def records(self, line: Annotation) -> tuple[list[Values], int]:
         if line.preference is None:

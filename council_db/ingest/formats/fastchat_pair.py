@@ -23,8 +23,16 @@ import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.ingest.formats.answers import metadata
-from council_db.ingest.formats.judge_lines import (Judge, Name, QuestionId, Turn, Values, iso_time, judge_model,
-                                                   judge_prompt)
+from council_db.ingest.formats.judge_lines import (
+    Judge,
+    Name,
+    QuestionId,
+    Turn,
+    Values,
+    iso_time,
+    judge_model,
+    judge_prompt,
+)
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 SCALE = "0-1"

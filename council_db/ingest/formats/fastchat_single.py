@@ -31,8 +31,16 @@ import struct
 import msgspec
 
 from council_db.ingest.formats.answers import metadata
-from council_db.ingest.formats.judge_lines import (Judge, Name, QuestionId, Turn, Values, iso_time, judge_model,
-                                                   judge_prompt)
+from council_db.ingest.formats.judge_lines import (
+    Judge,
+    Name,
+    QuestionId,
+    Turn,
+    Values,
+    iso_time,
+    judge_model,
+    judge_prompt,
+)
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
 NO_RATING = -1.0  # llm_judge's score when the judgment held no [[rating]]

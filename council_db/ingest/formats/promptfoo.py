@@ -39,12 +39,11 @@ import msgspec
 
 from council_db.contract.fields import LineError
 from council_db.errors import CouncilDbError
-from council_db.ingest.formats.judge_lines import LineReader, Name, Values
+from council_db.ingest.formats.document_reader import DocumentReader
+from council_db.ingest.formats.judge_lines import Name, Values
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.promptfoo_document import WHAT, ResultsDocument, config_from_end
 from council_db.ingest.formats.promptfoo_grader import Grader, digest
-from council_db.ingest.lines import LineBatch, Parsed
-from council_db.ingest.rejected import from_line_error
 from council_db.ingest.sources import Source
 
 SCALE = "0-1"
@@ -121,7 +120,7 @@ def readable(source: Source) -> None:
                              "give the file's path, not a stream")
 
 
-class Reader(LineReader):
+class Reader(DocumentReader):
     FORMAT = WHAT
     line_type = Result
     MADE_FROM = {"session_id": "<bench>/v<hash of vars>/<assertion type>-<hash of its value>",
@@ -165,7 +164,7 @@ class Reader(LineReader):
         self.warnings = [] if config is not None else [
             f"{source.name}: no config found at the file's end; each grader is the assertion's or the test's, "
             "else promptfoo's default"]
-        self.document = ResultsDocument()
+        self.elements = ResultsDocument()
 
     def _explain(self, error: Exception) -> LineError:
         """As every format's, naming the field by its whole path: a result nests its gradings."""
@@ -179,31 +178,12 @@ class Reader(LineReader):
         problem = explained.problem.split("; expected ")[0]
         return LineError(path, f"{problem}; expected {self.EXPECTED.get(name, f'a value as {self.FORMAT} writes it')}")
 
-    def __call__(self, batch: LineBatch) -> Parsed:
-        """The records of the results that end on the batch's lines."""
-        parsed = Parsed()
-        for start, found in self.document.feed_lines(batch.first_line, batch.lines):
-            self._found(start, found, parsed)
-        return parsed
-
-    def end(self) -> Parsed:
-        parsed = Parsed()
-        for start, found in self.document.end():
-            self._found(start, found, parsed)
-        return parsed
-
-    def _found(self, start: int, found: bytes | LineError, parsed: Parsed) -> None:
-        if isinstance(found, LineError):
-            parsed.rejected.append(from_line_error(start, b"", found))
-        else:
-            self._read(start, found, found, parsed)
-
     def records(self, line: Result) -> tuple[list[Values], int]:
         components = line.gradingResult.componentResults if line.gradingResult is not None else None
         if not components:  # the grading failed: each model-graded assertion gave no verdict
             asserts = line.testCase.asserts if line.testCase is not None and line.testCase.asserts else []
             return [], sum(isinstance(item, dict) and item.get("type") in MODEL_GRADED for item in asserts)
-        header = self.document.header
+        header = self.elements.header
         shared = dict(schema_version=NOT_A_SLOT, timestamp=header.timestamp or "",
                       model_id=line.provider.label or line.provider.id,
                       position=column_key(header.eval_id, line.testIdx, line.promptIdx),

@@ -1,5 +1,6 @@
 """A subject whose own data spans far less than the unit slopes are stated in: MT-bench's
-GPT-4 grading run (every session's first grading within 23 minutes) imported beside three
+GPT-4 grading run (every session's first grading within 23 minutes; each of GPT-4's four
+prompts, a reviewer of its own, graded for at most 7 of them) imported beside three
 months of other judgments. The window spans 96 days, so slopes are stated per 30 days; a
 slope per 30 days from 23 minutes extrapolates it about 1,900-fold (it read -853 points on a
 1-10 scale), and its noise swayed the choice of the typical subject, widening the other
@@ -21,6 +22,7 @@ import pytest
 from council_db.analysis.drift.subjects import session_groups
 from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
+from council_db.report.trend_units import duration
 from council_db.simulate import SimulationConfig, write_jsonl
 from council_db.simulate.config import DEFAULT_MODELS
 from tests import realdata
@@ -95,7 +97,7 @@ def test_mt_bench_subjects_are_stated_across_their_own_minutes_not_per_30_days(s
                     and line.split()[1] == subject)
         own = trends[subject]["change_over_subject_span"]
         assert f"{own['estimate']:+.2f} [{own['ci_low']:+.2f}, {own['ci_high']:+.2f}]" in line
-        assert "across its own 23 minutes" in line
+        assert f"across its own {duration(spans[subject] / DAY)}" in line
         assert f"{trends[subject]['slope_per_30d']['estimate']:+.2f}" not in line
 
 
@@ -117,8 +119,8 @@ def test_the_trends_chart_draws_per_30_days_only_the_subjects_observed_over_it(s
     per_30_days, own_span = chart.split("</svg>")[:2]
     assert "points per 30 days" in per_30_days and "mistral-orpo" not in per_30_days and "gpt-4o" in per_30_days
     assert escape("points across each subject's own span") in own_span
-    for subject in mt_bench_spans_seconds():
-        assert f"{subject} (23 minutes)" in own_span
+    for subject, span in mt_bench_spans_seconds().items():
+        assert f"{subject} ({duration(span / DAY)})" in own_span
 
 
 def test_trends_lists_the_short_subjects_apart_across_their_own_span(stores):
@@ -136,7 +138,7 @@ def test_trends_lists_the_short_subjects_apart_across_their_own_span(stores):
     text = stores[0]("trends", "--by", "model").stdout
     per_30_days, own_span = text.split("across each one's own span")[:2]
     assert "mistral-orpo" not in per_30_days and "openai/gpt-4o" in per_30_days
-    assert "23 min" in own_span and all(subject in own_span for subject in spans)
+    assert "7 min" in own_span and all(subject in own_span for subject in spans)
 
 
 # --- simulated: a 23-minute run beside 90 days, with and without a planted drift
@@ -175,17 +177,19 @@ def test_a_short_run_beside_stationary_data_raises_no_time_flag(seed):
     assert np.isfinite([t.change_over_subject_span.estimate for t in report.trends if t.short_span]).all()
 
 
-def test_trends_on_mt_bench_alone_states_the_change_across_its_23_minutes_not_per_30_days(tmp_path):
-    """The window is one 23-minute run: `trends` states its slopes across the window's span,
-    as `bias-report` does, not per 30 days (it printed -1,363 points per 30 days)."""
+def test_trends_on_mt_bench_alone_states_the_change_across_its_own_minutes_not_per_30_days(tmp_path):
+    """The window is one 23-minute run: `trends` states slopes across the window's span, as
+    `bias-report` does, not per 30 days (it printed -1,363 points per 30 days); each model, graded
+    by one prompt of GPT-4's for 7 of them, across its own span."""
     cli = Cli(tmp_path / "council.db")
     assert cli(*realdata.mt_bench_import()).exit_code == 0
     rows = json.loads(cli("trends", "--by", "model", "--format", "json").stdout)["trends"]
-    span = max(mt_bench_spans_seconds().values())
+    spans = mt_bench_spans_seconds()
     text = cli("trends", "--by", "model").stdout
     assert "points across the window's 23 minutes" in text and "slope/30d" not in text
     for row in rows:
-        assert not row["short_span"] and row["span_days"] == pytest.approx(span / DAY, abs=1e-6)
+        span = spans[row["subject"]]
+        assert row["short_span"] and row["subject_span_days"] == pytest.approx(span / DAY, abs=1e-6)
         change = row["slope_per_30d"] * span / (30 * DAY)
         assert abs(change) < 9 and f"{change:+.3f}" in text
         assert f"{row['slope_per_30d']:+.3f}" not in text
@@ -220,11 +224,14 @@ def test_a_short_runs_subjects_are_told_against_the_subjects_of_its_own_sessions
 
 
 def test_a_subject_sharing_no_session_with_another_of_its_kind_has_no_trend_and_the_report_says_why(mixed_report):
-    """MT-bench's judge is the only reviewer of its sessions: its residuals sum to 0 in every
-    session, and its drift cannot be told from a change in the questions."""
-    judge = realdata.mt_bench_judgments()[0]["judge"][0]
-    assert judge not in {t["subject"] for t in mixed_report["trends"] if t["kind"] == "reviewer"}
-    assert any(f"reviewer {judge} shares no session with another reviewer" in w for w in mixed_report["warnings"])
+    """MT-bench's judge (GPT-4 under each of its prompts) is the only reviewer of its sessions:
+    its residuals sum to 0 in every session, and its drift cannot be told from a change in the
+    questions."""
+    judges = {f"{judge} · prompt {prompt}" for judge, prompt in (j["judge"] for j in realdata.mt_bench_judgments())}
+    assert len(judges) == 4
+    assert not judges & {t["subject"] for t in mixed_report["trends"] if t["kind"] == "reviewer"}
+    for judge in judges:
+        assert any(f"reviewer {judge} shares no session with another reviewer" in w for w in mixed_report["warnings"])
 
 
 def test_judges_joining_a_council_for_23_minutes_do_not_widen_the_others_intervals():
@@ -242,15 +249,16 @@ def test_judges_joining_a_council_for_23_minutes_do_not_widen_the_others_interva
 
 
 def test_mt_bench_beside_other_data_reads_as_it_reads_alone(stores, mixed_report, tmp_path):
-    """Told against the typical model of its own sessions, a run's change across its 23 minutes
-    is what its own report says across the window's 23 minutes (the joint model, fitted on both,
+    """Told against the typical model of its own sessions, a run's change across its own span
+    is what its own report says across that span (the joint model, fitted on both,
     shares the length and slot effects: residuals move a little)."""
     alone = Cli(tmp_path / "council.db")
     assert alone(*realdata.mt_bench_import()).exit_code == 0
     own_report = {t["subject"]: t for t in json.loads(alone("bias-report", "--format", "json").stdout)["trends"]}
     for trend in mixed_report["trends"]:
         if trend["subject"] in mt_bench_spans_seconds():
-            beside, by_itself = trend["change_over_subject_span"], own_report[trend["subject"]]["change_over_span"]
+            beside = trend["change_over_subject_span"]
+            by_itself = own_report[trend["subject"]]["change_over_subject_span"]
             assert beside["estimate"] == pytest.approx(by_itself["estimate"], abs=0.1)
             width = by_itself["ci_high"] - by_itself["ci_low"]
             assert beside["ci_high"] - beside["ci_low"] == pytest.approx(width, rel=0.1)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from council_db.contract.record import Record
+from council_db.contract.reviewer_identity import Identity
 from council_db.errors import CouncilDbError
 from council_db.ingest.formats import inspect_document, inspect_files
 from council_db.ingest.formats.inspect_log import Reader
@@ -367,7 +368,9 @@ def test_a_log_imported_again_stores_nothing_twice_and_the_bias_report_reads_its
     assert (report["window"]["sessions"], report["window"]["records"], report["excluded"]) == (12, 44, {"unscored": 4})
     retests = {row["reviewer_id"]: (row["pairs"], row["mean_abs_difference"]["estimate"])
                for row in report["self_consistency"]["reviewers"]}
-    assert retests == {PANELIST: (8, 0.5), MODEL: (12, 0.0)}  # epoch 2 graded sample 2 I after P; 3 not at all
+    panelist = Identity(PANELIST, "model_graded_qa", 0, 42).label  # the grader's call config: who it was
+    grader = Identity(MODEL, "model_graded_fact").label
+    assert retests == {panelist: (8, 0.5), grader: (12, 0.0)}  # epoch 2 graded sample 2 I after P; 3 not at all
 
 
 def test_stdin_is_refused_before_the_database_is_made(tmp_path):

@@ -45,7 +45,7 @@ SUMMARIES = {
     "audit": "One session's bias indicators: length, slots, reviewers.",
     "trends": "Drift over time: slopes, change points, rolling series.",
     "anomalies": "Sessions whose scores do not fit the others.",
-    "check": "Gate a CI job on the bias report: exit 0 all pass, 1 a rule failed.",
+    "check": "Gate a CI job: exit 1 when a rule on the bias report fails.",
     "import": "Import records: llm-council's, or other judge logs (--from).",
     "export": "Export stored records as llm-council JSONL, JSON or CSV.",
     "ingest": "Record one council session from its JSON.",

@@ -94,7 +94,7 @@ def command(
     seed: Annotated[int, typer.Option(min=0, help="Seed of the session resampling behind bootstrap CIs.")] = 0,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS,
 ) -> None:
-    """Gate a CI job on the bias report: exit 0 all pass, 1 a rule failed.
+    """Gate a CI job: exit 1 when a rule on the bias report fails.
 
     Builds the window's bias report once and judges each rule on it: by default on the 95% CI,
     not the estimate. Exit 0 when every rule passes (or cannot be measured: SKIP, and why), 1

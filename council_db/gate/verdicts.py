@@ -70,9 +70,9 @@ def _measured(rule: Rule, subject: str, what: str, figure: Figure | None, why_no
                    figure.ci_low, figure.ci_high, figure.n_sessions)
 
 
-def _names_reviewer(flag: Flag, reviewer: str) -> bool:
+def names_reviewer(flag: Flag, reviewer: str) -> bool:
     """A flag is about a reviewer when its subject names it as one: ``id``, ``reviewer id``,
-    ``id -> model`` (affinity), ``id slots`` (position); never a candidate model's trend."""
+    ``id -> model`` (affinity), ``id (display slots)`` (position); never a candidate model's trend."""
     if flag.subject.startswith("model "):
         return False
     return reviewer in flag.subject.split(" -> ")[0].split()
@@ -80,7 +80,7 @@ def _names_reviewer(flag: Flag, reviewer: str) -> bool:
 
 def _no_flags(report: BiasReport, rule: Rule) -> list[Outcome]:
     flags = [f for f in report.flags if f.q_value <= rule.alpha and (not rule.kinds or f.kind in rule.kinds)
-             and (not rule.reviewers or any(_names_reviewer(f, r) for r in rule.reviewers))]
+             and (not rule.reviewers or any(names_reviewer(f, r) for r in rule.reviewers))]
     if flags:
         return [Outcome(rule.name, f"{f.kind}: {f.subject}", "fail", f"{f.message} (q {f.q_value:.3g})",
                         f.estimate, n_sessions=report.window.sessions) for f in flags]

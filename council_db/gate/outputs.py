@@ -53,21 +53,23 @@ def junit(outcomes: list[Outcome]) -> str:
                         failures=str(counts["fail"]), skipped=str(counts["skip"]))
     suite = ET.SubElement(suites, "testsuite", name="council-db check", tests=str(len(outcomes)),
                           failures=str(counts["fail"]), errors="0", skipped=str(counts["skip"]))
-    for o in outcomes:
-        case = ET.SubElement(suite, "testcase", classname=f"council-db.check.{o.rule}", name=o.subject)
+    for o in outcomes:  # control characters as escapes: XML 1.0 cannot hold most of them
+        message = terminal_text(o.message)
+        case = ET.SubElement(suite, "testcase", classname=f"council-db.check.{o.rule}", name=terminal_text(o.subject))
         if o.status == "fail":
-            ET.SubElement(case, "failure", message=o.message, type=o.rule).text = o.message
+            ET.SubElement(case, "failure", message=message, type=o.rule).text = message
         elif o.status == "skip":
-            ET.SubElement(case, "skipped", message=o.message)
+            ET.SubElement(case, "skipped", message=message)
         else:
-            ET.SubElement(case, "system-out").text = o.message
+            ET.SubElement(case, "system-out").text = message
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def _escaped(value: str, *, prop: bool = False) -> str:
-    """GitHub's workflow-command escaping (actions/toolkit): data; a property also escapes : and ,."""
-    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """GitHub's workflow-command escaping (actions/toolkit): data; a property also escapes : and ,.
+    Other control characters become escapes, as in every text council-db prints for people."""
+    value = terminal_text(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
     return value.replace(":", "%3A").replace(",", "%2C") if prop else value
 
 

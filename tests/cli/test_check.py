@@ -222,3 +222,16 @@ def test_the_same_records_give_the_same_verdict_imported_twice_in_another_order_
 
     assert verdicts[0][0] == 1
     assert verdicts[1] == verdicts[0] and same_numbers(list(verdicts[2]), list(verdicts[0]))
+
+
+def test_a_reviewer_id_with_control_characters_stays_valid_xml_and_one_annotation_line(tmp_path):
+    odd = "evil/\x1b[31mjudge\x07"
+    cli = _store(tmp_path, "odd", seed=16, reviewers=[odd, HARSH], reviewer_offsets={odd: -1.5})
+
+    junit = cli("check", "--severity-max", "0.5", "--format", "junit")
+    github = cli("check", "--severity-max", "0.5", "--format", "github")
+
+    names = [case.get("name") for case in ET.fromstring(junit.stdout.split("?>", 1)[1]).iter("testcase")]
+    assert "evil/\\x1b[31mjudge\\x07" in names
+    assert "\x1b" not in github.stdout and "\x07" not in github.stdout
+    assert sum(line.startswith("::error ") for line in github.stdout.splitlines()) == 2

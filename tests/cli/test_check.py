@@ -17,26 +17,36 @@ SESSIONS = 100
 HARSH = "openai/gpt-4o"
 
 
-def _store(tmp: Path, name: str, **config) -> Cli:
+class Gate(Cli):
+    """The CLI on one store; a check that raised (a usage error) is never taken for a failed rule."""
+
+    def __call__(self, *args: str, input: str | bytes | None = None):
+        result = super().__call__(*args, input=input)
+        if args[:1] == ("check",) and result.exit_code:
+            assert isinstance(result.exception, SystemExit), (result.exception, result.output)
+        return result
+
+
+def _store(tmp: Path, name: str, **config) -> Gate:
     records, _ = simulated(sessions=SESSIONS, **config)
-    cli = Cli(tmp / f"{name}.db")
+    cli = Gate(tmp / f"{name}.db")
     result = cli("import", str(write_jsonl(tmp / f"{name}.jsonl", records)))
     assert result.exit_code == 0, result.output
     return cli
 
 
 @pytest.fixture(scope="module")
-def clean(tmp_path_factory) -> Cli:
+def clean(tmp_path_factory) -> Gate:
     return _store(tmp_path_factory.mktemp("clean"), "clean", seed=11)
 
 
 @pytest.fixture(scope="module")
-def harsh(tmp_path_factory) -> Cli:
+def harsh(tmp_path_factory) -> Gate:
     """One reviewer a whole point harsher than the others: the judge upgrade CI should catch."""
     return _store(tmp_path_factory.mktemp("harsh"), "harsh", seed=12, reviewer_offsets={HARSH: -1.0})
 
 
-def _swaps(tmp: Path, name: str, **config) -> Cli:
+def _swaps(tmp: Path, name: str, **config) -> Gate:
     return _store(tmp, name, seed=13, candidates_per_session=2, swap_orders=True, noise_sd=0.5, **config)
 
 
@@ -197,7 +207,7 @@ def test_a_bad_option_value_is_exit_2_naming_the_option(clean):
 
 
 def test_an_empty_window_is_exit_2_with_the_windows_own_message(clean):
-    result = clean("check", "--since", "2100-01-01")
+    result = Cli(clean.db)("check", "--since", "2100-01-01")  # Cli: it raises
 
     assert isinstance(result.exception, UsageError) and result.exception.exit_code == 2
     assert "no session in this window, but the database holds 100 sessions" in str(result.exception)
@@ -209,8 +219,8 @@ def test_the_same_records_give_the_same_verdict_imported_twice_in_another_order_
     half = len(records) // 2
     parts = {name: write_jsonl(tmp_path / f"{name}.jsonl", part)
              for name, part in (("all", records), ("b", records[half:]), ("a", records[:half]))}
-    stores = {Cli(tmp_path / "once.db"): ["all"], Cli(tmp_path / "twice.db"): ["b", "a", "b"],
-              Cli(pg_url): ["a", "b"]}
+    stores = {Gate(tmp_path / "once.db"): ["all"], Gate(tmp_path / "twice.db"): ["b", "a", "b"],
+              Gate(pg_url): ["a", "b"]}
     args = ("check", "--no-flags", "--severity-max", "0.3", "--length-max", "0.5", "--json",
             "--sample-sessions", "20")  # half the window: the sample is drawn too
     verdicts = []
@@ -235,3 +245,23 @@ def test_a_reviewer_id_with_control_characters_stays_valid_xml_and_one_annotatio
     assert "evil/\\x1b[31mjudge\\x07" in names
     assert "\x1b" not in github.stdout and "\x07" not in github.stdout
     assert sum(line.startswith("::error ") for line in github.stdout.splitlines()) == 2
+
+
+def test_a_judge_upgrade_at_a_known_date_fails_severity_on_each_side_with_its_sign_and_no_flags_dates_it(tmp_path):
+    """A step of -1.5 points in one reviewer's severity halfway through 90 days (the simulator
+    centres it: +0.75 before, -0.75 after, against the others)."""
+    from datetime import datetime, timedelta, timezone
+
+    end = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    upgrade = (end - timedelta(days=45)).isoformat()
+    cli = _store(tmp_path, "upgrade", seed=17, end=end, days=90, drift={HARSH: -1.5}, drift_at=0.5)
+
+    after = cli("check", "--since", upgrade, "--severity-max", "0.25", "--json")
+    before = cli("check", "--until", upgrade, "--severity-max", "0.25", "--json")
+    whole = cli("check", "--no-flags", "--flag-kind", "change_point")
+
+    assert after.exit_code == 1 and before.exit_code == 1, (after.output, before.output)
+    signs = {name: [(r["subject"], r["estimate"] > 0) for r in json.loads(found.stdout)["results"]
+                    if r["status"] == "fail"] for name, found in (("after", after), ("before", before))}
+    assert signs == {"after": [(HARSH, False)], "before": [(HARSH, True)]}
+    assert whole.exit_code == 1 and f"FAIL  no-flags  change_point: reviewer {HARSH}" in whole.stdout

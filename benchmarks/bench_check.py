@@ -50,7 +50,8 @@ def failures(seed: int, sessions: int) -> tuple[bool, bool]:
 def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     """Wilson's 95% score interval of the share k/n."""
     p, denominator = k / n, 1 + z * z / n
-    centre, half = (p + z * z / (2 * n)) / denominator, z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
 
 

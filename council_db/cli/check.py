@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -25,11 +25,14 @@ from council_db.cli.window_options import (
     checked_window,
 )
 
+if TYPE_CHECKING:
+    from council_db.gate.rules import Rule
+
 FORMATS = ("text", "json", "junit", "github")  # gate.outputs.FORMATS, here so --help need not import it
 
 
 def _rules(rules_file: str | None, options: dict[str, object], no_flags: bool, alpha: float | None,
-           kinds: list[str], flag_reviewers: list[str], on: str | None):
+           kinds: list[str], flag_reviewers: list[str], on: str | None) -> list[Rule]:
     """The rules: --rules FILE (else ./council-db.toml when there is one), with the options' rules
     in place of the file's of the same name."""
     from council_db.errors import UsageError

@@ -28,7 +28,8 @@ def _verdict(outcomes: list[Outcome]) -> str:
 
 def text(outcomes: list[Outcome], window: ReportWindow) -> str:
     lines = [terminal_text(f"{o.status.upper():4}  {o.rule}  {o.subject}: {o.message}") for o in outcomes]
-    return "\n".join([*lines, f"{_verdict(outcomes)} ({window.sessions:,} sessions, {window.records:,} records)"]) + "\n"
+    size = f"({window.sessions:,} sessions, {window.records:,} records)"
+    return "\n".join([*lines, f"{_verdict(outcomes)} {size}"]) + "\n"
 
 
 def document(outcomes: list[Outcome], rules: list[Rule], window: ReportWindow) -> dict[str, Any]:

@@ -29,6 +29,7 @@ RANKS = {
     "analysis": 4,
     "report": 5,
     "outlets": 6,
+    "gate": 6,  # council-db check's rules on the report; independent of the outlets
     "api": 7,
     "cli": 8,
     "entry": 9,  # python -m council_db
@@ -36,7 +37,7 @@ RANKS = {
 FLOOR = {"council_db.errors", "council_db.resources", "council_db.text_values", "council_db.private_files",
          "council_db.markdown_text", "council_db.terminal_text", "council_db.spreadsheet_text",
          "council_db.__version__"}
-SUBPACKAGES = ("contract", "simulate", "store", "ingest", "report", "outlets", "cli")
+SUBPACKAGES = ("contract", "simulate", "store", "ingest", "report", "outlets", "gate", "cli")
 
 # Inside analysis/, one sub-package per question, ranked the same way: the window's arrays at
 # the bottom, the joint model on them, the questions that read its effects or residuals

@@ -1,0 +1,130 @@
+"""`council-db check`'s false failures on data with nothing planted, and its time beside the report's.
+
+    python benchmarks/bench_check.py [--datasets 100] [--sessions 200] [--workers 1] [--store 2000]
+
+False failures: --datasets simulated windows of --sessions sessions (seeds 0..N-1; four
+reviewers of equal severity scoring four equal models, no position, length or self-preference
+effect, nothing drifting), each one's report built as `check` builds it, judged by the default
+rules (no-flags: any flag at q <= 0.05, one Benjamini-Hochberg family, so under the complete
+null at most about 5% of windows) and by every figure rule at a tight bound (no-flags,
+severity-max 0.1, length-max 0.1, on the CI). Printed: the share of windows that fail, with its
+95% Wilson interval, and the data size.
+
+Time: a SQLite store of --store sessions (simulated, imported); printed, the median of 3 runs of
+building the window's report (report_for_window, what bias-report runs) and of judging every
+rule on it and writing each format, then the wall time of `council-db check` and of `council-db
+bias-report --json` as processes: what check costs beyond the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from council_db.analysis.loading.score_data import from_records
+from council_db.gate import outputs, rules, verdicts
+from council_db.report.builder import build
+from council_db.simulate import SimulationConfig, write_jsonl
+
+DEFAULT = rules.merged([], [], None)
+EVERY_FIGURE = [rules.Rule("no-flags"), rules.Rule("severity-max", 0.1), rules.Rule("length-max", 0.1)]
+
+
+def failures(seed: int, sessions: int) -> tuple[bool, bool]:
+    """Whether the default rules and the tight figure rules fail one null window."""
+    out = io.StringIO()
+    write_jsonl(SimulationConfig(sessions=sessions, seed=seed), out)
+    report = build(from_records([json.loads(line) for line in out.getvalue().splitlines()]))
+    return tuple(verdicts.exit_code(verdicts.judge(report, chosen)) == 1 for chosen in (DEFAULT, EVERY_FIGURE))
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson's 95% score interval of the share k/n."""
+    p, denominator = k / n, 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def false_failures(datasets: int, sessions: int, workers: int) -> None:
+    with ProcessPoolExecutor(workers) as pool:
+        found = list(pool.map(failures, range(datasets), [sessions] * datasets))
+    print(f"false failures on {datasets} null windows of {sessions} sessions "
+          f"({sessions * 16:,} records each: 4 reviewers x 4 models)")
+    for name, column in (("default rules (no-flags)", 0), ("no-flags, severity-max 0.1, length-max 0.1", 1)):
+        k = sum(row[column] for row in found)
+        low, high = wilson(k, datasets)
+        print(f"  {name}: {k}/{datasets} = {k / datasets:.1%} (95% CI {low:.1%} to {high:.1%})")
+
+
+def _median_seconds(run, repeats: int = 3) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _process(*args: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "council_db", *args], capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def timing(store_sessions: int) -> None:
+    from council_db.analysis.loading.window import Window
+    from council_db.report.for_window import report_for_window
+    from council_db.store.database import open_database
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log, db_path = Path(tmp) / "log.jsonl", Path(tmp) / "council.db"
+        with log.open("w") as out:
+            write_jsonl(SimulationConfig(sessions=store_sessions, seed=1), out)
+        subprocess.run([sys.executable, "-m", "council_db", "--db", str(db_path), "import", str(log)],
+                       capture_output=True, check=True)
+        db = open_database(f"sqlite:///{db_path}", notify=lambda _: None)
+        made = report_for_window(db, Window(), {})
+        every = [*EVERY_FIGURE, rules.Rule("min-tier", "high"), rules.Rule("agreement-min", 0.5),
+                 rules.Rule("position-consistency-min", 0.5)]
+
+        def judged() -> None:
+            found = verdicts.judge(made.report, every)
+            outputs.text(found, made.report.window), outputs.as_json(found, every, made.report.window)
+            outputs.junit(found), outputs.github(found), outputs.step_summary(found, made.report.window)
+
+        report_s = _median_seconds(lambda: report_for_window(db, Window(), {}))
+        judge_s = _median_seconds(judged, repeats=20)
+        check_s = statistics.median(_process("--db", str(db_path), "check", "--no-flags", "--severity-max", "0.1",
+                                             "--length-max", "0.1", "--json") for _ in range(3))
+        bias_s = statistics.median(_process("--db", str(db_path), "bias-report", "--json") for _ in range(3))
+    print(f"time on a store of {store_sessions:,} sessions ({store_sessions * 16:,} records), median of 3:")
+    print(f"  the window's report (report_for_window): {report_s:.3f} s")
+    print(f"  judging {len(every)} rules and writing all four formats and the step summary: {judge_s * 1000:.2f} ms")
+    print(f"  council-db check (process): {check_s:.2f} s; council-db bias-report --json (process): {bias_s:.2f} s; "
+          f"check's overhead {check_s - bias_s:+.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=int, default=100)
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--store", type=int, default=2000, help="sessions in the timed store (0: no timing)")
+    args = parser.parse_args()
+    false_failures(args.datasets, args.sessions, args.workers)
+    if args.store:
+        timing(args.store)
+
+
+if __name__ == "__main__":
+    main()

@@ -37,6 +37,7 @@ from typing import Callable, Iterator
 
 from bench_csv import NESTED, ROLES, write_csv, write_jsonl  # benchmarks/ is on the path when run as a script
 from bench_fastchat_single import generated
+from bench_openai_evals import write_log as write_openai_evals_log
 from doc_tables import machine, markdown_table, write_table
 
 from council_db.simulate import SimulationConfig
@@ -59,7 +60,6 @@ class Format:
     """How to write ``records`` records of one format into a folder: the file to import and
     the import's options."""
 
-    records_per_line: int
     write: Callable[[Path, int], Path]
     options: tuple[str, ...] = ()
 
@@ -140,19 +140,26 @@ def jsonl_nested(folder: Path, records: int) -> Path:
     return write_jsonl(folder / "scores.jsonl", records)
 
 
+def openai_evals_log(folder: Path, records: int) -> Path:
+    """bench_openai_evals.py's run logs (four lines a record: the sample, the answer's sampling,
+    the grader's, the metrics), ten runs joined with cat."""
+    return write_openai_evals_log(folder / "run.jsonl", records, runs=10)
+
+
 def mapping(pairs) -> str:
     return ",".join(f"{role}={column}" for role, column in pairs)
 
 
 FORMATS = {
-    "llm-council": Format(1, llm_council),
-    "fastchat-single": Format(1, fastchat_single),
-    "fastchat-pair": Format(4, fastchat_pair),
-    "fastchat-review": Format(2, fastchat_review, ("--answers", str(VICUNA / "answer"))),
-    "judgebench": Format(6, judgebench),
-    "arena-hard": Format(4, arena_hard),
-    "csv": Format(1, csv_rows, ("--map", mapping(ROLES), "--scale", "1-10")),
-    "jsonl": Format(1, jsonl_nested, ("--map", mapping(sorted(NESTED.items())), "--scale", "1-10")),
+    "llm-council": Format(llm_council),
+    "fastchat-single": Format(fastchat_single),
+    "fastchat-pair": Format(fastchat_pair),
+    "fastchat-review": Format(fastchat_review, ("--answers", str(VICUNA / "answer"))),
+    "judgebench": Format(judgebench),
+    "arena-hard": Format(arena_hard),
+    "csv": Format(csv_rows, ("--map", mapping(ROLES), "--scale", "1-10")),
+    "jsonl": Format(jsonl_nested, ("--map", mapping(sorted(NESTED.items())), "--scale", "1-10")),
+    "openai-evals": Format(openai_evals_log),
 }
 
 

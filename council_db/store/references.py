@@ -42,7 +42,8 @@ REFERENCES = (
 KEPT = {("sessions", "import_id"), ("scores", "import_id"), ("models", "model_of")}
 # (table, its rows' key in scores): rows that are part of one record and go with it (a cascade on
 # SQLite, a statement trigger on PostgreSQL); an edit by hand can leave one behind its record
-RECORD_PARTS = (("score_dimensions", ("session_id", "reviewer_id", "model_id", "position")),)
+RECORD_KEY = ("session_id", "reviewer_id", "model_id", "position")
+RECORD_PARTS = (("answer_styles", RECORD_KEY), ("score_dimensions", RECORD_KEY))
 RECORD = "record"  # the finding's column name for a part whose record is gone
 
 

@@ -13,6 +13,7 @@ import pytest
 from council_db.analysis.loading.score_data import from_records, judges_only, keep_records, keep_sessions
 from council_db.analysis.loading.window import load_sessions
 from tests.conftest import Cli, both_backends, record, scalar, session, write_jsonl
+from tests.store.test_derived_tables import by_hand
 
 ALL_SESSIONS = "SELECT id FROM sessions"
 STYLE_FIELDS = ("response_tokens", "markdown_headers", "markdown_lists", "markdown_bold")
@@ -161,3 +162,18 @@ def test_a_window_of_a_store_without_styles_reads_no_more_columns_than_before(tm
     assert fetch_records(db, ALL_SESSIONS, {}).rows.dtype == RECORD and fetch_records(db, ALL_SESSIONS, {}).style is None
     cli("import", str(write_jsonl(tmp_path / "styled.jsonl", styled("styled"))))
     assert fetch_records(db, ALL_SESSIONS, {}).rows.dtype == STYLED_RECORD
+
+
+@both_backends
+def test_db_check_finds_a_style_whose_record_is_gone_and_repair_deletes_it(tmp_path, cli, db, db_url):
+    cli("import", str(write_jsonl(tmp_path / "a.jsonl", styled("a"))))
+    # as sqlite3's shell (foreign keys off) or psql (no per-row check) would let a user
+    by_hand(db_url, "INSERT INTO answer_styles (session_id, reviewer_id, model_id, position, response_tokens) "
+                    "VALUES (1, 1, 1, 99, 5)")
+    result = cli("db", "check", "--format", "json")
+    assert result.exit_code == 1
+    rows = {row["table"]: row for row in json.loads(result.stdout)}
+    assert (rows["answer_styles.record"]["rows"], rows["answer_styles.record"]["extra"]) == (17, 1)
+    assert rows["answer_styles.record"]["examples"] == "session_id=1, reviewer_id=1, model_id=1, position=99"
+    assert cli("db", "check", "--repair").exit_code == 0
+    assert scalar(db, "SELECT COUNT(*) FROM answer_styles") == 16 and cli("db", "check").exit_code == 0

@@ -73,7 +73,8 @@ def command(
     flag_kind: Annotated[Optional[list[str]], typer.Option(
         "--flag-kind", metavar="KIND", help="--no-flags: only flags of this kind (repeatable).")] = None,
     flag_reviewer: Annotated[Optional[list[str]], typer.Option(
-        "--flag-reviewer", metavar="ID", help="--no-flags: only flags naming this reviewer (repeatable).")] = None,
+        "--flag-reviewer", metavar="ID", help="--no-flags: only flags naming this reviewer: a model (each of "
+        "its identities) or one identity's label (repeatable).")] = None,
     agreement_min: Annotated[Optional[float], typer.Option(
         "--agreement-min", metavar="X", help="Fail a judge whose agreement with the reference is below X.")] = None,
     position_consistency_min: Annotated[Optional[float], typer.Option(

@@ -5,10 +5,12 @@ bound is below it, a bound on |effect| only when the whole CI lies beyond it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 from council_db.analysis.stats.tiers import TIERS
+from council_db.contract.reviewer_identity import SEPARATOR
 from council_db.gate.rules import Rule
 from council_db.report.model import BiasReport, Flag
 
@@ -72,10 +74,12 @@ def _measured(rule: Rule, subject: str, what: str, figure: Figure | None, why_no
 
 def names_reviewer(flag: Flag, reviewer: str) -> bool:
     """A flag is about a reviewer when its subject names it as one: ``id``, ``reviewer id``,
-    ``id -> model`` (affinity), ``id (display slots)`` (position); never a candidate model's trend."""
+    ``id -> model`` (affinity), ``id (display slots)`` (position); never a candidate model's trend.
+    ``reviewer`` is a model (each of its identities counts) or one identity's full label."""
     if flag.subject.startswith("model "):
         return False
-    return reviewer in flag.subject.split(" -> ")[0].split()
+    who = re.sub(r" \([^()]*\)\Z", "", flag.subject.split(" -> ")[0].removeprefix("reviewer "))
+    return who == reviewer or who.startswith(reviewer + SEPARATOR)
 
 
 def _no_flags(report: BiasReport, rule: Rule) -> list[Outcome]:

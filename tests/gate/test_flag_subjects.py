@@ -25,6 +25,17 @@ def flag(kind: str, subject: str) -> Flag:
     ("trend", f"model {GPT}", False),  # the candidate model's trend, not the judge's
     ("affinity", f"anthropic/claude-3-5-sonnet -> {GPT}", False),  # another judge's liking of it
     ("reviewer_severity", "openai/gpt-4o-mini", False),
+    ("reviewer_severity", f"{GPT} · prompt single-v1 · T=0", True),  # an identity of the model
+    ("position", f"{GPT} · prompt single-v1 (display slots)", True),
+    ("trend", f"reviewer {GPT}-mini · prompt single-v1", False),
 ])
 def test_a_flag_names_a_reviewer_only_where_it_is_the_reviewer(kind, subject, named):
     assert names_reviewer(flag(kind, subject), GPT) is named
+
+
+def test_a_full_identity_label_names_that_identity_only():
+    label = f"{GPT} · prompt single-v1"
+    assert names_reviewer(flag("reviewer_severity", label), label)
+    assert names_reviewer(flag("affinity", f"{label} -> m"), label)
+    assert not names_reviewer(flag("reviewer_severity", f"{GPT} · prompt single-v2"), label)
+    assert not names_reviewer(flag("reviewer_severity", GPT), label)

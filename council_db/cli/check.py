@@ -16,6 +16,7 @@ from council_db.cli.window_options import (
     Categories,
     Configs,
     Days,
+    Dimension,
     Models,
     Reviewers,
     SampleSessions,
@@ -64,6 +65,7 @@ def command(
     model: Models = None,
     config_version: Configs = None,
     category: Categories = None,
+    dimension: Dimension = None,
     rules_file: Annotated[Optional[str], typer.Option(
         "--rules", metavar="FILE", help="The rules' TOML file (its [check] table); default ./council-db.toml "
                                         "when there is one.")] = None,
@@ -84,6 +86,9 @@ def command(
         "--severity-max", metavar="P", help="Fail a reviewer whose |severity| is beyond P points.")] = None,
     length_max: Annotated[Optional[float], typer.Option(
         "--length-max", metavar="P", help="Fail when |length effect| is beyond P points per SD of log length.")] = None,
+    retest_max: Annotated[Optional[float], typer.Option(
+        "--retest-max", metavar="P", help="Fail a reviewer whose two scores of one answer differ by more than P "
+        "points on average (repeat stability).")] = None,
     min_sessions: Annotated[Optional[int], typer.Option(
         "--min-sessions", metavar="N", help="Fail a window of fewer than N sessions.")] = None,
     min_tier: Annotated[Optional[str], typer.Option(
@@ -109,11 +114,11 @@ def command(
 
     fmt = chosen(FORMATS, fmt, json=as_json, output=output)
     rules = _rules(rules_file, {"agreement-min": agreement_min, "position-consistency-min": position_consistency_min,
-                                "severity-max": severity_max, "length-max": length_max,
+                                "severity-max": severity_max, "length-max": length_max, "retest-max": retest_max,
                                 "min-sessions": min_sessions, "min-tier": min_tier},
                    no_flags, alpha, flag_kind or [], flag_reviewer or [], on)
     window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
-                            model=model, config_version=config_version, category=category)
+                            model=model, config_version=config_version, category=category, dimension=dimension)
     filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
                                      model=model, config_version=config_version, category=category).items() if v}
     made = report_for_window(state(ctx).database(read_only=True), window, filters, seed=seed,

@@ -16,7 +16,7 @@ ON = ("ci", "estimate")
 FLAG_KINDS = ("reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point",
               "anomaly", "affinity", "anchoring", "below_ceiling")  # report.model.Flag's kinds
 SHARES = ("agreement-min", "position-consistency-min")  # a floor on a share, 0 to 1
-EFFECTS = ("severity-max", "length-max")  # a bound on |effect|, score points
+EFFECTS = ("severity-max", "length-max", "retest-max")  # a bound on |effect|, score points
 RULES = ("no-flags", *SHARES, *EFFECTS, "min-sessions", "min-tier")
 JUDGED_ON_CI = SHARES + EFFECTS  # the rules with a figure whose CI they can be judged on
 DEFAULT_FILE = "council-db.toml"

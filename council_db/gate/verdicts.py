@@ -125,6 +125,16 @@ def _length(report: BiasReport, rule: Rule) -> list[Outcome]:
                       "the joint model did not estimate it (too few sessions, or no answer lengths)", floor=False)]
 
 
+def _retest(report: BiasReport, rule: Rule) -> list[Outcome]:
+    """Repeat stability: each reviewer's mean |difference| between two scores of one answer."""
+    retests = report.self_consistency
+    if retests is None or not retests.reviewers:
+        why = retests.note if retests is not None else "no reviewer scored an answer more than once"
+        return [Outcome(rule.name, "all reviewers", "skip", f"not measurable in this window: {why}")]
+    return [_measured(rule, r.reviewer_id, "test-retest mean |difference| (points)", r.mean_abs_difference,
+                      "too few answers it scored twice", floor=False) for r in retests.reviewers]
+
+
 def _min_sessions(report: BiasReport, rule: Rule) -> list[Outcome]:
     n = report.window.sessions
     failed = n < int(rule.limit)  # type: ignore[arg-type]
@@ -140,7 +150,8 @@ def _min_tier(report: BiasReport, rule: Rule) -> list[Outcome]:
 
 
 JUDGES = {"no-flags": _no_flags, "agreement-min": _agreement, "position-consistency-min": _position_consistency,
-          "severity-max": _severity, "length-max": _length, "min-sessions": _min_sessions, "min-tier": _min_tier}
+          "severity-max": _severity, "length-max": _length, "retest-max": _retest, "min-sessions": _min_sessions,
+          "min-tier": _min_tier}
 
 
 def judge(report: BiasReport, rules: list[Rule]) -> list[Outcome]:

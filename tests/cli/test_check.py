@@ -8,6 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from council_db.errors import UsageError
@@ -265,3 +266,42 @@ def test_a_judge_upgrade_at_a_known_date_fails_severity_on_each_side_with_its_si
                     if r["status"] == "fail"] for name, found in (("after", after), ("before", before))}
     assert signs == {"after": [(HARSH, False)], "before": [(HARSH, True)]}
     assert whole.exit_code == 1 and f"FAIL  no-flags  change_point: reviewer {HARSH}" in whole.stdout
+
+
+def test_retest_max_fails_the_reviewer_whose_repeated_scores_of_one_answer_drift_apart(tmp_path):
+    """Each answer scored twice; one reviewer's second score is off by about 2 points (a judge
+    sampled hot), the others' by about 0.1: repeat stability fails that reviewer alone."""
+    records, _ = simulated(sessions=60, seed=21)
+    rng = np.random.default_rng(21)
+    again = [dict(line, position=line["position"] + 10, score_value=float(np.clip(
+        line["score_value"] + rng.normal(0, 2.5 if line["reviewer_id"] == HARSH else 0.1), 1, 10)))
+        for line in records]
+    cli = Gate(tmp_path / "retest.db")
+    assert cli("import", str(write_jsonl(tmp_path / "retest.jsonl", records + again))).exit_code == 0
+
+    result = cli("check", "--retest-max", "1", "--format", "json")
+
+    outcomes = {o["subject"]: o for o in json.loads(result.stdout)["results"]}
+    assert result.exit_code == 1
+    assert [s for s, o in outcomes.items() if o["status"] == "fail"] == [HARSH]
+    assert outcomes[HARSH]["ci_low"] > 1 and all(o["ci_high"] < 1 for s, o in outcomes.items() if s != HARSH)
+
+
+def test_retest_max_is_skipped_where_no_answer_was_scored_twice(clean):
+    result = clean("check", "--retest-max", "1")
+    assert result.exit_code == 0 and "SKIP  retest-max" in result.stdout
+
+
+def test_dimension_judges_the_rules_on_one_rubric_dimensions_scores(tmp_path):
+    records, _ = simulated(sessions=SESSIONS, seed=22, dimensions=["accuracy", "clarity"],
+                           dimension_reviewer_offsets={"clarity": {HARSH: -1.5}})
+    cli = Gate(tmp_path / "rubric.db")
+    assert cli("import", str(write_jsonl(tmp_path / "rubric.jsonl", records))).exit_code == 0
+
+    overall = cli("check", "--severity-max", "0.5")
+    clarity = cli("check", "--severity-max", "0.5", "--dimension", "clarity")
+
+    assert overall.exit_code == 0, overall.stdout
+    assert clarity.exit_code == 1 and f"FAIL  severity-max  {HARSH}" in clarity.stdout
+    unknown = Cli(cli.db)("check", "--dimension", "tone").exception  # Cli: it raises
+    assert isinstance(unknown, UsageError) and unknown.exit_code == 2 and "accuracy (1,600 scores)" in str(unknown)

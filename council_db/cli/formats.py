@@ -21,7 +21,7 @@ LISTING = ("table", "json", "jsonl", "csv")
 REPORT = ("text", "json", "markdown", "html")
 SUMMARY = ("text", "json")  # what import, ingest and db copy did: json also prints it on stdout
 SUFFIXES = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".md": "markdown",
-            ".markdown": "markdown", ".html": "html", ".htm": "html"}  # any other: the default format
+            ".markdown": "markdown", ".html": "html", ".htm": "html", ".xml": "junit"}  # any other: the default format
 FOR_PEOPLE = {"text": "table", "table": "text"}  # one format, two names
 
 
@@ -38,7 +38,8 @@ def format_option(*formats: str, help: str | None = None) -> Any:
 Json = Annotated[bool, typer.Option("--json", help="Same as --format json.")]
 Lines = Annotated[bool, typer.Option("--nl", help="Same as --format jsonl: one JSON object a line.")]
 Csv = Annotated[bool, typer.Option("--csv", help="Same as --format csv.")]
-NAMED_SUFFIX = {"json": ".json", "jsonl": ".jsonl", "csv": ".csv", "markdown": ".md", "html": ".html"}  # in help
+NAMED_SUFFIX = {"json": ".json", "jsonl": ".jsonl", "csv": ".csv", "markdown": ".md", "html": ".html",
+                "junit": ".xml"}  # in help
 
 
 def output_option(*formats: str) -> Any:

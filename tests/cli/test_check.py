@@ -136,6 +136,12 @@ def test_junit_is_xml_with_one_testcase_per_rule_and_subject_and_the_failures_ma
     assert set(failures) == {HARSH, "window"} and "100 sessions < 1,000" in failures["window"]
 
 
+def test_an_output_file_named_xml_gets_junit(harsh, tmp_path):
+    path = tmp_path / "check.xml"
+    assert harsh("check", "--severity-max", "0.5", "-o", str(path)).exit_code == 1
+    assert len(ET.parse(path).getroot().find("testsuite").findall("testcase")) == 4
+
+
 def test_github_writes_error_annotations_and_appends_a_markdown_step_summary(harsh, tmp_path, monkeypatch):
     summary = tmp_path / "summary.md"
     summary.write_text("# earlier step\n")

@@ -96,7 +96,8 @@ class ScoreBatch:
         into the distinct ones."""
         if not records:
             return cls.empty()
-        keys, reviewers, models, positions, lengths, scores, kinds, dimensions, *rest = zip(*map(_RECORD_FIELDS, records))
+        keys, reviewers, models, positions, lengths, scores, kinds, dimensions, *rest = zip(
+            *map(_RECORD_FIELDS, records))
         styles, provenance = rest[:len(STYLE_FIELDS)], rest[len(STYLE_FIELDS):]
         reviewers, identities = _identities(reviewers, provenance)
         session_keys, session = _codes(keys)

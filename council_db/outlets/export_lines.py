@@ -17,8 +17,14 @@ import io
 import json
 from typing import Any, Callable, Sequence
 
-from council_db.contract.fields import (DEFAULT_REVIEWER_KIND, DIMENSIONS_FIELD, FIELDS, PROVENANCE_FIELDS, STYLE_FIELDS,
-                                       UNKNOWN_LENGTH)
+from council_db.contract.fields import (
+    DEFAULT_REVIEWER_KIND,
+    DIMENSIONS_FIELD,
+    FIELDS,
+    PROVENANCE_FIELDS,
+    STYLE_FIELDS,
+    UNKNOWN_LENGTH,
+)
 from council_db.contract.schema_versions import export_schema_version, schema_version
 from council_db.spreadsheet_text import spreadsheet_text
 

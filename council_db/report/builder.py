@@ -22,6 +22,7 @@ from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.contract.timestamps import format_us
 from council_db.report import pairwise_odds, pairwise_section, position_section, reference_section
 from council_db.report import sections as report_sections
+from council_db.report.identity_model import reviewer_identity
 from council_db.report.model import (
     AgreementMetric,
     BiasReport,
@@ -34,7 +35,6 @@ from council_db.report.model import (
     ReviewerProfile,
     Sample,
 )
-from council_db.report.identity_model import reviewer_identity
 from council_db.report.p_values import p_value
 from council_db.report.scale_bound import beyond_scale
 

@@ -241,4 +241,5 @@ def test_a_log_that_grew_is_read_whole_again_and_stores_each_grading_once(tmp_pa
 def test_scale_is_refused_for_a_format_that_does_not_use_it(tmp_path):
     result = Cli(tmp_path / "council.db")("import", "--from", "arena-hard", "--scale", "1-5", str(LOGS[0]))
     assert result.exit_code == 2
-    assert "--scale is for --from csv, jsonl, openai-evals or inspect, not arena-hard" in " ".join(result.output.split())
+    said = " ".join(result.output.split())
+    assert "--scale is for --from csv, jsonl, openai-evals or inspect, not arena-hard" in said

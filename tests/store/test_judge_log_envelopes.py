@@ -24,7 +24,8 @@ OPTIONS = FormatOptions("fastchat-single", answers=realdata.MT_BENCH / "model_an
 # 0016, makes it an identity of that model), with its score, exclusion, length and time (its own
 # envelope's, else its session's)
 RECORDS = """
-SELECT s.session_key, COALESCE((SELECT b.name FROM models AS b WHERE b.id = r.model_of), r.name), m.name, sc.position, sc.score_value, sc.exclusion_id, sc.response_length_chars,
+SELECT s.session_key, COALESCE((SELECT b.name FROM models AS b WHERE b.id = r.model_of), r.name), m.name, sc.position,
+       sc.score_value, sc.exclusion_id, sc.response_length_chars,
        COALESCE(e.timestamp, s.timestamp), COALESCE(e.ts_us, s.ts_us)
 FROM scores AS sc JOIN sessions AS s ON s.id = sc.session_id JOIN models AS r ON r.id = sc.reviewer_id
 JOIN models AS m ON m.id = sc.model_id LEFT JOIN record_envelopes AS e ON e.id = sc.envelope_id

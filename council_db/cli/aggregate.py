@@ -26,7 +26,7 @@ from council_db.cli.window_options import (
     Sessions,
     Since,
     Until,
-    checked_window,
+    window_and_filters,
 )
 
 if TYPE_CHECKING:
@@ -193,12 +193,11 @@ def leaderboard(
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     settings = _settings(method, weights, offsets, config, include_self,
                          {"style": style, "baseline": baseline, "strong_as_three": strong_as_three})
-    window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
-                            model=model, config_version=config_version, category=category, dimension=dimension)
+    window, filters = window_and_filters(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                                         reviewer=reviewer, model=model, config_version=config_version,
+                                         category=category, dimension=dimension)
     db = state(ctx).database(read_only=True)
     check_names(db, settings)
-    filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
-                                     model=model, config_version=config_version, category=category).items() if v}
     result = model_leaderboard(db, window, settings, filters=filters, seed=seed, sample_sessions=sample_sessions)
     w = result["window"]
     sampled = f" (a sample of the window's {w['sample']['of']:,})" if "sample" in w else ""

@@ -23,7 +23,7 @@ from council_db.cli.window_options import (
     Sessions,
     Since,
     Until,
-    checked_window,
+    window_and_filters,
 )
 
 if TYPE_CHECKING:
@@ -117,10 +117,9 @@ def command(
                                 "severity-max": severity_max, "length-max": length_max, "retest-max": retest_max,
                                 "min-sessions": min_sessions, "min-tier": min_tier},
                    no_flags, alpha, flag_kind or [], flag_reviewer or [], on)
-    window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
-                            model=model, config_version=config_version, category=category, dimension=dimension)
-    filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
-                                     model=model, config_version=config_version, category=category).items() if v}
+    window, filters = window_and_filters(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                                         reviewer=reviewer, model=model, config_version=config_version,
+                                         category=category, dimension=dimension)
     made = report_for_window(state(ctx).database(read_only=True), window, filters, seed=seed,
                              sample_sessions=sample_sessions)
     if made.report.window.sessions == 0:

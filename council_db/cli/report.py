@@ -21,7 +21,7 @@ from council_db.cli.window_options import (
     Sessions,
     Since,
     Until,
-    checked_window,
+    window_and_filters,
 )
 
 AUDIT = ("text", "json", "markdown")
@@ -68,11 +68,10 @@ def bias_report(
     from council_db.report import render
     from council_db.report.for_window import report_for_window
 
-    window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
-                            model=model, config_version=config_version, category=category, dimension=dimension)
+    window, filters = window_and_filters(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
+                                         reviewer=reviewer, model=model, config_version=config_version,
+                                         category=category, dimension=dimension)
     db = state(ctx).database(read_only=True)
-    filters = {k: v for k, v in dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer,
-                                     model=model, config_version=config_version, category=category).items() if v}
     made = report_for_window(db, window, filters, seed=seed, sample_sessions=sample_sessions,
                              exclude_anomalies=exclude_anomalies)
     result = made.report

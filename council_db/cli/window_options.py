@@ -58,3 +58,15 @@ def checked_window(*, sessions: int | None, days: float | None, since: str | Non
     except LineError as error:
         raise bad_time(error.problem) from None
     return window
+
+
+def window_and_filters(*, sessions: int | None, days: float | None, since: str | None, until: str | None,
+                       as_of: str | None, reviewer: list[str] | None, model: list[str] | None,
+                       config_version: list[str] | None, category: list[str] | None, dimension: str | None = None):
+    """checked_window's window, and the options given as the outputs list them under "filters"
+    (not --as-of or --dimension, which are stated with the window itself)."""
+    window = checked_window(sessions=sessions, days=days, since=since, until=until, as_of=as_of, reviewer=reviewer,
+                            model=model, config_version=config_version, category=category, dimension=dimension)
+    given = dict(sessions=sessions, days=days, since=since, until=until, reviewer=reviewer, model=model,
+                 config_version=config_version, category=category)
+    return window, {name: value for name, value in given.items() if value}

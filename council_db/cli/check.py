@@ -108,6 +108,7 @@ def command(
     Builds the window's bias report once and judges each rule on it: by default on the 95% CI,
     not the estimate. Exit 0 when every rule passes (or cannot be measured: SKIP, and why), 1
     when one fails, 2 on a usage or data error (a bad rules file, an empty window)."""
+    from council_db.cli.output import text_width
     from council_db.errors import UsageError
     from council_db.gate import outputs, verdicts
     from council_db.report.for_window import report_for_window
@@ -125,11 +126,11 @@ def command(
     if made.report.window.sessions == 0:
         raise UsageError(made.empty_window_hint or "no session in this window: the database holds none")
     outcomes = verdicts.judge(made.report, rules)
-    page = {"json": lambda: outputs.as_json(outcomes, rules, made.report.window),
-            "junit": lambda: outputs.junit(outcomes), "github": lambda: outputs.github(outcomes),
-            "text": lambda: outputs.text(outcomes, made.report.window)}[fmt]()
+    page = {"json": lambda out: outputs.as_json(outcomes, rules, made.report.window),
+            "junit": lambda out: outputs.junit(outcomes), "github": lambda out: outputs.github(outcomes),
+            "text": lambda out: outputs.text(outcomes, made.report.window, text_width(out))}[fmt]
     with destination(output, "the check") as out:
-        out.write(page)
+        out.write(page(out))
     wrote(output, fmt, len(outcomes), "result")
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:

@@ -11,6 +11,7 @@ from council_db.gate.rules import Rule
 from council_db.gate.verdicts import Outcome, exit_code
 from council_db.markdown_text import markdown_text
 from council_db.report.model import ReportWindow
+from council_db.report.text_layout import fitted
 from council_db.terminal_text import terminal_text
 
 SCHEMA_VERSION = "1.0.0"
@@ -26,10 +27,15 @@ def _verdict(outcomes: list[Outcome]) -> str:
             f"{counts['skip']} skipped")
 
 
-def text(outcomes: list[Outcome], window: ReportWindow) -> str:
+def text(outcomes: list[Outcome], window: ReportWindow, width: int | None = None) -> str:
+    """A line per result and the verdict; cut at spaces to ``width`` (a terminal's), whole
+    where None (a CI log or a file: one line per result to grep)."""
     lines = [terminal_text(f"{o.status.upper():4}  {o.rule}  {o.subject}: {o.message}") for o in outcomes]
     size = f"({window.sessions:,} sessions, {window.records:,} records)"
-    return "\n".join([*lines, f"{_verdict(outcomes)} {size}"]) + "\n"
+    lines.append(f"{_verdict(outcomes)} {size}")
+    if width is not None:
+        lines = [part for line in lines for part in fitted(line, width)]
+    return "\n".join(lines) + "\n"
 
 
 def document(outcomes: list[Outcome], rules: list[Rule], window: ReportWindow) -> dict[str, Any]:

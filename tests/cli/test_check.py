@@ -311,3 +311,15 @@ def test_dimension_judges_the_rules_on_one_rubric_dimensions_scores(tmp_path):
     assert clarity.exit_code == 1 and f"FAIL  severity-max  {HARSH}" in clarity.stdout
     unknown = Cli(cli.db)("check", "--dimension", "tone").exception  # Cli: it raises
     assert isinstance(unknown, UsageError) and unknown.exit_code == 2 and "accuracy (1,600 scores)" in str(unknown)
+
+
+def test_text_fits_the_terminals_80_columns_and_stays_one_line_a_result_in_a_file(harsh, tmp_path, monkeypatch):
+    path = tmp_path / "check.txt"
+    assert harsh("check", "--severity-max", "0.5", "-o", str(path)).exit_code == 1
+    whole = path.read_text().splitlines()
+    monkeypatch.setenv("COLUMNS", "80")
+
+    on_terminal = harsh("check", "--severity-max", "0.5").stdout.splitlines()
+
+    assert max(map(len, whole)) > 80 and len(whole) == 5  # four reviewers and the verdict
+    assert max(map(len, on_terminal)) <= 80 and " ".join(on_terminal).split() == " ".join(whole).split()

@@ -69,18 +69,14 @@ def check(source: Source, options: FormatOptions) -> None:
     format whose file is one JSON document (LLMBar's, AlpacaEval's) is judged by its reader,
     item by item, once its start is JSON at all."""
     document = options.format in DOCUMENTS
-    if document:
-        from council_db.ingest.formats.readers import reader_class
-
-        reader_class(options.format).check_source(options, source)
     sample = head(source)
     named = "" if source.kind == "stdin" else f" {shlex.quote(source.name)}"  # jq reads stdin without a name
     found = None if sample is None else verdict(sample, options.format, named, document=document)
     if found is None and sample is not None and options.format == "inspect":
         found = _not_inspect(sample)
-    if found is not None:
+    if found is not None:  # before the reader's own checks: the file's kind is the likelier mistake
         raise CouncilDbError(f"{source.name}: {found}; nothing was imported")
-    if options.format in MAPPED + RUN_LOGS:  # the mapping against the file's columns; a log's first line
+    if document or options.format in MAPPED + RUN_LOGS:  # a document's layout, a mapping's columns, a log's start
         from council_db.ingest.formats.readers import reader_class
 
         reader_class(options.format).check_source(options, source)

@@ -89,6 +89,8 @@ CASES = {
     "a promptfoo results file on one line as arena-hard": (
         json.dumps(json.loads(PROMPTFOO.read_bytes())).encode(), "arena-hard",
         "a promptfoo results file: add --from promptfoo"),
+    "a promptfoo results file as LLMBar results, outside LLMBar's layout": (
+        PROMPTFOO.read_bytes(), "llmbar", "a promptfoo results file: add --from promptfoo"),
     "llm-council records as promptfoo results": (COUNCIL.encode(), "promptfoo",
                                                  "llm-council bias records: leave out --from"),
     "AlpacaEval annotations as promptfoo results": (

@@ -131,6 +131,7 @@ def command(
     from council_db.outlets.push import PushSettings, check_endpoint
     from council_db.outlets.push_auth import load_credentials, plain_http_warning
     from council_db.report.for_window import report_for_window
+    from council_db.report.render import counted
     from council_db.store import watch_state
 
     check_endpoint(webhook, "--webhook")
@@ -156,7 +157,8 @@ def command(
     if dry_run:
         for _, _, body in due:
             print(body.decode())
-        message(f"dry run: {len(due):,} alerts would go to {hook.host(webhook)}; nothing was sent or remembered")
+        message(f"dry run: {counted(len(due), 'alert')} would go to {hook.host(webhook)}; nothing was sent or "
+                "remembered")
         raise typer.Exit(verdicts.exit_code(outcomes))
     print(outputs.text(outcomes, made.report.window, text_width(sys.stdout)), end="")
     watch_state.remember(db, name, endpoint, [_acted(c, now) for c in found if not c.alert_due])
@@ -164,8 +166,10 @@ def command(
     if warning:
         message(warning)
     settings = PushSettings(retries=retries, backoff=backoff, timeout=timeout)
-    hook.send(webhook, [body for _, _, body in due], credentials, settings, accepted=lambda i: watch_state.remember(
-        db, name, endpoint, [_acted(due[i][0], now, due[i][1]["alert_id"])]))
-    message(f"watch {name}: {len(due):,} alerts sent to {hook.host(webhook)}, {len(found) - len(due):,} other "
-            "changes remembered")
+    requests = hook.send(webhook, [body for _, _, body in due], credentials, settings,
+                         accepted=lambda i: watch_state.remember(db, name, endpoint,
+                                                                 [_acted(due[i][0], now, due[i][1]["alert_id"])]))
+    message(f"watch {name}: {counted(len(due), 'alert')} sent to {hook.host(webhook)} "
+            f"({counted(requests, 'request')}); "
+            f"{counted(len(found) - len(due), 'other change')} remembered")
     raise typer.Exit(verdicts.exit_code(outcomes))

@@ -65,7 +65,7 @@ def changes(outcomes: list[Outcome], rules: list[Rule], known: dict[tuple[str, s
     for outcome in outcomes + gone:
         seen = known.get((outcome.rule, outcome.subject))
         if seen is None or seen.status != outcome.status:
-            found.append(Change(outcome, seen and seen.status, seen and seen.changed_at))
+            found.append(Change(outcome, seen.status if seen else None, seen.changed_at if seen else None))
     return found
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 from council_db.errors import CouncilDbError
 from council_db.outlets.push import PushSettings, Refused, deliver, request_headers
 from council_db.outlets.push_auth import Credentials
+from council_db.report.render import counted
 
 
 class Undelivered(CouncilDbError):
@@ -39,16 +40,16 @@ def send(url: str, bodies: list[bytes], credentials: Credentials, settings: Push
     requests = 0
     with Poster(url, request_headers(credentials), settings.timeout) as poster:
         for index, body in enumerate(bodies):
-            left = f"{len(bodies) - index} of {len(bodies)} alerts not delivered"
+            left = f"{len(bodies) - index:,} of {counted(len(bodies), 'alert')} not delivered"
             try:
                 error, made = deliver(poster, body, credentials, settings, sleep)
             except Refused as refused:
-                raise Undelivered(f"{host(url)} refused an alert: {refused}; {left}, the watch's state is unchanged "
-                                  "(fix the webhook, then run council-db watch again)") from None
+                raise Undelivered(f"{host(url)} refused an alert: {refused}; {left}, left due for the next "
+                                  "council-db watch (fix the webhook first)") from None
             requests += made
             if error is not None:
                 said = credentials.redact(error).replace(url, host(url))
                 raise Undelivered(f"{host(url)}: gave up after {made} attempts ({said}); "
-                                  f"{left}: the next council-db watch sends them again")
+                                  f"{left}, left due for the next council-db watch")
             accepted(index)
     return requests

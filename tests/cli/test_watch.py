@@ -80,7 +80,7 @@ def test_a_rule_that_starts_failing_is_sent_once_and_its_recovery_once(store):
     assert (recovery["event"], recovery["subject"], recovery["status"]) == ("recovered", HARSH,
                                                                             {"old": "fail", "new": "pass"})
     assert recovery["figure"]["ci_low"] > -0.5 and recovery["alert_id"] != failing["alert_id"]
-    assert "FAIL  severity-max  openai/gpt-4o" in first.stdout and "1 alerts sent to 127.0.0.1" in first.stderr
+    assert "FAIL  severity-max  openai/gpt-4o" in first.stdout and "1 alert sent to 127.0.0.1 (1 request)" in first.stderr
 
 
 def test_an_answer_500_is_retried_and_the_alert_arrives_once(store):
@@ -98,7 +98,7 @@ def test_an_alert_never_delivered_exits_3_and_leaves_the_failing_state_unknown(s
 
     assert code(failed) == 3, failed.output
     assert "gave up after 3 attempts (HTTP 503 Service Unavailable)" in said(failed)
-    assert "the next council-db watch sends them again" in said(failed)
+    assert "1 of 1 alert not delivered, left due for the next council-db watch" in said(failed)
     assert len(down.bodies) == 3
     kept = sqlite3.connect(store.db).execute("SELECT subject, status FROM watch_state WHERE watch = 'undelivered'")
     assert HARSH not in {subject for subject, _ in kept}, "only the passing outcomes (no alert due) are remembered"
@@ -163,7 +163,7 @@ def test_dry_run_prints_the_due_alerts_and_sends_and_remembers_nothing(store):
         dry = store("watch", "--webhook", receiver.url, "--name", "dry", *RULE, *BEFORE, "--dry-run")
         real = store("watch", "--webhook", receiver.url, "--name", "dry", *RULE, *BEFORE)
 
-    assert dry.exit_code == 1 and "1 alerts would go to 127.0.0.1" in dry.stderr, dry.output
+    assert dry.exit_code == 1 and "1 alert would go to 127.0.0.1" in dry.stderr, dry.output
     printed = [json.loads(line) for line in dry.stdout.splitlines()]
     assert [(a["event"], a["subject"]) for a in printed] == [("failing", HARSH)]
     assert len(receiver.bodies) == 1 and json.loads(receiver.bodies[0])["alert_id"] == printed[0]["alert_id"]
@@ -214,3 +214,11 @@ def test_in_a_real_process_errors_are_one_line_on_stderr_with_exit_2_and_3(store
     assert usage.returncode == 2 and usage.stderr.decode().count("\n") == 1, usage.stderr
     assert undelivered.returncode == 3 and undelivered.stderr.decode().startswith("error: 127.0.0.1: gave up")
     assert b"Traceback" not in usage.stderr + undelivered.stderr
+
+
+def test_a_webhook_refusing_the_credentials_is_told_apart_from_a_missing_token(store):
+    with Receiver(require={"Authorization": "Bearer other"}) as receiver:
+        refused = store("watch", "--webhook", receiver.url, "--name", "refused", *RULE, *BEFORE)
+
+    assert code(refused) == 3 and len(receiver.bodies) == 1, refused.output
+    assert "refused an alert: HTTP 401 Unauthorized; no credentials were given" in said(refused)

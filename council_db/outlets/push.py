@@ -156,7 +156,8 @@ def _post(poster: Poster, body: bytes, credentials: Credentials) -> str | None:
 
 
 def deliver(poster: Poster, body: bytes, credentials: Credentials, settings: PushSettings,
-            sleep: Callable[[float], None], failed: Callable[[str], None] = lambda _error: None) -> tuple[str | None, int]:
+            sleep: Callable[[float], None],
+            failed: Callable[[str], None] = lambda _error: None) -> tuple[str | None, int]:
     """POST ``body`` until the endpoint accepts it, retrying a transient failure (``failed`` is
     told each) with exponential backoff and jitter: (None, requests made) once accepted, or
     (the last error, requests made) when the retries ran out. Raises Refused as _post does."""

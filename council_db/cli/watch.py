@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from council_db.gate.alerts import Change
     from council_db.gate.rules import Rule
+    from council_db.report.model import ReportWindow
     from council_db.store.database import Database
     from council_db.store.watch_state import Acted
 
@@ -58,8 +59,8 @@ def _acted(change: Change, now: datetime, alert_id: str | None = None) -> Acted:
     return Acted(o.rule, o.subject, o.status, now, now if alert_id else None, alert_id)
 
 
-def _alerts(db: Database, due: list[Change], rules: list[Rule], watch: str, endpoint: str, window, now: datetime,
-            slack: bool) -> list[tuple[Change, dict, bytes]]:
+def _alerts(db: Database, due: list[Change], rules: list[Rule], watch: str, endpoint: str, window: ReportWindow,
+            now: datetime, slack: bool) -> list[tuple[Change, dict, bytes]]:
     """Each due change with its alert and the body that carries it (JSON, or Slack's text)."""
     from council_db.gate import alerts
     from council_db.store.watch_state import database_fingerprint, database_name

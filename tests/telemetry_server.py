@@ -1,6 +1,7 @@
-"""A real telemetry receiver on 127.0.0.1 for push tests: it keeps events by id (dropping
-resends, as a service should), counts every delivery, keeps every request's body and headers,
-and fails on purpose: HTTP 500, or the connection dropped before or after it stored the batch.
+"""A real telemetry receiver on 127.0.0.1 for push tests (and watch's webhook): it keeps events by
+id (dropping resends, as a service should), counts every delivery, keeps every request's body,
+path and headers, and fails on purpose: HTTP 500, or the connection dropped before or after it
+stored the batch; or answers its first requests from a script (a status each; a 3xx redirects).
 Given ``require``, it answers 401 to a request without those headers, with a body that echoes
 the Authorization header it got, as a careless service might."""
 
@@ -18,7 +19,7 @@ FATES = ("ok", "error_500", "drop_before", "drop_after")
 
 class Receiver:
     def __init__(self, failure_rate: float = 0.0, seed: int = 0, delay: float = 0.0, status: int | None = None,
-                 require: dict[str, str] | None = None):
+                 require: dict[str, str] | None = None, script: list[int] | None = None):
         self.failure_rate = failure_rate
         self.rng = random.Random(seed)
         self.delay = delay
@@ -31,6 +32,8 @@ class Receiver:
         self.bodies: list[bytes] = []
         self.require = require or {}
         self.headers: list[dict[str, str]] = []  # each request's headers, names in lower case
+        self.paths: list[str] = []
+        self.script = list(script or [])  # statuses answered to the first requests, in order
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -53,7 +56,7 @@ class Receiver:
             return self.rng.choice(FATES[1:])
 
     def _store(self, body: bytes, fate: str) -> tuple[int, int]:
-        events = json.loads(body)["events"]
+        events = json.loads(body).get("events", [])  # a watch's alert is one JSON object
         new = 0
         with self.lock:
             for event in events:
@@ -77,12 +80,20 @@ class Receiver:
                 with receiver.lock:
                     receiver.bodies.append(body)
                     receiver.headers.append({name.lower(): value for name, value in self.headers.items()})
+                    receiver.paths.append(self.path)
+                    scripted = receiver.script.pop(0) if receiver.script else None
                 time.sleep(receiver.delay)
                 if any(self.headers.get(name) != value for name, value in receiver.require.items()):
                     self._answer(401, f"unauthorized: got {self.headers.get('authorization')!r}".encode())
                     return
-                if receiver.status is not None:
-                    self.send_error(receiver.status)
+                if scripted is not None and 300 <= scripted < 400:
+                    self.send_response(scripted)
+                    self.send_header("location", self.path + "/moved")
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
+                if scripted is not None or receiver.status is not None:
+                    self.send_error(scripted or receiver.status)
                     return
                 fate = receiver._fate()
                 with receiver.lock:

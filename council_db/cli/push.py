@@ -9,6 +9,17 @@ import typer
 
 from council_db.cli.context import bad_time, checked_time, message, state
 
+# How a POST is retried and authenticated; council-db watch takes the same options.
+Retries = Annotated[int, typer.Option(min=0, max=20, help="Retries of a failed request.")]
+Backoff = Annotated[float, typer.Option(min=0, help="Seconds before the first retry; doubled each time (at most "
+                                                    "30 s).")]
+Timeout = Annotated[float, typer.Option(min=0.1, help="Seconds a request may take, from connecting to the "
+                                                      "endpoint's answer.")]
+TokenFile = Annotated[Optional[Path], typer.Option(metavar="PATH", help=(
+    "A private (chmod 600) file holding a bearer token; or set $COUNCIL_DB_PUSH_TOKEN."))]
+HeaderEnv = Annotated[Optional[list[str]], typer.Option(metavar="NAME=VARIABLE", help=(
+    "Send header NAME with the value of environment variable VARIABLE (repeatable)."))]
+
 
 def command(
     ctx: typer.Context,
@@ -22,16 +33,11 @@ def command(
     until: Annotated[Optional[str], typer.Option(metavar="TIME",
                                                  help="Only sessions before this ISO-8601 time.")] = None,
     batch_size: Annotated[int, typer.Option(min=1, max=1000, help="Events per request.")] = 100,
-    retries: Annotated[int, typer.Option(min=0, max=20, help="Retries of a failed request.")] = 5,
-    backoff: Annotated[float, typer.Option(min=0, help="Seconds before the first retry; doubled each "
-                                                       "time (at most 30 s).")] = 0.5,
-    timeout: Annotated[float, typer.Option(min=0.1, help="Seconds a request may take, from connecting to "
-                                                         "the endpoint's answer.")] = 10.0,
-    token_file: Annotated[Optional[Path], typer.Option(metavar="PATH", help=(
-        "A private (chmod 600) file holding a bearer token; or set $COUNCIL_DB_PUSH_TOKEN."))] = None,
-    header_env: Annotated[Optional[list[str]], typer.Option(metavar="NAME=VARIABLE", help=(
-        "Send header NAME with the value of environment variable VARIABLE (repeatable).")),
-    ] = None,
+    retries: Retries = 5,
+    backoff: Backoff = 0.5,
+    timeout: Timeout = 10.0,
+    token_file: TokenFile = None,
+    header_env: HeaderEnv = None,
 ) -> None:
     """Send consented per-session summaries to a telemetry service.
 

@@ -38,12 +38,16 @@ def text(outcomes: list[Outcome], window: ReportWindow, width: int | None = None
     return "\n".join(lines) + "\n"
 
 
+def window_document(window: ReportWindow) -> dict[str, Any]:
+    """The window the rules were judged on, as the JSON outputs state it."""
+    return {"start": window.start, "end": window.end, "sessions": window.sessions, "records": window.records,
+            "as_of": window.as_of, "requested": window.requested}
+
+
 def document(outcomes: list[Outcome], rules: list[Rule], window: ReportWindow) -> dict[str, Any]:
     """The --format json document."""
     return {"check_schema_version": SCHEMA_VERSION, "passed": exit_code(outcomes) == 0,
-            "exit_code": exit_code(outcomes), "counts": _counts(outcomes),
-            "window": {"start": window.start, "end": window.end, "sessions": window.sessions,
-                       "records": window.records, "as_of": window.as_of, "requested": window.requested},
+            "exit_code": exit_code(outcomes), "counts": _counts(outcomes), "window": window_document(window),
             "rules": [rule.as_dict() for rule in rules], "results": [o.as_dict() for o in outcomes]}
 
 

@@ -71,13 +71,14 @@ class PushResult:
 NO_CREDENTIALS = Credentials()
 
 
-def check_endpoint(endpoint: str) -> str:
+def check_endpoint(endpoint: str, option: str = "--endpoint") -> str:
+    """The URL, refused (naming ``option``) unless it is http(s) without a user name or password."""
     parsed = urlparse(endpoint)
     if "@" in parsed.netloc:  # the message leaves the URL out: it holds a password
-        raise UsageError(f"--endpoint: a user name or password in the URL would stay in shell history and in the "
-                         f"outbox; give a token with ${TOKEN_ENV} or --token-file instead")
+        raise UsageError(f"{option}: a user name or password in the URL would stay in shell history and in the "
+                         f"database; give a token with ${TOKEN_ENV} or --token-file instead")
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise UsageError(f"--endpoint: {endpoint!r} is not an http(s) URL; give e.g. https://telemetry.example/v1/events")
+        raise UsageError(f"{option}: {endpoint!r} is not an http(s) URL; give e.g. https://telemetry.example/v1/events")
     return endpoint
 
 
@@ -135,7 +136,7 @@ def _record_failure(db: Database, ids: list[int], error: str) -> None:
 def _post(poster: Poster, body: bytes, credentials: Credentials) -> str | None:
     """None when the endpoint accepted ``body``; else what went wrong, to retry (a status
     line, the deadline, a connection error with credentials masked). Raises Refused for an
-    answer that retrying cannot change."""
+    answer that retrying cannot change, its message the status line and what to check."""
     import httpx
 
     from council_db.outlets.push_http import status_line
@@ -151,8 +152,30 @@ def _post(poster: Poster, body: bytes, credentials: Credentials) -> str | None:
     line = status_line(status)
     if status in RETRY_STATUSES:
         return line
-    raise Refused(f"{poster.endpoint} refused the events: {line}{_auth_hint(status, credentials)}; they stay "
-                  "queued (fix the endpoint or the service, then run council-db push again)", line)
+    raise Refused(f"{line}{_auth_hint(status, credentials)}", line)
+
+
+def deliver(poster: Poster, body: bytes, credentials: Credentials, settings: PushSettings,
+            sleep: Callable[[float], None],
+            failed: Callable[[str], None] = lambda _error: None) -> tuple[str | None, int]:
+    """POST ``body`` until the endpoint accepts it, retrying a transient failure (``failed`` is
+    told each) with exponential backoff and jitter: (None, requests made) once accepted, or
+    (the last error, requests made) when the retries ran out. Raises Refused as _post does."""
+    error = None
+    for attempt in range(settings.retries + 1):
+        error = _post(poster, body, credentials)
+        if error is None:
+            return None, attempt + 1
+        failed(error)
+        if attempt < settings.retries:
+            delay = min(MAX_BACKOFF_SECONDS, settings.backoff * 2 ** attempt)
+            sleep(delay * (1 + random.random() / 4))
+    return error, settings.retries + 1
+
+
+def request_headers(credentials: Credentials) -> dict[str, str]:
+    """What every POST carries: JSON, council-db's version, and the credentials."""
+    return {"content-type": "application/json", "user-agent": f"council-db/{__version__}", **credentials.headers}
 
 
 def _auth_hint(status: int, credentials: Credentials) -> str:
@@ -170,31 +193,25 @@ def send_pending(db: Database, endpoint: str, settings: PushSettings, sleep: Cal
 
     queue = pending(db, endpoint)
     sent = requests = 0
-    headers = {"content-type": "application/json", "user-agent": f"council-db/{__version__}", **credentials.headers}
-    with Poster(endpoint, headers, settings.timeout) as poster:
+    with Poster(endpoint, request_headers(credentials), settings.timeout) as poster:
         for start in range(0, len(queue), settings.batch_size):
             batch = queue[start:start + settings.batch_size]
             ids = [row_id for row_id, _ in batch]
             body = ('{"events":[' + ",".join(payload for _, payload in batch) + "]}").encode()
-            for attempt in range(settings.retries + 1):
-                requests += 1
-                try:
-                    error = _post(poster, body, credentials)
-                except Refused as refused:
-                    _record_failure(db, ids, refused.status)
-                    raise
-                if error is None:
-                    _update(db, ids, sent_at=now_utc(), last_error=None)
-                    sent += len(batch)
-                    break
-                _record_failure(db, ids, error)
-                if attempt < settings.retries:
-                    delay = min(MAX_BACKOFF_SECONDS, settings.backoff * 2 ** attempt)
-                    sleep(delay * (1 + random.random() / 4))
-            else:
+            try:
+                error, made = deliver(poster, body, credentials, settings, sleep,
+                                      failed=lambda error: _record_failure(db, ids, error))
+            except Refused as refused:
+                _record_failure(db, ids, refused.status)
+                raise Refused(f"{endpoint} refused the events: {refused}; they stay queued (fix the endpoint or "
+                              "the service, then run council-db push again)", refused.status) from None
+            requests += made
+            if error is not None:
                 left = len(queue) - sent
                 raise CouncilDbError(f"{endpoint}: gave up after {settings.retries + 1} attempts ({error}); {sent} "
                                      f"events sent, {left} stay queued: run council-db push again")
+            _update(db, ids, sent_at=now_utc(), last_error=None)
+            sent += len(batch)
     return sent, requests
 
 

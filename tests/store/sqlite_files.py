@@ -34,6 +34,7 @@ EXPECTED_TABLES = {
     "pair_day_totals",
     "day_totals",
     "slot_day_totals",
+    "watch_state",
 }
 EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
                   "reviewer_daily", "daily_scores", "model_profiles", "dimension_records", "reviewer_identities"}

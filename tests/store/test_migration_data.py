@@ -128,16 +128,24 @@ INSERT INTO dimension_names (id, name) VALUES (1, 'accuracy'), (2, 'clarity');
 INSERT INTO score_dimensions (session_id, reviewer_id, model_id, position, dimension_id, score)
 VALUES (1, 1, 1, 1, 1, 7.0), (1, 1, 1, 1, 2, 8.5);
 """
+# 0019 keeps council-db watch's state: a rule outcome whose failing alert the webhook accepted,
+# and one seen passing (no alert was due).
+FIXTURE_0019 = FIXTURE_0017 + """
+INSERT INTO watch_state (watch, endpoint, rule, subject, status, changed_at, sent_at, alert_id)
+VALUES ('nightly', '0123456789abcdef', 'severity-max', 'openai/gpt-4o', 'fail', '2025-12-18 06:00:00.000000',
+        '2025-12-18 06:00:01.000000', 'a1'),
+       ('nightly', '0123456789abcdef', 'min-sessions', 'window', 'pass', '2025-12-18 06:00:00.000000', NULL, NULL);
+"""
 
 # 0002, 0003 and 0005 add views only; 0004's session_stats and 0010's day totals are derived
 # from the scores (the migrations compute them), so older data is theirs too.
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
             "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
             "0013": FIXTURE_0013, "0014": FIXTURE_0014, "0015": FIXTURE_0015,
-            "0016": FIXTURE_0016, "0017": FIXTURE_0017}
+            "0016": FIXTURE_0016, "0017": FIXTURE_0017, "0019": FIXTURE_0019}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps", "answer_styles",
-               "dimension_names", "score_dimensions")
+               "dimension_names", "score_dimensions", "watch_state")
 # What a migration changes on purpose: 0007 drops the redacted copy of each rejected line, as
 # redaction let query text through (issue 14; a downgrade gives it back empty), and withholds
 # the values that old reasons quoted.

@@ -103,12 +103,27 @@ def bootstrap_estimate(per_cluster: np.ndarray, statistic: Callable[[np.ndarray]
     expanded percentile CI from resampling those clusters; ``se`` is the bootstrap SD, there is
     no p-value. ``statistic`` maps summed parts, one row per (re)sample, to one value per row,
     so every resample is one matrix product (``resampled_sums``)."""
+    return bootstrap_estimates(per_cluster, [(statistic, method)], n_boot, rng, level)[0]
+
+
+def bootstrap_estimates(per_cluster: np.ndarray, statistics: list[tuple[Callable[[np.ndarray], np.ndarray], str]],
+                        n_boot: int, rng: RngLike, level: float) -> list[Estimate]:
+    """``bootstrap_estimate`` for several (statistic, method) of the same parts, all on ONE set
+    of resamples: one matrix product for every figure, and figures of one resample agree."""
     g = len(per_cluster)
-    estimate = float(statistic(per_cluster.sum(axis=0)[None, :])[0]) if g else math.nan
-    if not math.isfinite(estimate) or g < 2 or n_boot <= 0:
-        return Estimate(estimate, math.nan, math.nan, None, None, level, g, method)
-    boot = statistic(resampled_sums(per_cluster, n_boot, rng))
-    low, high = percentile_interval(boot, level, g)
-    finite = boot[np.isfinite(boot)]
-    se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
-    return Estimate(estimate, low, high, se, None, level, g, method)
+    totals = per_cluster.sum(axis=0)[None, :] if g else None
+    estimates = [float(statistic(totals)[0]) if g else math.nan for statistic, _ in statistics]
+    resampled = None
+    if g >= 2 and n_boot > 0 and any(math.isfinite(e) for e in estimates):
+        resampled = resampled_sums(per_cluster, n_boot, rng)
+    out = []
+    for estimate, (statistic, method) in zip(estimates, statistics):
+        if resampled is None or not math.isfinite(estimate):
+            out.append(Estimate(estimate, math.nan, math.nan, None, None, level, g, method))
+            continue
+        boot = statistic(resampled)
+        low, high = percentile_interval(boot, level, g)
+        finite = boot[np.isfinite(boot)]
+        se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
+        out.append(Estimate(estimate, low, high, se, None, level, g, method))
+    return out

@@ -89,6 +89,9 @@ def command(
     retest_max: Annotated[Optional[float], typer.Option(
         "--retest-max", metavar="P", help="Fail a reviewer whose two scores of one answer differ by more than P "
         "points on average (repeat stability).")] = None,
+    stability_min: Annotated[Optional[float], typer.Option(
+        "--stability-min", metavar="X", help="Fail a judge whose share of answers given the same verdict on every "
+        "repeat (repeat stability) is below X.")] = None,
     min_sessions: Annotated[Optional[int], typer.Option(
         "--min-sessions", metavar="N", help="Fail a window of fewer than N sessions.")] = None,
     min_tier: Annotated[Optional[str], typer.Option(
@@ -116,7 +119,7 @@ def command(
     fmt = chosen(FORMATS, fmt, json=as_json, output=output)
     rules = _rules(rules_file, {"agreement-min": agreement_min, "position-consistency-min": position_consistency_min,
                                 "severity-max": severity_max, "length-max": length_max, "retest-max": retest_max,
-                                "min-sessions": min_sessions, "min-tier": min_tier},
+                                "min-sessions": min_sessions, "min-tier": min_tier, "stability-min": stability_min},
                    no_flags, alpha, flag_kind or [], flag_reviewer or [], on)
     window, filters = window_and_filters(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                                          reviewer=reviewer, model=model, config_version=config_version,

@@ -12,6 +12,7 @@ import numpy as np
 from council_db.analysis.effects.stability import JudgeStability as Found
 from council_db.analysis.effects.stability import pass_threshold, repeat_stability
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.tiers import confidence_tier
 from council_db.report.stability_model import JudgeStability, RepeatStability, UnstableItem
 
 
@@ -19,7 +20,11 @@ def _judge(found: Found, data: ScoreData, metric: Callable) -> JudgeStability:
     f = found.figures
 
     def figure(estimate):
-        return metric(estimate, found.records, estimate.n_sessions)
+        """The Metric, its tier from its own sessions: a judge may have repeated few answers."""
+        shown = metric(estimate, found.records, estimate.n_sessions)
+        if shown is not None:
+            shown.confidence = confidence_tier(estimate.n_sessions)
+        return shown
 
     return JudgeStability(
         reviewer_id=found.reviewer, items=found.items, repeats={str(k): n for k, n in found.k_counts.items()},

@@ -17,7 +17,7 @@ from council_db.analysis.effects.stability import repeat_stability
 from council_db.analysis.loading.score_data import from_records
 from council_db.analysis.stats.stability import pass_k
 from tests import realdata
-from tests.conftest import Cli, simulated, write_jsonl
+from tests.conftest import Cli, simulated
 from tests.ingest.test_format_inspect import PANELIST, panel_log, write_eval
 
 STABLE, SHAKY = "judge/stable", "judge/shaky"

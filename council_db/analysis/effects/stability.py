@@ -38,7 +38,6 @@ class JudgeStability:
     reviewer: str
     items: int  # answers it scored at least twice
     records: int  # its scores of them
-    sessions: int
     k_counts: dict[int, int]  # repeats -> items
     figures: Stability
     least_stable: list[UnstableItem]
@@ -65,17 +64,19 @@ def repeat_stability(data: ScoreData, n_boot: int = 1000, rng: RngLike = None,
         return []
     answer, _ = answer_index(data.session, data.model, data.log_length)
     passed = data.score > pass_threshold(data.scale)
-    out = []
+    judges = []
     for r, name in enumerate(data.reviewers):
         mine = np.flatnonzero(data.reviewer == r)
         items = repeat_items(answer[mine], data.score[mine], passed[mine])
-        if len(items) == 0:
-            continue
-        session = data.session[mine][items.first]
+        if len(items):
+            judges.append((name, mine, items))
+    found = stability([(items, data.session[mine][items.first]) for _, mine, items in judges], data.n_sessions,
+                      n_boot, rng, level)
+    out = []
+    for (name, mine, items), figures in zip(judges, found):
         ks, counts = np.unique(items.k, return_counts=True)
         out.append(JudgeStability(
-            reviewer=name, items=len(items), records=int(items.k.sum()), sessions=len(np.unique(session)),
-            k_counts=dict(zip(ks.tolist(), counts.tolist())),
-            figures=stability(items, session, data.n_sessions, n_boot, rng, level),
+            reviewer=name, items=len(items), records=int(items.k.sum()),
+            k_counts=dict(zip(ks.tolist(), counts.tolist())), figures=figures,
             least_stable=_least_stable(items, data.session[mine], data.model[mine], answer[mine], data.score[mine])))
     return out

@@ -112,13 +112,21 @@ def bootstrap_estimates(per_cluster: np.ndarray, statistics: list[tuple[Callable
     of resamples: one matrix product for every figure, and figures of one resample agree."""
     g = len(per_cluster)
     totals = per_cluster.sum(axis=0)[None, :] if g else None
-    estimates = [float(statistic(totals)[0]) if g else math.nan for statistic, _ in statistics]
-    resampled = None
-    if g >= 2 and n_boot > 0 and any(math.isfinite(e) for e in estimates):
-        resampled = resampled_sums(per_cluster, n_boot, rng)
+    finite = g and any(math.isfinite(float(statistic(totals)[0])) for statistic, _ in statistics)
+    resampled = resampled_sums(per_cluster, n_boot, rng) if finite and g >= 2 and n_boot > 0 else None
+    return estimates_from_resamples(totals, resampled, g, statistics, level)
+
+
+def estimates_from_resamples(totals: np.ndarray | None, resampled: np.ndarray | None, g: int,
+                             statistics: list[tuple[Callable[[np.ndarray], np.ndarray], str]],
+                             level: float) -> list[Estimate]:
+    """Each statistic on the summed parts ``totals`` (1, k) with its expanded percentile CI from
+    ``resampled`` (n_boot, k) sums of ``g`` clusters (None: no CI), so callers that share one
+    set of resamples between several groups of columns (several judges) draw it once."""
     out = []
-    for estimate, (statistic, method) in zip(estimates, statistics):
-        if resampled is None or not math.isfinite(estimate):
+    for statistic, method in statistics:
+        estimate = float(statistic(totals)[0]) if totals is not None and g else math.nan
+        if resampled is None or g < 2 or not math.isfinite(estimate):
             out.append(Estimate(estimate, math.nan, math.nan, None, None, level, g, method))
             continue
         boot = statistic(resampled)

@@ -3,6 +3,10 @@ repeats were. Every figure is a ratio of per-session sums, so a session bootstra
 matrix product for all of them (``bootstrap_estimates``), and the items are grouped with
 np.unique and bincount: no Python loop over records or items.
 
+Every judge's figures rest on ONE set of resamples of the sessions holding any judge's item
+(each judge's own sessions are its clusters, g in the expanded percentile interval): at the
+report's 5,000-session sample, one draw of weights, not one per judge.
+
 Figures, per judge:
 
 * per-item stability: the share of items whose repeats are all identical; all within 1 point
@@ -22,10 +26,11 @@ Figures, per judge:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from council_db.analysis.stats.bootstrap import RngLike, bootstrap_estimates
+from council_db.analysis.stats.bootstrap import RngLike, estimates_from_resamples, resampled_sums
 from council_db.analysis.stats.estimate import Estimate
 
 # columns of the per-session sums
@@ -86,8 +91,8 @@ def typical_k(k: np.ndarray) -> int:
 
 
 def session_sums(items: RepeatItems, session: np.ndarray, n_sessions: int, k: int) -> np.ndarray:
-    """Per session, the parts every figure is a ratio of (columns: ITEMS ... ALL_PASS); only
-    sessions holding an item are kept."""
+    """Per session (all ``n_sessions`` rows), the parts every figure is a ratio of (columns:
+    ITEMS ... ALL_PASS)."""
     kf = items.k.astype(np.float64)
     means = items.total / kf
     spread = items.high - items.low
@@ -107,8 +112,7 @@ def session_sums(items: RepeatItems, session: np.ndarray, n_sessions: int, k: in
     parts[:, PASS_K] = np.nan_to_num(per_item)
     parts[:, ANY_PASS] = items.passes > 0
     parts[:, ALL_PASS] = items.passes == kf
-    sums = np.stack([np.bincount(session, weights=parts[:, j], minlength=n_sessions) for j in range(14)], axis=1)
-    return sums[sums[:, ITEMS] > 0]
+    return np.stack([np.bincount(session, weights=parts[:, j], minlength=n_sessions) for j in range(14)], axis=1)
 
 
 def _ratio(numerator: int, denominator: int):
@@ -147,14 +151,10 @@ class Stability:
     k: int  # the k of pass^k
 
 
-def stability(items: RepeatItems, session: np.ndarray, n_sessions: int, n_boot: int = 1000,
-              rng: RngLike = None, level: float = 0.95) -> Stability:
-    """Every figure of the module docstring for one judge's ``items`` (``session``: each
-    item's session number), on one set of session resamples."""
-    k = typical_k(items.k) if len(items) else 2
-    sums = session_sums(items, session, n_sessions, k)
+def _figures(k: int, n_boot: int) -> list[tuple[Callable[[np.ndarray], np.ndarray], str]]:
+    """(statistic of summed parts, method) in Stability's order."""
     ci = f"session bootstrap expanded-percentile CI, {n_boot} resamples"
-    figures = [
+    return [
         (_ratio(IDENTICAL, ITEMS), f"share of repeated items whose scores are all identical, {ci}"),
         (_ratio(WITHIN_ONE, ITEMS), f"share of repeated items whose scores lie within 1 point, {ci}"),
         (_ratio(SAME_VERDICT, ITEMS), f"share of repeated items whose repeats all pass or all fail, {ci}"),
@@ -163,4 +163,22 @@ def stability(items: RepeatItems, session: np.ndarray, n_sessions: int, n_boot: 
         (_ratio(PASS_K, PASS_K_ITEMS), f"pass^{k}: mean of C(c,{k})/C(n,{k}) over items with n >= {k}, {ci}"),
         (_ratio(ALL_PASS, ANY_PASS), f"share of items passing on every repeat among those passing once, {ci}"),
     ]
-    return Stability(*bootstrap_estimates(sums, figures, n_boot, rng, level), k=k)
+
+
+def stability(judges: list[tuple[RepeatItems, np.ndarray]], n_sessions: int, n_boot: int = 1000,
+              rng: RngLike = None, level: float = 0.95) -> list[Stability]:
+    """Every figure of the module docstring for each judge's (items, each item's session
+    number), all on one set of session resamples."""
+    ks = [typical_k(items.k) for items, _ in judges]
+    sums = np.hstack([session_sums(items, session, n_sessions, k) for (items, session), k in zip(judges, ks)])
+    sums = sums[sums[:, ITEMS::14].any(axis=1)]  # the sessions holding an item of any judge
+    resampled = resampled_sums(sums, n_boot, rng) if len(sums) >= 2 and n_boot > 0 else None
+    out = []
+    for number, k in enumerate(ks):
+        columns = slice(14 * number, 14 * number + 14)
+        block = sums[:, columns]
+        g = int((block[:, ITEMS] > 0).sum())
+        again = None if resampled is None else resampled[:, columns]
+        found = estimates_from_resamples(block.sum(axis=0)[None, :], again, g, _figures(k, n_boot), level)
+        out.append(Stability(*found, k=k))
+    return out

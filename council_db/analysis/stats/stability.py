@@ -1,7 +1,7 @@
-"""Repeat stability of one judge: the items (answers) it scored k >= 2 times, and how alike its
-repeats were. Every figure is a ratio of per-session sums, so a session bootstrap is one
-matrix product for all of them (``bootstrap_estimates``), and the items are grouped with
-np.unique and bincount: no Python loop over records or items.
+"""Repeat stability of judges: the items (answers) each scored k >= 2 times, and how alike its
+repeats were. Every figure is a function of per-session sums, so a session bootstrap is one
+matrix product for all of them (``resampled_sums``), and the items are grouped with np.unique
+and bincount: no Python loop over records or items.
 
 Every judge's figures rest on ONE set of resamples of the sessions holding any judge's item
 (each judge's own sessions are its clusters, g in the expanded percentile interval): at the
@@ -41,8 +41,9 @@ from council_db.analysis.stats.estimate import Estimate
 @dataclass(frozen=True)
 class RepeatItems:
     """One judge's items scored at least twice, one entry per item: its first record (the
-    item's session, candidate and length), repeat count k, score sum, sum of squares, lowest
-    and highest score, and passes (scores above the threshold)."""
+    item's session, candidate and length), repeat count k, sum and sum of squares of its scores
+    less the judge's mean score, lowest and highest score, and passes (scores above the
+    threshold)."""
 
     first: np.ndarray
     k: np.ndarray

@@ -56,6 +56,10 @@ def test_pass_k_is_the_unbiased_share_of_k_subsets_that_all_pass():
     assert np.isnan(pass_k(passes, n, 3)[3]), "an item with fewer repeats than k has no pass^k"
 
 
+def test_data_without_repeats_has_no_judge_to_report():
+    assert repeat_stability(from_records(simulated(sessions=5, seed=1)[0])) == []
+
+
 def test_simulated_repeats_recover_each_judges_planted_noise_within_the_ci():
     """Over 10 simulated sets of 40 sessions, each figure's 95% CI covers the planted value in
     8 sets at least (P(fewer) = 1.2% at 95% coverage), for the stable and the shaky judge."""

@@ -70,6 +70,8 @@ def repeat_stability(data: ScoreData, n_boot: int = 1000, rng: RngLike = None,
         items = repeat_items(answer[mine], data.score[mine], passed[mine])
         if len(items):
             judges.append((name, mine, items))
+    if not judges:
+        return []
     found = stability([(items, data.session[mine][items.first]) for _, mine, items in judges], data.n_sessions,
                       n_boot, rng, level)
     out = []

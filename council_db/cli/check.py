@@ -10,8 +10,8 @@ import typer
 from council_db.cli.context import state
 from council_db.cli.formats import Json, chosen, destination, format_option, output_option, wrote
 from council_db.cli.rule_options import (
-    Alpha,
     AgreementMin,
+    Alpha,
     FlagKinds,
     FlagReviewers,
     LengthMax,
@@ -23,6 +23,7 @@ from council_db.cli.rule_options import (
     RetestMax,
     RulesFile,
     SeverityMax,
+    StabilityMin,
     rules_from_options,
 )
 from council_db.cli.window_options import (
@@ -66,6 +67,7 @@ def command(
     severity_max: SeverityMax = None,
     length_max: LengthMax = None,
     retest_max: RetestMax = None,
+    stability_min: StabilityMin = None,
     min_sessions: MinSessions = None,
     min_tier: MinTier = None,
     on: On = None,
@@ -89,7 +91,7 @@ def command(
     rules = rules_from_options(
         rules_file, {"agreement-min": agreement_min, "position-consistency-min": position_consistency_min,
                      "severity-max": severity_max, "length-max": length_max, "retest-max": retest_max,
-                     "min-sessions": min_sessions, "min-tier": min_tier},
+                     "min-sessions": min_sessions, "min-tier": min_tier, "stability-min": stability_min},
         no_flags, alpha, flag_kind or [], flag_reviewer or [], on)
     window, filters = window_and_filters(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                                          reviewer=reviewer, model=model, config_version=config_version,

@@ -34,6 +34,9 @@ LengthMax = Annotated[Optional[float], typer.Option(
 RetestMax = Annotated[Optional[float], typer.Option(
     "--retest-max", metavar="P", help="Fail a reviewer whose two scores of one answer differ by more than P "
     "points on average (repeat stability).")]
+StabilityMin = Annotated[Optional[float], typer.Option(
+    "--stability-min", metavar="X", help="Fail a judge whose share of answers given the same verdict on every "
+    "repeat (repeat stability) is below X.")]
 MinSessions = Annotated[Optional[int], typer.Option(
     "--min-sessions", metavar="N", help="Fail a window of fewer than N sessions.")]
 MinTier = Annotated[Optional[str], typer.Option(

@@ -45,6 +45,7 @@ OPTION_FOR_FIELD = {
     "reference_share": "--reference-share",
     "answer_sd": "--answer-sd",
     "reviewer_noise_sd": "--reviewer-noise",
+    "repeats": "--repeats",
 }
 
 
@@ -181,6 +182,11 @@ def command(
                      help="Rubric dimensions each scored record also scores (score_dimensions), "
                           "e.g. llm-council's accuracy,relevance,completeness,conciseness,clarity."),
     ] = None,
+    repeats: Annotated[
+        int,
+        typer.Option(min=1, metavar="K", help="Times each reviewer scores each answer, each with its own noise "
+                                              "(repeat stability)."),
+    ] = 1,
     truth: Annotated[
         Path | None,
         typer.Option(metavar="PATH", help="Also write the planted parameters as JSON."),
@@ -231,6 +237,7 @@ def command(
             gold=gold,
             reference_share=reference_share,
             answer_sd=answer_sd,
+            repeats=repeats,
             **{name: value for name, value in given.items() if value is not None},
         )
     except sim.SimulationConfigError as error:

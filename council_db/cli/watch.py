@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from council_db.cli.context import message, state
 from council_db.cli.push import Backoff, HeaderEnv, Retries, Timeout, TokenFile
 from council_db.cli.rule_options import (
-    Alpha,
     AgreementMin,
+    Alpha,
     FlagKinds,
     FlagReviewers,
     LengthMax,
@@ -24,6 +24,7 @@ from council_db.cli.rule_options import (
     RetestMax,
     RulesFile,
     SeverityMax,
+    StabilityMin,
     rules_from_options,
 )
 from council_db.cli.window_options import (
@@ -106,6 +107,7 @@ def command(
     severity_max: SeverityMax = None,
     length_max: LengthMax = None,
     retest_max: RetestMax = None,
+    stability_min: StabilityMin = None,
     min_sessions: MinSessions = None,
     min_tier: MinTier = None,
     on: On = None,
@@ -141,7 +143,7 @@ def command(
     rules = rules_from_options(
         rules_file, {"agreement-min": agreement_min, "position-consistency-min": position_consistency_min,
                      "severity-max": severity_max, "length-max": length_max, "retest-max": retest_max,
-                     "min-sessions": min_sessions, "min-tier": min_tier},
+                     "min-sessions": min_sessions, "min-tier": min_tier, "stability-min": stability_min},
         no_flags, alpha, flag_kind or [], flag_reviewer or [], on)
     window, filters = window_and_filters(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                                          reviewer=reviewer, model=model, config_version=config_version,

@@ -15,7 +15,7 @@ FDR = 0.05  # the report flags at q <= 0.05: a stricter alpha is possible, a loo
 ON = ("ci", "estimate")
 FLAG_KINDS = ("reviewer_severity", "position", "verbosity", "self_preference", "trend", "change_point",
               "anomaly", "affinity", "anchoring", "below_ceiling")  # report.model.Flag's kinds
-SHARES = ("agreement-min", "position-consistency-min")  # a floor on a share, 0 to 1
+SHARES = ("agreement-min", "position-consistency-min", "stability-min")  # a floor on a share, 0 to 1
 EFFECTS = ("severity-max", "length-max", "retest-max")  # a bound on |effect|, score points
 RULES = ("no-flags", *SHARES, *EFFECTS, "min-sessions", "min-tier")
 JUDGED_ON_CI = SHARES + EFFECTS  # the rules with a figure whose CI they can be judged on

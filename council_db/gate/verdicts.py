@@ -135,6 +135,20 @@ def _retest(report: BiasReport, rule: Rule) -> list[Outcome]:
                       "too few answers it scored twice", floor=False) for r in retests.reviewers]
 
 
+def _stability(report: BiasReport, rule: Rule) -> list[Outcome]:
+    """Repeat stability: each judge's share of repeated items whose repeats all pass or all fail
+    (the verdict a gate cares about, and a share on every scale, 0-1 and C/I grades too)."""
+    consistency = report.self_consistency
+    stability = consistency.stability if consistency is not None else None
+    if stability is None:
+        why = consistency.note if consistency is not None and not consistency.measurable else \
+            "no reviewer scored an answer (session, candidate, length) more than once"
+        return [Outcome(rule.name, "all reviewers", "skip", f"not measurable in this window: {why}")]
+    return [_measured(rule, j.reviewer_id, "repeat stability (share of items with the same verdict on every "
+                      "repeat)", j.same_verdict, "too few answers it scored twice", floor=True)
+            for j in stability.judges]
+
+
 def _min_sessions(report: BiasReport, rule: Rule) -> list[Outcome]:
     n = report.window.sessions
     failed = n < int(rule.limit)  # type: ignore[arg-type]
@@ -151,7 +165,7 @@ def _min_tier(report: BiasReport, rule: Rule) -> list[Outcome]:
 
 JUDGES = {"no-flags": _no_flags, "agreement-min": _agreement, "position-consistency-min": _position_consistency,
           "severity-max": _severity, "length-max": _length, "retest-max": _retest, "min-sessions": _min_sessions,
-          "min-tier": _min_tier}
+          "min-tier": _min_tier, "stability-min": _stability}
 
 
 def judge(report: BiasReport, rules: list[Rule]) -> list[Outcome]:

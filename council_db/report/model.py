@@ -22,10 +22,11 @@ from council_db.report.contract_base import Contract, Metric, Tier
 from council_db.report.identity_model import ReviewerIdentity
 from council_db.report.pairwise_model import NotIdentified, PairSelfPreference, PairwiseOdds
 from council_db.report.reference_model import JudgeReference, ReferenceOverview
+from council_db.report.stability_model import SelfConsistency
 
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.6.0"
+REPORT_SCHEMA_VERSION = "1.7.0"
 
 
 def _plain(value: Any) -> Any:
@@ -313,25 +314,6 @@ class AnchoringEffect(Contract, kw_only=True):
         "slope of the other answers' residuals on the first-shown answer's, minus the same for the last-shown "
         'answer; + = assimilation, - = contrast'
     ))]
-
-
-class Retest(Contract, kw_only=True):
-    reviewer_id: str
-    pairs: int
-    mean_abs_difference: Annotated[Metric, Meta(description=(
-        'mean |difference| between two scores of the same answer; a figure (p_value null): it is never below 0'
-    ))]
-
-
-class SelfConsistency(Contract, kw_only=True):
-    measurable: bool
-    note: str
-    reviewers: list[Retest]
-    pairs: Annotated[int, Meta(description='pairs of scores one reviewer gave one answer, all reviewers')] = 0
-    identical_share: Annotated[Metric | None, Meta(description=(
-        'share of those pairs scored identically (n_records: the scores in them)'
-    ))] = None
-    mean_abs_difference: Annotated[Metric | None, Meta(description='mean |difference| over those pairs')] = None
 
 
 class Flag(Contract, kw_only=True):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from council_db.markdown_text import markdown_text
-from council_db.report import pairwise_render, reference_render
+from council_db.report import pairwise_render, reference_render, stability_render
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.text_layout import MIN_BAR, Page, aligned, axis, ci_bar, names_fit
@@ -302,17 +302,7 @@ def _pairs(report: BiasReport, page: Page) -> None:
         add("")
         add("ANCHORING  pull of the first-shown answer's score on the others, beyond the last-shown one's")
         page.rows([(a.reviewer_id or "all reviewers", interval(a.effect)) for a in report.anchoring], 2)
-    consistency = report.self_consistency
-    if consistency is not None and consistency.measurable:
-        add("")
-        add(f"SELF-CONSISTENCY  {consistency.note}")
-        same = consistency.identical_share
-        if same is not None:
-            add(f"  all reviewers  {counted(consistency.pairs, 'pair')}  identical {interval(same, False)}  "
-                f"mean |difference| {interval(consistency.mean_abs_difference, False)}  "
-                f"({counted(same.n_sessions, 'session')})")
-        page.rows([(r.reviewer_id, f"{counted(r.pairs, 'pair')}  mean |difference| "
-                    f"{interval(r.mean_abs_difference, False)}") for r in consistency.reviewers], 2)
+    stability_render.text(report.self_consistency, page, interval, counted)
 
 
 def _warnings(report: BiasReport, page: Page) -> None:
@@ -394,6 +384,7 @@ def markdown(report: BiasReport) -> str:
         out += ["", f"Self-preference (pooled): {pairwise_render.self_preference(report, interval)}.",
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
         out += reference_render.markdown_lines(report, interval)
+        out += stability_render.markdown_lines(report.self_consistency, interval)
     if report.warnings:
         out += ["", "## Warnings", ""] + [f"- {markdown_text(warning)}" for warning in report.warnings]
     return "\n".join(out) + "\n"

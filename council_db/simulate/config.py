@@ -112,6 +112,10 @@ class SimulationConfig:
     dimension_sd: float = 1.0  # SD of a dimension's score around the record's overall score
     dimension_position_effects: dict[str, list[float]] = field(default_factory=dict)  # name -> per display slot
     dimension_reviewer_offsets: dict[str, dict[str, float]] = field(default_factory=dict)  # name -> reviewer -> X
+    # Repeat stability (issue 31), 1 by default so existing seeds keep their bytes: each reviewer
+    # scores each answer this many times (the same call again, as Inspect's epochs), each time
+    # with its own noise (reviewer_noise_sd), written at display slots slot + repeat x answers
+    repeats: int = 1
 
     def __post_init__(self) -> None:
         if self.end.tzinfo is None:
@@ -144,8 +148,9 @@ class SimulationConfig:
 
     @property
     def lines_per_reviewer(self) -> int:
-        """Lines each reviewer writes per session: one per answer, twice in a swap design."""
-        return self.answers_per_session * (2 if self.swap_orders else 1)
+        """Lines each reviewer writes per session: one per answer, twice in a swap design, once
+        per repeat."""
+        return self.answers_per_session * (2 if self.swap_orders else 1) * self.repeats
 
     @property
     def positions_are_rankings(self) -> bool:
@@ -306,6 +311,9 @@ def _validate_designs(c: SimulationConfig, check) -> None:
     check(c.davidson_tie >= 0 and not (c.davidson_tie and (c.tie_band or c.strong_band is not None)), "davidson_tie",
           f"Davidson's tie parameter must be >= 0 and replaces tie_band and strong_band, got {c.davidson_tie}")
     _validate_dimensions(c, check)
+    check(c.repeats >= 1, "repeats", f"repeats must be at least 1, got {c.repeats}")
+    check(c.repeats == 1 or not (c.swap_orders or c.positions_are_rankings), "repeats",
+          "repeats are written at display slots of their own: leave swap_orders unset and use schema 1.2.0 or later")
     check(c.straggler_days >= 0, "straggler_days", f"straggler days must be >= 0, got {c.straggler_days}")
     for reviewer, share in c.late_reviewers.items():
         check(0.0 < share < 1.0, "late_reviewers",

@@ -45,7 +45,8 @@ class _LineFormatter:
             dtype=object,
         )
         self.positions = np.array(
-            [f'{p % c.answers_per_session}, "response_length_chars": ' for p in range(c.lines_per_reviewer)],
+            [f'{p % c.answers_per_session if c.swap_orders else p}, "response_length_chars": '
+             for p in range(c.lines_per_reviewer)],
             dtype=object
         )
         self.scores = np.array([f"{t // 10}.{t % 10}" for t in range(MAX_TENTHS + 1)], dtype=object)
@@ -147,6 +148,7 @@ def _truth(
         "position_effects": plan.position_effects.tolist(),
         "reviewer_position_effects": dict(zip(reviewers, plan.reviewer_position.tolist())),
         "swap_orders": c.swap_orders,
+        "repeats": c.repeats,
         "self_preference": c.self_preference,
         "verbosity": c.verbosity,
         "length_quality_corr": c.length_quality_corr,

@@ -35,9 +35,10 @@ def reviewer_terms(c: SimulationConfig) -> dict[str, Any]:
 
 
 def answer_effects(c: SimulationConfig, rng: np.random.Generator, n: int) -> np.ndarray:
-    """Each answer's own effect, (n, lines per reviewer): the same in both orders of a swap."""
+    """Each answer's own effect, (n, lines per reviewer): the same in both orders of a swap and
+    in every repeat."""
     effects = c.answer_sd * rng.standard_normal((n, c.answers_per_session))
-    return np.concatenate([effects, effects], axis=1) if c.swap_orders else effects
+    return np.tile(effects, (1, (2 if c.swap_orders else 1) * c.repeats))
 
 
 def reference_raters(c: SimulationConfig, plan: Any, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -138,6 +138,10 @@ def simulate_chunk(
         candidates, z, lengths = (np.concatenate([a, a], axis=1) for a in (candidates, z, lengths))
         slot, call = np.concatenate([slot, k - 1 - slot], axis=-1), np.repeat([0, 1], k)
         k = 2 * k
+    if c.repeats > 1:  # the same call again: each repeat draws its own noise below
+        candidates, z, lengths = (np.tile(a, (1, c.repeats)) for a in (candidates, z, lengths))
+        slot, call = np.tile(slot, (1, 1, c.repeats)), np.repeat(np.arange(c.repeats), k)
+        k = c.repeats * k
 
     score = (
         c.base_score

@@ -323,3 +323,45 @@ def test_text_fits_the_terminals_80_columns_and_stays_one_line_a_result_in_a_fil
 
     assert max(map(len, whole)) > 80 and len(whole) == 5  # four reviewers and the verdict
     assert max(map(len, on_terminal)) <= 80 and " ".join(on_terminal).split() == " ".join(whole).split()
+
+
+@pytest.fixture(scope="module")
+def repeated(tmp_path_factory) -> Gate:
+    """Each answer scored 3 times (simulate --repeats): HARSH with noise SD 1.5, the others 0.4."""
+    return _store(tmp_path_factory.mktemp("repeated"), "repeated", seed=31, repeats=3, base_score=5.5,
+                  answer_sd=1.0, noise_sd=0.4, reviewer_noise_sd={HARSH: 1.5})
+
+
+def test_stability_min_fails_the_judge_whose_repeats_disagree_on_the_verdict_and_retest_max_still_works(repeated):
+    result = repeated("check", "--stability-min", "0.6", "--retest-max", "1", "--format", "json")
+
+    document = json.loads(result.stdout)
+    stability = {o["subject"]: o for o in document["results"] if o["rule"] == "stability-min"}
+    retest = {o["subject"]: o["status"] for o in document["results"] if o["rule"] == "retest-max"}
+    assert result.exit_code == 1 and {"rule": "stability-min", "limit": 0.6, "on": "ci"} in document["rules"]
+    assert [s for s, o in stability.items() if o["status"] == "fail"] == [HARSH] == \
+        [s for s, status in retest.items() if status == "fail"]
+    assert stability[HARSH]["ci_high"] < 0.6 and all(o["ci_low"] >= 0.6 for s, o in stability.items() if s != HARSH)
+    assert all(o["n_sessions"] == SESSIONS for o in stability.values())
+
+
+def test_stability_min_from_the_rules_file_in_junit_and_github_annotations(repeated, tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[check]\nstability-min = { floor = 0.6, on = "estimate" }\n')
+
+    junit = repeated("check", "--rules", str(rules), "--format", "junit")
+    github = repeated("check", "--rules", str(rules), "--format", "github")
+
+    cases = ET.fromstring(junit.stdout.split("?>", 1)[1]).find("testsuite").findall("testcase")
+    assert junit.exit_code == github.exit_code == 1
+    assert [c.get("name") for c in cases if c.find("failure") is not None] == [HARSH]
+    assert "estimate < 0.6" in cases[[c.get("name") for c in cases].index(HARSH)].find("failure").get("message")
+    assert f"title=council-db check stability-min%3A {HARSH}::" in github.stdout
+
+
+def test_stability_min_is_skipped_where_no_answer_was_scored_twice_and_a_floor_above_1_is_exit_2(clean):
+    skipped = clean("check", "--stability-min", "0.5")
+    bad = run_module("--db", clean.db, "check", "--stability-min", "1.5")
+
+    assert skipped.exit_code == 0 and "SKIP  stability-min  all reviewers: not measurable" in skipped.stdout
+    assert bad.returncode == 2 and bad.stderr.decode() == "error: --stability-min is 1.5: give a share from 0 to 1\n"

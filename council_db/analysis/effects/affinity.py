@@ -31,8 +31,10 @@ from council_db.analysis.loading.score_data import ScoreData, keep_records, know
 from council_db.analysis.stats import (
     Estimate,
     clustered_mean_from_totals,
-    mean_figure,
+    mean_figure_from_totals,
 )
+from council_db.analysis.stats.agreement import repeat_pairs
+from council_db.analysis.stats.answers import answer_index
 from council_db.analysis.stats.slopes import SlopePart, slope_contrast
 
 MIN_PAIR_SESSIONS = 10
@@ -178,30 +180,13 @@ def self_consistency(data: ScoreData) -> list[Retest]:
     which a reviewer's retest noise would be a finding (how much noise is too much is the
     reader's call, which the CI informs)."""
     data = keep_records(data, known_lengths(data))
-    n_rev, n_mod = len(data.reviewers), len(data.models)
-    scored = (data.session * n_rev + data.reviewer) * n_mod + data.model
-    if len(scored) == 0 or np.bincount(scored).max() < 2:  # nobody scored a candidate twice in a session
-        return []
-    key = np.stack([data.session, data.reviewer, data.model, np.round(data.log_length * 1e9).astype(np.int64)])
-    _, group, counts = np.unique(key, axis=1, return_inverse=True, return_counts=True)
-    group = group.ravel()
-    repeated = np.flatnonzero(counts[group] >= 2)
-    if len(repeated) == 0:
-        return []
-    order = repeated[np.argsort(group[repeated], kind="stable")]
-    differences, sessions, reviewers = [], [], []
-    starts = np.flatnonzero(np.r_[True, group[order][1:] != group[order][:-1]])
-    for start, end in zip(starts, np.r_[starts[1:], len(order)]):
-        members = order[start:end]
-        scores = data.score[members]
-        for i in range(len(members)):
-            for j in range(i + 1, len(members)):
-                differences.append(abs(scores[i] - scores[j]))
-                sessions.append(data.session[members[0]])
-                reviewers.append(data.reviewer[members[0]])
-    differences, sessions, reviewers = np.array(differences), np.array(sessions), np.array(reviewers)
+    unit, _ = answer_index(data.session, data.model, data.log_length)
+    found = repeat_pairs(unit * len(data.reviewers) + data.reviewer, data.score)
+    reviewer, session = data.reviewer[found.first], data.session[found.first]
     out = []
-    for r in np.unique(reviewers).tolist():
-        mine = reviewers == r
-        out.append(Retest(data.reviewers[r], mean_figure(differences[mine], sessions[mine]), int(mine.sum())))
+    for r in np.unique(reviewer).tolist():
+        mine = reviewer == r
+        totals = np.bincount(session[mine], weights=found.absolute[mine], minlength=data.n_sessions)
+        pairs = np.bincount(session[mine], weights=found.pairs[mine], minlength=data.n_sessions)
+        out.append(Retest(data.reviewers[r], mean_figure_from_totals(totals, pairs), int(pairs.sum())))
     return out

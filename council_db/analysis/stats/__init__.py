@@ -35,6 +35,7 @@ from council_db.analysis.stats.clustered import (
     clustered_mean_from_totals,
     clustered_share,
     mean_figure,
+    mean_figure_from_totals,
 )
 from council_db.analysis.stats.correlation import (
     SessionMoments,
@@ -79,6 +80,7 @@ __all__ = [
     "clustered_mean_from_totals",
     "clustered_share",
     "mean_figure",
+    "mean_figure_from_totals",
     "confidence_tier",
     "correlation_p_value",
     "krippendorff_alpha_interval",

@@ -141,24 +141,38 @@ class Repeats:
     records: int
 
 
-def _pair_sums(values: np.ndarray) -> tuple[int, int, float]:
-    """(pairs, identical pairs, sum of |differences|) over all pairs of one group's scores."""
-    v = np.sort(values)
-    k = len(v)
-    _, counts = np.unique(v, return_counts=True)
-    absolute = float(v @ (2.0 * np.arange(k) - (k - 1)))  # sum_{i<j} v_j - v_i over sorted values
-    return k * (k - 1) // 2, int((counts * (counts - 1) // 2).sum()), absolute
+@dataclass(frozen=True)
+class RepeatPairs:
+    """Per group scored at least twice (one reviewer's scores of one answer): a record of it,
+    its scores, the pairs among them, the pairs scored identically, and the sum of |difference|
+    over the pairs."""
+
+    first: np.ndarray
+    size: np.ndarray
+    pairs: np.ndarray
+    identical: np.ndarray
+    absolute: np.ndarray
 
 
-def _repeat_groups(unit: np.ndarray, reviewer: np.ndarray) -> list[np.ndarray]:
-    """Record indices of each (answer, reviewer) scored more than once, earliest first."""
-    if len(unit) == 0:
-        return []
-    key = unit * (int(reviewer.max()) + 1) + reviewer
-    order = np.argsort(key, kind="stable")
-    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
-    ends = np.r_[starts[1:], len(order)]
-    return [order[a:b] for a, b in zip(starts, ends) if b - a >= 2]
+def repeat_pairs(key: np.ndarray, values: np.ndarray) -> RepeatPairs:
+    """Every pair of values within each group of ``key`` (integers), summed per group, without a
+    Python loop: sorted by (key, value), a group's sum over pairs of v_j - v_i is
+    sum_i v_(i) (2i - (k - 1)), and its identical pairs are c (c - 1) / 2 per run of one value."""
+    n = len(key)
+    order = np.lexsort((values, key))
+    k, v = key[order], values[order].astype(np.float64)
+    new = np.r_[True, k[1:] != k[:-1]] if n else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(new)
+    size = np.diff(np.r_[starts, n])
+    group = np.cumsum(new) - 1
+    rank = np.arange(n) - starts[group]
+    absolute = np.add.reduceat(v * (2.0 * rank - (size[group] - 1)), starts) if n else np.zeros(0)
+    runs = np.flatnonzero(new | np.r_[True, v[1:] != v[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    run = np.diff(np.r_[runs, n]).astype(np.float64)
+    identical = np.bincount(group[runs], weights=run * (run - 1) / 2, minlength=len(starts))
+    keep = size >= 2
+    return RepeatPairs(order[starts][keep], size[keep], (size * (size - 1) // 2)[keep], identical[keep],
+                       absolute[keep])
 
 
 def _share_of_pairs(column: int):
@@ -176,14 +190,14 @@ def retest(session: np.ndarray, model: np.ndarray, log_length: np.ndarray, revie
     inter-reviewer alpha leaves out). CIs resample whole sessions, as alpha's do: a reviewer's
     repeats in one session share that session's query and context, so they are not independent."""
     unit, _ = answer_index(session, model, log_length)
-    groups = _repeat_groups(unit, reviewer)
-    sums = np.zeros((int(session.max(initial=-1)) + 1, 3))
-    for members in groups:
-        sums[session[members[0]]] += _pair_sums(score[members])
+    found = repeat_pairs(unit * (int(reviewer.max(initial=0)) + 1) + reviewer, score)
+    where, n_sessions = session[found.first], int(session.max(initial=-1)) + 1
+    sums = np.stack([np.bincount(where, weights=part, minlength=n_sessions)
+                     for part in (found.pairs, found.identical, found.absolute)], axis=1)
     sums = sums[sums[:, 0] > 0]  # sessions with a repeat
     ci = f"session bootstrap expanded-percentile CI, {n_boot} resamples"
     identical = bootstrap_estimate(sums, _share_of_pairs(1), n_boot, rng, level,
                                    f"share of repeat pairs scored identically, {ci}")
     difference = bootstrap_estimate(sums, _share_of_pairs(2), n_boot, rng, level,
                                     f"mean |difference| over repeat pairs, {ci}")
-    return Repeats(identical, difference, int(sums[:, 0].sum()), len(groups), sum(map(len, groups)))
+    return Repeats(identical, difference, int(sums[:, 0].sum()), len(found.first), int(found.size.sum()))

@@ -103,12 +103,35 @@ def bootstrap_estimate(per_cluster: np.ndarray, statistic: Callable[[np.ndarray]
     expanded percentile CI from resampling those clusters; ``se`` is the bootstrap SD, there is
     no p-value. ``statistic`` maps summed parts, one row per (re)sample, to one value per row,
     so every resample is one matrix product (``resampled_sums``)."""
+    return bootstrap_estimates(per_cluster, [(statistic, method)], n_boot, rng, level)[0]
+
+
+def bootstrap_estimates(per_cluster: np.ndarray, statistics: list[tuple[Callable[[np.ndarray], np.ndarray], str]],
+                        n_boot: int, rng: RngLike, level: float) -> list[Estimate]:
+    """``bootstrap_estimate`` for several (statistic, method) of the same parts, all on ONE set
+    of resamples: one matrix product for every figure, and figures of one resample agree."""
     g = len(per_cluster)
-    estimate = float(statistic(per_cluster.sum(axis=0)[None, :])[0]) if g else math.nan
-    if not math.isfinite(estimate) or g < 2 or n_boot <= 0:
-        return Estimate(estimate, math.nan, math.nan, None, None, level, g, method)
-    boot = statistic(resampled_sums(per_cluster, n_boot, rng))
-    low, high = percentile_interval(boot, level, g)
-    finite = boot[np.isfinite(boot)]
-    se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
-    return Estimate(estimate, low, high, se, None, level, g, method)
+    totals = per_cluster.sum(axis=0)[None, :] if g else None
+    finite = g and any(math.isfinite(float(statistic(totals)[0])) for statistic, _ in statistics)
+    resampled = resampled_sums(per_cluster, n_boot, rng) if finite and g >= 2 and n_boot > 0 else None
+    return estimates_from_resamples(totals, resampled, g, statistics, level)
+
+
+def estimates_from_resamples(totals: np.ndarray | None, resampled: np.ndarray | None, g: int,
+                             statistics: list[tuple[Callable[[np.ndarray], np.ndarray], str]],
+                             level: float) -> list[Estimate]:
+    """Each statistic on the summed parts ``totals`` (1, k) with its expanded percentile CI from
+    ``resampled`` (n_boot, k) sums of ``g`` clusters (None: no CI), so callers that share one
+    set of resamples between several groups of columns (several judges) draw it once."""
+    out = []
+    for statistic, method in statistics:
+        estimate = float(statistic(totals)[0]) if totals is not None and g else math.nan
+        if resampled is None or g < 2 or not math.isfinite(estimate):
+            out.append(Estimate(estimate, math.nan, math.nan, None, None, level, g, method))
+            continue
+        boot = statistic(resampled)
+        low, high = percentile_interval(boot, level, g)
+        finite = boot[np.isfinite(boot)]
+        se = float(np.std(finite, ddof=1)) if len(finite) > 1 else math.nan
+        out.append(Estimate(estimate, low, high, se, None, level, g, method))
+    return out

@@ -100,3 +100,8 @@ def mean_figure(scores: ArrayLike, session: ArrayLike, level: float = 0.95) -> E
     which candidates they scored (the joint model's slot effects and severities are the
     tests); a test-retest difference is never below 0."""
     return replace(clustered_mean(scores, session, level), p_value=None)
+
+
+def mean_figure_from_totals(totals: ArrayLike, counts: ArrayLike, level: float = 0.95) -> Estimate:
+    """``mean_figure`` from per-session totals and counts (``clustered_mean_from_totals``)."""
+    return replace(clustered_mean_from_totals(totals, counts, level), p_value=None)

@@ -37,6 +37,7 @@ COMMANDS = {  # in the order --help lists them
     "delete": "council_db.cli.removal:delete",
     "prune": "council_db.cli.removal:prune",
     "db": "council_db.cli.db:app",
+    "diff": "council_db.cli.diff:command",
 }
 # What --help lists for each: the first sentence of its help, here so that --help imports none
 # of the command modules (tests/cli/test_startup.py checks that they agree).
@@ -62,6 +63,7 @@ SUMMARIES = {
     "delete": "Delete a bad import's records, or one session.",
     "prune": "Delete the sessions dated before a time: a retention window.",
     "db": "The database: its file, schema, backups and derived tables.",
+    "diff": "Compare two judges, config versions or time windows, with CIs.",
 }
 
 app = typer.Typer(

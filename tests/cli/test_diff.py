@@ -218,3 +218,55 @@ def test_reviewers_who_never_scored_the_same_answer_are_told_why_with_exit_2(tmp
 
     assert "no shared items" in says and "scored no answer of the same session" in says
     assert "40 items only the first side scored, 40 only the second" in says
+
+
+def _fastchat_lines(run: str, judge: str, answers: dict) -> list[dict]:
+    """One FastChat review run as llm-council records, a session per question and answer pair:
+    `import --from fastchat-review` keys a session by its review id, which no other run shares."""
+    from tests.realdata import fastchat_reviews
+
+    lines = []
+    for review in fastchat_reviews(run):
+        key = f"vicuna80/q{review['question_id']}/{review['answer1_id']}/{review['answer2_id']}"
+        for position, (answer, score) in enumerate(zip((review["answer1_id"], review["answer2_id"]), review["score"])):
+            lines.append({"schema_version": "1.2.0", "session_id": key, "timestamp": "2023-03-22T00:00:00Z",
+                          "consent_level": 1, "reviewer_id": judge, "model_id": answers[answer]["model_id"],
+                          "position": position, "response_length_chars": len(answers[answer]["text"]),
+                          "score_value": score, "score_scale": "1-10"})
+    return lines
+
+
+def test_gpt4_and_gpt35_reviewing_the_same_vicuna80_answers_give_the_figures_the_file_holds(tmp_path):
+    """FastChat's Vicuna-80 reviews: GPT-4 and GPT-3.5-turbo judged the same answer pairs. The
+    paired difference and flip rate are derived here from the reviews themselves."""
+    from tests.realdata import fastchat_answers
+
+    answers = fastchat_answers()
+    lines = (_fastchat_lines("vicuna-13b-20230322-new-hp-fp16", "gpt-4", answers)
+             + _fastchat_lines("gpt-3.5-turbo_review_vicuna-13b-20230322-new-hp-fp16", "gpt-3.5-turbo", answers))
+    scores: dict[tuple[str, str], dict[str, float]] = {}
+    for line in lines:
+        if 1 <= line["score_value"] <= 10:  # 0 and -1: no score (left out, as the import does)
+            scores.setdefault((line["session_id"], line["model_id"]), {})[line["reviewer_id"]] = line["score_value"]
+    shared = {item: by for item, by in scores.items() if len(by) == 2}
+    differences = [by["gpt-3.5-turbo"] - by["gpt-4"] for by in shared.values()]
+    sessions: dict[str, list[dict[str, float]]] = {}
+    for (session, _), by in shared.items():
+        sessions.setdefault(session, []).append(by)
+    flips = sum((by["gpt-4"] == max(o["gpt-4"] for o in items)) != (by["gpt-3.5-turbo"] == max(o["gpt-3.5-turbo"]
+                                                                                             for o in items))
+                for items in sessions.values() for by in items)
+    cli = Cli(tmp_path / "vicuna80.db")
+    assert cli("import", str(write_jsonl(tmp_path / "reviews.jsonl", lines))).exit_code == 0
+
+    result = cli("diff", "--reviewer", "gpt-4", "--against", "gpt-3.5-turbo", "--json")
+
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    # 320 pairs judged by both: GPT-3.5 scored one pair -1 -1 (no score), GPT-4 one answer 0
+    assert found["items"] == len(shared) == 637 and found["clusters"] == len(sessions) == 319
+    assert found["mean_difference"]["estimate"] == pytest.approx(sum(differences) / len(differences))
+    assert found["flip_rate"]["estimate"] == pytest.approx(flips / len(shared))
+    for name in ("mean_difference", "flip_rate", "kappa", "weighted_kappa"):
+        figure = found[name]
+        assert figure["ci_low"] < figure["estimate"] < figure["ci_high"] and figure["n_sessions"] == 319

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
+import numpy as np
 import pytest
 
 from council_db.simulate import SimulationConfig
 from council_db.errors import UsageError
-from tests.conftest import Cli, run_module, simulated, write_jsonl
+from tests.conftest import Cli, both_backends, run_module, simulated, write_jsonl
 
 SESSIONS = 300
 GPT, CLAUDE = SimulationConfig().models[:2]
@@ -142,7 +143,7 @@ def test_o_writes_the_format_its_suffix_names(steady, tmp_path):
     assert (tmp_path / "diff.md").read_text().startswith("## council-db diff")
 
 
-def _config_store(tmp_path, shift: float) -> Cli:
+def _config_lines(shift: float) -> list[dict]:
     """The same 120 queries (query_hash) answered under two config versions, the second's judges
     ``shift`` points more generous."""
     lines = []
@@ -151,19 +152,31 @@ def _config_store(tmp_path, shift: float) -> Cli:
                                reviewer_offsets={r: offset for r in SimulationConfig().models})
         order = {key: i for i, key in enumerate(dict.fromkeys(r["session_id"] for r in records))}
         lines += [{**r, "query_hash": f"{order[r['session_id']]:016x}"} for r in records]
-    cli = Cli(tmp_path / "configs.db")
+    return lines
+
+
+def _paired_mean(lines: list[dict]) -> float:
+    """The mean over (query, candidate) of version 2.0's mean score minus version 1.0's."""
+    by: dict[tuple[str, str, str], list[float]] = {}
+    for line in lines:
+        by.setdefault((line["query_hash"], line["model_id"], line["council_config_version"]), []).append(
+            line["score_value"])
+    items = {(q, m) for q, m, _ in by}
+    return float(np.mean([np.mean(by[(q, m, "2.0")]) - np.mean(by[(q, m, "1.0")]) for q, m in items]))
+
+
+@both_backends
+def test_two_config_versions_on_the_same_queries_show_their_planted_difference(cli, tmp_path):
+    lines = _config_lines(0.8)
     assert cli("import", str(write_jsonl(tmp_path / "configs.jsonl", lines))).exit_code == 0
-    return cli
 
-
-def test_two_config_versions_on_the_same_queries_show_their_planted_difference(tmp_path):
-    cli = _config_store(tmp_path, 0.8)
     result = cli("diff", "--config-version", "1.0", "--against-config", "2.0", "--json")
 
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
+    assert found["mean_difference"]["estimate"] == pytest.approx(_paired_mean(lines))
     assert found["mean_difference"]["ci_low"] <= 0.8 <= found["mean_difference"]["ci_high"]
-    assert found["clusters"] == 120 and found["first"] == "config 1.0"
+    assert found["clusters"] == 120 and found["items"] == 480 and found["first"] == "config 1.0"
 
 
 def _refused(result) -> str:

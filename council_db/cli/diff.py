@@ -29,7 +29,7 @@ from council_db.cli.window_options import (
 if TYPE_CHECKING:
     from council_db.analysis.loading.window import Window
 
-FORMATS = ("text", "markdown", "json")  # report.diff_outputs.FORMATS, here so --help need not import it
+FORMATS = ("text", "markdown", "json")  # report.diff_outputs writes each
 MODES = "give one of: --reviewer A --against B, --config-version V1 --against-config V2, or --changed-at TIME"
 
 

@@ -18,7 +18,6 @@ from council_db.report.model import ReportWindow
 from council_db.report.p_values import p_value
 from council_db.terminal_text import terminal_text
 
-FORMATS = ("text", "markdown", "json")
 Figure = Estimate | Metric
 
 
@@ -61,13 +60,12 @@ def _items_header(diff: ItemsDiff) -> list[str]:
     sides, figures = diff.sides, diff.figures
     span = (f"from {format_us(sides.first_ts_us)} to {format_us(sides.last_ts_us)}"
             if sides.first_ts_us is not None else "no session time")
-    lines = [f"{sides.first} against {sides.second} (differences: the second minus the first)",
+    return [f"{sides.first} against {sides.second} (differences: the second minus the first)",
              f"window asked: {diff.window}",
              f"window read: {sides.sessions:,} sessions {span}" + (f" ({sides.sample})" if sides.sample else ""),
              f"items both scored: {figures.items:,} in {figures.clusters:,} clusters "
              f"({sides.items.only_first:,} only the first scored, {sides.items.only_second:,} only the second)",
              f"verdict: {sides.items.verdict}"]
-    return lines
 
 
 def _items_rows(diff: ItemsDiff) -> list[list[str]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from council_db.errors import UsageError
 from council_db.report.figure_changes import ALPHA, FigureChange, compare_reports
 
 if TYPE_CHECKING:
@@ -45,7 +46,6 @@ def windows_diff(db: Database, before: Window, after: Window, *, filters: dict[s
                  sample_sessions: int | None = None) -> WindowsDiff:
     """Both windows' reports (each the one `bias-report` gives for it) and what changed. A
     window without sessions is a usage error naming it."""
-    from council_db.errors import UsageError
     from council_db.report.for_window import report_for_window
 
     reports = []

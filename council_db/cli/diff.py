@@ -95,8 +95,8 @@ def command(
     council config versions (--config-version V1 --against-config V2) on the items both scored: the flip rate of verdicts, the paired mean
     difference, Cohen's kappa and weighted kappa, each with a 95% CI resampling sessions (or
     queries), and each candidate's difference with BH q-values. Or --changed-at TIME: which
-    figures of the bias report changed between the windows before and after it (q <= 0.05, BH
-    over the figures). Exit 0, or 1 with --fail-on-change when something changed; 2 on a usage
+    figures of the bias report changed between the windows before and after it (q <= 0.05,
+    Benjamini-Yekutieli over the figures). Exit 0, or 1 with --fail-on-change when something changed; 2 on a usage
     or data error (no shared items)."""
     from council_db.errors import UsageError
     from council_db.report import diff_outputs

@@ -91,7 +91,7 @@ def _window_line(name: str, window: ReportWindow) -> str:
 def _windows_header(diff: WindowsDiff) -> list[str]:
     return ["the bias report before the change against the report after it (differences: after minus before)",
             _window_line("before", diff.before), _window_line("after", diff.after),
-            f"{len(diff.changes)} figures compared; q: Benjamini-Hochberg over all of them"]
+            f"{len(diff.changes)} figures compared; q: Benjamini-Yekutieli over all of them"]
 
 
 def _change_rows(diff: WindowsDiff) -> list[list[str]]:

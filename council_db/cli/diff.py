@@ -98,6 +98,7 @@ def command(
     figures of the bias report changed between the windows before and after it (q <= 0.05,
     Benjamini-Yekutieli over the figures). Exit 0, or 1 with --fail-on-change when something changed; 2 on a usage
     or data error (no shared items)."""
+    from council_db.cli.output import text_width
     from council_db.errors import UsageError
     from council_db.report import diff_outputs
 
@@ -126,8 +127,9 @@ def command(
                                           _one(config_version, "--config-version", "--against-config"),
                                           against_config, sample_sessions)
         diff = ItemsDiff(found, same_items.compare(found.items, seed=seed), window.requested().words)
-    page = {"text": diff_outputs.text, "markdown": diff_outputs.markdown, "json": diff_outputs.as_json}[fmt]
+    page = {"text": lambda out: diff_outputs.text(diff, text_width(out)),
+            "markdown": lambda out: diff_outputs.markdown(diff), "json": lambda out: diff_outputs.as_json(diff)}[fmt]
     with destination(output, "the diff") as out:
-        out.write(page(diff))
+        out.write(page(out))
     wrote(output, fmt)
     raise typer.Exit(1 if fail_on_change and diff.changed() else 0)

@@ -120,14 +120,48 @@ def _sections(diff: ItemsDiff | WindowsDiff) -> tuple[list[str], list[tuple[str,
          _change_rows(diff))]
 
 
-def text(diff: ItemsDiff | WindowsDiff) -> str:
+def _packed(chunks: list[str], width: int, indent: str) -> list[str]:
+    """``chunks`` joined by two spaces into lines of at most ``width``, never cut inside one."""
+    lines = [indent]
+    for chunk in chunks:
+        if lines[-1].strip() and len(lines[-1]) + 2 + len(chunk) > width:
+            lines.append(indent)
+        lines[-1] += ("  " if lines[-1].strip() else "") + chunk
+    return lines
+
+
+def _stacked(columns: list[str], rows: list[list[str]], width: int) -> list[str]:
+    """A table too wide for ``width``: each row's first cell on a line, its other cells (each
+    named by its column) packed under it."""
+    lines = []
+    for row in rows:
+        cells = [f"{name} {cell}" if name else cell for name, cell in zip(columns[1:], row[1:]) if cell]
+        lines += ["  " + row[0], *_packed(cells, width, "    ")]
+    return lines
+
+
+def _table(columns: list[str], rows: list[list[str]], width: int | None) -> list[str]:
+    if not rows:
+        return ["  none"]
+    aligned = _aligned([columns, *rows])
+    if width is None or max(map(len, aligned)) <= width:
+        return aligned
+    return _stacked(columns, rows, width)
+
+
+def text(diff: ItemsDiff | WindowsDiff, width: int | None = None) -> str:
+    """The diff for people; given a ``width`` (a terminal's), every line fits it."""
+    from council_db.report.text_layout import fitted
+
     header, tables = _sections(diff)
     lines = ["council-db diff", *header, ""]
     for title, columns, rows in tables:
-        lines += [title, *(_aligned([columns, *rows]) if rows else ["  none"]), ""]
+        lines += [title, *_table(columns, rows, width), ""]
     if isinstance(diff, WindowsDiff) and diff.unmatched:
         lines += [f"only in one window (not compared): {', '.join(diff.unmatched)}", ""]
     lines.append(_verdict(diff.changed()))
+    if width is not None:
+        lines = [part for line in lines for part in (fitted(line, width) if line else [line])]
     return "\n".join(terminal_text(line) for line in lines) + "\n"
 
 

@@ -283,3 +283,16 @@ def test_gpt4_and_gpt35_reviewing_the_same_vicuna80_answers_give_the_figures_the
     for name in ("mean_difference", "flip_rate", "kappa", "weighted_kappa"):
         figure = found[name]
         assert figure["ci_low"] < figure["estimate"] < figure["ci_high"] and figure["n_sessions"] == 319
+
+
+def test_text_fits_a_terminals_width_and_keeps_a_figure_a_line_in_a_file(severity_step, monkeypatch, tmp_path):
+    cli, middle = severity_step
+    written = cli("diff", "--changed-at", middle, "-o", str(tmp_path / "diff.txt"))
+    monkeypatch.setenv("COLUMNS", "80")
+    printed = cli("diff", "--changed-at", middle)
+
+    assert printed.exit_code == 0 and written.exit_code == 0
+    assert max(len(line) for line in printed.stdout.splitlines()) <= 80
+    assert f"  severity {GPT}\n    before " in printed.stdout
+    row = next(line for line in (tmp_path / "diff.txt").read_text().splitlines() if f"severity {GPT} " in line)
+    assert row.rstrip().endswith("CHANGED") and "[" in row

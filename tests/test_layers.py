@@ -55,6 +55,7 @@ ANALYSIS_RANKS = {
     "aggregation": 3,
     "sessions": 3,
     "self_preference": 3,
+    "versions": 2,
 }
 
 

@@ -21,6 +21,8 @@ COMMANDS = {  # in the order --help lists them
     "trends": "council_db.cli.trends:trends",
     "anomalies": "council_db.cli.trends:anomalies",
     "check": "council_db.cli.check:command",
+    "diff": "council_db.cli.diff:command",
+    "watch": "council_db.cli.watch:command",
     "import": "council_db.cli.importing:command",
     "export": "council_db.cli.exporting:command",
     "ingest": "council_db.cli.recording:ingest",
@@ -37,7 +39,6 @@ COMMANDS = {  # in the order --help lists them
     "delete": "council_db.cli.removal:delete",
     "prune": "council_db.cli.removal:prune",
     "db": "council_db.cli.db:app",
-    "watch": "council_db.cli.watch:command",
 }
 # What --help lists for each: the first sentence of its help, here so that --help imports none
 # of the command modules (tests/cli/test_startup.py checks that they agree).
@@ -47,6 +48,8 @@ SUMMARIES = {
     "trends": "Drift over time: slopes, change points, rolling series.",
     "anomalies": "Sessions whose scores do not fit the others.",
     "check": "Gate a CI job: exit 1 when a rule on the bias report fails.",
+    "diff": "Compare two judges, config versions or time windows, with CIs.",
+    "watch": "Alert a webhook when a check rule starts failing or recovers.",
     "import": "Import records: llm-council's, or other judge logs (--from).",
     "export": "Export stored records as llm-council JSONL, JSON or CSV.",
     "ingest": "Record one council session from its JSON.",
@@ -63,7 +66,6 @@ SUMMARIES = {
     "delete": "Delete a bad import's records, or one session.",
     "prune": "Delete the sessions dated before a time: a retention window.",
     "db": "The database: its file, schema, backups and derived tables.",
-    "watch": "Alert a webhook when a check rule starts failing or recovers.",
 }
 
 app = typer.Typer(

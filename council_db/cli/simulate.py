@@ -46,6 +46,7 @@ OPTION_FOR_FIELD = {
     "answer_sd": "--answer-sd",
     "reviewer_noise_sd": "--reviewer-noise",
     "repeats": "--repeats",
+    "position_drift": "--position-drift",
 }
 
 
@@ -57,6 +58,22 @@ def _parse(parser: Callable[[str], T], text: str | None, option: str) -> T | Non
         return parser(text)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint=f"'{option}'") from None
+
+
+def _slot_changes(given: list[str] | None) -> dict[str, list[float]] | None:
+    """--position-drift's REVIEWER=X,Y,... values as reviewer -> changes per slot."""
+    from council_db import text_values
+
+    if not given:
+        return None
+    changes = {}
+    for item in given:
+        name, sep, values = item.partition("=")
+        if not sep or not name.strip():
+            raise typer.BadParameter(f"bad value {item!r}: expected REVIEWER=X,Y,..., e.g. openai/gpt-4o=0.5,0,0",
+                                     param_hint="'--position-drift'")
+        changes[name.strip()] = _parse(text_values.parse_floats, values, "--position-drift")
+    return changes
 
 
 def command(
@@ -109,6 +126,12 @@ def command(
         float | None,
         typer.Option(metavar="SHARE", show_default="linear drift",
                      help="Make --drift a step at this share of the time span (0..1)."),
+    ] = None,
+    position_drift: Annotated[
+        list[str] | None,
+        typer.Option(metavar="REVIEWER=X,Y,...",
+                     help="Change of this reviewer's score per display slot, first slot first, shaped in time "
+                          "as --drift (a step with --drift-at); repeatable."),
     ] = None,
     anomalies: Annotated[
         float,
@@ -209,6 +232,7 @@ def command(
         "reviewer_offsets": _parse(text_values.parse_mapping, reviewer_offset, "--reviewer-offset"),
         "position_effects": _parse(text_values.parse_floats, position_effect, "--position-effect"),
         "drift": _parse(text_values.parse_mapping, drift, "--drift"),
+        "position_drift": _slot_changes(position_drift),
         "end": _parse(text_values.parse_utc_datetime, end, "--end"),
         "humans": _parse(text_values.parse_names, humans, "--humans"),
         "reviewer_noise_sd": _parse(text_values.parse_mapping, reviewer_noise, "--reviewer-noise"),

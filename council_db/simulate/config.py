@@ -71,6 +71,9 @@ class SimulationConfig:
     # reviewer -> effect per display slot, added to position_effects: reviewers whose position
     # biases differ (even in direction) while the pooled effect is small
     reviewer_position_effects: dict[str, list[float]] = field(default_factory=dict)
+    # reviewer -> change of its effect per display slot, shaped in time as ``drift`` (linear, or
+    # a step at drift_at): a judge upgrade that moved its slot preference
+    position_drift: dict[str, list[float]] = field(default_factory=dict)
     swap_orders: bool = False  # a swap design: each reviewer scores the answers again in reversed order
     schema_version: str = "1.2.0"
     consent_level: int = 1
@@ -197,6 +200,7 @@ def _validate(c: SimulationConfig) -> None:
         "reviewer_offsets": c.reviewer_offsets.values(),
         "drift": c.drift.values(),
         "reviewer_position_effects": [v for effects in c.reviewer_position_effects.values() for v in effects],
+        "position_drift": [v for effects in c.position_drift.values() for v in effects],
         "answer_sd": [c.answer_sd],
         "reference_share": [c.reference_share],
         "reviewer_noise_sd": c.reviewer_noise_sd.values(),
@@ -224,6 +228,7 @@ def _validate(c: SimulationConfig) -> None:
         ("reviewer_offsets", c.reviewer_offsets, c.reviewer_ids),
         ("drift", c.drift, c.reviewer_ids),
         ("reviewer_position_effects", c.reviewer_position_effects, c.reviewer_ids),
+        ("position_drift", c.position_drift, c.reviewer_ids),
         ("reviewer_noise_sd", c.reviewer_noise_sd, c.reviewer_ids),
         ("reviewer_verbosity", c.reviewer_verbosity, c.reviewer_ids),
         ("late_reviewers", c.late_reviewers, c.reviewer_ids),
@@ -240,6 +245,9 @@ def _validate(c: SimulationConfig) -> None:
     for reviewer, effects in c.reviewer_position_effects.items():
         check(len(effects) <= k, "reviewer_position_effects",
               f"{len(effects)} position effects for {reviewer!r} but sessions show only {k} answers")
+    for reviewer, effects in c.position_drift.items():
+        check(len(effects) <= k, "position_drift",
+              f"{len(effects)} slot changes for {reviewer!r} but sessions show only {k} answers")
     check(not (c.swap_orders and c.positions_are_rankings), "swap_orders",
           "a swap design needs display slots: schema_version 1.2.0 or later")
     for reviewer, shares in c.scoring_share.items():
@@ -290,7 +298,7 @@ def _validate_reference(c: SimulationConfig, check) -> None:
     for name, sd in c.reviewer_noise_sd.items():
         check(sd >= 0, "reviewer_noise_sd", f"noise SD of {name!r} must be >= 0, got {sd}")
     planted = (c.reviewer_offsets, c.drift, c.reviewer_position_effects, c.reviewer_noise_sd, c.reviewer_verbosity,
-               c.scoring_share)
+               c.scoring_share, c.position_drift)
     check(c.gold is None or not any(c.gold in mapping for mapping in planted), "gold",
           f"the gold reviewer {c.gold!r} scores the truth: it takes no offset, drift, position effect, noise, "
           "verbosity or scoring share")

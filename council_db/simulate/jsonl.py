@@ -159,6 +159,7 @@ def _truth(
         "scoring_share": {r: dict(zip(c.models, row)) for r, row in zip(reviewers, plan.scoring_share.tolist())}
         if plan.scoring_share is not None else {},
         "drift_at": c.drift_at,
+        **({"position_drift": dict(zip(reviewers, plan.position_drift.tolist()))} if c.position_drift else {}),
         "anomaly_rate": c.anomaly_rate,
         "anomalous_sessions": anomalies,
         "unscored_rate": c.unscored_rate,

@@ -34,6 +34,7 @@ class Plan:
     drift: np.ndarray  # (R,)
     position_effects: np.ndarray  # (K,)
     reviewer_position: np.ndarray  # (R, K) each reviewer's own effect per slot, on top of position_effects
+    position_drift: np.ndarray  # (R, K) the change of each reviewer's effect per slot, shaped as the drift
     self_model: np.ndarray  # (R,) index of the reviewer among models, -1 if it is not one
     scoring_share: np.ndarray | None  # (R, M) share of each model's answers each reviewer scores
     model_log_length: np.ndarray  # (M,) mean log length of each model's answers
@@ -56,8 +57,8 @@ def build_plan(c: SimulationConfig, rng: np.random.Generator) -> Plan:
         offsets=np.array([c.reviewer_offsets.get(r, 0.0) for r in reviewers]),
         drift=np.array([c.drift.get(r, 0.0) for r in reviewers]),
         position_effects=effects,
-        reviewer_position=np.array([(list(c.reviewer_position_effects.get(r, [])) + [0.0] * c.answers_per_session)
-                                    [: c.answers_per_session] for r in reviewers], dtype=np.float64),
+        reviewer_position=_per_slot(c.reviewer_position_effects, reviewers, c.answers_per_session),
+        position_drift=_per_slot(c.position_drift, reviewers, c.answers_per_session),
         self_model=np.array([c.models.index(r) if r in c.models else -1 for r in reviewers]),
         scoring_share=np.array([[c.scoring_share.get(r, {}).get(m, 1.0) for m in c.models] for r in reviewers])
         if c.scoring_share else None,
@@ -152,6 +153,7 @@ def simulate_chunk(
         + c.self_preference * (plan.self_model[None, :, None] == candidates[:, None, :])
         + plan.verbosity[None, :, None] * z[:, None, :]
         + plan.drift[None, :, None] * _drift_shape(c, t)[:, None, None]
+        + plan.position_drift[np.arange(r)[None, :, None], slot] * _drift_shape(c, t)[:, None, None]
         + plan.noise_sd[None, :, None] * rng.standard_normal((n, r, k))
     )
     if c.answer_sd > 0:  # drawn only when asked for, so other simulations keep their bytes
@@ -221,6 +223,11 @@ def _make_constant(c: SimulationConfig, rng: np.random.Generator, tenths: np.nda
     level = np.floor(tenths[hit].mean(axis=-1, keepdims=True) / step + 0.5).astype(np.int64) * step
     tenths[hit] = np.broadcast_to(level, tenths[hit].shape)
     return hit.tolist()
+
+
+def _per_slot(effects: dict[str, list[float]], reviewers: list[str], k: int) -> np.ndarray:
+    """(R, K): each reviewer's values per display slot, 0 past those given."""
+    return np.array([(list(effects.get(r, [])) + [0.0] * k)[:k] for r in reviewers], dtype=np.float64)
 
 
 def _drift_shape(c: SimulationConfig, t: np.ndarray) -> np.ndarray:

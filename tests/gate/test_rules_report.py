@@ -1,0 +1,53 @@
+"""council-db check builds the report for its rules only (report_for_window(for_rules=True)): it
+leaves out the agreement between reviewers and the version-drift warnings, which no flag and no
+rule reads, and every verdict, flag and other figure stays what the whole report gives, on the
+demo's planted biases and on real judge data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from council_db.analysis.loading.window import Window
+from council_db.gate import verdicts
+from council_db.gate.rules import Rule
+from council_db.report import model as contract
+from council_db.report.for_window import report_for_window
+from council_db.store.database import open_database
+from tests.conftest import Cli
+from tests.realdata import fastchat_import, mt_bench_import
+from tests.store.test_views import DEMO
+
+EVERY_RULE = [Rule("no-flags"), Rule("severity-max", 0.3), Rule("severity-max", 0.3, on="estimate"),
+              Rule("length-max", 0.05), Rule("position-consistency-min", 0.6), Rule("agreement-min", 0.5),
+              Rule("retest-max", 0.5), Rule("min-sessions", 50), Rule("min-sessions", 100_000),
+              Rule("min-tier", "high")]
+LEFT_OUT = ("agreement", "warnings", "generated_at")
+
+
+def _stored(tmp: Path, imports: list[list[str]]) -> str:
+    cli = Cli(tmp / "council.db")
+    for args in imports:
+        result = cli(*[arg.format(folder=tmp) for arg in args])
+        assert result.exit_code in (0, 3), result.output  # 3: the real files' unparsable ratings, kept apart
+    return f"sqlite:///{tmp / 'council.db'}"
+
+
+@pytest.mark.parametrize(("imports", "planted"), [
+    ([["simulate", "-o", "{folder}/demo.jsonl", *DEMO], ["import", "{folder}/demo.jsonl"]], True),
+    # two judges of different answers: no alpha to leave out, and no flag the data can support
+    ([mt_bench_import(), fastchat_import("vicuna-13b-20230322-clean-lang")], False),
+], ids=["demo", "realdata"])
+def test_the_rules_report_gives_the_same_verdicts_flags_and_figures_as_the_whole_report(tmp_path, imports, planted):
+    db = open_database(_stored(tmp_path, imports), notify=lambda _: None)
+    whole = report_for_window(db, Window(), {}).report
+    for_rules = report_for_window(db, Window(), {}, for_rules=True).report
+
+    assert bool(whole.flags) is planted and (whole.agreement is not None) is planted
+    assert for_rules.agreement is None  # the shortcut took effect
+    assert verdicts.judge(for_rules, EVERY_RULE) == verdicts.judge(whole, EVERY_RULE)
+    assert {outcome.status for outcome in verdicts.judge(whole, EVERY_RULE)} >= {"pass", "fail"}
+    same = {key: value for key, value in contract.to_builtins(whole).items() if key not in LEFT_OUT}
+    assert {key: value for key, value in contract.to_builtins(for_rules).items() if key not in LEFT_OUT} == same
+    db.engine.dispose()

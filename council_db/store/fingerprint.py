@@ -26,12 +26,15 @@ RECORD = np.dtype([("session_id", "<i8"), ("reviewer_id", "<i8"), ("model_id", "
 SESSIONS = ("SELECT s.id, s.session_key, s.ts_us, s.timestamp, s.consent_level, s.schema_version, "
             "s.council_config_version, s.query_hash, s.category FROM report_window AS w "
             "JOIN sessions AS s ON s.id = w.id ORDER BY s.id")
-NAMES = ("SELECT id, name, reviewer_kind, model_of FROM models ORDER BY id",
-         "SELECT id, name, low, high FROM scales ORDER BY id",
-         "SELECT id, digest FROM record_envelopes ORDER BY id")
+# The rows the records refer to, by the ids they hold: {ids} is a list of integers read here
+NAMES = {("reviewer_id", "model_id"): "SELECT id, name, reviewer_kind, model_of FROM models WHERE id IN ({ids})",
+         ("scale_id",): "SELECT id, name, low, high FROM scales WHERE id IN ({ids})",
+         ("envelope_id",): "SELECT id, digest FROM record_envelopes WHERE id IN ({ids})",
+         ("exclusion_id",): "SELECT id, code FROM exclusion_reasons WHERE id IN ({ids})"}
 IMPORTS = ("SELECT id, source, source_kind, format, file_size, head_sha256, tail_sha256, start_offset, end_offset, "
            "start_line, end_line, inserted, duplicates, rejected, skipped, status, started_at, finished_at, "
-           "council_db_version FROM imports WHERE id IN ({ids}) ORDER BY id")  # ids: integers read here
+           "council_db_version FROM imports WHERE id IN ({ids})")
+REFERENCES = ("reviewer_id", "model_id", "scale_id", "envelope_id", "exclusion_id", "import_id")
 
 
 @dataclass(frozen=True)
@@ -54,26 +57,32 @@ def schema_revision(reader: Reader) -> str | None:
 def fingerprint(db: Database, sessions_sql: str, params: dict[str, Any], *, reviewers: list[str] = (),
                 models: list[str] = ()) -> tuple[Fingerprint, str | None]:
     """The fingerprint of the records of the sessions ``sessions_sql`` selects (by these reviewers,
-    of these models, when named), and the schema revision, in one read transaction."""
+    of these models, when named), and the schema revision, in one read transaction. Only the
+    names and imports the records refer to count: data imported later leaves it as it was."""
     window = f"WITH report_window AS ({sessions_sql}) "
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models))
     digest = hashlib.sha256()
     with db.reading() as reader:
-        for sql in NAMES:
-            digest.update(repr(reader.rows(sql)).encode())
         sessions = 0
         for rows in reader.chunks(window + SESSIONS, params, CHUNK):
             sessions += len(rows)
             digest.update(repr([tuple(row) for row in rows]).encode())
-        records, imports = 0, np.empty(0, dtype=np.int64)
+        records, seen = 0, {name: np.empty(0, dtype=np.int64) for name in REFERENCES}
         for rows in reader.chunks(window + read_sql("audit_records"), {**params, **filters}, CHUNK):
             chunk = np.fromiter(map(tuple, rows), dtype=RECORD, count=len(rows))
             digest.update(chunk.tobytes())
             records += len(chunk)
-            imports = np.union1d(imports, chunk["import_id"])
-        ids = ", ".join(str(int(number)) for number in imports if number >= 0) or "NULL"
-        found = [_import(row) for row in reader.rows(IMPORTS.format(ids=ids))]
+            seen = {name: np.union1d(ids, chunk[name]) for name, ids in seen.items()}
+        for columns, sql in NAMES.items():
+            digest.update(repr(_rows(reader, sql, np.concatenate([seen[column] for column in columns]))).encode())
+        found = [_import(row) for row in _rows(reader, IMPORTS, seen["import_id"])]
         return Fingerprint(sessions, records, digest.hexdigest(), found), schema_revision(reader)
+
+
+def _rows(reader: Reader, sql: str, ids: np.ndarray) -> list[tuple]:
+    """The rows of these ids (NULL, stored as -1, left out), in id order."""
+    listed = ", ".join(str(number) for number in sorted(set(ids.tolist())) if number >= 0) or "NULL"
+    return sorted(tuple(row) for row in reader.rows(sql.format(ids=listed)))
 
 
 def _import(row) -> dict[str, Any]:

@@ -30,8 +30,8 @@ def _without_time(report: str) -> dict:
     return document
 
 
-def _store(cli: Cli, tmp_path: Path, seed: int = 1, sessions: int = 60) -> None:
-    records, _ = simulated(sessions=sessions, seed=seed)
+def _store(cli: Cli, tmp_path: Path, seed: int = 1, sessions: int = 60, **config) -> None:
+    records, _ = simulated(sessions=sessions, seed=seed, **config)
     result = cli("import", str(write_jsonl(tmp_path / f"judges-{seed}.jsonl", records)))
     assert result.exit_code == 0, result.output
 
@@ -84,7 +84,8 @@ def test_bundle_names_no_path_key_or_query_text(stored, db, tmp_path, monkeypatc
 def test_reproduces_after_more_data_is_imported(stored, tmp_path):
     bundle = tmp_path / "audit.zip"
     stored("export", "--audit", str(bundle), "--since", "2026-09-15")
-    _store(stored, tmp_path, seed=2, sessions=30)  # more sessions, imported after the bundle's as-of time
+    # more sessions, of other models, imported after the bundle's as-of time
+    _store(stored, tmp_path, seed=2, sessions=30, models=["new/judge-a", "new/judge-b", "new/judge-c"])
 
     verified = stored("export", "--verify-audit", str(bundle))
     assert verified.exit_code == 0, verified.output

@@ -19,9 +19,9 @@ bias-report --json` as processes: what check costs beyond the report.
 
 On an existing store (read only; the 1M-session one for the target: check <= 3 s): the best of
 --runs of the window's whole report and of the report check builds for its rules
-(report_for_window(for_rules=True): no alpha, no version-drift lookups), in process, then of
-`council-db check` as a process (wall, CPU, peak RSS), with the store's size and the machine's
-1-minute load before each; --audit adds one `export --audit` and one `--verify-audit` of the
+(report_for_window(for_rules=True): no alpha, no version-drift lookups), in process and in
+turn, then of `council-db check` as a process (wall, CPU, peak RSS), with the store's size and
+the machine's 1-minute load before each; --audit adds one `export --audit` and one `--verify-audit` of the
 whole store (a temporary bundle). --write-docs puts the table in docs/benchmarks.md.
 """
 
@@ -124,15 +124,11 @@ def timing(store_sessions: int) -> None:
           f"check's overhead {check_s - bias_s:+.2f} s")
 
 
-def _best(run, runs: int) -> tuple[float, float]:
-    """The best of ``runs`` (wall seconds, CPU seconds of this process: less sensitive to the
-    machine's other work)."""
-    times = []
-    for _ in range(runs):
-        start, cpu = time.perf_counter(), time.process_time()
-        run()
-        times.append((time.perf_counter() - start, time.process_time() - cpu))
-    return min(times)
+def _timed(run) -> tuple[float, float]:
+    """Wall seconds and CPU seconds of this process (less sensitive to the machine's other work)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def _load() -> str:
@@ -151,14 +147,17 @@ def on_store(db: str, runs: int, audit: bool, write_docs: bool) -> None:
     url = db if "://" in db else f"sqlite:///{Path(db).resolve()}"
     sessions, records, _ = store_size(db)
     database = open_reader(url)
-    rows = []
-    for name, for_rules in (("the whole report (bias-report's)", False), ("the report for check's rules", True)):
-        load = _load()
-        wall, cpu = _best(lambda: report_for_window(database, Window(), {}, for_rules=for_rules), runs)
-        rows.append([name + ", in process", f"{wall:.2f} s", f"{cpu:.2f} s", "", load])
+    kinds = {"the whole report (bias-report's)": False, "the report for check's rules": True}
+    load, times = _load(), {name: [] for name in kinds}
+    for _ in range(runs):  # the two in turn, so a change in the machine's load touches both alike
+        for name, for_rules in kinds.items():
+            times[name].append(_timed(lambda: report_for_window(database, Window(), {}, for_rules=for_rules)))
+    rows = [[f"{name}, in process", f"{min(t[0] for t in found):.2f} s", f"{min(t[1] for t in found):.2f} s", "",
+             load] for name, found in times.items()]
     args = ["check", "--min-sessions", "1"]  # the report, then a rule that passes (a failure exits 1)
     load = _load()
-    wall, cpu, peak = min(run(db, args) for _ in range(runs))
+    found = [run(db, args) for _ in range(runs)]
+    wall, cpu, peak = (min(t[i] for t in found) for i in range(3))
     rows.append([f"`council-db {' '.join(args)}`", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB", load])
     if audit:
         with tempfile.TemporaryDirectory() as tmp:
@@ -168,7 +167,8 @@ def on_store(db: str, runs: int, audit: bool, write_docs: bool) -> None:
                 wall, cpu, peak = run(db, words)
                 rows.append([f"`council-db {words[0]} {words[1]}`", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB",
                              load])
-    table = markdown_table(["what", "wall (best)", "CPU", "peak", "load before"], rows, right={1, 2, 3, 4})
+    table = markdown_table(["what", "wall (best)", "CPU (best)", "peak (least)", "load before"], rows,
+                           right={1, 2, 3, 4})
     measured_on = f"{machine()}; {sessions:,} sessions, {records:,} records; best of {runs}"
     print(table + "\n\n" + measured_on)
     if write_docs:

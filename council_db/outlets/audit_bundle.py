@@ -100,6 +100,16 @@ def read(path: Path) -> dict[str, str]:
     missing = [name for name in (*FILES, MANIFEST) if name not in files]
     if missing:
         raise UsageError(f"--verify-audit: {path} has no {', '.join(missing)}: give a bundle export --audit wrote")
+    try:
+        audit = json.loads(files["audit.json"])
+        json.loads(files["report.json"])
+        known = isinstance(audit, dict) and {"options", "fingerprint"} <= set(audit) and \
+            set(audit["options"]) == set(OPTIONS)
+    except (ValueError, TypeError):
+        known = False
+    if not known:
+        raise UsageError(f"--verify-audit: {path}'s audit.json or report.json is not as export --audit writes it: "
+                         "give the bundle as it was written")
     return files
 
 

@@ -159,6 +159,18 @@ def test_bad_paths_and_options_are_one_line_and_exit_2(stored, tmp_path, args, s
     assert not (tmp_path / "a.zip").exists()
 
 
+def test_a_bundle_whose_audit_json_was_broken_is_exit_2_saying_so(stored, tmp_path):
+    bundle, broken = tmp_path / "audit.zip", tmp_path / "broken.zip"
+    stored("export", "--audit", str(bundle))
+    with zipfile.ZipFile(broken, "w") as out:
+        for name, text in _files(bundle).items():
+            out.writestr(name, "{not json" if name == "audit.json" else text)
+
+    result = stored("export", "--verify-audit", str(broken))
+    assert isinstance(result.exception, UsageError) and result.exception.exit_code == 2
+    assert "audit.json or report.json is not as export --audit writes it" in str(result.exception)
+
+
 def test_a_bad_bundle_path_in_a_process_is_one_line_on_stderr(tmp_path):
     result = run_module("--db", str(tmp_path / "c.db"), "export", "--audit", str(tmp_path / "no" / "a.zip"))
 

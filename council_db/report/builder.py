@@ -162,14 +162,14 @@ def _agreement(context: _Context, resamples: int) -> AgreementMetric | None:
 
 
 def _missing_metric_warnings(report: BiasReport, for_rules: bool) -> list[str]:
-    """Why a metric the joint model does not explain is null (not alpha when it was left out)."""
+    """Why a metric the joint model does not explain is null (not one ``for_rules`` left out)."""
     if report.confidence == "insufficient":
         return []
     out = []
     if report.agreement is None and not for_rules:
         out.append("agreement is null: it needs answers scored by at least two reviewers (one reviewer "
                    "scoring an answer again is self-consistency, not agreement)")
-    if report.length is not None and report.length.headline is None:
+    if report.length is not None and report.length.headline is None and not for_rules:
         out.append("the within-session length correlation is null: it needs sessions with at least two "
                    "answers of different lengths and scores")
     return out
@@ -250,21 +250,24 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         naive = naive_pooled_r(data)
         sized = known_lengths(data)
         n_answers, n_sessions, n_records = len(answers.session), len(np.unique(data.session[sized])), int(sized.sum())
+    elif totals.within is None:  # the counts alone (check's): no correlation summed, none stated
+        meta = headline = naive = None
+        n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
     else:  # a window too large to read record by record: per-session sums over all of it
         meta = meta_analysis_from_sums(totals.fisher, totals.random_sums)
         headline = within_session_correlation_from_sums(totals.within)
         naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sized_sessions)
         n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
     heterogeneity = None
-    if meta.k:
+    if meta is not None and meta.k:
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
                                       sessions_used=meta.k, sessions_dropped=meta.dropped)
     length = Length(
-        headline=context.metric(headline, n_answers, headline.n_sessions),  # sessions with >= 2 answers
-        headline_method=headline.method or None,
+        headline=headline and context.metric(headline, n_answers, headline.n_sessions),  # sessions with >= 2 answers
+        headline_method=(headline and headline.method) or None,
         naive_pooled_r=context.metric(naive, n_records, n_sessions),
-        fixed_effect_r=context.metric(meta.fixed, n_answers, meta.k),
-        random_effects_r=context.metric(meta.random, n_answers, meta.k),
+        fixed_effect_r=meta and context.metric(meta.fixed, n_answers, meta.k),
+        random_effects_r=meta and context.metric(meta.random, n_answers, meta.k),
         heterogeneity=heterogeneity,
         adjusted_effect=context.joint(fit.length_per_sd),
         adjusted_effect_per_log_length=context.joint(fit.length_per_log),

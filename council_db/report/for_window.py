@@ -46,7 +46,8 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
     ``sample_sessions`` sessions (None: analysis.loading.window's default; 0: never) the record-level
     analyses read a sample; with ``exclude_anomalies`` the sessions council-db anomalies flags
     are left out (and counted in the filters). ``for_rules`` (council-db check) leaves out what
-    only a reader of the report sees: the version-drift warnings, and builder.build's for_rules part."""
+    only a reader of the report sees: the version-drift warnings, a large window's length
+    correlations (the whole-window sums of the counts alone), and builder.build's for_rules part."""
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
 
     from council_db.analysis.loading.window import SAMPLE_SESSIONS, load_for_report
@@ -55,7 +56,8 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
         # The window's queries run (the database releases the GIL) while the analyses load:
         # over a million sessions each takes about a second.
         loading = pool.submit(load_for_report, db, window,
-                              SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
+                              SAMPLE_SESSIONS if sample_sessions is None else sample_sessions,
+                              correlations=not for_rules)
         from council_db.analysis.drift import version_drift
         from council_db.analysis.sessions import anomalies
         from council_db.report.builder import build

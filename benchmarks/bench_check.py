@@ -14,6 +14,15 @@ Time: a SQLite store of --store sessions (simulated, imported); printed, the med
 building the window's report (report_for_window, what bias-report runs) and of judging every
 rule on it and writing each format, then the wall time of `council-db check` and of `council-db
 bias-report --json` as processes: what check costs beyond the report.
+
+    python benchmarks/bench_check.py --db FILE|URL [--runs 3] [--audit] [--write-docs]
+
+On an existing store (read only; the 1M-session one for the target: check <= 3 s): the best of
+--runs of the window's whole report and of the report check builds for its rules
+(report_for_window(for_rules=True): no alpha, no version-drift lookups), in process and in
+turn, then of `council-db check` as a process (wall, CPU, peak RSS), with the store's size and
+the machine's 1-minute load before each; --audit adds one `export --audit` and one `--verify-audit` of the
+whole store (a temporary bundle). --write-docs puts the table in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import argparse
 import io
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -114,13 +124,72 @@ def timing(store_sessions: int) -> None:
           f"check's overhead {check_s - bias_s:+.2f} s")
 
 
+def _timed(run) -> tuple[float, float]:
+    """Wall seconds and CPU seconds of this process (less sensitive to the machine's other work)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def on_store(db: str, runs: int, audit: bool, write_docs: bool) -> None:
+    """check's time on an existing store, and the shortcut's share of it."""
+    from bench_commands import run, store_size  # benchmarks/ is on the path when run as a script
+    from doc_tables import machine, markdown_table, write_table
+
+    from council_db.analysis.loading.window import Window
+    from council_db.report.for_window import report_for_window
+    from council_db.store.database import open_reader
+
+    url = db if "://" in db else f"sqlite:///{Path(db).resolve()}"
+    sessions, records, _ = store_size(db)
+    database = open_reader(url)
+    # the processes first: a child forked from this process once it holds reports would count
+    # their memory in its peak RSS
+    processes = [["check", "--min-sessions", "1"]]  # the report, then a rule that passes (a failure exits 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = str(Path(tmp) / "audit.zip")
+        if audit:
+            processes += [["export", "--audit", bundle], ["export", "--verify-audit", bundle]]
+        process_rows = []
+        for args in processes:
+            load = _load()
+            found = [run(db, args) for _ in range(runs if args[0] == "check" else 1)]
+            wall, cpu, peak = (min(t[i] for t in found) for i in range(3))
+            shown = " ".join(args if args[0] == "check" else args[:2])
+            process_rows.append([f"`council-db {shown}`", f"{wall:.2f} s", f"{cpu:.2f} s", f"{peak:.0f} MB", load])
+    kinds = {"the whole report (bias-report's)": False, "the report for check's rules": True}
+    load, times = _load(), {name: [] for name in kinds}
+    for _ in range(runs):  # the two in turn, so a change in the machine's load touches both alike
+        for name, for_rules in kinds.items():
+            times[name].append(_timed(lambda: report_for_window(database, Window(), {}, for_rules=for_rules)))
+    rows = [[f"{name}, in process", f"{min(t[0] for t in found):.2f} s", f"{min(t[1] for t in found):.2f} s", "",
+             load] for name, found in times.items()] + process_rows
+    table = markdown_table(["what", "wall (best)", "CPU (best)", "peak (least)", "load before"], rows,
+                           right={1, 2, 3, 4})
+    measured_on = f"{machine()}; {sessions:,} sessions, {records:,} records; best of {runs}"
+    print(table + "\n\n" + measured_on)
+    if write_docs:
+        write_table("check-store", table, measured_on)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=int, default=100)
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--store", type=int, default=2000, help="sessions in the timed store (0: no timing)")
+    parser.add_argument("--db", help="time check on this existing store (read only) instead")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--audit", action="store_true", help="--db: time export --audit and --verify-audit too")
+    parser.add_argument("--write-docs", action="store_true", help="--db: write the table into docs/benchmarks.md")
     args = parser.parse_args()
+    if args.db:
+        on_store(args.db, args.runs, args.audit, args.write_docs)
+        return
     false_failures(args.datasets, args.sessions, args.workers)
     if args.store:
         timing(args.store)

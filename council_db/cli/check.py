@@ -97,7 +97,7 @@ def command(
                                          reviewer=reviewer, model=model, config_version=config_version,
                                          category=category, dimension=dimension)
     made = report_for_window(state(ctx).database(read_only=True), window, filters, seed=seed,
-                             sample_sessions=sample_sessions)
+                             sample_sessions=sample_sessions, for_rules=True)
     if made.report.window.sessions == 0:
         raise UsageError(made.empty_window_hint or "no session in this window: the database holds none")
     outcomes = verdicts.judge(made.report, rules)

@@ -31,10 +31,26 @@ def command(
                                                                       "other id has).")] = None,
     min_consent: Annotated[int, typer.Option(
         min=0, max=4, help="Only records with at least this consent level (2+ may leave the machine).")] = 0,
+    audit: Annotated[Optional[str], typer.Option(
+        "--audit", metavar="FILE.zip", help="Write an audit bundle of the window's bias report instead of records "
+        "(docs/audit.md); takes --since, --until, --reviewer, --model and --as-of.")] = None,
+    as_of: Annotated[Optional[str], typer.Option(
+        "--as-of", metavar="TIME", help="--audit: the time the bundle's report is pinned to (default now).")] = None,
+    verify_audit: Annotated[Optional[str], typer.Option(
+        "--verify-audit", metavar="BUNDLE", help="Rebuild a bundle's fingerprint and report from the database: "
+                                                 "exit 0 when both still match, 1 when not.")] = None,
 ) -> None:
     """Export stored records as llm-council JSONL, JSON or CSV.
 
-    import -> export -> import gives the same rows, field for field."""
+    import -> export -> import gives the same rows, field for field. With --audit, a zip of the
+    window's bias report, its data's fingerprint and how to reproduce it; --verify-audit checks one."""
+    if audit is not None or verify_audit is not None or as_of is not None:
+        from council_db.cli.audit import audit_command
+
+        audit_command(ctx, audit, verify_audit, dict(as_of=as_of, since=since, until=until, reviewer=reviewer,
+                                                     model=model), dict(
+            session=session, min_consent=min_consent or None, output=output, format=fmt or as_json or nl or as_csv))
+        return
     from council_db.contract.fields import LineError
     from council_db.outlets.export import ExportFilter, write
     from council_db.store.session_ids import full_id

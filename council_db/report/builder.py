@@ -81,14 +81,16 @@ def _clean(value) -> float | None:
 def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = None, seed: int = 0,
           resamples: int = BOOTSTRAP_RESAMPLES, totals: WindowTotals | None = None,
           window_sessions: int | None = None, requested: Requested | None = None,
-          with_reference: ScoreData | None = None) -> BiasReport:
+          with_reference: ScoreData | None = None, for_rules: bool = False) -> BiasReport:
     """The report for these scores. ``seed`` fixes the session resampling, so the same data
     gives the same numbers. When ``data`` is a sample of a larger window (``window_sessions``
     sessions), ``totals`` (whole-window sums) give the counts and length correlations.
     ``requested`` (``Window.requested()``) is the span the window asked for, which the report
     states beside the span its sessions fill. ``with_reference`` is ``data`` with its human
     raters' and gold labels' scores too (``data`` holds the judges' only): the section "Against
-    the reference"."""
+    the reference". ``for_rules`` (council-db check) leaves out what neither a flag nor a rule
+    reads: the agreement between reviewers (alpha), drawn last so that no other figure's
+    resampling depends on whether it was."""
     tier = stats.confidence_tier(totals.sessions if totals else data.n_sessions)
     context = _Context(data, tier, np.random.default_rng(seed))
     warnings = _data_warnings(data, totals)
@@ -113,9 +115,9 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
             position=position_section.position(data, fit, context.metric, context.joint, warnings),
             length=_length(context, fit, resamples, totals),
             self_preference=context.joint(fit.self_preference, data.self_review),
-            agreement=_agreement(context, resamples),
         )
         sections = report_sections.compute(data, fit, context.metric, context.rng, resamples)
+        parts["agreement"] = None if for_rules else _agreement(context, resamples)
     report = BiasReport(generated_at=datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                         window=window, confidence=tier, excluded=dict(totals.excluded if totals else data.excluded),
                         flags=[], warnings=warnings, **parts)
@@ -129,7 +131,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     position_section.note_disagreement(report)
     sections.fill(report)
     _classify(report)
-    report.warnings.extend(_missing_metric_warnings(report))
+    report.warnings.extend(_missing_metric_warnings(report, for_rules))
     return report
 
 
@@ -159,15 +161,15 @@ def _agreement(context: _Context, resamples: int) -> AgreementMetric | None:
     return context.metric(found.alpha, found.values, found.alpha.n_sessions, cls=AgreementMetric, units=found.units)
 
 
-def _missing_metric_warnings(report: BiasReport) -> list[str]:
-    """Why a metric the joint model does not explain is null."""
+def _missing_metric_warnings(report: BiasReport, for_rules: bool) -> list[str]:
+    """Why a metric the joint model does not explain is null (not one ``for_rules`` left out)."""
     if report.confidence == "insufficient":
         return []
     out = []
-    if report.agreement is None:
+    if report.agreement is None and not for_rules:
         out.append("agreement is null: it needs answers scored by at least two reviewers (one reviewer "
                    "scoring an answer again is self-consistency, not agreement)")
-    if report.length is not None and report.length.headline is None:
+    if report.length is not None and report.length.headline is None and not for_rules:
         out.append("the within-session length correlation is null: it needs sessions with at least two "
                    "answers of different lengths and scores")
     return out
@@ -248,21 +250,24 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         naive = naive_pooled_r(data)
         sized = known_lengths(data)
         n_answers, n_sessions, n_records = len(answers.session), len(np.unique(data.session[sized])), int(sized.sum())
+    elif totals.within is None:  # the counts alone (check's): no correlation summed, none stated
+        meta = headline = naive = None
+        n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
     else:  # a window too large to read record by record: per-session sums over all of it
         meta = meta_analysis_from_sums(totals.fisher, totals.random_sums)
         headline = within_session_correlation_from_sums(totals.within)
         naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sized_sessions)
         n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
     heterogeneity = None
-    if meta.k:
+    if meta is not None and meta.k:
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
                                       sessions_used=meta.k, sessions_dropped=meta.dropped)
     length = Length(
-        headline=context.metric(headline, n_answers, headline.n_sessions),  # sessions with >= 2 answers
-        headline_method=headline.method or None,
+        headline=headline and context.metric(headline, n_answers, headline.n_sessions),  # sessions with >= 2 answers
+        headline_method=(headline and headline.method) or None,
         naive_pooled_r=context.metric(naive, n_records, n_sessions),
-        fixed_effect_r=context.metric(meta.fixed, n_answers, meta.k),
-        random_effects_r=context.metric(meta.random, n_answers, meta.k),
+        fixed_effect_r=meta and context.metric(meta.fixed, n_answers, meta.k),
+        random_effects_r=meta and context.metric(meta.random, n_answers, meta.k),
         heterogeneity=heterogeneity,
         adjusted_effect=context.joint(fit.length_per_sd),
         adjusted_effect_per_log_length=context.joint(fit.length_per_log),

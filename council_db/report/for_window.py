@@ -40,11 +40,14 @@ def _same_sessions(with_reference: ScoreData | None, data: ScoreData) -> ScoreDa
 
 
 def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, seed: int = 0,
-                      sample_sessions: int | None = None, exclude_anomalies: bool = False) -> WindowReport:
+                      sample_sessions: int | None = None, exclude_anomalies: bool = False,
+                      for_rules: bool = False) -> WindowReport:
     """The report of ``window``. ``filters`` is what the report says it was asked for; above
     ``sample_sessions`` sessions (None: analysis.loading.window's default; 0: never) the record-level
     analyses read a sample; with ``exclude_anomalies`` the sessions council-db anomalies flags
-    are left out (and counted in the filters)."""
+    are left out (and counted in the filters). ``for_rules`` (council-db check) leaves out what
+    only a reader of the report sees: the version-drift warnings, a large window's length
+    correlations (the whole-window sums of the counts alone), and builder.build's for_rules part."""
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
 
     from council_db.analysis.loading.window import SAMPLE_SESSIONS, load_for_report
@@ -53,7 +56,8 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
         # The window's queries run (the database releases the GIL) while the analyses load:
         # over a million sessions each takes about a second.
         loading = pool.submit(load_for_report, db, window,
-                              SAMPLE_SESSIONS if sample_sessions is None else sample_sessions)
+                              SAMPLE_SESSIONS if sample_sessions is None else sample_sessions,
+                              correlations=not for_rules)
         from council_db.analysis.drift import version_drift
         from council_db.analysis.sessions import anomalies
         from council_db.report.builder import build
@@ -61,7 +65,7 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
     data, totals = loaded.data, loaded.totals
     if window.dimension is not None:  # what the report analysed: said with its window, in every format
         filters = {**filters, "dimension": window.dimension}
-    versions = version_drift.load_config_versions(db, data)
+    versions = None if for_rules else version_drift.load_config_versions(db, data)
     dropped = []
     if exclude_anomalies:
         data, dropped = anomalies.exclude(data)
@@ -69,8 +73,9 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
         totals = None  # whole-window sums would still hold the excluded sessions
     result = build(data, as_of=window.as_of, filters=filters, seed=seed, totals=totals,
                    window_sessions=loaded.window_sessions, requested=window.requested(),
-                   with_reference=_same_sessions(loaded.with_reference, data))
-    result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
+                   with_reference=_same_sessions(loaded.with_reference, data), for_rules=for_rules)
+    if versions is not None:
+        result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
     if exclude_anomalies:
         result.warnings.insert(0, anomalies.excluded_note(dropped))
     hint = None

@@ -47,6 +47,15 @@ class Reader:
         (row,) = self.rows(sql, params)
         return row[0]
 
+    def chunks(self, sql: str, params: dict[str, Any] | None, size: int) -> Iterator[Sequence[Sequence[Any]]]:
+        """The query's rows, ``size`` at a time: for a result too large to hold at once."""
+        cursor = self._stream(sql, params)
+        while rows := cursor.fetchmany(size):
+            yield rows
+
+    def _stream(self, sql: str, params: dict[str, Any] | None) -> Any:
+        return self._run(sql, params)
+
 
 class EngineReader(Reader):
     def __init__(self, connection: Connection):
@@ -65,6 +74,14 @@ class EngineReader(Reader):
 
     def mapping(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return dict(self._run(sql, params).one()._mapping)
+
+    def _stream(self, sql: str, params: dict[str, Any] | None):
+        """A server-side cursor on PostgreSQL: its driver would otherwise fetch every row at once."""
+        self.connection.execution_options(stream_results=True)
+        try:
+            return self._run(sql, params)
+        finally:
+            self.connection.execution_options(stream_results=False)
 
 
 class SqliteReader(Reader):

@@ -156,11 +156,13 @@ class WindowData:
         return cls(judges, window_sessions, totals, None if judges is data else data)
 
 
-def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS) -> WindowData:
+def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS, *,
+                    correlations: bool = True) -> WindowData:
     """The window's scores; above ``sample_sessions`` sessions (0 = never), the record-level
     analyses get a sample of about that many of the window's sessions (see ``sample_query``),
-    and counts and length correlations come from per-session totals over all of it."""
-    loaded = _load_for_report(db, window, sample_sessions)
+    and counts and length correlations (without ``correlations``: the counts alone) come from
+    per-session totals over all of it."""
+    loaded = _load_for_report(db, window, sample_sessions, correlations)
     left_out = _unreadable(db)
     loaded.data.excluded.update(left_out)
     if loaded.totals is not None:
@@ -199,7 +201,7 @@ def _every_kind(db: Database, sessions_sql: str, params: dict[str, Any], window:
                                     dimension=window.dimension))
 
 
-def _load_for_report(db: Database, window: Window, sample_sessions: int) -> WindowData:
+def _load_for_report(db: Database, window: Window, sample_sessions: int, correlations: bool) -> WindowData:
     small = window.sessions is not None and window.sessions <= sample_sessions  # never needs a sample
     # The whole-window sums add every reviewer's scores: with human raters or gold labels among
     # them they would mix the reference into the judges' figures, so the sample serves alone. They
@@ -210,7 +212,7 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int) -> Wind
     # count, the choice of the sample and the sample's records run meanwhile, each on its own
     # connection (the database releases the GIL while a query runs).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"))
+        pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"), correlations=correlations)
         in_window, chosen = _sample(db, window, sample_sessions)
         if chosen is None:
             return WindowData.of(_every_kind(db, *window.session_query(), window))

@@ -39,10 +39,11 @@ class WindowTotals:
     end_us: int | None
     scale: str
     excluded: dict[str, int]
-    pooled: PooledSums
-    within: WithinSums
-    fisher: FisherZSums
-    random_sums: RandomSums = field(repr=False)
+    # the length correlations' sums; None where only the counts were summed (load_totals)
+    pooled: PooledSums | None
+    within: WithinSums | None
+    fisher: FisherZSums | None
+    random_sums: RandomSums | None = field(repr=False)
 
 
 def id_ranges(first_id: int | None, last_id: int | None, parts: int) -> list[tuple[int, int]]:
@@ -53,10 +54,9 @@ def id_ranges(first_id: int | None, last_id: int | None, parts: int) -> list[tup
     return [(start, min(start + size - 1, last_id)) for start in range(first_id, last_id + 1, size)]
 
 
-def _part_sums(db: Database, prefix: str, params: dict[str, Any], scale_ids: list[int],
+def _part_sums(db: Database, sums: str, params: dict[str, Any], scale_ids: list[int],
                ids: tuple[int, int]) -> dict[int, dict[str, Any]]:
-    """The sums of sql/report_session_sums.sql per scale, over the window's sessions with ids in ``ids``."""
-    sums = prefix + read_sql("report_session_sums")
+    """The ``sums`` (sql/report_session_sums.sql) per scale, over the window's sessions with ids in ``ids``."""
     with db.reading() as reader:
         return {scale_id: reader.mapping(sums, {**params, "scale_id": scale_id, "first_id": ids[0], "last_id": ids[1]})
                 for scale_id in scale_ids}
@@ -73,10 +73,14 @@ def _added(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {column: combine(column, [part[column] for part in parts]) for column in parts[0]}
 
 
-def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> WindowTotals | None:
+def load_totals(db: Database, sessions_sql: str, params: dict[str, Any], *,
+                correlations: bool = True) -> WindowTotals | None:
     """The totals of the sessions ``sessions_sql`` selects (their id and ts_us); None when
-    the window has no usable score."""
+    the window has no usable score. Without ``correlations``, the counts alone: council-db
+    check reads no length correlation, and their sums took half of this pass at 1M sessions."""
     prefix = f"WITH report_window AS ({sessions_sql}) "
+    sums = prefix + read_sql("report_session_sums").format(
+        correlation_sums=read_sql("report_correlation_sums") if correlations else "")
     with db.reading() as reader:
         scales = reader.rows("SELECT id, name FROM scales ORDER BY id")
         # Two subqueries: SQLite reads MIN or MAX of a key from one end of its index, but
@@ -84,7 +88,7 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> Wind
         first_id, last_id = reader.rows("SELECT (SELECT MIN(id) FROM sessions), (SELECT MAX(id) FROM sessions)")[0]
     parts = id_ranges(first_id, last_id, PARTS)
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-        summed = list(pool.map(lambda ids: _part_sums(db, prefix, params, [i for i, _ in scales], ids), parts))
+        summed = list(pool.map(lambda ids: _part_sums(db, sums, params, [i for i, _ in scales], ids), parts))
     rows = {name: {**_added([part[scale_id] for part in summed]), "scale_id": scale_id} for scale_id, name in scales}
     usable = {name: row for name, row in rows.items() if row["usable"]}
     if not usable:
@@ -104,11 +108,15 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any]) -> Wind
     def number(column: str) -> float:
         return float(main[column] or 0.0)
 
-    return WindowTotals(  # int() and float(): PostgreSQL sums come back as Decimal
+    counts = dict(  # int() and float(): PostgreSQL sums come back as Decimal
         sessions=int(main["sessions"]), records=int(main["usable"]), known_lengths=int(main["known_lengths"]),
         sized_sessions=int(main["sized_sessions"]), answers=int(main["answers"]),
         undated=int(main["undated"]), start_us=main["start_us"], end_us=main["end_us"], scale=scale,
-        excluded={reason: count for reason, count in excluded.items() if count},
+        excluded={reason: count for reason, count in excluded.items() if count})
+    if not correlations:
+        return WindowTotals(**counts, pooled=None, within=None, fisher=None, random_sums=None)
+    return WindowTotals(
+        **counts,
         pooled=PooledSums.from_raw(int(main["known_lengths"]), *map(number, ("sx", "sy", "sxx", "syy", "sxy"))),
         within=WithinSums(int(main["g"]), *map(number, (
             "w_sxy", "w_sxx", "w_syy", "w_sxy_sxy", "w_sxx_sxx", "w_syy_syy", "w_sxx_syy", "w_sxy_sxx", "w_sxy_syy"))),

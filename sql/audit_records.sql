@@ -2,7 +2,8 @@
 -- report_window (a CTE the caller puts in front) by the reviewers and of the models the report
 -- reads (the reviewers and models parameters as in report_records.sql), excluded ones too, with
 -- each stored column as a number (NULL as -1) and the import that stored it (its session's before
--- revision 0013). In the scores table's own key order, so nothing is sorted: the digest is this
+-- revision 0013); with every_import false, only what imports started at or before imported_by stored
+-- (report_records.sql: --as-of). In the scores table's own key order, so nothing is sorted: the digest is this
 -- database's, compared with itself later (verify), not with another store's ids.
 SELECT
     sc.session_id,
@@ -24,4 +25,6 @@ JOIN scores AS sc ON sc.session_id = s.id
 WHERE (:all_reviewers OR sc.reviewer_id IN (SELECT m.id FROM models AS m WHERE m.name IN :reviewers OR m.model_of IN
                                                 (SELECT b.id FROM models AS b WHERE b.name IN :reviewers)))
   AND (:all_models OR sc.model_id IN (SELECT m.id FROM models AS m WHERE m.name IN :models))
+  AND (:every_import OR sc.import_id IS NULL OR sc.import_id IN (SELECT i.id FROM imports AS i
+                                                                  WHERE i.started_at <= :imported_by))
 ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position

@@ -12,6 +12,9 @@
 -- unless all_reviewers / all_models is true; a reviewer named by its model keeps each of its
 -- identities too (revision 0016: models.model_of). min_consent keeps the records whose own consent
 -- level (their envelope's, where it differs from the session's) is at least that; 1 keeps all.
+-- every_import false keeps only the records stored by imports started at or before imported_by
+-- (--as-of: a later judge file adding records to these sessions is left out; a record's import_id is
+-- NULL where it came with its session, which the window already judged).
 -- A stored time outside min_us..max_us (years 0001-9999 UTC) cannot be read: it comes as -1.
 -- The order is total and set by the records, never by row ids (which depend on the order
 -- they were imported in): sessions by time, then key; a session's scores by position here,
@@ -36,4 +39,6 @@ WHERE (:all_reviewers OR sc.reviewer_id IN (SELECT m.id FROM models AS m WHERE m
   AND (:all_models OR sc.model_id IN (SELECT m.id FROM models AS m WHERE m.name IN :models))
   AND (:min_consent <= 1 OR COALESCE((SELECT e.consent_level FROM record_envelopes AS e WHERE e.id = sc.envelope_id),
                                      s.consent_level) >= :min_consent)
+  AND (:every_import OR sc.import_id IS NULL OR sc.import_id IN (SELECT i.id FROM imports AS i
+                                                                  WHERE i.started_at <= :imported_by))
 ORDER BY CASE WHEN s.ts_us IS NULL THEN 1 ELSE 0 END, s.ts_us, s.session_key, sc.position

@@ -61,7 +61,8 @@ def _contents(db: Database, options: dict[str, Any], window_of: WindowOf) -> tup
     window, filters = window_of(options)
     made = report_for_window(db, window, filters, seed=SEED)
     sessions_sql, params = window.session_query()
-    found, revision = fingerprint(db, sessions_sql, params, reviewers=window.reviewers, models=window.models)
+    found, revision = fingerprint(db, sessions_sql, params, reviewers=window.reviewers, models=window.models,
+                                  imported_by=window.imported_by())
     return contract.to_json(made.report), made, dict(schema_revision=revision, fingerprint=found.as_dict())
 
 

@@ -55,12 +55,14 @@ def schema_revision(reader: Reader) -> str | None:
 
 
 def fingerprint(db: Database, sessions_sql: str, params: dict[str, Any], *, reviewers: list[str] = (),
-                models: list[str] = ()) -> tuple[Fingerprint, str | None]:
+                models: list[str] = (), imported_by: datetime | None = None) -> tuple[Fingerprint, str | None]:
     """The fingerprint of the records of the sessions ``sessions_sql`` selects (by these reviewers,
-    of these models, when named), and the schema revision, in one read transaction. Only the
-    names and imports the records refer to count: data imported later leaves it as it was."""
+    of these models, when named; stored by imports started by ``imported_by``, when given), and
+    the schema revision, in one read transaction. Only the names and imports the records refer
+    to count: data imported later leaves it as it was."""
     window = f"WITH report_window AS ({sessions_sql}) "
-    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models))
+    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
+                   every_import=imported_by is None, imported_by=imported_by)
     digest = hashlib.sha256()
     with db.reading() as reader:
         sessions = 0

@@ -16,6 +16,7 @@ import pytest
 from council_db import __version__
 from council_db.errors import UsageError
 from council_db.store.migrate import HEAD
+from tests import realdata
 from tests.conftest import Cli, both_backends, run_module, scalar, simulated, write_jsonl
 
 
@@ -94,6 +95,24 @@ def test_reproduces_after_more_data_is_imported(stored, tmp_path):
     now = stored(*audit["reproduce"].split()[1:])
     assert _without_time(now.stdout) == _without_time(_files(bundle)["report.json"])
     assert "--since 2026-09-15" in audit["reproduce"]
+
+
+def test_verifies_after_a_later_import_added_records_to_the_bundles_sessions(cli, tmp_path):
+    """FastChat grades each model on the same questions (sessions q81/t1, ...): a later file of
+    another model's gradings adds records to the bundle's sessions, which its --as-of leaves out."""
+    lines = realdata.MT_BENCH_JUDGMENTS.read_text(encoding="utf-8").splitlines(keepends=True)
+    first, later = tmp_path / "first.jsonl", tmp_path / "later.jsonl"
+    first.write_text("".join(line for line in lines if json.loads(line)["model"] != "mistral-orpo-mix"))
+    later.write_text("".join(line for line in lines if json.loads(line)["model"] == "mistral-orpo-mix"))
+    assert cli(*realdata.mt_bench_import(first)).exit_code == 0
+    bundle = tmp_path / "audit.zip"
+    assert cli("export", "--audit", str(bundle)).exit_code == 0
+    assert cli(*realdata.mt_bench_import(later)).exit_code == 0
+
+    verified = cli("export", "--verify-audit", str(bundle))
+    assert verified.exit_code == 0, verified.output
+    audit = json.loads(_files(bundle)["audit.json"])
+    assert _without_time(cli(*audit["reproduce"].split()[1:]).stdout) == _without_time(_files(bundle)["report.json"])
 
 
 @pytest.mark.parametrize("tamper", ["UPDATE scores SET score_value = score_value + 1 WHERE session_id = "

@@ -9,6 +9,7 @@ import pytest
 
 from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
+from tests import realdata
 from tests.conftest import BACKENDS, both_backends, same_numbers, session, simulated
 from tests.conftest import write_jsonl as write_lines
 
@@ -209,6 +210,31 @@ def test_as_of_reproduces_a_report_after_more_data_arrived(tmp_path, db_url):
     again = report_json(db, "--as-of", moment)
     assert again["window"]["sessions"] == 40
     assert again["reviewers"] == before["reviewers"] and again["length"] == before["length"]
+
+
+@both_backends
+def test_as_of_leaves_out_records_a_later_import_added_to_earlier_sessions(tmp_path, db_url):
+    """FastChat grades each model on the same questions: a later judgment file adds records to
+    the sessions (q81/t1, ...) an earlier one made, and --as-of must leave them out too."""
+    from datetime import datetime, timezone
+
+    lines = realdata.MT_BENCH_JUDGMENTS.read_text(encoding="utf-8").splitlines(keepends=True)
+    first, later = tmp_path / "first.jsonl", tmp_path / "later.jsonl"
+    first.write_text("".join(line for line in lines if json.loads(line)["model"] != "mistral-orpo-mix"))
+    later.write_text("".join(line for line in lines if json.loads(line)["model"] == "mistral-orpo-mix"))
+    run("--db", db_url, *realdata.mt_bench_import(first))
+    before = report_json(db_url)
+    moment = datetime.now(timezone.utc).isoformat()
+    run("--db", db_url, *realdata.mt_bench_import(later))
+    grown = report_json(db_url)
+    assert grown["window"]["sessions"] == before["window"]["sessions"]  # the same questions, more records
+    assert grown["window"]["records"] == before["window"]["records"] + 160
+    again = report_json(db_url, "--as-of", moment)
+    asked = {"as_of", "requested", "requested_end"}  # what the window asked, not what it found
+    assert {k: v for k, v in again["window"].items() if k not in asked} == \
+        {k: v for k, v in before["window"].items() if k not in asked}
+    for part in ("reviewers", "length", "flags"):
+        assert again[part] == before[part], part
 
 
 def test_a_reviewer_filter_keeps_only_that_reviewers_scores(simulated_db):

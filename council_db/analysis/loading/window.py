@@ -79,6 +79,13 @@ class Window:
             return timestamp_us(self.as_of)
         return self.made_us
 
+    def imported_by(self) -> datetime | None:
+        """With --as-of, the time an import must have started by for what it stored to count
+        (naive UTC, as the imports table keeps it); None: every import counts."""
+        if not self.as_of:
+            return None
+        return (EPOCH + timedelta(microseconds=self.as_of_us())).replace(tzinfo=None)
+
     def _days_from_us(self, as_of_us: int) -> int:
         """Where --days starts (exclusive): as_of minus the days, or just before year 1 for more."""
         span_us = min(self.days * DAY_US, as_of_us - MIN_US + 1)  # more days than since year 1: all
@@ -115,7 +122,7 @@ class Window:
             if self.as_of:  # data imported after the as-of time is not part of the report
                 clauses.append("(s.import_id IS NULL OR s.import_id IN "
                                "(SELECT id FROM imports WHERE started_at <= :as_of_time))")
-                params["as_of_time"] = (EPOCH + timedelta(microseconds=params["as_of"])).replace(tzinfo=None)
+                params["as_of_time"] = self.imported_by()
         if self.days is not None:
             clauses.append("s.ts_us > :from_us")
             params["from_us"] = self._days_from_us(params["as_of"])
@@ -198,7 +205,7 @@ def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
 def _every_kind(db: Database, sessions_sql: str, params: dict[str, Any], window: Window) -> ScoreData:
     """The scores of every reviewer, judge or reference, of these sessions."""
     return score_data(fetch_records(db, sessions_sql, params, reviewers=window.reviewers, models=window.models,
-                                    dimension=window.dimension))
+                                    dimension=window.dimension, imported_by=window.imported_by()))
 
 
 def _load_for_report(db: Database, window: Window, sample_sessions: int, correlations: bool) -> WindowData:
@@ -206,7 +213,8 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int, correla
     # The whole-window sums add every reviewer's scores: with human raters or gold labels among
     # them they would mix the reference into the judges' figures, so the sample serves alone. They
     # sum the overall scores: a dimension's window is read from its records alone.
-    if window.reviewers or window.models or window.dimension or not sample_sessions or small or _has_reference(db):
+    if (window.reviewers or window.models or window.dimension or not sample_sessions or small or _has_reference(db)
+            or _added_later(db, window)):
         return _sampled(db, window, sample_sessions)
     # The totals' pass over the whole window is the longest query, so it starts first; the
     # count, the choice of the sample and the sample's records run meanwhile, each on its own
@@ -216,9 +224,25 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int, correla
         in_window, chosen = _sample(db, window, sample_sessions)
         if chosen is None:
             return WindowData.of(_every_kind(db, *window.session_query(), window))
-        records = fetch_records(db, _ids_sql(chosen), {})
+        records = fetch_records(db, _ids_sql(chosen), {}, imported_by=window.imported_by())
         totals = pending.result()
     return WindowData.of(score_data(records, scale=totals.scale if totals else None), in_window, totals)
+
+
+def _added_later(db: Database, window: Window) -> bool:
+    """Whether an import started after --as-of added records to the window's sessions (a judge
+    file of another model graded on the same questions): the per-session sums hold them, so
+    such a window is read from its records alone, which leave them out. Only then is the scan
+    of the scores paid (seconds at a million sessions)."""
+    if not window.as_of:
+        return False
+    sessions_sql, params = window.session_query()
+    later = "SELECT i.id FROM imports AS i WHERE i.started_at > :as_of_time"
+    with db.reading() as reader:
+        if not reader.scalar(f"SELECT COUNT(*) FROM ({later}) AS later", params):
+            return False
+        return bool(reader.scalar(f"SELECT COUNT(*) FROM (SELECT 1 FROM scores AS sc WHERE sc.import_id IN ({later}) "
+                                  f"AND sc.session_id IN ({sessions_sql}) LIMIT 1) AS found", params))
 
 
 def _has_reference(db: Database) -> bool:
@@ -270,7 +294,7 @@ def load(db: Database, window: Window) -> ScoreData:
     reason."""
     sessions_sql, params = window.session_query()
     data = load_sessions(db, sessions_sql, params, reviewers=window.reviewers, models=window.models,
-                         dimension=window.dimension)
+                         dimension=window.dimension, imported_by=window.imported_by())
     data.excluded.update(_unreadable(db))
     return data
 
@@ -295,8 +319,11 @@ def unreadable_warnings(excluded: dict[str, int]) -> list[str]:
 
 
 def load_sessions(db: Database, sessions_sql: str, params: dict[str, Any], *, reviewers: list[str] = (),
-                  models: list[str] = (), min_consent: int = 1, dimension: str | None = None) -> ScoreData:
+                  models: list[str] = (), min_consent: int = 1, dimension: str | None = None,
+                  imported_by: datetime | None = None) -> ScoreData:
     """The judges' scores of the sessions ``sessions_sql`` selects (their ids), on the scale most
-    of them are on (with ``dimension``, that rubric dimension's)."""
+    of them are on (with ``dimension``, that rubric dimension's; with ``imported_by``, only what
+    imports started by then stored)."""
     return judges_only(score_data(fetch_records(db, sessions_sql, params, reviewers=reviewers, models=models,
-                                                min_consent=min_consent, dimension=dimension)))
+                                                min_consent=min_consent, dimension=dimension,
+                                                imported_by=imported_by)))

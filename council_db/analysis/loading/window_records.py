@@ -10,6 +10,7 @@ and 25 ms against 40 ms for a 2,000-session window): a third of a report on a sm
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -65,14 +66,17 @@ class Records:
 
 
 def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *, reviewers: list[str] = (),
-                  models: list[str] = (), min_consent: int = 1, dimension: str | None = None) -> Records:
+                  models: list[str] = (), min_consent: int = 1, dimension: str | None = None,
+                  imported_by: datetime | None = None) -> Records:
     """The records of the sessions ``sessions_sql`` selects whose own consent level is at least
     ``min_consent`` (of these reviewers and candidates, when named), in one read transaction;
     with ``dimension``, that rubric dimension's scores in place of the overall ones
-    (analysis/loading/dimension_scores.py)."""
+    (analysis/loading/dimension_scores.py); with ``imported_by`` (--as-of), only the records
+    imports started by then stored."""
     window = f"WITH report_window AS ({sessions_sql}) "
     filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
-                   min_consent=min_consent, min_us=MIN_US, max_us=MAX_US)
+                   min_consent=min_consent, min_us=MIN_US, max_us=MAX_US, every_import=imported_by is None,
+                   imported_by=imported_by)
     with db.reading() as reader:
         styled = bool(reader.scalar(ANY_STYLE))
         scored, chosen = score_sql(reader, dimension, window, params)

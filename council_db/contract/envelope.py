@@ -4,6 +4,7 @@ because a 4x4 session repeats it 16 times."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from council_db.contract.fields import METADATA_KEYS, METADATA_MAX_CHARS, METADATA_VALUE_MAX_CHARS, LineError
 from council_db.contract.schema_versions import schema_version
-from council_db.contract.timestamps import timestamp_us
+from council_db.contract.timestamps import time_text, timestamp_us
 
 if TYPE_CHECKING:
     from council_db.contract.record import Record
@@ -43,6 +44,18 @@ class Envelope:
                   self.council_config_version, self.query_hash, self.query_metadata)
         object.__setattr__(self, "stored", stored)
         object.__setattr__(self, "digest", hashlib.sha1(repr(stored).encode()).hexdigest())
+
+    def with_time(self, ts_us: int) -> Envelope:
+        """The envelope at another time, its text in this one's form (timestamps.time_text)."""
+        return dataclasses.replace(self, timestamp=time_text(ts_us, self.timestamp), ts_us=ts_us)
+
+    def own_time(self, text: str) -> int | None:
+        """The time of ``text`` when ``with_time`` gives it back exactly (so a record with that
+        text can share this envelope and store only a number); None otherwise, and for the
+        epoch itself (0: the NULL marker of store.pg_copy). LineError as ``envelope`` raises it
+        for text that is no time."""
+        ts_us = timestamp_us(text)
+        return ts_us if ts_us and text[10:11] == self.timestamp[10:11] and time_text(ts_us, text) == text else None
 
 
 def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str | None, str | None]:

@@ -43,3 +43,10 @@ def format_us(ts_us: int | None) -> str | None:
     if ts_us is None:
         return None
     return (EPOCH + timedelta(microseconds=int(ts_us))).isoformat().replace("+00:00", "Z")
+
+
+def time_text(ts_us: int, like: str) -> str:
+    """UTC microseconds as ISO-8601 text with "+00:00", separated like ``like`` (" " as OpenAI
+    evals' str(datetime), "T" otherwise, as FastChat's isoformat()): the text of a record whose
+    own time is stored as a number beside its session's text (store.envelope_rows)."""
+    return (EPOCH + timedelta(microseconds=ts_us)).isoformat(" " if like[10:11] == " " else "T")

@@ -50,19 +50,21 @@ class Normaliser:
         self.parse = parse
         self._envelopes: dict[tuple, Envelope] = {}
         self._timeless: dict[tuple, Envelope] = {}  # by envelope_key without the time, and the time's form
+        self._sessions: set[str] = set()  # the sessions of the runs normalised so far
         self._scales: dict[str, ScoreScale] = {}
 
     def _envelope(self, record: Record, fields: tuple) -> tuple[Envelope, int]:
-        """The record's envelope, and its own time where only that sets it apart from an
-        envelope made before (ENVELOPE_TIME otherwise): a judge log gives every grading its own
-        time, and an envelope per record cost the reader 14 us a record and the writer a row."""
+        """The record's envelope, and its own time (ENVELOPE_TIME: none) where its session came
+        before and only the time sets it apart from an envelope made before: a judge log gives
+        every grading its own time, and an envelope a record cost the reader 14 us a record and
+        the writer a row. A session's first record gets its envelope, which a new session takes."""
         key = envelope_key(fields)
         found = self._envelopes.get(key)
         if found is not None:
             return found, ENVELOPE_TIME
         timeless = (fields[0][10:11] if isinstance(fields[0], str) else None, *key[1:])
         base = self._timeless.get(timeless)
-        if base is not None:
+        if base is not None and record.session_id in self._sessions:
             own = base.own_time(fields[0])
             if own is not None:
                 return base, own
@@ -72,6 +74,11 @@ class Normaliser:
         found = self._envelopes[key] = envelope(record)
         self._timeless.setdefault(timeless, found)
         return found, ENVELOPE_TIME
+
+    def _seen(self, session: str) -> None:
+        if len(self._sessions) > CACHE_LIMIT:
+            self._sessions.clear()
+        self._sessions.add(session)
 
     def _scale(self, name: str) -> ScoreScale:
         found = self._scales.get(name)
@@ -102,6 +109,7 @@ class Normaliser:
         for start, end in zip(starts, starts[1:]):
             try:
                 env, time = self._envelope(records[start], keys[start][:-1])
+                self._seen(records[start].session_id)
                 scale = self._scale(keys[start][-1])
             except LineError as error:
                 out.rejected += [reject(number, error, batch.lines[number - batch.first_line])

@@ -4,6 +4,7 @@ time), as a ``record_envelopes`` row named by its digest (contract.envelope)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -45,12 +46,13 @@ def own_envelopes(batch: ScoreBatch, stored: list[tuple],
     pair = inverse.ravel()
     needed: list[Envelope | None] = []  # per pair: the envelope its rows need a row of; None: none
     pair_time, timed = [], []  # per pair: its rows' time (0: the session's); whether a time is all that may differ
-    for session, code in zip(batch.session[first_rows].tolist(), batch.envelope[first_rows].tolist()):
+    plain = _plain_pairs(batch, pair, len(first_rows))
+    for session, code, its_own in zip(batch.session[first_rows].tolist(), batch.envelope[first_rows].tolist(), plain):
         envelope, session_envelope = batch.envelopes[code], stored[session]
         same_rest, same_text = envelope.stored[1:] == session_envelope[1:], envelope.stored[0] == session_envelope[0]
         timed.append(same_rest and envelope.timestamp[10:11] == session_envelope[0][10:11])
-        time = envelope.own_time(envelope.timestamp) if timed[-1] and not same_text else None
-        needed.append(None if same_rest and (same_text or time is not None) else envelope)
+        time = envelope.own_time(envelope.timestamp) if its_own and timed[-1] and not same_text else None
+        needed.append(None if same_rest and (same_text or time is not None) or not its_own else envelope)
         pair_time.append(time or 0)
     needs = np.array([envelope is not None for envelope in needed], dtype=bool)[pair]
     times = np.array(pair_time, dtype=np.int64)[pair]
@@ -71,6 +73,14 @@ def own_envelopes(batch: ScoreBatch, stored: list[tuple],
     return own.envelopes, row_own if own.envelopes else None, times if times.any() else None
 
 
+def _plain_pairs(batch: ScoreBatch, pair: np.ndarray, pairs: int) -> list[bool]:
+    """Per pair: whether any of its rows takes its time from the envelope (batch.times): only
+    those need the envelope's own time (a judge log's rows each have theirs)."""
+    if batch.times is None:
+        return [True] * pairs
+    return np.isin(np.arange(pairs), pair[batch.times == ENVELOPE_TIME]).tolist()
+
+
 class _Distinct:
     """Envelopes numbered by their stored columns, each once."""
 
@@ -87,5 +97,11 @@ class _Distinct:
 
 def _canonical(stored: list[tuple], session_times: list[int | None]) -> np.ndarray:
     """Per session: its time where its text is that time's own form (Envelope.with_time), else 0."""
-    return np.array([time if time and time_text(time, envelope[0]) == envelope[0] else 0
-                     for envelope, time in zip(stored, session_times)], dtype=np.int64)
+    return np.array([_canonical_time(envelope[0], time) for envelope, time in zip(stored, session_times)],
+                    dtype=np.int64)
+
+
+@lru_cache(maxsize=1 << 17)
+def _canonical_time(text: str, time: int | None) -> int:
+    """Cached: a judge log's sessions gain records in batch after batch (a run of OpenAI evals each)."""
+    return time if time and time_text(time, text) == text else 0

@@ -28,10 +28,12 @@ PAIR = DATA / "fastchat-pair" / "mt_bench" / "model_judgment" / "gpt-4_pair.json
 CASES = {
     "fastchat-single": (FormatOptions("fastchat-single", answers=realdata.MT_BENCH_ANSWERS),
                         "9c44da6c798488d094dc3364277ac54f8532518693c18709b8a69ab094ad08d3", 800),
-    "fastchat-pair": (FormatOptions("fastchat-pair"), "08dd3d69c4d5e902d315ec22c6edc7b28ee31df10c74fda2c015e0194aeda361", 54),
+    "fastchat-pair": (FormatOptions("fastchat-pair"),
+                      "08dd3d69c4d5e902d315ec22c6edc7b28ee31df10c74fda2c015e0194aeda361", 54),
     "fastchat-review": (FormatOptions("fastchat-review", answers=realdata.FASTCHAT_ANSWERS),
                         "a9134722e0149e4125aa64970594758eedb90b52b72aa7bd9ef7d4f52bda069a", 160),
-    "openai-evals": (FormatOptions("openai-evals"), "04f7a9b9631a8553c68f3bec682f4a1b5ca3ab3eb982557694306bae49c5e393", 6),
+    "openai-evals": (FormatOptions("openai-evals"),
+                     "04f7a9b9631a8553c68f3bec682f4a1b5ca3ab3eb982557694306bae49c5e393", 6),
     "llm-council": (FormatOptions(), "1d8fafe1e5e9fa7df7328d795f996c09dc703aa4f4a2c57469a4a4479acac298", 4800),
 }
 

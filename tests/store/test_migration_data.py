@@ -254,7 +254,8 @@ def own_time_as_envelope(at_head: dict[str, set[tuple]], older: dict[str, set[tu
     timed = {row for row in at_head["scores"] if dict(row)["ts_us"] is not None}
     moved = {tuple(("envelope_id", envelope["id"]) if name == "envelope_id" else (name, value) for name, value in row)
              for row in timed}
-    return {**at_head, "record_envelopes": at_head["record_envelopes"] | made, "scores": at_head["scores"] - timed | moved}
+    return {**at_head, "record_envelopes": at_head["record_envelopes"] | made,
+            "scores": at_head["scores"] - timed | moved}
 
 
 @pytest.mark.parametrize("args", [("import", "IN"), ("export",), ("bias-report",), ("sessions",), ("stats",),

@@ -21,7 +21,8 @@ SELECT
     CASE WHEN e.id IS NULL THEN s.query_metadata ELSE e.query_metadata END AS query_metadata,
     st.response_tokens, st.markdown_headers, st.markdown_lists, st.markdown_bold,
     reviewer.prompt AS reviewer_prompt, reviewer.temperature AS reviewer_temperature, reviewer.seed AS reviewer_seed,
-    sc.session_id AS key_session, sc.reviewer_id AS key_reviewer, sc.model_id AS key_model
+    sc.session_id AS key_session, sc.reviewer_id AS key_reviewer, sc.model_id AS key_model,
+    sc.ts_us AS own_ts_us  -- the record's own time, in its timestamp's form (revision 0018)
 FROM scores AS sc
 JOIN sessions AS s ON s.id = sc.session_id
 JOIN models AS reviewer ON reviewer.id = sc.reviewer_id

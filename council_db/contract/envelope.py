@@ -7,12 +7,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from council_db.contract.fields import METADATA_KEYS, METADATA_MAX_CHARS, METADATA_VALUE_MAX_CHARS, LineError
 from council_db.contract.schema_versions import schema_version
-from council_db.contract.timestamps import timestamp_us
+from council_db.contract.timestamps import time_text, timestamp_us
 
 if TYPE_CHECKING:
     from council_db.contract.record import Record
@@ -34,15 +34,36 @@ class Envelope:
     length_bucket: str | None
     display_order: bool
     stored: tuple = ()  # the columns that must match for two records to share an envelope
-    digest: str = ""  # record_envelopes' key of ``stored``
 
     def __post_init__(self) -> None:
-        """``stored`` and its digest, made where the envelope is made (in the reading processes):
-        a judge log gives each record its own time, so the single writer would hash every record."""
         stored = (self.timestamp, self.consent_level, self.schema_version, self.schema_version_raw,
                   self.council_config_version, self.query_hash, self.query_metadata)
         object.__setattr__(self, "stored", stored)
-        object.__setattr__(self, "digest", hashlib.sha1(repr(stored).encode()).hexdigest())
+
+    @cached_property
+    def digest(self) -> str:
+        """record_envelopes' key of ``stored``: made only for a record that needs that row (a
+        grading's own time alone needs none: store.envelope_rows), so most envelopes never
+        hash, and none carries the hash to the writer."""
+        return hashlib.sha1(repr(self.stored).encode()).hexdigest()
+
+    def with_time(self, ts_us: int) -> Envelope:
+        """The envelope at another time, its text in this one's form (timestamps.time_text).
+        Made field by field: dataclasses.replace took three times as long (a new session's
+        envelope, in the writer)."""
+        return Envelope(time_text(ts_us, self.timestamp), ts_us, self.consent_level, self.schema_version,
+                        self.schema_version_raw, self.council_config_version, self.query_hash, self.query_metadata,
+                        self.category, self.language, self.length_bucket, self.display_order)
+
+    def own_time(self, text: str) -> int | None:
+        """The time of ``text`` when ``with_time`` gives it back exactly (so a record with that
+        text can share this envelope and store only a number); None otherwise, and for the
+        epoch itself (0: the NULL marker of store.pg_copy). LineError as ``envelope`` raises it
+        for text that is no time."""
+        if not text.endswith("+00:00") or text[10:11] != self.timestamp[10:11]:  # "Z", another zone or form
+            return None  # (looked at first: parsing such text cost a CSV of "Z" times 5 us a record)
+        ts_us = timestamp_us(text)
+        return ts_us if ts_us and time_text(ts_us, text) == text else None
 
 
 def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str | None, str | None]:

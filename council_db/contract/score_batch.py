@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 _RECORD_FIELDS = attrgetter("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
                             "score_value", "reviewer_kind", DIMENSIONS_FIELD, *STYLE_FIELDS, *PROVENANCE_FIELDS)
 UNSCORED, OUT_OF_SCALE = EXCLUSION_REASONS["unscored"][0], EXCLUSION_REASONS["out_of_scale"][0]
+ENVELOPE_TIME = np.iinfo(np.int64).min  # in ScoreBatch.times: the row's time is its envelope's
 
 
 @dataclass
@@ -59,6 +60,10 @@ class ScoreBatch:
     style: np.ndarray | None = None  # (rows, 4) float64 of STYLE_FIELDS, NaN unknown; None: no row has any
     dimensions: DimensionColumns | None = None  # the rows' named scores; None: no row has any
     identities: dict[str, Identity] = field(default_factory=dict)  # label -> identity, of reviewers with provenance
+    # per row: its own time (UTC us, its text contract.timestamps.time_text in its envelope's
+    # form) where only the time sets it apart from its envelope, else ENVELOPE_TIME; None: no
+    # row has one. A judge log's gradings each have a time: one envelope and a number each.
+    times: np.ndarray | None = None
 
     def judges(self) -> np.ndarray:
         """Per name: the index of its model's name (a reviewer with provenance is judged as its
@@ -91,9 +96,9 @@ class ScoreBatch:
 
     @classmethod
     def from_records(cls, records: Sequence[Record], envelopes: list[Envelope], envelope: Sequence[int],
-                     scales: list[ScoreScale], scale: Sequence[int]) -> ScoreBatch:
+                     scales: list[ScoreScale], scale: Sequence[int], times: np.ndarray | None = None) -> ScoreBatch:
         """Columns of validated records, given each record's envelope and scale as an index
-        into the distinct ones."""
+        into the distinct ones (and its own time: ``times``)."""
         if not records:
             return cls.empty()
         keys, reviewers, models, positions, lengths, scores, kinds, dimensions, *rest = zip(
@@ -114,7 +119,7 @@ class ScoreBatch:
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
                    named[:len(records)], named[len(records):2 * len(records)], np.array(positions, dtype=np.int32),
                    np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),
-                   given, stated, _style(styles), DimensionColumns.of(dimensions), identities)
+                   given, stated, _style(styles), DimensionColumns.of(dimensions), identities, times)
 
     @classmethod
     def concat(cls, parts: list[ScoreBatch]) -> ScoreBatch:
@@ -132,8 +137,11 @@ class ScoreBatch:
         style = None if all(part.style is None for part in parts) else np.concatenate(
             [np.full((len(part), len(STYLE_FIELDS)), np.nan) if part.style is None else part.style for part in parts])
         identities = {label: identity for part in parts for label, identity in part.identities.items()}
+        times = None if all(part.times is None for part in parts) else np.concatenate(
+            [np.full(len(part), ENVELOPE_TIME) if part.times is None else part.times for part in parts])
         return cls(session_keys, envelopes, names, scales, session[0], envelope[0], named[0], named[1],
-                   *joined[:3], scale[0], *joined[3:], kinds, style, DimensionColumns.concat(parts), identities)
+                   *joined[:3], scale[0], *joined[3:], kinds, style, DimensionColumns.concat(parts), identities,
+                   times)
 
     def state_reviewer_kind(self, kind: str) -> None:
         """``kind`` for every reviewer whose lines state none (import --reviewer-kind)."""
@@ -141,9 +149,13 @@ class ScoreBatch:
         self.reviewer_kinds = {**dict.fromkeys(reviewers, kind), **self.reviewer_kinds}
 
     def first_envelopes(self) -> list[Envelope]:
-        """Each session's envelope as its first row has it."""
+        """Each session's envelope as its first row has it (its own time included)."""
         _, first_rows = np.unique(self.session, return_index=True)
-        return [self.envelopes[code] for code in self.envelope[first_rows].tolist()]
+        firsts = [self.envelopes[code] for code in self.envelope[first_rows].tolist()]
+        if self.times is None:
+            return firsts
+        return [envelope if time == ENVELOPE_TIME else envelope.with_time(time)
+                for envelope, time in zip(firsts, self.times[first_rows].tolist())]
 
 
 @dataclass

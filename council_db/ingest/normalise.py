@@ -14,7 +14,7 @@ from council_db.contract.envelope import ENVELOPE_KEYS, Envelope, envelope, enve
 from council_db.contract.fields import MAX_SLOT, UNKNOWN_LENGTH, LineError
 from council_db.contract.record import Record
 from council_db.contract.scales import ScoreScale, score_scale
-from council_db.contract.score_batch import ScoreBatch
+from council_db.contract.score_batch import ENVELOPE_TIME, ScoreBatch
 from council_db.ingest.lines import LineBatch, Parsed, Rejected, parse_batch, reject
 
 CACHE_LIMIT = 100_000
@@ -49,16 +49,36 @@ class Normaliser:
     def __init__(self, parse: Callable[[LineBatch], Parsed] = parse_batch) -> None:
         self.parse = parse
         self._envelopes: dict[tuple, Envelope] = {}
+        self._timeless: dict[tuple, Envelope] = {}  # by envelope_key without the time, and the time's form
+        self._sessions: set[str] = set()  # the sessions of the runs normalised so far
         self._scales: dict[str, ScoreScale] = {}
 
-    def _envelope(self, record: Record, fields: tuple) -> Envelope:
+    def _envelope(self, record: Record, fields: tuple) -> tuple[Envelope, int]:
+        """The record's envelope, and its own time (ENVELOPE_TIME: none) where its session came
+        before and only the time sets it apart from an envelope made before: a judge log gives
+        every grading its own time, and an envelope a record cost the reader 14 us a record and
+        the writer a row. A session's first record gets its envelope, which a new session takes."""
         key = envelope_key(fields)
         found = self._envelopes.get(key)
-        if found is None:
-            if len(self._envelopes) > CACHE_LIMIT:
-                self._envelopes.clear()
-            found = self._envelopes[key] = envelope(record)
-        return found
+        if found is not None:
+            return found, ENVELOPE_TIME
+        timeless = (fields[0][10:11] if isinstance(fields[0], str) else None, *key[1:])
+        base = self._timeless.get(timeless)
+        if base is not None and record.session_id in self._sessions:
+            own = base.own_time(fields[0])
+            if own is not None:
+                return base, own
+        if len(self._envelopes) > CACHE_LIMIT:
+            self._envelopes.clear()
+            self._timeless.clear()
+        found = self._envelopes[key] = envelope(record)
+        self._timeless.setdefault(timeless, found)
+        return found, ENVELOPE_TIME
+
+    def _seen(self, session: str) -> None:
+        if len(self._sessions) > CACHE_LIMIT:
+            self._sessions.clear()
+        self._sessions.add(session)
 
     def _scale(self, name: str) -> ScoreScale:
         found = self._scales.get(name)
@@ -85,9 +105,11 @@ class Normaliser:
         starts = run_starts(keys)
         envelopes, scales = Distinct(), Distinct()
         codes: list[tuple[int, int] | None] = []  # per run: its envelope and scale, None when left out
+        times: list[int] = []  # per run: its own time, or ENVELOPE_TIME
         for start, end in zip(starts, starts[1:]):
             try:
-                env = self._envelope(records[start], keys[start][:-1])
+                env, time = self._envelope(records[start], keys[start][:-1])
+                self._seen(records[start].session_id)
                 scale = self._scale(keys[start][-1])
             except LineError as error:
                 out.rejected += [reject(number, error, batch.lines[number - batch.first_line])
@@ -99,16 +121,18 @@ class Normaliser:
                 codes.append(None)
                 continue
             codes.append((envelopes.code(env), scales.code(scale)))
+            times.append(time)
         lengths = np.diff(starts)
         keep = np.repeat(np.array([code is not None for code in codes], dtype=bool), lengths)
         run_codes = np.array([code or (-1, -1) for code in codes], dtype=np.int32).reshape(-1, 2)
-        out.rows = _batch(records, keep, run_codes, lengths, envelopes, scales)
+        run_times = _run_times(times, codes)
+        out.rows = _batch(records, keep, run_codes, lengths, envelopes, scales, run_times)
         beyond = _beyond_slots(out.rows)
         if beyond.any():  # rare: rejected, and the batch made again without them
             refused = np.flatnonzero(keep)[beyond]
             out.rejected += [_beyond_slot(numbers[i], records[i].position, batch) for i in refused.tolist()]
             keep[refused] = False
-            out.rows = _batch(records, keep, run_codes, lengths, envelopes, scales)
+            out.rows = _batch(records, keep, run_codes, lengths, envelopes, scales, run_times)
         out.rejected.sort(key=lambda r: r.line_number)
         out.excluded = int(np.count_nonzero(out.rows.exclusion))
         out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
@@ -116,12 +140,22 @@ class Normaliser:
         return out
 
 
+def _run_times(times: list[int], codes: list) -> np.ndarray | None:
+    """Per run (left-out runs included, as ENVELOPE_TIME): its own time; None when no run has one."""
+    if times.count(ENVELOPE_TIME) == len(times):
+        return None
+    kept = iter(times)
+    return np.array([ENVELOPE_TIME if code is None else next(kept) for code in codes], dtype=np.int64)
+
+
 def _batch(records: tuple, keep: np.ndarray, run_codes: np.ndarray, lengths: np.ndarray, envelopes: Distinct,
-           scales: Distinct) -> ScoreBatch:
-    """The kept records as columns, each with its run's envelope and scale."""
+           scales: Distinct, run_times: np.ndarray | None) -> ScoreBatch:
+    """The kept records as columns, each with its run's envelope, scale and own time."""
     per_record = np.repeat(run_codes, lengths, axis=0)[keep]
     kept = list(records) if keep.all() else list(compress(records, keep.tolist()))
-    return ScoreBatch.from_records(kept, envelopes.objects, per_record[:, 0], scales.objects, per_record[:, 1])
+    times = None if run_times is None else np.repeat(run_times, lengths)[keep]
+    return ScoreBatch.from_records(kept, envelopes.objects, per_record[:, 0], scales.objects, per_record[:, 1],
+                                   times)
 
 
 def _beyond_slots(rows: ScoreBatch) -> np.ndarray:

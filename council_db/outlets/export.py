@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, TextIO
 
 from council_db.contract.fields import DEFAULT_REVIEWER_KIND
+from council_db.contract.timestamps import time_text
 from council_db.outlets.export_dimensions import DIMENSION_ORDER, Dimensions, any_dimension
 from council_db.outlets.export_lines import CsvLines, Frame, JsonLines, envelope_fields, record_dict
 from council_db.resources import read_sql
@@ -85,7 +86,8 @@ def records(db: Database, filters: ExportFilter) -> Iterator[dict[str, Any]]:
         result = connection.execution_options(stream_results=True, yield_per=5_000).execute(query, params)
         dimensions = _dimensions(connection, where, params)
         for row in result:
-            envelope = (row.timestamp, row.consent_level, row.schema_version, row.schema_version_raw,
+            timestamp = row.timestamp if row.own_ts_us is None else time_text(row.own_ts_us, row.timestamp)
+            envelope = (timestamp, row.consent_level, row.schema_version, row.schema_version_raw,
                         row.council_config_version, row.query_hash, row.query_metadata)
             key = (row.key_session, row.key_reviewer, row.key_model, row.position)
             yield record_dict(envelope_fields(row.session_key, envelope, row.score_scale), row.reviewer, row.model,
@@ -171,16 +173,18 @@ class _Sessions:
 
 
 class _Frames:
-    """Each (session, envelope, scale)'s frame, made once (export_lines' docstring)."""
+    """Each (session, envelope, scale, own time)'s frame, made once (export_lines' docstring)."""
 
     def __init__(self, sessions: _Sessions, lookups: _Lookups, encoding):
         self.sessions, self.lookups, self.encoding = sessions, lookups, encoding
         self.cache: dict[tuple, Frame] = {}
         self.dimensions: dict[tuple, dict[str, Any]] = {}  # the current rows' named scores, by record key
 
-    def shared(self, session: int, envelope: int | None, scale: int) -> dict[str, Any]:
+    def shared(self, session: int, envelope: int | None, scale: int, own_time: int | None) -> dict[str, Any]:
         key, session_envelope = self.sessions.get(session)
         own = session_envelope if envelope is None else self.lookups.envelope(envelope)
+        if own_time is not None:  # the record's own time, in its session's form (revision 0018)
+            own = (time_text(own_time, own[0]), *own[1:])
         return envelope_fields(key, own, self.lookups.scales[scale])
 
     def build(self, key: tuple) -> Frame:
@@ -191,14 +195,14 @@ class _Frames:
 
     def whole(self, row: tuple) -> str:
         """A line that does not fit its frame, encoded from its record's dict."""
-        session, reviewer, model, position, display, length, score, scale, envelope, _styled, *style = row
+        session, reviewer, model, position, display, length, score, scale, envelope, _styled, *style, own_time = row
         names = self.lookups.models
         # CSV has no provenance columns: a reviewer with provenance is its label there, so two
         # prompts of one model stay two reviewers (and two records) when the CSV is read back
         identities = {} if self.encoding is CsvLines else self.lookups.identities
         judge, provenance = identities.get(reviewer, (names[reviewer], ()))
-        return self.encoding.whole(record_dict(self.shared(session, envelope, scale), judge, names[model],
-                                               position, display, length, score,
+        shared = self.shared(session, envelope, scale, own_time)
+        return self.encoding.whole(record_dict(shared, judge, names[model], position, display, length, score,
                                                self.lookups.kinds.get(reviewer, DEFAULT_REVIEWER_KIND), style,
                                                self.dimensions.get(row[:4]), provenance))
 

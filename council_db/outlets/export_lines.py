@@ -113,9 +113,9 @@ class JsonLines:
     def lines(rows: list[tuple], frames: dict[tuple, Frame], build: Callable[[tuple], Frame], names: dict[int, str],
               whole: Callable[[tuple], str], marked: set[int]) -> list[str]:
         """The rows' lines. rows: session_id, reviewer_id, model_id, position, display_order,
-        response_length_chars, score_value, scale_id, envelope_id, styled (None: no style), then
-        the four style fields; frames: by (session_id,
-        envelope_id, scale_id), ``build`` making one missing; names: encoded, by model id;
+        response_length_chars, score_value, scale_id, envelope_id, styled (None: no style), the
+        four style fields, then ts_us (the record's own time, revision 0018); frames: by (session_id,
+        envelope_id, scale_id, ts_us), ``build`` making one missing; names: encoded, by model id;
         ``whole`` encodes a row that does not fit its frame, as is a row of a ``marked``
         reviewer (one that is no judge: its line has its kind). The hot loop: kept inline."""
         out: list[str] = []
@@ -123,9 +123,9 @@ class JsonLines:
         head = tail = ""
         slots = False
         for row in rows:
-            session, reviewer, model, position, display, length, score, scale, envelope, styled, _, _, _, _ = row
-            if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
-                last = (session, envelope, scale)
+            session, reviewer, model, position, display, length, score, scale, envelope, styled, _, _, _, _, time = row
+            if last != (session, envelope, scale, time):  # rows come in session order: a frame serves a run
+                last = (session, envelope, scale, time)
                 head, tail, slots = frames.get(last) or build(last)
             if ((display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0
                     and reviewer not in marked and styled is None):
@@ -166,9 +166,9 @@ class CsvLines:
         head = tail = ""
         slots = False
         for row in rows:
-            session, reviewer, model, position, display, length, score, scale, envelope, _, _, _, _, _ = row
-            if last != (session, envelope, scale):  # rows come in session order: a frame serves a run
-                last = (session, envelope, scale)
+            session, reviewer, model, position, display, length, score, scale, envelope, _, _, _, _, _, time = row
+            if last != (session, envelope, scale, time):  # rows come in session order: a frame serves a run
+                last = (session, envelope, scale, time)
                 head, tail, slots = frames.get(last) or build(last)
             if ((display or not slots) and score.__class__ is float and score - score == 0.0 and length >= 0
                     and reviewer not in marked):

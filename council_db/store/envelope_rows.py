@@ -4,12 +4,14 @@ time), as a ``record_envelopes`` row named by its digest (contract.envelope)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 
 from council_db.contract.envelope import Envelope
-from council_db.contract.score_batch import ScoreBatch
+from council_db.contract.score_batch import ENVELOPE_TIME, ScoreBatch
+from council_db.contract.timestamps import time_text
 
 ENVELOPE_COLUMNS = ("timestamp", "ts_us", "consent_level", "schema_version", "schema_version_raw",
                     "council_config_version", "query_hash", "query_metadata")
@@ -28,12 +30,78 @@ def stored_envelope(columns: Sequence) -> tuple:
     return (timestamp, consent, version, version_raw, config, query_hash, metadata)
 
 
-def own_envelopes(batch: ScoreBatch, stored: list[tuple]) -> tuple[list[Envelope | None], np.ndarray]:
-    """Per distinct (session, envelope) pair of the batch: its envelope, or None where that is
-    its session's (``stored``, per session of the batch); and each row's pair."""
+def own_envelopes(batch: ScoreBatch, stored: list[tuple],
+                  session_times: list[int | None]) -> tuple[list[Envelope], np.ndarray | None, np.ndarray | None]:
+    """What each row keeps of its envelope beside its session's (``stored`` and
+    ``session_times``, per session of the batch): the distinct envelopes rows need a
+    ``record_envelopes`` row for; per row, the index of its own among them (-1: none), and its
+    own time for ``scores.ts_us`` (0: its session's), each None when no row has one.
+
+    A row whose envelope differs from its session's only in its time keeps just that time:
+    its text is the session's form of the number (Envelope.with_time), so export gives back
+    the same line. A judge log's gradings all differ so: a number each, not an envelope row
+    each (12 us a record in the writer, and the reader's envelope objects it unpickled)."""
     _, first_rows, inverse = np.unique(batch.session.astype(np.int64) * len(batch.envelopes) + batch.envelope,
                                        return_index=True, return_inverse=True)
-    pairs = zip(batch.session[first_rows].tolist(), batch.envelope[first_rows].tolist())
-    own = [None if batch.envelopes[envelope].stored == stored[session] else batch.envelopes[envelope]
-           for session, envelope in pairs]
-    return own, inverse.ravel()
+    pair = inverse.ravel()
+    needed: list[Envelope | None] = []  # per pair: the envelope its rows need a row of; None: none
+    pair_time, timed = [], []  # per pair: its rows' time (0: the session's); whether a time is all that may differ
+    plain = _plain_pairs(batch, pair, len(first_rows))
+    for session, code, its_own in zip(batch.session[first_rows].tolist(), batch.envelope[first_rows].tolist(), plain):
+        envelope, session_envelope = batch.envelopes[code], stored[session]
+        same_rest, same_text = envelope.stored[1:] == session_envelope[1:], envelope.stored[0] == session_envelope[0]
+        timed.append(same_rest and envelope.timestamp[10:11] == session_envelope[0][10:11])
+        time = envelope.own_time(envelope.timestamp) if its_own and timed[-1] and not same_text else None
+        needed.append(None if same_rest and (same_text or time is not None) or not its_own else envelope)
+        pair_time.append(time or 0)
+    needs = np.array([envelope is not None for envelope in needed], dtype=bool)[pair]
+    times = np.array(pair_time, dtype=np.int64)[pair]
+    row_own = np.full(len(batch), -1, dtype=np.int64)
+    own = _Distinct()
+    if batch.times is not None:  # rows with a time of their own: a number where that is all that differs
+        rows = np.flatnonzero(batch.times != ENVELOPE_TIME)
+        needs[rows], times[rows] = False, 0
+        by_number = timed_rows = rows[np.array(timed, dtype=bool)[pair[rows]]]
+        canonical = _canonical(stored, session_times)[batch.session[by_number]]
+        times[by_number] = np.where(batch.times[by_number] == canonical, 0, batch.times[by_number])
+        for row in np.setdiff1d(rows, timed_rows).tolist():  # more than the time differs: rare
+            row_own[row] = own.index(batch.envelopes[batch.envelope[row]].with_time(int(batch.times[row])))
+    pair_own = np.full(len(needed), -1, dtype=np.int64)
+    for number in np.unique(pair[needs]).tolist():
+        pair_own[number] = own.index(needed[number])
+    row_own[needs] = pair_own[pair[needs]]
+    return own.envelopes, row_own if own.envelopes else None, times if times.any() else None
+
+
+def _plain_pairs(batch: ScoreBatch, pair: np.ndarray, pairs: int) -> list[bool]:
+    """Per pair: whether any of its rows takes its time from the envelope (batch.times): only
+    those need the envelope's own time (a judge log's rows each have theirs)."""
+    if batch.times is None:
+        return [True] * pairs
+    return np.isin(np.arange(pairs), pair[batch.times == ENVELOPE_TIME]).tolist()
+
+
+class _Distinct:
+    """Envelopes numbered by their stored columns, each once."""
+
+    def __init__(self) -> None:
+        self.envelopes: list[Envelope] = []
+        self._numbers: dict[tuple, int] = {}
+
+    def index(self, envelope: Envelope) -> int:
+        number = self._numbers.setdefault(envelope.stored, len(self.envelopes))
+        if number == len(self.envelopes):
+            self.envelopes.append(envelope)
+        return number
+
+
+def _canonical(stored: list[tuple], session_times: list[int | None]) -> np.ndarray:
+    """Per session: its time where its text is that time's own form (Envelope.with_time), else 0."""
+    return np.array([_canonical_time(envelope[0], time) for envelope, time in zip(stored, session_times)],
+                    dtype=np.int64)
+
+
+@lru_cache(maxsize=1 << 17)
+def _canonical_time(text: str, time: int | None) -> int:
+    """Cached: a judge log's sessions gain records in batch after batch (a run of OpenAI evals each)."""
+    return time if time and time_text(time, text) == text else 0

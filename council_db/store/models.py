@@ -7,7 +7,8 @@ Design choices that matter for size and speed (<= 1 KB per 4x4 session):
 - The per-session "envelope" of a record (timestamp, consent, schema version,
   config version, query hash, query metadata) is stored once on ``sessions``;
   the rare record whose envelope differs from its session's points at a row
-  of ``record_envelopes`` so that export gives back exactly what was imported.
+  of ``record_envelopes`` so that export gives back exactly what was imported; one
+  that differs only in its time keeps that time in ``scores.ts_us`` (revision 0018).
 - The foreign keys of the rows an import writes (``scores``, ``session_stats``,
   ``sessions.import_id``) are SQLite's only: PostgreSQL checked them row by row, most of an
   import's time there, and keeps what they did with statement-level triggers instead
@@ -206,6 +207,9 @@ class Score(Base):
     # The import that stored it (revision 0013); NULL for a record stored before, which belongs
     # to its session's import. No index or foreign key: a few bytes a record, not a dozen.
     import_id: Mapped[int | None] = mapped_column(Integer)
+    # The record's own time (revision 0018) where it is all that sets its envelope apart from
+    # its session's; NULL: the session's. Its text is the session's form of it (timestamps.time_text).
+    ts_us: Mapped[int | None] = mapped_column(BigInteger)
 
     __table_args__ = (
         sqlite_only("session_id", "sessions.id", ondelete="CASCADE"), sqlite_only("reviewer_id", "models.id"),

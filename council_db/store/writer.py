@@ -54,7 +54,8 @@ ENVELOPE_CACHE_LIMIT = 200_000
 SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id", "key_hash")
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
-                 "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id", "import_id")
+                 "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id", "import_id",
+                 "ts_us")
 SCORE_KEY = "session_id, reviewer_id, model_id, position"
 STYLE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", *STYLE_FIELDS)
 STATS_KEY = "session_id, scale_id"
@@ -255,15 +256,15 @@ class ScoreWriter:
         for digest, envelope_id in self._select_ids("record_envelopes", "digest", list(by_digest)):
             self.envelopes[by_digest[digest]] = envelope_id
 
-    def _envelope_ids(self, batch: ScoreBatch, stored: list[tuple]) -> np.ndarray | None:
-        """Per row: 0 when the row's envelope is its session's, else its own envelope's id;
-        None when every row's is its session's (the usual case)."""
-        own, pair = own_envelopes(batch, stored)
-        differing = [envelope for envelope in own if envelope is not None]
-        if not differing:
-            return None
-        ids = iter(self._stored_envelope_ids(differing))
-        return np.array([0 if envelope is None else next(ids) for envelope in own], dtype=np.int64)[pair]
+    def _envelope_ids(self, batch: ScoreBatch, stored: list[tuple],
+                      ts_us: list) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Per row: its own envelope's id (0: its session's) and its own time (0: its
+        session's), each None when no row has one (store.envelope_rows.own_envelopes)."""
+        own, row_own, times = own_envelopes(batch, stored, ts_us)
+        if row_own is None:
+            return None, times
+        ids = np.array([0, *self._stored_envelope_ids(own)], dtype=np.int64)
+        return ids[row_own + 1], times
 
     def write(self, batch: ScoreBatch, import_id: int | None) -> int:
         """Insert the batch's records; returns how many were new (the rest were already stored)."""
@@ -289,7 +290,7 @@ class ScoreWriter:
         record_reads(self.connection, import_id, owners)
         new = first_of_each_key(columns) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
         fresh = new & _in_sessions(columns.session_id, created)
-        inserted = self._insert_scores(columns, self._envelope_ids(batch, stored), new, fresh, import_id)
+        inserted = self._insert_scores(columns, *self._envelope_ids(batch, stored, ts_us), new, fresh, import_id)
         if batch.style is not None:
             self._insert_styles(columns, batch.style, new & batch.styled())
         if batch.dimensions is not None:
@@ -301,8 +302,8 @@ class ScoreWriter:
         self._transaction = self.connection.get_transaction()
         return inserted
 
-    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, new: np.ndarray,
-                       fresh: np.ndarray, import_id: int | None) -> int:
+    def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, times: np.ndarray | None,
+                       new: np.ndarray, fresh: np.ndarray, import_id: int | None) -> int:
         """The ``new`` score rows, stored by ``import_id`` (the others repeat a key stored or
         earlier in the batch; the insert still skips a stored key). PostgreSQL copies the
         ``fresh`` ones straight into the table and the rows of older sessions through a
@@ -310,18 +311,21 @@ class ScoreWriter:
         count = len(columns.session_id)
         if self.arrays:
             envelopes = np.zeros(count, dtype=np.int64) if envelope_ids is None else envelope_ids
-            rows = [*vars(columns).values(), envelopes, np.full(count, import_id or 0, dtype=np.int64)]
+            own_times = np.zeros(count, dtype=np.int64) if times is None else times
+            rows = [*vars(columns).values(), envelopes, np.full(count, import_id or 0, dtype=np.int64), own_times]
             inserted = self.copies.copy(_scores_table(), [column[fresh] for column in rows]) if fresh.any() else 0
             older = new & ~fresh
             if older.any():
                 inserted += self.copies.insert(_scores_table(), [column[older] for column in rows])
             return inserted
         if not new.all():
-            columns, envelope_ids = columns.select(new), None if envelope_ids is None else envelope_ids[new]
+            columns = columns.select(new)
+            envelope_ids, times = (None if column is None else column[new] for column in (envelope_ids, times))
         count = len(columns.session_id)
-        envelopes = [None] * count if envelope_ids is None else [value or None for value in envelope_ids.tolist()]
+        envelopes, own_times = ([None] * count if column is None else [value or None for value in column.tolist()]
+                                for column in (envelope_ids, times))
         return self._insert_columns("scores", SCORE_COLUMNS, SCORE_KEY, [*columns.as_lists(), envelopes,
-                                                                         [import_id] * count])
+                                                                         [import_id] * count, own_times])
 
     def _insert_styles(self, columns: ScoreColumns, style: np.ndarray, rows: np.ndarray) -> None:
         """The style of the answers of the ``rows`` just stored (models.AnswerStyle), NULL where
@@ -367,7 +371,8 @@ def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:
 
 @cache
 def _scores_table() -> CopyTable:
-    return CopyTable.of("scores", SCORE_COLUMNS, SCORE_KEY, nullable=("exclusion_id", "envelope_id", "import_id"))
+    return CopyTable.of("scores", SCORE_COLUMNS, SCORE_KEY,
+                        nullable=("exclusion_id", "envelope_id", "import_id", "ts_us"))
 
 
 @cache

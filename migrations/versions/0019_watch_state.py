@@ -1,7 +1,7 @@
 """the state of council-db watch: each rule outcome's last status per watch (issue 31)
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-11-28
 
 `council-db watch` sends a webhook when a rule of `council-db check` starts failing or recovers,
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019"
-down_revision = "0017"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

@@ -128,9 +128,15 @@ INSERT INTO dimension_names (id, name) VALUES (1, 'accuracy'), (2, 'clarity');
 INSERT INTO score_dimensions (session_id, reviewer_id, model_id, position, dimension_id, score)
 VALUES (1, 1, 1, 1, 1, 7.0), (1, 1, 1, 1, 2, 8.5);
 """
+# 0018 keeps a record's own time as a number where only its time sets it apart from its session.
+FIXTURE_0018 = FIXTURE_0017 + """
+INSERT INTO scores (session_id, reviewer_id, model_id, position, response_length_chars, score_value, scale_id,
+    display_order, self_review, exclusion_id, envelope_id, import_id, ts_us)
+VALUES (1, 2, 1, 3, 950, 6.0, 1, 1, 0, NULL, NULL, 1, 1765967460000000);
+"""
 # 0019 keeps council-db watch's state: a rule outcome whose failing alert the webhook accepted,
 # and one seen passing (no alert was due).
-FIXTURE_0019 = FIXTURE_0017 + """
+FIXTURE_0019 = FIXTURE_0018 + """
 INSERT INTO watch_state (watch, endpoint, rule, subject, status, changed_at, sent_at, alert_id)
 VALUES ('nightly', '0123456789abcdef', 'severity-max', 'openai/gpt-4o', 'fail', '2025-12-18 06:00:00.000000',
         '2025-12-18 06:00:01.000000', 'a1'),
@@ -142,7 +148,7 @@ VALUES ('nightly', '0123456789abcdef', 'severity-max', 'openai/gpt-4o', 'fail', 
 FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0007": FIXTURE_0007,
             "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
             "0013": FIXTURE_0013, "0014": FIXTURE_0014, "0015": FIXTURE_0015,
-            "0016": FIXTURE_0016, "0017": FIXTURE_0017, "0019": FIXTURE_0019}
+            "0016": FIXTURE_0016, "0017": FIXTURE_0017, "0018": FIXTURE_0018, "0019": FIXTURE_0019}
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps", "answer_styles",
                "dimension_names", "score_dimensions", "watch_state")
@@ -238,10 +244,26 @@ def test_a_filled_database_downgrades_one_revision_at_a_time_keeping_its_data_th
     for revision in reversed(revisions_oldest_first()[:-1]):
         assert cli("db", "downgrade", revision).exit_code == 0
         older = table_rows(path)
+        if revision == "0017":
+            at_head = own_time_as_envelope(at_head, older)
         assert only_columns(at_head, older) == as_kept(older), f"rows lost downgrading to {revision}"
     assert cli("db", "downgrade", "base").exit_code == 0
     up = cli("db", "upgrade")
     assert up.exit_code == 0 and "(empty) -> " + migrate.HEAD in up.stderr
+
+
+def own_time_as_envelope(at_head: dict[str, set[tuple]], older: dict[str, set[tuple]]) -> dict[str, set[tuple]]:
+    """The rows at head as 0017 keeps them: the record with its own time (FIXTURE_0018) points at
+    an envelope row of its own, its session's at that time, which the downgrade made."""
+    made = {row for row in older["record_envelopes"]} - {row for row in at_head["record_envelopes"]}
+    (envelope,) = [dict(row) for row in made]
+    assert (envelope["timestamp"], envelope["ts_us"], envelope["consent_level"], envelope["schema_version"]) == (
+        "2025-12-17T10:31:00+00:00", 1765967460000000, 2, "1.2.0")
+    timed = {row for row in at_head["scores"] if dict(row)["ts_us"] is not None}
+    moved = {tuple(("envelope_id", envelope["id"]) if name == "envelope_id" else (name, value) for name, value in row)
+             for row in timed}
+    return {**at_head, "record_envelopes": at_head["record_envelopes"] | made,
+            "scores": at_head["scores"] - timed | moved}
 
 
 @pytest.mark.parametrize("args", [("import", "IN"), ("export",), ("bias-report",), ("sessions",), ("stats",),

@@ -25,7 +25,8 @@ TABLES = {
 
 def _lines() -> list[dict]:
     """Sessions with what travels as a NULL marker: unscored and out-of-scale scores
-    (exclusion_id), a record whose envelope differs from its session's (envelope_id), and
+    (exclusion_id), a record whose envelope differs from its session's (envelope_id), one whose
+    time alone differs (ts_us), and
     sessions whose answer-level correlation is unusable (answer_z); a session whose answers'
     lengths are partly unknown; and a new session with keys repeated in one batch, once with
     another score (the first line's is kept)."""
@@ -36,6 +37,7 @@ def _lines() -> list[dict]:
                                              model_id="vendor/model-1", score_value=42.0,
                                              timestamp="2025-12-18T00:00:00Z")]
             + [record(session_id="late", consent_level=2, score_value=7.0)]
+            + session("timed")[:3] + [dict(session("timed")[3], timestamp="2025-12-18T00:00:00.500000+00:00")]
             + session("unsized")[:12] + session("unsized", response_length_chars=None)[12:])
 
 
@@ -43,7 +45,7 @@ def _rows(url: str) -> dict[str, list[tuple]]:
     db = open_database(url, notify=lambda _: None)
     try:
         with db.engine.connect() as connection:
-            return {name: [tuple(row) for row in connection.execute(text(sql))] for name, sql in TABLES.items()}
+            return {name: list(connection.execute(text(sql))) for name, sql in TABLES.items()}
     finally:
         db.engine.dispose()
 
@@ -54,8 +56,8 @@ def test_an_import_stores_on_postgresql_the_rows_it_stores_on_sqlite(pg_url, tmp
     for url in (sqlite_url, pg_url):
         assert Cli(url)("import", str(source)).exit_code == 0
     on_sqlite, on_postgres = _rows(sqlite_url), _rows(pg_url)
-    assert any(row[-2] is not None for row in on_sqlite["scores"])  # an exclusion and an envelope
-    assert any(row[-1] is not None for row in on_sqlite["scores"])
+    for column in ("exclusion_id", "envelope_id", "import_id", "ts_us"):
+        assert any(row._mapping[column] is not None for row in on_sqlite["scores"]), column
     assert any(row[-1] is None for row in on_sqlite["session_stats"])  # an unusable answer_z
     for name in TABLES:
         assert on_postgres[name] == on_sqlite[name], name

@@ -130,9 +130,15 @@ def _retest(report: BiasReport, rule: Rule) -> list[Outcome]:
     retests = report.self_consistency
     if retests is None or not retests.reviewers:
         why = retests.note if retests is not None else "no reviewer scored an answer more than once"
-        return [Outcome(rule.name, "all reviewers", "skip", f"not measurable in this window: {why}")]
+        return [_no_repeats(rule, why)]
     return [_measured(rule, r.reviewer_id, "test-retest mean |difference| (points)", r.mean_abs_difference,
                       "too few answers it scored twice", floor=False) for r in retests.reviewers]
+
+
+def _no_repeats(rule: Rule, why: str) -> Outcome:
+    """A repeat rule skipped, saying why once (the report's note starts "not measurable: ")."""
+    said = why.removeprefix("not measurable: ")
+    return Outcome(rule.name, "all reviewers", "skip", f"not measurable in this window: {said}")
 
 
 def _stability(report: BiasReport, rule: Rule) -> list[Outcome]:
@@ -143,7 +149,7 @@ def _stability(report: BiasReport, rule: Rule) -> list[Outcome]:
     if stability is None:
         why = consistency.note if consistency is not None and not consistency.measurable else \
             "no reviewer scored an answer (session, candidate, length) more than once"
-        return [Outcome(rule.name, "all reviewers", "skip", f"not measurable in this window: {why}")]
+        return [_no_repeats(rule, why)]
     return [_measured(rule, j.reviewer_id, "repeat stability (share of items with the same verdict on every "
                       "repeat)", j.same_verdict, "too few answers it scored twice", floor=True)
             for j in stability.judges]

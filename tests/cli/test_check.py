@@ -364,4 +364,5 @@ def test_stability_min_is_skipped_where_no_answer_was_scored_twice_and_a_floor_a
     bad = run_module("--db", clean.db, "check", "--stability-min", "1.5")
 
     assert skipped.exit_code == 0 and "SKIP  stability-min  all reviewers: not measurable" in skipped.stdout
+    assert skipped.stdout.count("not measurable") == 1  # the report's note is not said twice
     assert bad.returncode == 2 and bad.stderr.decode() == "error: --stability-min is 1.5: give a share from 0 to 1\n"

@@ -149,12 +149,11 @@ def check(
     record must refer to stored rows; exits 1 when some do not (scores edited by hand, say)
     and --repair was not given. The table lists every check; stderr says what was found
     wrong, and what to do, in one line each, then the outcome."""
-    from council_db.store import derived, references
+    from council_db.store import db_check, derived, references
 
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     database = state(ctx).database(read_only=not repair)
-    orphans = references.orphans(database, repair=repair)  # first: a deleted orphan changes derived rows
-    findings = derived.check(database, repair=repair)
+    findings, orphans = db_check.check(database, repair=repair)
     with destination(output) as out:
         written = emit_rows([finding.as_row() for finding in findings + orphans], fmt,
                             title="derived tables and references", out=out)

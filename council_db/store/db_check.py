@@ -1,0 +1,36 @@
+"""``council-db db check``: the reference checks and every derived table's, two at a time.
+
+Each check is a few SQL statements that only read (without ``--repair``) on a connection of
+its own, and SQLite and PostgreSQL run a statement without holding Python's GIL, so two
+threads keep two cores busy: at 100,000 sessions the checks take 6.4 s (session_stats), 1.2
+to 2.7 s (each day-totals table) and 2.1 s (the references of ``scores``) one after the other.
+
+``--repair`` runs them one after the other, references first (a deleted orphan changes the
+derived rows), each repair under the write lock, as before.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from council_db.store import derived, references
+
+if TYPE_CHECKING:
+    from council_db.store.database import Database
+    from council_db.store.derived import Finding
+
+THREADS = 2  # the machines council-db is measured on have 2 cores; more only queue for them
+
+
+def check(db: Database, *, repair: bool = False) -> tuple[list[Finding], list[Finding]]:
+    """(derived-table findings in DERIVED order, reference findings), as derived.check and
+    references.orphans give them."""
+    if repair:
+        orphans = references.orphans(db, repair=True)
+        return derived.check(db, repair=True), orphans
+    with ThreadPoolExecutor(THREADS, thread_name_prefix="db-check") as pool:
+        # the longest first (session_stats, then the day totals): the threads end close together
+        tables = [pool.submit(derived.check, db, tables=(table,)) for table in derived.DERIVED]
+        orphans = pool.submit(references.orphans, db)
+        return [finding for table in tables for finding in table.result()], orphans.result()

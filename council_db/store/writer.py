@@ -34,6 +34,7 @@ from council_db.store.key_hash import key_hash
 from council_db.store.pg_copy import CopyTable, CopyWriter
 from council_db.store.provenance import record_reads
 from council_db.store.reviewer_kinds import mark_stated
+from council_db.store.score_rows import SCORE_COLUMNS, SCORE_KEY, given_score_columns
 from council_db.store.session_stats import refresh as refresh_stats
 
 if TYPE_CHECKING:
@@ -53,10 +54,6 @@ ENVELOPE_CACHE_LIMIT = 200_000
 
 SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id", "key_hash")
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
-SCORE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", "response_length_chars",
-                 "score_value", "scale_id", "display_order", "self_review", "exclusion_id", "envelope_id", "import_id",
-                 "ts_us")
-SCORE_KEY = "session_id, reviewer_id, model_id, position"
 STYLE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", *STYLE_FIELDS)
 STATS_KEY = "session_id, scale_id"
 IDENTITY_COLUMNS = ("name", "reviewer_kind", "model_of", "prompt", "temperature", "seed")  # models (revision 0016)
@@ -324,7 +321,7 @@ class ScoreWriter:
         for rows, conflict in ((fresh, None), (new & ~fresh, SCORE_KEY)):  # a fresh row's key cannot be stored
             if rows.any():
                 own = (None if column is None else column[rows] for column in (envelope_ids, times))
-                names, values = _given_score_columns(columns.select(rows), *own, import_id)
+                names, values = given_score_columns(columns.select(rows), *own, import_id)
                 inserted += self._insert_columns("scores", names, conflict, values)
         return inserted
 
@@ -364,22 +361,6 @@ class ScoreWriter:
             self.copies.copy(_stats_table(), stats_columns(columns))
         else:
             self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
-
-
-def _given_score_columns(columns: ScoreColumns, envelope_ids: np.ndarray | None, times: np.ndarray | None,
-                         import_id: int | None) -> tuple[tuple[str, ...], list[list]]:
-    """SQLite: the score columns with their values, leaving out those NULL in every row (no
-    exclusion, own envelope, own time or import): each bound NULL cost SQLite about a
-    microsecond a row (200,000 llm-council rows: 4.7 against 2.0-2.3 us a row with three left out)."""
-    values = dict(zip(SCORE_COLUMNS, columns.as_lists()))
-    if not columns.exclusion.any():
-        del values["exclusion_id"]
-    for name, column in (("envelope_id", envelope_ids), ("ts_us", times)):
-        if column is not None and column.any():
-            values[name] = [value or None for value in column.tolist()]
-    if import_id is not None:
-        values["import_id"] = [import_id] * len(columns.session_id)
-    return tuple(values), list(values.values())
 
 
 def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:

@@ -62,8 +62,40 @@ class Envelope:
         for text that is no time."""
         if not text.endswith("+00:00") or text[10:11] != self.timestamp[10:11]:  # "Z", another zone or form
             return None  # (looked at first: parsing such text cost a CSV of "Z" times 5 us a record)
+        seconds = _seconds_us(text)
+        minute = None if seconds is None else _minute_us(text[:16])
+        if minute is not None:
+            return minute + seconds or None
         ts_us = timestamp_us(text)
         return ts_us if ts_us and time_text(ts_us, text) == text else None
+
+
+def _seconds_us(text: str) -> int | None:
+    """The microseconds after its minute of a time ending ":SS+00:00" or ":SS.ffffff+00:00" as
+    time_text writes them (no ".000000"); None for any other ending."""
+    rest = text[16:-6]
+    if len(rest) == 3:
+        digits = rest[1:]
+    elif len(rest) == 10 and rest[3] == "." and rest[4:] != "000000":
+        digits = rest[1:3] + rest[4:]
+    else:
+        return None
+    if rest[0] != ":" or not (digits.isascii() and digits.isdigit()) or rest[1] > "5":
+        return None
+    return int(digits.ljust(8, "0"))
+
+
+@lru_cache(maxsize=4096)
+def _minute_us(prefix: str) -> int | None:
+    """The UTC microseconds of a minute ("YYYY-MM-DDTHH:MM") when time_text writes it so; None
+    otherwise. A judge log's gradings fall a few seconds apart: parsing and writing back each
+    one's time cost 3-4 us a record, and a minute's are read once (own_time)."""
+    text = prefix + ":00+00:00"
+    try:
+        ts_us = timestamp_us(text)
+    except LineError:
+        return None
+    return ts_us if ts_us is not None and time_text(ts_us, text) == text else None
 
 
 def _metadata(value: dict[str, Any] | None) -> tuple[str | None, str | None, str | None, str | None]:

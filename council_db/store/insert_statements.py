@@ -7,11 +7,12 @@ from functools import cache
 
 
 @cache
-def insert_statement(mark: str, table: str, columns: tuple[str, ...], conflict: str, rows: int) -> str:
-    """SQLite: ``rows`` rows of VALUES, one ``mark`` per value."""
+def insert_statement(mark: str, table: str, columns: tuple[str, ...], conflict: str | None, rows: int) -> str:
+    """SQLite: ``rows`` rows of VALUES, one ``mark`` per value; no conflict clause for rows
+    known to be new (``conflict`` None)."""
     one = "(" + ", ".join([mark] * len(columns)) + ")"
-    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * rows)} "
-            f"ON CONFLICT ({conflict}) DO NOTHING")
+    skip = "" if conflict is None else f" ON CONFLICT ({conflict}) DO NOTHING"
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * rows)}{skip}"
 
 
 @cache

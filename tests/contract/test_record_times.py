@@ -28,3 +28,34 @@ def test_only_a_times_own_form_in_the_envelopes_form_is_kept_as_a_number():
     for text in ("2025-12-18T00:00:00.5+00:00", "2025-12-18T00:00:00Z", "2025-12-18 00:00:00+00:00",
                  "2025-12-18T01:00:00+01:00", "2025-12-18T00:00:00", "", "1970-01-01T00:00:00+00:00"):
         assert FIRST.own_time(text) is None, text  # the epoch: pg_copy's NULL marker
+
+
+def _by_parsing(text: str) -> int | None:
+    """own_time as it was before a minute was read once: each text parsed and written back."""
+    ts_us = timestamp_us(text)
+    return ts_us if ts_us and time_text(ts_us, text) == text else None
+
+
+def test_a_minutes_times_are_parsed_once_and_read_as_parsing_each_would(monkeypatch):
+    import council_db.contract.envelope as envelope
+
+    envelope._minute_us.cache_clear()
+    parsed: list[str] = []
+    monkeypatch.setattr(envelope, "timestamp_us", lambda text: parsed.append(text) or timestamp_us(text))
+    texts = [time_text(1766016060000000 + second * 1_000_000 + fraction, "T") for second in range(60)
+             for fraction in (0, 1, 999_999)]
+    assert [FIRST.own_time(text) for text in texts] == [_by_parsing(text) for text in texts]
+    assert len(parsed) == 1  # the minute's, once
+    near = ["2025-12-18T00:01:60+00:00", "2025-12-18T00:01:05.000000+00:00", "2025-12-18T00:01:05,500000+00:00",
+            "2025-12-18T00:01:05.5+00:00", "2025-12-18T00:01:0\u0665+00:00", "2025-12-18T00:01:-5+00:00",
+            "1970-01-01T00:00:00+00:00", "1970-01-01T00:00:00.000001+00:00", "9999-12-31T23:59:59.999999+00:00"]
+    for text in near:  # endings time_text never writes go the long way, and come out as before
+        try:
+            expected = _by_parsing(text)
+        except ValueError:
+            expected = ValueError
+        try:
+            got = FIRST.own_time(text)
+        except ValueError:
+            got = ValueError
+        assert got == expected, text

@@ -92,12 +92,13 @@ def command(
     """Compare two judges, config versions or time windows, with CIs.
 
     Does the new judge grade like the old one? Two reviewers (--reviewer A --against B) or two
-    council config versions (--config-version V1 --against-config V2) on the items both scored: the flip rate of verdicts, the paired mean
-    difference, Cohen's kappa and weighted kappa, each with a 95% CI resampling sessions (or
-    queries), and each candidate's difference with BH q-values. Or --changed-at TIME: which
-    figures of the bias report changed between the windows before and after it (q <= 0.05,
-    Benjamini-Yekutieli over the figures). Exit 0, or 1 with --fail-on-change when something changed; 2 on a usage
-    or data error (no shared items)."""
+    council config versions (--config-version V1 --against-config V2) on the items both
+    scored: the flip rate of verdicts, the paired mean difference, Cohen's kappa and weighted
+    kappa, each with a 95% CI resampling sessions (or queries), and each candidate's difference
+    with BH q-values. Or --changed-at TIME: which figures of the bias report changed between
+    the windows before and after it (q <= 0.05, Benjamini-Yekutieli over the figures). Exit 0,
+    or 1 with --fail-on-change when something changed; 2 on a usage or data error (no shared
+    items)."""
     from council_db.cli.output import text_width
     from council_db.errors import UsageError
     from council_db.report import diff_outputs

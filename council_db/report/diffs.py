@@ -11,8 +11,8 @@ from council_db.report.figure_changes import ALPHA, FigureChange, compare_report
 
 if TYPE_CHECKING:
     from council_db.analysis.loading.window import Window
-    from council_db.analysis.versions.sides import Sides
     from council_db.analysis.versions.same_items import SameItems
+    from council_db.analysis.versions.sides import Sides
     from council_db.report.model import ReportWindow
     from council_db.store.database import Database
 

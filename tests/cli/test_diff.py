@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from council_db.simulate import SimulationConfig
 from council_db.errors import UsageError
+from council_db.simulate import SimulationConfig
 from tests.conftest import Cli, both_backends, run_module, simulated, write_jsonl
 
 SESSIONS = 300

@@ -43,6 +43,8 @@ from council_db.cli.window_options import (
     window_and_filters,
 )
 
+WEBHOOK_ENV = "COUNCIL_DB_WEBHOOK"  # --webhook's variable: read where the command line would show it
+
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -79,8 +81,9 @@ def _alerts(db: Database, due: list[Change], rules: list[Rule], watch: str, endp
 def command(
     ctx: typer.Context,
     webhook: Annotated[str, typer.Option(
-        "--webhook", metavar="URL", help="Where to POST an alert (http or https); its fingerprint, never the URL, "
-                                         "keys the watch's state.")],
+        "--webhook", metavar="URL", envvar=WEBHOOK_ENV, show_envvar=False,
+        help=f"Where to POST an alert (http or https), or ${WEBHOOK_ENV}: a Slack webhook's URL is its secret, "
+             "kept out of shell history and ps that way; its fingerprint, never the URL, keys the watch's state.")],
     name: Annotated[str, typer.Option(
         "--name", metavar="NAME", help="The watch's name, in each alert: watches of other names keep their own "
                                        "state.")] = "default",

@@ -171,6 +171,17 @@ def test_dry_run_prints_the_due_alerts_and_sends_and_remembers_nothing(store):
     assert real.exit_code == 1
 
 
+def test_the_webhook_can_come_from_the_environment_and_the_url_is_never_printed(store, monkeypatch):
+    """A Slack webhook's URL is its secret: $COUNCIL_DB_WEBHOOK keeps it off the command line."""
+    with Receiver() as receiver:
+        monkeypatch.setenv("COUNCIL_DB_WEBHOOK", receiver.url + "/T0SECRETPATH")
+        result = store("watch", "--name", "from-env", *RULE, *BEFORE)
+
+    assert result.exit_code == 1, result.output
+    assert [(a["event"], a["subject"]) for a in alerts(receiver)] == [("failing", HARSH)]
+    assert "T0SECRETPATH" not in result.output + result.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["--severity-max", "0.5"], "Missing option '--webhook'"),
     (["--webhook", "ftp://example.org/hook"], "--webhook: 'ftp://example.org/hook' is not an http(s) URL"),

@@ -83,9 +83,7 @@ def command(
     not the estimate. Exit 0 when every rule passes (or cannot be measured: SKIP, and why), 1
     when one fails, 2 on a usage or data error (a bad rules file, an empty window)."""
     from council_db.cli.output import text_width
-    from council_db.errors import UsageError
     from council_db.gate import outputs, verdicts
-    from council_db.report.for_window import report_for_window
 
     fmt = chosen(FORMATS, fmt, json=as_json, output=output)
     rules = rules_from_options(
@@ -96,18 +94,15 @@ def command(
     window, filters = window_and_filters(sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                                          reviewer=reviewer, model=model, config_version=config_version,
                                          category=category, dimension=dimension)
-    made = report_for_window(state(ctx).database(read_only=True), window, filters, seed=seed,
-                             sample_sessions=sample_sessions, for_rules=True)
-    if made.report.window.sessions == 0:
-        raise UsageError(made.empty_window_hint or "no session in this window: the database holds none")
-    outcomes = verdicts.judge(made.report, rules)
-    page = {"json": lambda out: outputs.as_json(outcomes, rules, made.report.window),
+    judged, outcomes = verdicts.judge_window(state(ctx).database(read_only=True), window, filters, rules, seed=seed,
+                                             sample_sessions=sample_sessions)
+    page = {"json": lambda out: outputs.as_json(outcomes, rules, judged),
             "junit": lambda out: outputs.junit(outcomes), "github": lambda out: outputs.github(outcomes),
-            "text": lambda out: outputs.text(outcomes, made.report.window, text_width(out))}[fmt]
+            "text": lambda out: outputs.text(outcomes, judged, text_width(out))}[fmt]
     with destination(output, "the check") as out:
         out.write(page(out))
     wrote(output, fmt, len(outcomes), "result")
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-            summary.write(outputs.step_summary(outcomes, made.report.window))
+            summary.write(outputs.step_summary(outcomes, judged))
     raise typer.Exit(verdicts.exit_code(outcomes))

@@ -136,7 +136,6 @@ def command(
     from council_db.outlets import webhook as hook
     from council_db.outlets.push import PushSettings, check_endpoint
     from council_db.outlets.push_auth import load_credentials, plain_http_warning
-    from council_db.report.for_window import report_for_window
     from council_db.report.render import counted
     from council_db.store import watch_state
 
@@ -153,20 +152,17 @@ def command(
                                          category=category, dimension=dimension)
     credentials = load_credentials(token_file, header_env or ())
     db = state(ctx).database(read_only=dry_run)
-    made = report_for_window(db, window, filters, seed=seed, sample_sessions=sample_sessions)
-    if made.report.window.sessions == 0:
-        raise UsageError(made.empty_window_hint or "no session in this window: the database holds none")
-    outcomes = verdicts.judge(made.report, rules)
+    judged, outcomes = verdicts.judge_window(db, window, filters, rules, seed=seed, sample_sessions=sample_sessions)
     endpoint, now = watch_state.fingerprint(webhook), now_utc()
     found = alerts.changes(outcomes, rules, watch_state.known(db, name, endpoint))
-    due = _alerts(db, [c for c in found if c.alert_due], rules, name, endpoint, made.report.window, now, slack)
+    due = _alerts(db, [c for c in found if c.alert_due], rules, name, endpoint, judged, now, slack)
     if dry_run:
         for _, _, body in due:
             print(body.decode())
         message(f"dry run: {counted(len(due), 'alert')} would go to {hook.host(webhook)}; nothing was sent or "
                 "remembered")
         raise typer.Exit(verdicts.exit_code(outcomes))
-    print(outputs.text(outcomes, made.report.window, text_width(sys.stdout)), end="")
+    print(outputs.text(outcomes, judged, text_width(sys.stdout)), end="")
     watch_state.remember(db, name, endpoint, [_acted(c, now) for c in found if not c.alert_due])
     warning = plain_http_warning(webhook, credentials)
     if warning:

@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from council_db.analysis.stats.tiers import TIERS
 from council_db.contract.reviewer_identity import SEPARATOR
 from council_db.gate.rules import Rule
 from council_db.report.model import BiasReport, Flag
+
+if TYPE_CHECKING:
+    from council_db.analysis.loading.window import Window
+    from council_db.report.model import ReportWindow
+    from council_db.store.database import Database
 
 Status = Literal["pass", "fail", "skip"]
 
@@ -177,6 +182,20 @@ JUDGES = {"no-flags": _no_flags, "agreement-min": _agreement, "position-consiste
 def judge(report: BiasReport, rules: list[Rule]) -> list[Outcome]:
     """Every rule's outcomes, in the rules' order."""
     return [outcome for rule in rules for outcome in JUDGES[rule.name](report, rule)]
+
+
+def judge_window(db: Database, window: Window, filters: dict[str, Any], rules: list[Rule], *, seed: int,
+                 sample_sessions: int | None) -> tuple[ReportWindow, list[Outcome]]:
+    """The window as its report states it, and every rule's outcomes on that report, built for
+    the rules alone (report_for_window's ``for_rules``: the same verdicts, less to compute); a
+    window without a session is a usage error. What check and watch both judge."""
+    from council_db.errors import UsageError
+    from council_db.report.for_window import report_for_window
+
+    made = report_for_window(db, window, filters, seed=seed, sample_sessions=sample_sessions, for_rules=True)
+    if made.report.window.sessions == 0:
+        raise UsageError(made.empty_window_hint or "no session in this window: the database holds none")
+    return made.report.window, judge(made.report, rules)
 
 
 def exit_code(outcomes: list[Outcome]) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 from council_db.resources import read_sql
 from council_db.store.database import Database
 from council_db.store.reading import Reader
+from council_db.store.sql_filters import record_filters
 
 CHUNK = 100_000  # records hashed at a time
 RECORD = np.dtype([("session_id", "<i8"), ("reviewer_id", "<i8"), ("model_id", "<i8"), ("position", "<i8"),
@@ -61,8 +62,7 @@ def fingerprint(db: Database, sessions_sql: str, params: dict[str, Any], *, revi
     the schema revision, in one read transaction. Only the names and imports the records refer
     to count: data imported later leaves it as it was."""
     window = f"WITH report_window AS ({sessions_sql}) "
-    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
-                   every_import=imported_by is None, imported_by=imported_by)
+    filters = record_filters(reviewers, models, imported_by)
     digest = hashlib.sha256()
     with db.reading() as reader:
         sessions = 0

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Sequence
 
 from council_db.contract.fields import LineError
 from council_db.contract.timestamps import MAX_US, MIN_US, timestamp_us
@@ -16,6 +17,14 @@ UNREADABLE_TIME = f"(s.ts_us < {MIN_US} OR s.ts_us > {MAX_US})"
 # A record's own consent level: its envelope's where it differs from its session's (whose
 # envelope is the first record's). Needs sessions AS s and record_envelopes AS e left-joined.
 RECORD_CONSENT = "COALESCE(e.consent_level, s.consent_level)"
+
+
+def record_filters(reviewers: Sequence[str], models: Sequence[str], imported_by: datetime | None) -> dict[str, Any]:
+    """The parameters of the record conditions sql/report_records.sql and sql/audit_records.sql
+    share: only these reviewers' and models' records when named, only what imports started by
+    ``imported_by`` (--as-of) stored when given."""
+    return dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
+                every_import=imported_by is None, imported_by=imported_by)
 
 
 def time_range(since: str | None, until: str | None) -> tuple[list[str], dict[str, Any]]:

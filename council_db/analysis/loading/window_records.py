@@ -29,6 +29,7 @@ from council_db.contract.timestamps import MAX_US, MIN_US
 from council_db.resources import read_sql
 from council_db.store.database import Database
 from council_db.store.reading import Reader
+from council_db.store.sql_filters import record_filters
 
 # The columns of sql/report_records.sql. -1 is "none": no exclusion, no readable time, no
 # display slot.
@@ -74,9 +75,8 @@ def fetch_records(db: Database, sessions_sql: str, params: dict[str, Any], *, re
     (analysis/loading/dimension_scores.py); with ``imported_by`` (--as-of), only the records
     imports started by then stored."""
     window = f"WITH report_window AS ({sessions_sql}) "
-    filters = dict(all_reviewers=not reviewers, reviewers=list(reviewers), all_models=not models, models=list(models),
-                   min_consent=min_consent, min_us=MIN_US, max_us=MAX_US, every_import=imported_by is None,
-                   imported_by=imported_by)
+    filters = dict(record_filters(reviewers, models, imported_by), min_consent=min_consent, min_us=MIN_US,
+                   max_us=MAX_US)
     with db.reading() as reader:
         styled = bool(reader.scalar(ANY_STYLE))
         scored, chosen = score_sql(reader, dimension, window, params)

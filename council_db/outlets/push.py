@@ -78,8 +78,17 @@ def check_endpoint(endpoint: str, option: str = "--endpoint") -> str:
         raise UsageError(f"{option}: a user name or password in the URL would stay in shell history and in the "
                          f"database; give a token with ${TOKEN_ENV} or --token-file instead")
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise UsageError(f"{option}: {endpoint!r} is not an http(s) URL; give e.g. https://telemetry.example/v1/events")
+        raise UsageError(f"{option}: not an http(s) URL ({_what_is_wrong(parsed.scheme)}); "
+                         "give e.g. https://telemetry.example/v1/events")
     return endpoint
+
+
+def _what_is_wrong(scheme: str) -> str:
+    """What is wrong with a URL, without its path: a webhook's path is its secret, and a
+    mistyped one would otherwise be printed into CI logs."""
+    if scheme in ("http", "https"):
+        return "it has no host"
+    return f"its scheme is {scheme!r}" if scheme else "it does not start with http:// or https://"
 
 
 def enqueue(db: Database, endpoint: str, built: Built) -> int:

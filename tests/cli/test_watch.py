@@ -182,9 +182,18 @@ def test_the_webhook_can_come_from_the_environment_and_the_url_is_never_printed(
     assert "T0SECRETPATH" not in result.output + result.stderr
 
 
+def test_a_mistyped_webhook_url_is_refused_without_printing_its_secret_path(store, monkeypatch):
+    monkeypatch.setenv("COUNCIL_DB_WEBHOOK", "hooks.slack.com/services/T0SECRETPATH")
+    result = store("watch", "--name", "typo", *RULE, *BEFORE)
+
+    assert code(result) == 2
+    assert "--webhook: not an http(s) URL (it does not start with http:// or https://)" in said(result)
+    assert "T0SECRETPATH" not in result.output + said(result)
+
+
 @pytest.mark.parametrize("args, message", [
     (["--severity-max", "0.5"], "Missing option '--webhook'"),
-    (["--webhook", "ftp://example.org/hook"], "--webhook: 'ftp://example.org/hook' is not an http(s) URL"),
+    (["--webhook", "ftp://example.org/hook"], "--webhook: not an http(s) URL (its scheme is 'ftp')"),
     (["--webhook", "https://user:pw@example.org/hook"], "--webhook: a user name or password in the URL"),
     (["--webhook", "http://127.0.0.1:9/hook", "--name", " "], "--name is empty"),
     (["--webhook", "http://127.0.0.1:9/hook", "--severity-max", "-1"], "--severity-max is -1.0: give a bound above 0"),

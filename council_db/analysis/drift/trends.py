@@ -55,7 +55,7 @@ from functools import cached_property
 import numpy as np
 
 from council_db.analysis.drift.slope_fits import Cells, Records, line_fits
-from council_db.analysis.drift.subjects import Kind, anchors, codes_and_names, reference_contrast, session_groups
+from council_db.analysis.drift.subjects import Kind, anchors_of_rows, codes_and_names, reference_contrast, session_groups
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
 
@@ -275,12 +275,16 @@ class Typical:
 
     def anchors(self, beta: np.ndarray, cov: np.ndarray, df: float) -> np.ndarray:
         """Every group's anchors, as one mask over the subjects."""
-        chosen = np.zeros(len(beta), dtype=bool)
+        return self.anchors_of_rows(beta[None, :], cov, df)[0]
+
+    def anchors_of_rows(self, betas: np.ndarray, cov: np.ndarray, df: float) -> np.ndarray:
+        """``anchors`` for each row of ``betas`` (resampled slopes), one mask per row."""
+        chosen = np.zeros(betas.shape, dtype=bool)
         for group in np.unique(self.groups):
             among = np.flatnonzero(self.groups == group)
             if self.observed[among].sum() >= 2:
                 among = among[self.observed[among]]
-            chosen[among] = anchors(beta[among], cov[np.ix_(among, among)], self.precision[among], df)
+            chosen[:, among] = anchors_of_rows(betas[:, among], cov[np.ix_(among, among)], self.precision[among], df)
         return chosen
 
     def contrasts(self, chosen: np.ndarray) -> np.ndarray:
@@ -297,18 +301,15 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: Typical, fix
     contrasts less that of the contrasts with today's anchors kept is the choice's share (0
     when the choice is clear). Without it a drift about 3 SEs in size, which the data cannot
     always tell from noise, left the intervals at 92% coverage."""
-    n_times = cells.n_instants
-    contrasts: dict[bytes, np.ndarray] = {}  # per anchor set: most resamples choose one of a few
-    rechosen, kept = [], []
-    for weights in session_weights(n_times, RESAMPLES, rng, max_cells=MAX_WEIGHTS):
-        beta = cells.slopes(weights)[:, identified]
-        for b in beta[np.isfinite(beta).all(axis=1)]:
-            chosen = typical.anchors(b, cov, df)
-            key = chosen.tobytes()
-            if key not in contrasts:
-                contrasts[key] = typical.contrasts(chosen)
-            rechosen.append(contrasts[key] @ b)
-            kept.append(fixed @ b)
-    if len(rechosen) < 2:
+    resampled = [cells.slopes(weights)[:, identified]
+                 for weights in session_weights(cells.n_instants, RESAMPLES, rng, max_cells=MAX_WEIGHTS)]
+    betas = np.concatenate(resampled) if resampled else np.zeros((0, len(identified)))
+    betas = betas[np.isfinite(betas).all(axis=1)]
+    if len(betas) < 2:
         return np.zeros(len(identified))
-    return np.maximum(np.var(rechosen, axis=0) - np.var(kept, axis=0), 0.0)
+    choices, which = np.unique(typical.anchors_of_rows(betas, cov, df), axis=0, return_inverse=True)
+    rechosen = np.empty_like(betas)
+    for choice, chosen in enumerate(choices):  # most resamples choose one of a few anchor sets
+        rows = which.reshape(-1) == choice
+        rechosen[rows] = betas[rows] @ typical.contrasts(chosen).T
+    return np.maximum(np.var(rechosen, axis=0) - np.var(betas @ fixed.T, axis=0), 0.0)

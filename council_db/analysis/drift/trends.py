@@ -179,7 +179,7 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     """Every subject's slope contrast; empty when fewer than two subjects have scores at
     MIN_TIMES distinct times. ``rng`` draws the resamples of instants that measure how much
     the choice of the typical subjects varies (a fixed seed when None)."""
-    from council_db.analysis.stats import t_interval, t_p_value
+    from council_db.analysis.stats.inference import t_intervals, t_p_value
 
     if timed.n_instants < MIN_TIMES:
         return []
@@ -199,18 +199,21 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     contrasts = typical.contrasts(typical.anchors(beta, cov, df))
     choice = _choice_variance(Cells.of(records), identified, typical, contrasts, cov, df,
                               rng if rng is not None else np.random.default_rng(0))
+    estimates = contrasts @ beta
+    clustered = np.maximum(np.einsum("si,ij,sj->s", contrasts, cov, contrasts), 0.0)
+    ses = np.sqrt(clustered + choice)
+    dfs, heaviest = np.zeros(len(identified)), np.zeros(len(identified))
+    for i in range(len(identified)):
+        effective, heaviest[i] = effective_instants(fit.spread[:, identified] @ (contrasts[i] ** 2 / precision))
+        dfs[i] = min(float(df), welch_satterthwaite(effective, float(clustered[i]), float(choice[i])))
+    lows, highs = t_intervals(estimates, ses, dfs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_values = np.where(ses > 0, t_p_value(estimates / np.where(ses > 0, ses, 1.0), dfs), math.nan)
     out = []
     for i, j in enumerate(identified.tolist()):
-        contrast = contrasts[i]
-        estimate = float(contrast @ beta)
-        clustered = max(float(contrast @ cov @ contrast), 0.0)
-        se = math.sqrt(clustered + choice[i])
-        effective, heaviest = effective_instants(fit.spread[:, identified] @ (contrast ** 2 / precision))
-        own_df = min(float(df), welch_satterthwaite(effective, clustered, float(choice[i])))
-        low, high = t_interval(estimate, se, own_df)
-        p = t_p_value(estimate / se, own_df) if se > 0 else math.nan
-        slope = Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
-                      int(fit.sessions[j]), int(fit.records[j]), int(spans[i]), own_df, heaviest)
+        slope = Slope(timed.names[j], timed.kind, float(estimates[i]), float(ses[i]), float(lows[i]), float(highs[i]),
+                      float(p_values[i]), int(fit.sessions[j]), int(fit.records[j]), int(spans[i]), float(dfs[i]),
+                      float(heaviest[i]))
         out.append(replace(slope, p_value=math.nan) if slope.one_instant else slope)  # shown, not tested
     return out
 

@@ -2,15 +2,16 @@
 warm and first in a fresh process, and `bias-report --sessions 1000` as a whole process.
 
     python benchmarks/bench_latency.py [--db FILE] [--store FILE ...] [--baseline PATH]
-        [--repeats 10] [--profile] [--work DIR] [--write-docs]
+        [--repeats 5] [--profile] [--work DIR] [--write-docs]
 
 Without --db it builds a 2,000-session store (`council-db simulate` + `import`). In each run:
 
 - in process: a fresh Python imports council_db (untimed), then times its first
-  `report(sessions=1000)` and then --repeats warm ones (their median);
+  `report(sessions=1000)` and then 10 warm ones (their median wall and CPU time);
 - whole process: `council-db bias-report --sessions 1000` on the 2,000-session store and on
-  each --store (opened read only, never written: a 1M-session store works), median of
-  --repeats.
+  each --store (opened read only, never written: a 1M-session store works).
+
+Each figure is the median over --repeats such runs.
 
 With --baseline (a detached worktree of main: `git worktree add --detach /tmp/main-wt main`)
 every figure is measured for both trees, old then new, alternating within each repeat, so a
@@ -37,16 +38,21 @@ from compiled import ENV, compile_council_db  # benchmarks/ is on the path when 
 from doc_tables import machine, markdown_table, write_table
 
 HERE = Path(__file__).resolve().parent.parent
+WARM = 10  # warm reports per fresh process: their median is one repeat's figure
 
 IN_PROCESS = """
 import json, statistics, sys, time
 import council_db
 db = council_db.connect(sys.argv[1])
 start = time.perf_counter(); db.report(sessions=1000); first = time.perf_counter() - start
-warm = []
+warm, cpu = [], []
 for _ in range(int(sys.argv[2])):
-    start = time.perf_counter(); db.report(sessions=1000); warm.append(time.perf_counter() - start)
-print(json.dumps({"first": first, "warm": statistics.median(warm), "source": council_db.__file__}))
+    start, start_cpu = time.perf_counter(), time.process_time()
+    db.report(sessions=1000)
+    warm.append(time.perf_counter() - start)
+    cpu.append(time.process_time() - start_cpu)
+print(json.dumps({"first": first, "warm": statistics.median(warm), "warm_cpu": statistics.median(cpu),
+                  "source": council_db.__file__}))
 """
 
 PROFILE = """
@@ -69,7 +75,8 @@ def tree_env(tree: Path) -> dict[str, str]:
 
 
 def in_process(tree: Path, db: Path, repeats: int) -> dict[str, float]:
-    """A fresh interpreter's first report and its warm median (seconds)."""
+    """A fresh interpreter's first report and the median wall and CPU seconds of ``repeats``
+    warm ones (CPU, all threads: the steadier figure on a shared machine)."""
     answer = subprocess.run([sys.executable, "-c", IN_PROCESS, str(db), str(repeats)], env=tree_env(tree),
                             cwd=tree, check=True, capture_output=True, text=True)
     figures = json.loads(answer.stdout)
@@ -115,8 +122,9 @@ def measure(trees: dict[str, Path], db: Path, stores: list[Path], repeats: int) 
             whole_process(tree, store)
     for _ in range(repeats):
         for name, tree in trees.items():
-            figures = in_process(tree, db, repeats)
+            figures = in_process(tree, db, WARM)
             rows.setdefault("report(sessions=1000), warm", {}).setdefault(name, []).append(figures["warm"])
+            rows.setdefault("report(sessions=1000), warm, CPU", {}).setdefault(name, []).append(figures["warm_cpu"])
             rows.setdefault("report(sessions=1000), first in a process", {}).setdefault(name, []).append(
                 figures["first"])
             for store in [db, *stores]:
@@ -132,7 +140,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, action="append", default=[],
                         help="another store for the whole-process figure (read only; repeatable)")
     parser.add_argument("--baseline", type=Path, help="a worktree of main, measured beside this one")
-    parser.add_argument("--repeats", type=int, default=10, help="repeats of each figure; medians (default 10)")
+    parser.add_argument("--repeats", type=int, default=5, help="fresh processes of each figure; medians (default 5)")
     parser.add_argument("--profile", action="store_true", help="print where a warm report's time goes")
     parser.add_argument("--work", type=Path, help="where the simulated store is kept (default: a temporary folder)")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")

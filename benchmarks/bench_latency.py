@@ -69,6 +69,47 @@ pstats.Stats(profile).sort_stats("cumulative").print_stats(r"council_db", 45)
 """
 
 
+SECTIONS = """
+import functools, importlib, sys, time
+import council_db
+db = council_db.connect(sys.argv[1])
+db.report(sessions=1000)  # every module imported before any is wrapped
+spent = {}
+
+def wrap(module_name, name):
+    module = importlib.import_module(module_name)
+    function = getattr(module, name)
+
+    @functools.wraps(function)
+    def timed(*args, **kwargs):
+        start = time.thread_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            label = module_name.removeprefix("council_db.") + "." + name
+            spent[label] = spent.get(label, 0.0) + time.thread_time() - start
+    for other in list(sys.modules.values()):  # where it was imported by name, too
+        if getattr(other, "__name__", "").startswith("council_db") and getattr(other, name, None) is function:
+            setattr(other, name, timed)
+
+for target in sys.argv[2:]:
+    wrap(*target.rsplit(".", 1))
+start, start_main = time.process_time(), time.thread_time()
+for _ in range(10):
+    db.report(sessions=1000)
+print(f"a warm report: {(time.process_time() - start) * 100:.0f} ms CPU in all threads, "
+      f"{(time.thread_time() - start_main) * 100:.0f} ms in the main one; thread CPU of each part:")
+for label, seconds in sorted(spent.items(), key=lambda item: -item[1]):
+    print(f"  {label:<50} {seconds * 100:6.1f} ms")
+"""
+PARTS = ["council_db.analysis.loading.window.load_for_report", "council_db.report.builder.build",
+         "council_db.analysis.joint.joint_model.fit", "council_db.analysis.sessions.anomalies.sessions",
+         "council_db.analysis.drift.changepoints.search", "council_db.analysis.drift.trends.slopes",
+         "council_db.report.position_section.position", "council_db.report.builder._length",
+         "council_db.report.builder._agreement", "council_db.report.sections._pairs",
+         "council_db.analysis.drift.version_drift.load_config_versions"]
+
+
 def tree_env(tree: Path) -> dict[str, str]:
     """The environment running ``tree``'s council_db rather than the installed one."""
     return {**ENV, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), ENV.get("PYTHONPATH", "")]))}
@@ -133,6 +174,14 @@ def measure(trees: dict[str, Path], db: Path, stores: list[Path], repeats: int) 
     return {row: {name: statistics.median(times) for name, times in by_tree.items()} for row, by_tree in rows.items()}
 
 
+def profile(db: Path) -> None:
+    """Where a warm report's time goes: cProfile's cumulative times (which inflate code made
+    of many small Python calls several times over), then each part's thread CPU time, measured
+    by a wrapper around that part alone (nearly free: the figures a change should be judged by)."""
+    subprocess.run([sys.executable, "-c", PROFILE, str(db)], env=tree_env(HERE), cwd=HERE, check=True)
+    subprocess.run([sys.executable, "-c", SECTIONS, str(db), *PARTS], env=tree_env(HERE), cwd=HERE, check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, help="a store to time report() on (default: a simulated one)")
@@ -153,7 +202,7 @@ def main() -> None:
         trees = {"main": options.baseline.resolve()} if options.baseline else {}
         trees["this tree"] = HERE
         if options.profile:
-            subprocess.run([sys.executable, "-c", PROFILE, str(db)], env=tree_env(HERE), cwd=HERE, check=True)
+            profile(db)
         figures = measure(trees, db, options.store, options.repeats)
     print_and_write(options, db, trees, figures)
 

@@ -4,7 +4,6 @@ and the command modules import their heavy libraries inside the commands, so --h
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated, Optional
 
@@ -99,19 +98,9 @@ def _global(
         ctx.obj.db_option = db_option
 
 
-def _one_blas_thread() -> None:
-    """Run numpy's BLAS on one thread unless the user says otherwise (set before numpy loads).
-    council-db's matrices are small: OpenBLAS's worker threads spin for more CPU than they
-    save, and on a busy machine cost wall time too (bias-report --sessions 1000 on a 1M store:
-    0.57 against 0.85 CPU seconds; the whole 1M report 2.7 against 3.1)."""
-    for variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
-
-
 def main() -> None:
     """The entry point: a CouncilDbError, or a failure of what is around council-db (a file,
     a disk, the database), is one line on stderr; a bug keeps its traceback."""
-    _one_blas_thread()
     invocation = State()  # the --db option fills it in: failures name the database
     try:
         app(obj=invocation)

@@ -179,13 +179,19 @@ def _detrend(totals: np.ndarray, records: np.ndarray, time: np.ndarray) -> np.nd
     subject's least-squares line in block time (every record at its block's time), fitted on
     its records; any leading axes are permutations. A subject in fewer than two blocks has no
     line and keeps its totals."""
-    n0, n1, n2 = (np.einsum("...kj,k->...j", records, time ** p) for p in range(3))
-    y0, y1 = totals.sum(axis=-2), np.einsum("...kj,k->...j", totals, time)
+    n0, n1, n2 = (_over_blocks(records, time ** p) for p in range(3))
+    y0, y1 = totals.sum(axis=-2), _over_blocks(totals, time)
     det = n0 * n2 - n1 ** 2
     ok = det > 1e-12 * np.maximum(n0, 1.0) ** 2
     safe = np.where(ok, det, 1.0)
     level, slope = np.where(ok, (y0 * n2 - y1 * n1) / safe, 0.0), np.where(ok, (n0 * y1 - n1 * y0) / safe, 0.0)
     return totals - records * (level[..., None, :] + slope[..., None, :] * time[:, None])
+
+
+def _over_blocks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """sum over blocks k of values[..., k, j] * weights[k]: a matrix product (numpy's einsum
+    takes some 20 times as long on the permutations' (batch, blocks, subjects) arrays)."""
+    return np.swapaxes(values, -1, -2) @ weights
 
 
 def _studentised(detrended: np.ndarray, records: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -238,7 +244,7 @@ def _step_spread(records: np.ndarray, time: np.ndarray) -> np.ndarray:
     """Per split after block k: the records-weighted sum of squares of the step 1[block > k]
     once the subject's line is taken out of it (the variance of the summed detrended
     residuals after k, in units of the residual variance)."""
-    n0, n1, n2 = (np.einsum("...kj,k->...j", records, time ** p)[..., None, :] for p in range(3))
+    n0, n1, n2 = (_over_blocks(records, time ** p)[..., None, :] for p in range(3))
     a = n0 - np.cumsum(records, axis=-2)
     b = n1 - np.cumsum(records * time[:, None], axis=-2)
     det = n0 * n2 - n1 ** 2

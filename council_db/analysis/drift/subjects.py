@@ -74,18 +74,34 @@ def anchors(estimates: np.ndarray, cov: np.ndarray, precision: np.ndarray, df: f
     against most subjects. ``cov`` is the estimates' joint covariance, ``df`` the t degrees of
     freedom. A liberal ``alpha`` costs little: dropping a subject that does not drift leaves
     the others' contrasts unbiased, keeping one that does biases them all."""
-    n = len(estimates)
-    keep = np.ones(n, dtype=bool)
+    return anchors_of_rows(estimates[None, :], cov, precision, df, alpha)[0]
+
+
+def anchors_of_rows(estimates: np.ndarray, cov: np.ndarray, precision: np.ndarray, df: float,
+                    alpha: float = ANCHOR_ALPHA) -> np.ndarray:
+    """``anchors`` for each row of ``estimates`` (resamples of the same subjects, one shared
+    ``cov``), all rows at once: one purification step drops one anchor from every row still
+    purifying, so those rows hold equally many anchors and step together as one array."""
+    rows, n = estimates.shape
+    keep = np.ones((rows, n), dtype=bool)
     scale = np.sqrt(np.maximum(np.diag(cov), 1e-300))
-    for _ in range((n - 1) // 2):
-        candidates = np.flatnonzero(keep)
-        apart = np.abs(estimates[candidates] - median_of_others(estimates[candidates])) / scale[candidates]
-        furthest = int(candidates[np.argmax(apart)])
-        contrast = reference_contrast(furthest, keep, precision)
-        se = float(np.sqrt(max(contrast @ cov @ contrast, 0.0)))
-        if not (se > 0 and abs(float(contrast @ estimates)) / se > _critical_t(alpha, df)):  # p < alpha
+    purifying = np.arange(rows)
+    critical = _critical_t(alpha, df)
+    for dropped in range((n - 1) // 2):
+        kept = keep[purifying]
+        values = estimates[purifying][kept].reshape(len(purifying), n - dropped)
+        apart = np.abs(values - median_of_others(values)) / np.broadcast_to(scale, kept.shape)[kept].reshape(
+            values.shape)
+        furthest = np.flatnonzero(kept).reshape(values.shape)[np.arange(len(purifying)), np.argmax(apart, axis=1)]
+        furthest -= np.arange(len(purifying)) * n  # flat positions to columns
+        contrast = reference_contrasts(furthest, kept, precision)
+        se = np.sqrt(np.maximum(np.einsum("ri,ij,rj->r", contrast, cov, contrast), 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            apart_enough = (se > 0) & (np.abs(np.einsum("ri,ri->r", contrast, estimates[purifying])) / se > critical)
+        keep[purifying[apart_enough], furthest[apart_enough]] = False  # p < alpha
+        purifying = purifying[apart_enough]
+        if not len(purifying):
             break
-        keep[furthest] = False
     return keep
 
 
@@ -101,8 +117,14 @@ def _critical_t(alpha: float, df: float) -> float:
 def reference_contrast(j: int, anchors: np.ndarray, precision: np.ndarray) -> np.ndarray:
     """Weights c with c @ estimates == subject j's estimate minus the precision-weighted mean of
     the anchors other than j (fixed weights, so c @ cov @ c is the contrast's variance)."""
+    return reference_contrasts(np.array([j]), anchors[None, :], precision)[0]
+
+
+def reference_contrasts(j: np.ndarray, anchors: np.ndarray, precision: np.ndarray) -> np.ndarray:
+    """``reference_contrast`` row by row: subject j[r] against the anchors of row r."""
+    rows = np.arange(len(j))
     weights = np.where(anchors, precision, 0.0)
-    weights[j] = 0.0
-    contrast = -weights / weights.sum()
-    contrast[j] += 1.0
+    weights[rows, j] = 0.0
+    contrast = -weights / weights.sum(axis=1, keepdims=True)
+    contrast[rows, j] += 1.0
     return contrast

@@ -55,7 +55,7 @@ from functools import cached_property
 import numpy as np
 
 from council_db.analysis.drift.slope_fits import Cells, Records, line_fits
-from council_db.analysis.drift.subjects import Kind, anchors, codes_and_names, reference_contrast, session_groups
+from council_db.analysis.drift.subjects import Kind, anchors_of_rows, codes_and_names, reference_contrast, session_groups
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
 
@@ -179,7 +179,7 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     """Every subject's slope contrast; empty when fewer than two subjects have scores at
     MIN_TIMES distinct times. ``rng`` draws the resamples of instants that measure how much
     the choice of the typical subjects varies (a fixed seed when None)."""
-    from council_db.analysis.stats import t_interval, t_p_value
+    from council_db.analysis.stats.inference import t_intervals, t_p_value
 
     if timed.n_instants < MIN_TIMES:
         return []
@@ -199,18 +199,21 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     contrasts = typical.contrasts(typical.anchors(beta, cov, df))
     choice = _choice_variance(Cells.of(records), identified, typical, contrasts, cov, df,
                               rng if rng is not None else np.random.default_rng(0))
+    estimates = contrasts @ beta
+    clustered = np.maximum(np.einsum("si,ij,sj->s", contrasts, cov, contrasts), 0.0)
+    ses = np.sqrt(clustered + choice)
+    dfs, heaviest = np.zeros(len(identified)), np.zeros(len(identified))
+    for i in range(len(identified)):
+        effective, heaviest[i] = effective_instants(fit.spread[:, identified] @ (contrasts[i] ** 2 / precision))
+        dfs[i] = min(float(df), welch_satterthwaite(effective, float(clustered[i]), float(choice[i])))
+    lows, highs = t_intervals(estimates, ses, dfs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_values = np.where(ses > 0, t_p_value(estimates / np.where(ses > 0, ses, 1.0), dfs), math.nan)
     out = []
     for i, j in enumerate(identified.tolist()):
-        contrast = contrasts[i]
-        estimate = float(contrast @ beta)
-        clustered = max(float(contrast @ cov @ contrast), 0.0)
-        se = math.sqrt(clustered + choice[i])
-        effective, heaviest = effective_instants(fit.spread[:, identified] @ (contrast ** 2 / precision))
-        own_df = min(float(df), welch_satterthwaite(effective, clustered, float(choice[i])))
-        low, high = t_interval(estimate, se, own_df)
-        p = t_p_value(estimate / se, own_df) if se > 0 else math.nan
-        slope = Slope(timed.names[j], timed.kind, estimate, se, low, high, float(p),
-                      int(fit.sessions[j]), int(fit.records[j]), int(spans[i]), own_df, heaviest)
+        slope = Slope(timed.names[j], timed.kind, float(estimates[i]), float(ses[i]), float(lows[i]), float(highs[i]),
+                      float(p_values[i]), int(fit.sessions[j]), int(fit.records[j]), int(spans[i]), float(dfs[i]),
+                      float(heaviest[i]))
         out.append(replace(slope, p_value=math.nan) if slope.one_instant else slope)  # shown, not tested
     return out
 
@@ -275,12 +278,16 @@ class Typical:
 
     def anchors(self, beta: np.ndarray, cov: np.ndarray, df: float) -> np.ndarray:
         """Every group's anchors, as one mask over the subjects."""
-        chosen = np.zeros(len(beta), dtype=bool)
+        return self.anchors_of_rows(beta[None, :], cov, df)[0]
+
+    def anchors_of_rows(self, betas: np.ndarray, cov: np.ndarray, df: float) -> np.ndarray:
+        """``anchors`` for each row of ``betas`` (resampled slopes), one mask per row."""
+        chosen = np.zeros(betas.shape, dtype=bool)
         for group in np.unique(self.groups):
             among = np.flatnonzero(self.groups == group)
             if self.observed[among].sum() >= 2:
                 among = among[self.observed[among]]
-            chosen[among] = anchors(beta[among], cov[np.ix_(among, among)], self.precision[among], df)
+            chosen[:, among] = anchors_of_rows(betas[:, among], cov[np.ix_(among, among)], self.precision[among], df)
         return chosen
 
     def contrasts(self, chosen: np.ndarray) -> np.ndarray:
@@ -297,18 +304,15 @@ def _choice_variance(cells: Cells, identified: np.ndarray, typical: Typical, fix
     contrasts less that of the contrasts with today's anchors kept is the choice's share (0
     when the choice is clear). Without it a drift about 3 SEs in size, which the data cannot
     always tell from noise, left the intervals at 92% coverage."""
-    n_times = cells.n_instants
-    contrasts: dict[bytes, np.ndarray] = {}  # per anchor set: most resamples choose one of a few
-    rechosen, kept = [], []
-    for weights in session_weights(n_times, RESAMPLES, rng, max_cells=MAX_WEIGHTS):
-        beta = cells.slopes(weights)[:, identified]
-        for b in beta[np.isfinite(beta).all(axis=1)]:
-            chosen = typical.anchors(b, cov, df)
-            key = chosen.tobytes()
-            if key not in contrasts:
-                contrasts[key] = typical.contrasts(chosen)
-            rechosen.append(contrasts[key] @ b)
-            kept.append(fixed @ b)
-    if len(rechosen) < 2:
+    resampled = [cells.slopes(weights)[:, identified]
+                 for weights in session_weights(cells.n_instants, RESAMPLES, rng, max_cells=MAX_WEIGHTS)]
+    betas = np.concatenate(resampled) if resampled else np.zeros((0, len(identified)))
+    betas = betas[np.isfinite(betas).all(axis=1)]
+    if len(betas) < 2:
         return np.zeros(len(identified))
-    return np.maximum(np.var(rechosen, axis=0) - np.var(kept, axis=0), 0.0)
+    choices, which = np.unique(typical.anchors_of_rows(betas, cov, df), axis=0, return_inverse=True)
+    rechosen = np.empty_like(betas)
+    for choice, chosen in enumerate(choices):  # most resamples choose one of a few anchor sets
+        rows = which.reshape(-1) == choice
+        rechosen[rows] = betas[rows] @ typical.contrasts(chosen).T
+    return np.maximum(np.var(rechosen, axis=0) - np.var(betas @ fixed.T, axis=0), 0.0)

@@ -84,3 +84,15 @@ def test_estimate_missing_values_follow_one_rule():
     e = Estimate.missing("x", 3)
     assert not e.computable and not e.has_interval and not e.covers(0.0) and math.isnan(e.se)
     assert Estimate(0.2, 0.1, 0.3).covers(0.1) and Estimate(0.2, 0.1, 0.3).se is None
+
+
+def test_t_intervals_over_arrays_are_t_interval_of_each_element():
+    from council_db.analysis.stats.inference import t_intervals
+
+    estimates = np.array([0.3, -1.2, 2.0, nan, 0.5, 0.1, 4.0])
+    ses = np.array([0.1, 0.7, math.inf, 0.2, 0.3, 0.05, 1e-8])
+    dfs = np.array([3.7, 1.0, 10.0, 5.0, 0.0, 2.5e6, 41.3])
+    lows, highs = t_intervals(estimates, ses, dfs)
+    for i, (estimate, se, df) in enumerate(zip(estimates, ses, dfs)):
+        low, high = t_interval(float(estimate), float(se), float(df))
+        np.testing.assert_allclose([lows[i], highs[i]], [low, high], rtol=1e-12, equal_nan=True)

@@ -1,0 +1,232 @@
+"""The report's latency (issue 32, "In process"): `council_db.connect(db).report(sessions=1000)`
+warm and first in a fresh process, and `bias-report --sessions 1000` as a whole process.
+
+    python benchmarks/bench_latency.py [--db FILE] [--store FILE ...] [--baseline PATH]
+        [--repeats 5] [--profile] [--work DIR] [--write-docs]
+
+Without --db it builds a 2,000-session store (`council-db simulate` + `import`). In each run:
+
+- in process: a fresh Python imports council_db (untimed), then times its first
+  `report(sessions=1000)` and then 10 warm ones (their median wall and CPU time);
+- whole process: `council-db bias-report --sessions 1000` on the 2,000-session store and on
+  each --store (opened read only, never written: a 1M-session store works).
+
+Each figure is the median over --repeats such runs.
+
+With --baseline (a detached worktree of main: `git worktree add --detach /tmp/main-wt main`)
+every figure is measured for both trees, old then new, alternating within each repeat, so a
+slow spell on a shared machine hits both. A tree runs from its own source (its folder first on
+PYTHONPATH and as the working folder). --profile prints where a warm report's time goes (cProfile, new tree). Targets:
+warm <= 100 ms, first <= 250 ms, whole process <= 0.3 s on any store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from compiled import ENV, compile_council_db  # benchmarks/ is on the path when run as a script
+from doc_tables import machine, markdown_table, write_table
+
+HERE = Path(__file__).resolve().parent.parent
+WARM = 10  # warm reports per fresh process: their median is one repeat's figure
+
+IN_PROCESS = """
+import json, statistics, sys, time
+import council_db
+db = council_db.connect(sys.argv[1])
+start = time.perf_counter(); db.report(sessions=1000); first = time.perf_counter() - start
+warm, cpu = [], []
+for _ in range(int(sys.argv[2])):
+    start, start_cpu = time.perf_counter(), time.process_time()
+    db.report(sessions=1000)
+    warm.append(time.perf_counter() - start)
+    cpu.append(time.process_time() - start_cpu)
+print(json.dumps({"first": first, "warm": statistics.median(warm), "warm_cpu": statistics.median(cpu),
+                  "source": council_db.__file__}))
+"""
+
+PROFILE = """
+import cProfile, pstats, sys
+import council_db
+db = council_db.connect(sys.argv[1])
+db.report(sessions=1000)
+profile = cProfile.Profile()
+profile.enable()
+for _ in range(5):
+    db.report(sessions=1000)
+profile.disable()
+pstats.Stats(profile).sort_stats("cumulative").print_stats(r"council_db", 45)
+"""
+
+
+SECTIONS = """
+import functools, importlib, sys, time
+import council_db
+db = council_db.connect(sys.argv[1])
+db.report(sessions=1000)  # every module imported before any is wrapped
+spent = {}
+
+def wrap(module_name, name):
+    module = importlib.import_module(module_name)
+    function = getattr(module, name)
+
+    @functools.wraps(function)
+    def timed(*args, **kwargs):
+        start = time.thread_time()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            label = module_name.removeprefix("council_db.") + "." + name
+            spent[label] = spent.get(label, 0.0) + time.thread_time() - start
+    for other in list(sys.modules.values()):  # where it was imported by name, too
+        if getattr(other, "__name__", "").startswith("council_db") and getattr(other, name, None) is function:
+            setattr(other, name, timed)
+
+for target in sys.argv[2:]:
+    wrap(*target.rsplit(".", 1))
+start, start_main = time.process_time(), time.thread_time()
+for _ in range(10):
+    db.report(sessions=1000)
+print(f"a warm report: {(time.process_time() - start) * 100:.0f} ms CPU in all threads, "
+      f"{(time.thread_time() - start_main) * 100:.0f} ms in the main one; thread CPU of each part:")
+for label, seconds in sorted(spent.items(), key=lambda item: -item[1]):
+    print(f"  {label:<50} {seconds * 100:6.1f} ms")
+"""
+PARTS = ["council_db.analysis.loading.window.load_for_report", "council_db.report.builder.build",
+         "council_db.analysis.joint.joint_model.fit", "council_db.analysis.sessions.anomalies.sessions",
+         "council_db.analysis.drift.changepoints.search", "council_db.analysis.drift.trends.slopes",
+         "council_db.report.position_section.position", "council_db.report.builder._length",
+         "council_db.report.builder._agreement", "council_db.report.sections._pairs",
+         "council_db.analysis.drift.version_drift.load_config_versions"]
+
+
+def tree_env(tree: Path) -> dict[str, str]:
+    """The environment running ``tree``'s council_db rather than the installed one."""
+    return {**ENV, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), ENV.get("PYTHONPATH", "")]))}
+
+
+def in_process(tree: Path, db: Path, repeats: int) -> dict[str, float]:
+    """A fresh interpreter's first report and the median wall and CPU seconds of ``repeats``
+    warm ones (CPU, all threads: the steadier figure on a shared machine)."""
+    answer = subprocess.run([sys.executable, "-c", IN_PROCESS, str(db), str(repeats)], env=tree_env(tree),
+                            cwd=tree, check=True, capture_output=True, text=True)
+    figures = json.loads(answer.stdout)
+    if not figures.pop("source").startswith(str(tree)):
+        raise SystemExit(f"{tree}: the fresh process imported another council_db")
+    return figures
+
+
+def whole_process(tree: Path, db: Path) -> float:
+    """Wall seconds of one `council-db bias-report --sessions 1000` process."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "council_db", "--db", str(db), "bias-report", "--sessions", "1000"],
+                   env=tree_env(tree), cwd=tree, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return time.perf_counter() - start
+
+
+def small_store(work: Path, sessions: int) -> Path:
+    """A simulated store of ``sessions`` sessions in ``work`` (made once, then reused)."""
+    db = work / f"latency-{sessions}.db"
+    if not db.exists():
+        jsonl = work / f"latency-{sessions}.jsonl"
+        council = [sys.executable, "-m", "council_db"]
+        subprocess.run([*council, "simulate", "-o", str(jsonl), "--sessions", str(sessions)], check=True,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run([*council, "--db", str(db), "import", "-q", str(jsonl)], check=True, stderr=subprocess.DEVNULL)
+    return db
+
+
+def size(db: Path) -> str:
+    """A store's sessions and records, read through a read-only connection."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+        sessions = connection.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        records = connection.execute("SELECT count(*) FROM scores").fetchone()[0]
+    return f"{sessions:,} sessions, {records:,} records"
+
+
+def measure(trees: dict[str, Path], db: Path, stores: list[Path], repeats: int) -> dict[str, dict[str, float]]:
+    """Every figure per tree, old and new measured alternately; medians over ``repeats``."""
+    rows: dict[str, dict[str, list[float]]] = {}
+    for name, tree in trees.items():  # once unmeasured: bytecode and file caches
+        in_process(tree, db, 1)
+        for store in [db, *stores]:
+            whole_process(tree, store)
+    for _ in range(repeats):
+        for name, tree in trees.items():
+            figures = in_process(tree, db, WARM)
+            rows.setdefault("report(sessions=1000), warm", {}).setdefault(name, []).append(figures["warm"])
+            rows.setdefault("report(sessions=1000), warm, CPU", {}).setdefault(name, []).append(figures["warm_cpu"])
+            rows.setdefault("report(sessions=1000), first in a process", {}).setdefault(name, []).append(
+                figures["first"])
+            for store in [db, *stores]:
+                rows.setdefault(f"bias-report --sessions 1000, {store.name}", {}).setdefault(name, []).append(
+                    whole_process(tree, store))
+    return {row: {name: statistics.median(times) for name, times in by_tree.items()} for row, by_tree in rows.items()}
+
+
+def profile(db: Path) -> None:
+    """Where a warm report's time goes: cProfile's cumulative times (which inflate code made
+    of many small Python calls several times over), then each part's thread CPU time, measured
+    by a wrapper around that part alone (nearly free: the figures a change should be judged by)."""
+    subprocess.run([sys.executable, "-c", PROFILE, str(db)], env=tree_env(HERE), cwd=HERE, check=True)
+    subprocess.run([sys.executable, "-c", SECTIONS, str(db), *PARTS], env=tree_env(HERE), cwd=HERE, check=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path, help="a store to time report() on (default: a simulated one)")
+    parser.add_argument("--sessions", type=int, default=2000, help="sessions of the simulated store (default 2000)")
+    parser.add_argument("--store", type=Path, action="append", default=[],
+                        help="another store for the whole-process figure (read only; repeatable)")
+    parser.add_argument("--baseline", type=Path, help="a worktree of main, measured beside this one")
+    parser.add_argument("--repeats", type=int, default=5, help="fresh processes of each figure; medians (default 5)")
+    parser.add_argument("--profile", action="store_true", help="print where a warm report's time goes")
+    parser.add_argument("--work", type=Path, help="where the simulated store is kept (default: a temporary folder)")
+    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
+    options = parser.parse_args()
+    compile_council_db()
+    with tempfile.TemporaryDirectory() as scratch:
+        work = options.work or Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        db = (options.db or small_store(work, options.sessions)).resolve()
+        trees = {"main": options.baseline.resolve()} if options.baseline else {}
+        trees["this tree"] = HERE
+        if options.profile:
+            profile(db)
+        figures = measure(trees, db, options.store, options.repeats)
+    print_and_write(options, db, trees, figures)
+
+
+def print_and_write(options: argparse.Namespace, db: Path, trees: dict[str, Path],
+                    figures: dict[str, dict[str, float]]) -> None:
+    load = os.getloadavg()
+    stores = "; ".join(f"{store.name}: {size(store)}" for store in [db, *options.store])
+    said = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load "
+            f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}; {stores}; median of {options.repeats}")
+    print(said)
+    names = list(trees)
+    print(f"{'figure':<58}" + "".join(f"{name:>12}" for name in names) + ("   new / old" if len(names) == 2 else ""))
+    rows = []
+    for row, by_tree in figures.items():
+        cells = [f"{by_tree[name] * 1000:.0f} ms" for name in names]
+        ratio = [f"{by_tree[names[1]] / by_tree[names[0]]:.2f}"] if len(names) == 2 else []
+        print(f"{row:<58}" + "".join(f"{cell:>12}" for cell in cells) + (f"{ratio[0]:>12}" if ratio else ""))
+        rows.append([row, *cells, *ratio])
+    if options.write_docs:
+        header = ["figure", *names, *(["new / old"] if len(names) == 2 else [])]
+        table = markdown_table(header, rows, right=set(range(1, len(header))))
+        write_table("latency", table, f"{machine()}, load {load[0]:.1f}; {stores}; median of {options.repeats}")
+
+
+if __name__ == "__main__":
+    main()

@@ -67,8 +67,12 @@ def test_repair_runs_the_checks_one_after_the_other_references_first(cli, db, tm
 def _compared(monkeypatch) -> list[str]:
     """The tables of every range compared row by row, as the check runs."""
     compared, differences = [], derived._differences
-    monkeypatch.setattr(derived, "_differences",
-                        lambda connection, table, *rest: compared.append(table.name) or differences(connection, table, *rest))
+
+    def counted(connection, table, *rest):
+        compared.append(table.name)
+        return differences(connection, table, *rest)
+
+    monkeypatch.setattr(derived, "_differences", counted)
     return compared
 
 
@@ -91,7 +95,8 @@ FIRST_DAY = "(SELECT MIN(day) FROM reviewer_day_totals)"
 @pytest.mark.parametrize("edits", [
     # one derived row: one column of one row, each kind of column
     ("UPDATE day_totals SET sessions = sessions + 1 WHERE day = (SELECT MIN(day) FROM day_totals)",),
-    ("UPDATE model_day_totals SET length_sum = length_sum * 1.000001 WHERE day = (SELECT MAX(day) FROM model_day_totals) "
+    ("UPDATE model_day_totals SET length_sum = length_sum * 1.000001 "
+     "WHERE day = (SELECT MAX(day) FROM model_day_totals) "
      "AND model_id = (SELECT MIN(model_id) FROM model_day_totals)",),
     (f"UPDATE reviewer_day_totals SET max_score = max_score + 1 WHERE day = {FIRST_DAY} "
      f"AND reviewer_id = {SECOND_REVIEWER}",),

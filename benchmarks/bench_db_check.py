@@ -1,5 +1,7 @@
-"""`db check`'s checks one by one (where its time goes) and all of them one after the other
-against two at a time (store/db_check.py), paired in one run on one SQLite store (only read).
+"""`db check`'s checks one by one (where its time goes), the day totals compared row by row
+(old) against screened a range at a time (store/day_screen.py, new), and the whole check old
+and new one after the other and new two at a time (store/db_check.py), paired in one run on
+one SQLite store (only read).
 
     python benchmarks/bench_db_check.py --db PATH [--runs 2]
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from bench_export import size  # benchmarks/ is on the path when run as a script
 
 from council_db.store import db_check, derived, references
+from council_db.store.day_screen import DayScreen
 from council_db.store.database import open_reader
 
 
@@ -35,9 +38,19 @@ def timed(work) -> tuple[float, float]:
     return time.perf_counter() - wall, cpu() - used
 
 
-def one_after_the_other(db) -> None:
+DAYS = tuple(table for table in derived.DERIVED if table.range_column == "day")
+
+
+def old(db) -> None:
+    """Every range of every derived table compared row by row, one check after the other."""
     references.orphans(db)
     derived.check(db)
+
+
+def new(db) -> None:
+    """The day totals screened, one check after the other."""
+    references.orphans(db)
+    derived.check(db, screen=DayScreen().passes)
 
 
 def main() -> None:
@@ -52,13 +65,16 @@ def main() -> None:
     for table in derived.DERIVED:
         wall, used = timed(lambda: derived.check(db, tables=(table,)))
         print(f"{table.name:<22} {wall:7.2f} s wall {used:7.2f} s CPU")
+    wall, used = timed(lambda: derived.check(db, tables=DAYS, screen=DayScreen().passes))
+    print(f"{'day totals screened':<22} {wall:7.2f} s wall {used:7.2f} s CPU")
     wall, used = timed(lambda: references.orphans(db))
     print(f"{'references':<22} {wall:7.2f} s wall {used:7.2f} s CPU\n")
     for run in range(options.runs):
-        for name, work in (("one after the other", one_after_the_other), ("two at a time", db_check.check)):
+        for name, work in (("old, one after the other", old), ("new, one after the other", new),
+                           ("new, two at a time", db_check.check)):
             load = os.getloadavg()[0]
             wall, used = timed(lambda: work(db))
-            print(f"run {run + 1}: {name:<20} {wall:7.2f} s wall {used:7.2f} s CPU (load {load:.1f})")
+            print(f"run {run + 1}: {name:<24} {wall:7.2f} s wall {used:7.2f} s CPU (load {load:.1f})")
     db.engine.dispose()
 
 

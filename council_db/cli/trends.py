@@ -297,6 +297,9 @@ def anomalies(
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
     dimension: Dimension = None,
     show_all: Annotated[bool, typer.Option("--all", help="List every session tested, not only the flagged.")] = False,
+    every: Annotated[bool, typer.Option(
+        "--every-session", help="Above --sample-sessions, test every session of the window against the sample's "
+                                "fit, in one pass over the store (minutes at a million sessions).")] = False,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: ListingFormat = None, as_json: Json = False,
     nl: Lines = False, as_csv: Csv = False, output: Output = None, wide: Wide = False,
 ) -> None:
@@ -304,8 +307,7 @@ def anomalies(
 
     All the same (extreme) score, or one reviewer far off. A p-value per session, calibrated
     against the other sessions; flagged at Benjamini-Hochberg q <= 0.05 over the sessions
-    tested: every session of the window (above --sample-sessions, the joint model is fitted
-    on a sample and every session is tested against it in one pass over the store)."""
+    tested (above --sample-sessions, a sample's, or with --every-session every session's)."""
     import numpy as np
 
     from council_db.analysis import stats
@@ -319,9 +321,9 @@ def anomalies(
     db, spec, loaded, fit = _load(ctx, sample_sessions, False, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
                                   reviewer=reviewer, model=model, config_version=config_version, category=category,
                                   dimension=dimension)
-    screened = screen(db, spec, loaded, fit)
+    screened = screen(db, spec, loaded, fit, every)
     if loaded.window_sessions is not None:
-        message(f"note: {screened.note()}; --sample-sessions 0 reads them all")
+        message(f"note: {screened.note()}; --sample-sessions 0 reads every record")
     tested = screened.tested()
     if not len(tested):
         message(f"warning: anomalies need at least {detect.MIN_SESSIONS} sessions with {detect.MIN_RECORDS} or more "

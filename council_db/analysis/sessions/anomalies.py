@@ -153,9 +153,7 @@ def _within_session_ss(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, n
     Within each reviewer, not around the session mean: a reviewer's level (harsh, generous)
     is not flatness, and a session where every reviewer gives every answer one score is as
     flat as one where they also agree: both are the atom at 0 (see ``_flat_p``)."""
-    cell_ss = np.maximum(cells.square - cells.total ** 2 / np.maximum(cells.count, 1), 0.0)
-    cell_ss[cells.constant] = 0.0  # exactly, not a rounding error's 1e-15
-    ss = cell_ss.sum(axis=1)
+    ss = cells.within.sum(axis=1)
     present = (cells.count > 0).sum(axis=1)
     return ss, (records - present).astype(float), records / np.maximum(present, 1)
 

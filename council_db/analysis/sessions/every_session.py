@@ -1,47 +1,41 @@
-"""The anomaly tests' sums for every session of a window, in one streamed SQL pass.
+"""The anomaly tests' sums for every session of a window, in one streamed pass over its records.
 
 Above the sample size the joint model is fitted on the window's sample (its records fit in
-memory), but the anomaly tests need only per (session, reviewer) sums, and SQL can give those
-for every session: the scores are joined to the fit's effects (written into the query as
-CASE expressions: a few reviewers, candidates and slots) and grouped by (session, reviewer),
-the scores' primary key order, so no sort. The rows arrive a chunk at a time, each one
-finished cell: memory holds the cells, never the records.
+memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had
+for every session: the window's scores are read in session order a chunk at a time, each
+record's residual is its score less the fit's reviewer, candidate, slot, self-review and
+length terms, less its session's mean of that (the session effect absorbed, as the fit
+absorbs it by demeaning; lengths partly unknown are centred within the session as the fit
+centres them), and each chunk's sessions are reduced to their cells before the next is read.
+Memory holds the cells, never the window's records.
 
-A record's residual is its score less the fit's reviewer, candidate, slot, self-review and
-length terms, less the session's mean of that (the session effect absorbed, as the fit
-absorbs it by demeaning): from each cell's count, sum and sum of squares and the session's
-count and sum, exactly. A session whose lengths are partly unknown is centred as the fit
-centres it (unknown lengths at the session's mean known length).
+Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
+reviewer) was measured slower: at 100,000 sessions of the 1M store, 12.7 s of SQL against 5.9 s
+to read the raw columns (docs/benchmarks.md, "Every session screened").
 """
 
 from __future__ import annotations
 
-import math
+from typing import Any
 
 import numpy as np
 
-from council_db.analysis.joint.joint_model import ROUNDING, JointFit
+from council_db.analysis.joint.joint_model import JointFit, rounding_noise_removed
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
-from council_db.analysis.sessions.session_cells import Cells, resolution
+from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
 from council_db.store.database import Database
 
-CHUNK = 200_000  # cells fetched at a time
+CHUNK = 50_000  # records read at a time (as Python rows, ~250 bytes each, before they become arrays)
 NO_LENGTH = "length effect (no answer length is known)"  # not identified, and then nothing to subtract
-CELL = np.dtype([("session", "i8"), ("reviewer", "i8"), ("count", "f8"), ("total", "f8"), ("square", "f8"),
-                 ("low", "f8"), ("high", "f8"), ("fitted", "f8"), ("v", "f8"), ("vv", "f8"), ("known", "f8"),
-                 ("length", "f8"), ("unknown", "f8"), ("unknown_v", "f8")])
-CELLS_SQL = """WITH report_window AS ({window}), fitted AS (
-    SELECT sc.session_id, sc.reviewer_id, sc.score_value AS y,
-           CASE WHEN sc.response_length_chars >= 0 THEN ln(sc.response_length_chars + 1.0) END AS len,
-           sc.score_value - ({reviewer}) - ({model}) - ({slot}) - ({own}) AS u
-    FROM scores AS sc
-    WHERE sc.session_id IN (SELECT id FROM report_window) AND sc.exclusion_id IS NULL
-      AND sc.scale_id = :scale_id{judges}
-), valued AS (SELECT session_id, reviewer_id, y, len, u - {length} * COALESCE(len, 0.0) AS v FROM fitted)
-SELECT session_id, reviewer_id, COUNT(*), SUM(y), SUM(y * y), MIN(y), MAX(y), COUNT(v), SUM(v), SUM(v * v),
-       COUNT(len), SUM(len), COUNT(*) - COUNT(len), SUM(CASE WHEN len IS NULL THEN v END)
-FROM valued GROUP BY session_id, reviewer_id"""
+RECORD = np.dtype([("session", "i8"), ("reviewer", "i8"), ("model", "i8"), ("slot", "i8"), ("length", "i8"),
+                   ("score", "f8")])
+RECORDS_SQL = """WITH report_window AS ({window})
+SELECT sc.session_id, sc.reviewer_id, sc.model_id, CASE WHEN sc.display_order THEN sc.position ELSE -1 END,
+       sc.response_length_chars, sc.score_value
+FROM scores AS sc
+WHERE sc.session_id IN (SELECT id FROM report_window) AND sc.exclusion_id IS NULL AND sc.scale_id = :scale_id{judges}
+ORDER BY sc.session_id"""
 
 
 def why_not(window: Window, fit: JointFit) -> str | None:
@@ -57,6 +51,40 @@ def why_not(window: Window, fit: JointFit) -> str | None:
     return None
 
 
+class _Terms:
+    """The fit's terms, looked up by stored id (NaN for a level the fit never saw)."""
+
+    def __init__(self, fit: JointFit, ids: dict[str, int], judge_of: dict[int, int], reviewers: list[str]):
+        size = max(ids.values(), default=0) + 1
+
+        def by_id(values: dict[str, float]) -> np.ndarray:
+            out = np.full(size, np.nan)
+            out[[ids[name] for name in values]] = list(values.values())
+            return out
+
+        self.severity = by_id({name: e.estimate for name, e in fit.severity.items()})
+        self.quality = by_id({name: e.estimate for name, e in fit.quality.items()})
+        self.own = np.nan_to_num(by_id({name: e.estimate for name, e in fit.self_preference_by_reviewer.items()}))
+        self.judge_of = np.arange(size)
+        self.judge_of[list(judge_of)] = list(judge_of.values())
+        slots = {-1: 0.0, **{slot: e.estimate for slot, e in fit.slot_effects.items()}}
+        self.slot_offset = -min(slots)
+        self.slots = np.full(max(slots) + self.slot_offset + 1, np.nan)
+        self.slots[[s + self.slot_offset for s in slots]] = list(slots.values())
+        self.length = fit.length_per_log.estimate if fit.length_per_log is not None else 0.0
+        self.reviewer_index = np.full(size, -1)
+        self.reviewer_index[[ids[name] for name in reviewers]] = np.arange(len(reviewers))
+
+    def fitted(self, rec: np.ndarray) -> np.ndarray:
+        """Each record's fitted value less its session's effect and the length term (NaN: unseen level)."""
+        slot = rec["slot"] + self.slot_offset
+        slot_effect = np.where((slot >= 0) & (slot < len(self.slots)),
+                               self.slots[np.clip(slot, 0, len(self.slots) - 1)], np.nan)
+        own = self.judge_of[rec["reviewer"]] == rec["model"]
+        return (self.severity[rec["reviewer"]] + self.quality[rec["model"]] + slot_effect
+                + np.where(own, self.own[rec["reviewer"]], 0.0))
+
+
 def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit) -> Cells | None:
     """The cells of every session of ``window``, with residuals from ``fit`` (fitted on
     ``data``, the window or its sample); None when ``why_not`` says no or a record has a
@@ -68,85 +96,89 @@ def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit) 
         judge_of = dict(reader.rows("SELECT id, COALESCE(model_of, id) FROM models"))
         references = [number for number, in reader.rows("SELECT id FROM models WHERE reviewer_kind <> 'judge'")]
         scale = reader.rows("SELECT id FROM scales WHERE name = :name", {"name": data.scale})
-        if not scale:
+        if not scale or any(name not in ids for name in data.reviewers):
             return None
         sessions_sql, params = window.session_query()
-        sql = CELLS_SQL.format(window=sessions_sql, **_terms(fit, ids, judge_of),
-                               judges=f" AND sc.reviewer_id NOT IN ({', '.join(map(str, references))})"
-                               if references else "")
-        rows = np.concatenate([np.fromiter(map(tuple, chunk), dtype=CELL) for chunk in
-                               reader.chunks(sql, {**params, "scale_id": scale[0][0]}, CHUNK)] or [np.zeros(0, CELL)])
-    if (rows["fitted"] < rows["count"]).any():
-        return None
-    return _cells(rows, data, [ids[name] for name in data.reviewers], fit)
+        in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
+        judges = f" AND sc.reviewer_id NOT IN ({', '.join(map(str, references))})" if references else ""
+        chunks = reader.chunks(RECORDS_SQL.format(window=sessions_sql, judges=judges),
+                               {**params, "scale_id": scale[0][0]}, CHUNK)
+        return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks)
 
 
-def _terms(fit: JointFit, ids: dict[str, int], judge_of: dict[int, int]) -> dict[str, str]:
-    """The fit's terms as SQL expressions of a score row (NULL for a level the fit never saw)."""
-    length = fit.length_per_log.estimate if fit.length_per_log is not None else 0.0
-    self_terms = {ids[name]: effect.estimate for name, effect in fit.self_preference_by_reviewer.items()}
-    return {
-        "reviewer": _case("sc.reviewer_id", {ids[name]: e.estimate for name, e in fit.severity.items()}),
-        "model": _case("sc.model_id", {ids[name]: e.estimate for name, e in fit.quality.items()}),
-        "slot": _case("CASE WHEN sc.display_order THEN sc.position ELSE -1 END",
-                      {-1: 0.0, **{slot: e.estimate for slot, e in fit.slot_effects.items()}}),
-        "own": " + ".join(f"CASE WHEN sc.reviewer_id = {r} AND sc.model_id = {judge_of[r]} THEN {_number(v)} ELSE 0 END"
-                          for r, v in self_terms.items()) or "0",
-        "length": _number(length),
-    }
+class _Collected:
+    """The window's cells, filled a chunk of whole sessions at a time."""
 
+    def __init__(self, sessions: int, terms: _Terms, data: ScoreData):
+        shape = (sessions, len(data.reviewers))
+        self.terms, self.data, self.filled = terms, data, 0
+        self.count = np.zeros(shape, dtype=np.int32)
+        self.residual_count = np.zeros(shape, dtype=np.int32)
+        self.within, self.residual_square = np.zeros(shape), np.zeros(shape)
+        self.constant = np.zeros(shape, dtype=bool)
+        self.low, self.high = np.zeros(sessions), np.zeros(sessions)
+        self.session_ids = np.zeros(sessions, dtype=np.int64)
+        self.scores = [data.score]  # the scale's values seen: the sample's, and each cell's lowest and highest
 
-def _case(column: str, values: dict[int, float]) -> str:
-    whens = " ".join(f"WHEN {key} THEN {_number(value)}" for key, value in values.items())
-    return f"CASE {column} {whens} END" if values else "NULL"
+    def read(self, chunks: Any) -> Cells | None:
+        carried = np.zeros(0, RECORD)
+        for rows in chunks:
+            rec = np.concatenate([carried, np.fromiter(map(tuple, rows), dtype=RECORD, count=len(rows))])
+            last = rec["session"] == rec["session"][-1]  # the last session may go on in the next chunk
+            if not self._add(rec[~last]):
+                return None
+            carried = rec[last]
+        if len(carried) and not self._add(carried):
+            return None
+        n, reviewers = self.filled, list(self.data.reviewers)
+        return Cells(count=self.count[:n], within=self.within[:n], constant=self.constant[:n],
+                     residual_count=self.residual_count[:n], residual_square=self.residual_square[:n],
+                     low=self.low[:n], high=self.high[:n], step=resolution(np.concatenate(self.scores)),
+                     reviewers=reviewers, session_ids=self.session_ids[:n])
 
+    def _add(self, rec: np.ndarray) -> bool:
+        """Reduce whole sessions' records to their cells; False if a record's level is unseen."""
+        if not len(rec):
+            return True
+        terms = self.terms
+        reviewer = terms.reviewer_index[rec["reviewer"]]
+        fitted = terms.fitted(rec)
+        if (reviewer < 0).any() or np.isnan(fitted).any():
+            return False
+        new = np.r_[True, rec["session"][1:] != rec["session"][:-1]]
+        starts, session = np.flatnonzero(new), np.cumsum(new) - 1
+        g, n_rev = len(starts), len(self.data.reviewers)
+        score = rec["score"]
+        residual, used = self._residuals(rec, session, g, score - fitted)
+        cell = session * n_rev + reviewer
 
-def _number(value: float) -> str:
-    """A float as an SQL literal that reads back as the same float (repr), NULL if not finite."""
-    return repr(float(value)) if math.isfinite(value) else "NULL"
+        def summed(weights: np.ndarray | None = None) -> np.ndarray:
+            return np.bincount(cell, weights=weights, minlength=g * n_rev).reshape(g, n_rev)
 
+        low, high = extremes(cell, score, g * n_rev)
+        count, constant = summed().astype(np.int32), (low == high).reshape(g, n_rev)
+        at = slice(self.filled, self.filled + g)
+        self.count[at], self.constant[at] = count, constant
+        self.within[at] = within(count, summed(score), summed(score ** 2), constant)
+        self.residual_count[at] = np.where(used[:, None], count, 0)
+        self.residual_square[at] = np.where(used[:, None], summed(residual ** 2), 0.0)
+        self.low[at], self.high[at] = extremes(session, score, g)
+        self.session_ids[at] = rec["session"][starts]
+        self.scores.append(np.unique(np.round(np.r_[low[np.isfinite(low)], high[np.isfinite(high)]], 9)))
+        self.filled += g
+        return True
 
-def _cells(rows: np.ndarray, data: ScoreData, reviewer_ids: list[int], fit: JointFit) -> Cells:
-    """Dense cells from the rows, the residual sums with the session effect taken out."""
-    session_ids, session = np.unique(rows["session"], return_inverse=True)
-    stored = np.asarray(reviewer_ids, dtype=np.int64)
-    order = np.argsort(stored)
-    reviewer = order[np.searchsorted(stored, rows["reviewer"], sorter=order)]  # every one has an effect: in data
-    shape = (len(session_ids), len(reviewer_ids))
-
-    def dense(values: np.ndarray, fill: float = 0.0) -> np.ndarray:
-        out = np.full(shape, fill)
-        out[session, reviewer] = values
-        return out
-
-    def per_session(values: np.ndarray) -> np.ndarray:
-        return np.bincount(session, weights=values, minlength=len(session_ids))
-
-    length = fit.length_per_log.estimate if fit.length_per_log is not None else 0.0
-    known = per_session(rows["known"])
-    mean_known = np.where(known > 0, per_session(np.nan_to_num(rows["length"])) / np.maximum(known, 1), 0.0)
-    shift = length * mean_known[session]  # an unknown length sits at its session's mean known length
-    v, unknown = np.nan_to_num(rows["v"]), rows["unknown"]
-    r_sum = v - shift * unknown
-    r_square = np.nan_to_num(rows["vv"]) - 2.0 * shift * np.nan_to_num(rows["unknown_v"]) + shift ** 2 * unknown
-    count = per_session(rows["count"])
-    used = count >= 2  # a session of one record tells the fit nothing: no residual (the fit's NaN)
-    mean = per_session(r_sum) / np.maximum(count, 1)
-    square = np.maximum(r_square - 2.0 * mean[session] * r_sum + rows["count"] * mean[session] ** 2, 0.0)
-    spread = float(np.ptp(data.score)) if data.n_records else 0.0
-    square[square <= rows["count"] * (ROUNDING * max(spread, 1.0)) ** 2] = 0.0  # the fit's rounding noise
-    residual_count = np.where(used[session], rows["count"], 0.0)
-    return Cells(count=dense(rows["count"]), total=dense(rows["total"]), square=dense(rows["square"]),
-                 constant=dense(rows["low"] == rows["high"], False),
-                 residual_count=dense(residual_count), residual_square=dense(np.where(used[session], square, 0.0)),
-                 low=_per_session_extreme(np.minimum, session, rows["low"], len(session_ids), np.inf),
-                 high=_per_session_extreme(np.maximum, session, rows["high"], len(session_ids), -np.inf),
-                 step=resolution(np.concatenate([data.score, rows["low"], rows["high"]])),
-                 reviewers=list(data.reviewers), session_ids=session_ids.astype(np.int64))
-
-
-def _per_session_extreme(ufunc: np.ufunc, session: np.ndarray, values: np.ndarray, size: int, start: float) \
-        -> np.ndarray:
-    out = np.full(size, start)
-    ufunc.at(out, session, values)
-    return out
+    def _residuals(self, rec: np.ndarray, session: np.ndarray, g: int, less_fitted: np.ndarray) \
+            -> tuple[np.ndarray, np.ndarray]:
+        """Per record: the residual (0 in a session of one record, which the fit leaves out);
+        per session: whether it was used (two or more records)."""
+        known = rec["length"] >= 0
+        log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
+        known_count = np.bincount(session, weights=known, minlength=g)
+        mean_known = np.bincount(session, weights=np.where(known, log_len, 0.0), minlength=g) / np.maximum(known_count, 1)
+        centred = np.where(known, log_len - mean_known[session], 0.0)  # unknown: at the session's mean known length
+        r = less_fitted - self.terms.length * centred
+        count = np.bincount(session, minlength=g)
+        residual = r - (np.bincount(session, weights=r, minlength=g) / count)[session]
+        used = count >= 2
+        return np.where(used[session], rounding_noise_removed(residual, self.data.score), 0.0), used

@@ -20,9 +20,8 @@ class Cells:
     """Dense (session, reviewer) arrays, sessions in ``session_ids``' order (indices into the
     records' sessions, or store ids); an empty cell has count 0 and is never constant."""
 
-    count: np.ndarray  # (sessions, reviewers) float: scores
-    total: np.ndarray  # their sum
-    square: np.ndarray  # their sum of squares
+    count: np.ndarray  # (sessions, reviewers): scores
+    within: np.ndarray  # the sum of squares of the scores around the cell's mean (exactly 0 when constant)
     constant: np.ndarray  # bool: at least one score, all the same
     residual_count: np.ndarray  # scores with a joint-model residual
     residual_square: np.ndarray  # the sum of their squared residuals
@@ -50,11 +49,20 @@ def of_records(data: ScoreData, residuals: np.ndarray) -> Cells:
     ok = np.isfinite(residuals)
     low, high = extremes(cell, data.score, size)
     session_low, session_high = extremes(data.session, data.score, g)
-    return Cells(count=summed(), total=summed(data.score), square=summed(data.score ** 2),
-                 constant=(low == high).reshape(g, n_rev), residual_count=summed(where=ok),
+    count, constant = summed(), (low == high).reshape(g, n_rev)
+    return Cells(count=count, within=within(count, summed(data.score), summed(data.score ** 2), constant),
+                 constant=constant, residual_count=summed(where=ok),
                  residual_square=summed(np.where(ok, residuals, 0.0) ** 2, ok),
                  low=session_low, high=session_high, step=resolution(data.score), reviewers=list(data.reviewers),
                  session_ids=np.arange(g, dtype=np.int64))
+
+
+def within(count: np.ndarray, total: np.ndarray, square: np.ndarray, constant: np.ndarray) -> np.ndarray:
+    """Each cell's sum of squares around its mean from its count, sum and sum of squares;
+    exactly 0 where its scores are all one value, not a rounding error's 1e-15."""
+    out = np.maximum(square - total ** 2 / np.maximum(count, 1), 0.0)
+    out[constant] = 0.0
+    return out
 
 
 def extremes(group: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

@@ -318,9 +318,9 @@ def anomalies(
     from council_db.contract.timestamps import format_us
 
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
-    db, spec, loaded, fit = _load(ctx, sample_sessions, False, sessions=sessions, days=days, since=since, until=until, as_of=as_of,
-                                  reviewer=reviewer, model=model, config_version=config_version, category=category,
-                                  dimension=dimension)
+    db, spec, loaded, fit = _load(ctx, sample_sessions, False, sessions=sessions, days=days, since=since,
+                                  until=until, as_of=as_of, reviewer=reviewer, model=model,
+                                  config_version=config_version, category=category, dimension=dimension)
     screened = screen(db, spec, loaded, fit, every)
     if loaded.window_sessions is not None:
         message(f"note: {screened.note()}; --sample-sessions 0 reads every record")

@@ -174,8 +174,8 @@ class _Collected:
         per session: whether it was used (two or more records)."""
         known = rec["length"] >= 0
         log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
-        known_count = np.bincount(session, weights=known, minlength=g)
-        mean_known = np.bincount(session, weights=np.where(known, log_len, 0.0), minlength=g) / np.maximum(known_count, 1)
+        known_count = np.maximum(np.bincount(session, weights=known, minlength=g), 1)
+        mean_known = np.bincount(session, weights=np.where(known, log_len, 0.0), minlength=g) / known_count
         centred = np.where(known, log_len - mean_known[session], 0.0)  # unknown: at the session's mean known length
         r = less_fitted - self.terms.length * centred
         count = np.bincount(session, minlength=g)

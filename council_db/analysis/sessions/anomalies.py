@@ -115,24 +115,26 @@ def _flatness(cells: Cells, records: np.ndarray, tested: np.ndarray) -> tuple[np
         return p, sd, 1.0
     p[judged] = _flat_p(ss[judged], nominal[judged], per_reviewer[judged], cells.step)
     constant = judged & (ss == 0)
-    p[constant] = np.maximum(p[constant], _constant_by_chance(cells)[constant])
+    p[constant] = np.maximum(p[constant], _constant_by_chance(cells, np.flatnonzero(constant)))
     return p, sd, float(np.median(sd[judged]))
 
 
-def _constant_by_chance(cells: Cells) -> np.ndarray:
-    """Per session: how likely every reviewer's scores there are each one score, if each
+def _constant_by_chance(cells: Cells, sessions: np.ndarray) -> np.ndarray:
+    """For these sessions: how likely every reviewer's scores there are each one score, if each
     (session, reviewer) cell is as often constant as the window's cells of its size are,
     independently. A floor for a constant session's p: on a scale of few values a constant
     cell is common (a pairwise tie, 0.5 and 0.5, in a quarter of calls), and a session of
     three judges tying in both orders then happens in one report of ten; the continuous
     yardstick called it p 1e-5 and flagged it. On a fine scale constant cells are rare and
     the floor is far below the yardstick's p."""
-    count = cells.count.ravel().astype(np.int64)
+    count = cells.count.ravel()
     scored = count >= 2
-    constant = cells.constant.ravel() & scored
-    share = np.bincount(count[scored], weights=constant[scored]) / np.maximum(np.bincount(count[scored]), 1)
+    sizes = count[scored]
+    share = np.bincount(sizes, weights=cells.constant.ravel()[scored]) / np.maximum(np.bincount(sizes), 1)
+    count = cells.count[sessions]
+    scored = count >= 2
     log_chance = np.where(scored, np.log(np.maximum(share[np.where(scored, count, 0)], np.finfo(float).tiny)), 0.0)
-    return np.exp(log_chance.reshape(cells.count.shape).sum(axis=1))
+    return np.exp(log_chance.sum(axis=1))
 
 
 def flat_p_values(data: ScoreData) -> np.ndarray:
@@ -203,25 +205,27 @@ def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, st
 
 
 def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per session: Bonferroni p of its worst reviewer, that reviewer, its residual SD ratio."""
+    """Per session: Bonferroni p of its worst reviewer (the first of the smallest p), that
+    reviewer, its residual SD ratio. A reviewer's column at a time: at a million sessions a
+    (sessions x reviewers) matrix of each is a memory peak."""
     g, n_rev = cells.count.shape
-    ss, count = cells.residual_square, cells.residual_count
-    nominal = count * (1.0 - 1.0 / np.maximum(records, 1))[:, None]
-    has = count >= 2
-    p = np.ones((g, n_rev))
-    ratio = np.ones((g, n_rev))
+    share = 1.0 - 1.0 / np.maximum(records, 1)
+    best_p, worst, best_ratio = np.ones(g), np.zeros(g, dtype=np.int64), np.ones(g)
+    reviewers_in = np.zeros(g, dtype=np.int64)
     for r in range(n_rev):
-        rows = has[:, r]
-        if rows.sum() < MIN_SESSIONS:
-            continue
-        per_df = ss[rows, r] / nominal[rows, r]
-        p[rows, r] = scaled_chi_square_p(ss[rows, r], nominal[rows, r], lower=False)
-        typical = float(np.median(per_df))
-        ratio[rows, r] = np.sqrt(per_df / typical) if typical > 0 else 1.0
-    reviewers_in = np.maximum(has.sum(axis=1), 1)
-    worst = p.argmin(axis=1)
-    best_p = np.minimum(1.0, p[np.arange(g), worst] * reviewers_in)
-    return best_p, worst, ratio[np.arange(g), worst]
+        count = cells.residual_count[:, r]
+        rows = count >= 2
+        reviewers_in += rows
+        p, ratio = np.ones(g), np.ones(g)
+        if rows.sum() >= MIN_SESSIONS:
+            ss, nominal = cells.residual_square[rows, r], count[rows] * share[rows]
+            per_df = ss / nominal
+            p[rows] = scaled_chi_square_p(ss, nominal, lower=False)
+            typical = float(np.median(per_df))
+            ratio[rows] = np.sqrt(per_df / typical) if typical > 0 else 1.0
+        better = p < best_p if r else np.ones(g, dtype=bool)
+        best_p[better], worst[better], best_ratio[better] = p[better], r, ratio[better]
+    return np.minimum(1.0, best_p * np.maximum(reviewers_in, 1)), worst, best_ratio
 
 
 def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,

@@ -20,7 +20,7 @@ class Cells:
     """Dense (session, reviewer) arrays, sessions in ``session_ids``' order (indices into the
     records' sessions, or store ids); an empty cell has count 0 and is never constant."""
 
-    count: np.ndarray  # (sessions, reviewers): scores
+    count: np.ndarray  # (sessions, reviewers) integers: scores
     within: np.ndarray  # the sum of squares of the scores around the cell's mean (exactly 0 when constant)
     constant: np.ndarray  # bool: at least one score, all the same
     residual_count: np.ndarray  # scores with a joint-model residual
@@ -49,9 +49,9 @@ def of_records(data: ScoreData, residuals: np.ndarray) -> Cells:
     ok = np.isfinite(residuals)
     low, high = extremes(cell, data.score, size)
     session_low, session_high = extremes(data.session, data.score, g)
-    count, constant = summed(), (low == high).reshape(g, n_rev)
+    count, constant = summed().astype(np.int64), (low == high).reshape(g, n_rev)
     return Cells(count=count, within=within(count, summed(data.score), summed(data.score ** 2), constant),
-                 constant=constant, residual_count=summed(where=ok),
+                 constant=constant, residual_count=summed(where=ok).astype(np.int64),
                  residual_square=summed(np.where(ok, residuals, 0.0) ** 2, ok),
                  low=session_low, high=session_high, step=resolution(data.score), reviewers=list(data.reviewers),
                  session_ids=np.arange(g, dtype=np.int64))

@@ -10,8 +10,8 @@ centres them), and each chunk's sessions are reduced to their cells before the n
 Memory holds the cells, never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
-reviewer) was measured slower: at 100,000 sessions of the 1M store, 12.7 s of SQL against 5.9 s
-to read the raw columns (docs/benchmarks.md, "Every session screened").
+reviewer) costs about as much CPU, and fetching its cells more (docs/benchmarks.md, "Every
+session screened"); here the fit's own numpy arithmetic gives the residuals.
 """
 
 from __future__ import annotations

@@ -41,6 +41,9 @@ MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
 FDR = 0.05
 TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
+# p-values evaluated this many at a time: the distribution functions' temporaries grow with the
+# batch (174 MB for a million at once, the peak of anomalies --every-session at 1M)
+BLOCK = 65_536
 
 
 @dataclass(frozen=True)
@@ -266,7 +269,8 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     scale = median * k_typical / float(chi2_isf(0.5, k_typical))  # s: per-df values ~ s chi2(k)/k
     k = k_typical * nominal_df / typical_nominal
     x = per_df * k / scale
-    p = chi2_cdf(x, k) if lower else chi2_sf(x, k)
+    tail = chi2_cdf if lower else chi2_sf
+    p = np.concatenate([tail(x[i:i + BLOCK], k[i:i + BLOCK]) for i in range(0, len(x), BLOCK)] or [np.zeros(0)])
     return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
 
 

@@ -62,9 +62,9 @@ class Every(str, Enum):
     month = "30d"
 
 
-def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
-    """The window's scores (above ``sample_sessions`` sessions, a sample's: said on stderr)
-    and the joint model's fit, or a usage error for a bad time."""
+def _load(ctx: typer.Context, sample_sessions: int, say_sample: bool = True, **options: Any):
+    """The window, its scores (above ``sample_sessions`` sessions, a sample's: said on stderr
+    unless not ``say_sample``) and the joint model's fit, or a usage error for a bad time."""
     from council_db.analysis.joint import joint_model
     from council_db.analysis.loading.window import load_sample, sample_note, unreadable_warnings
     from council_db.errors import CouncilDbError
@@ -75,7 +75,7 @@ def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
     data, note = loaded.data, sample_note(loaded)
     for warning in unreadable_warnings(data.excluded):
         message(f"warning: {warning}")
-    if note:
+    if note and say_sample:
         message(f"note: {note}; --sample-sessions 0 reads them all")
     if data.n_sessions == 0:
         from council_db.analysis.loading.empty_window import where_the_data_is
@@ -86,7 +86,7 @@ def _load(ctx: typer.Context, sample_sessions: int, **options: Any):
     if data.n_sessions < MIN_SESSIONS:
         raise CouncilDbError(f"only {data.n_sessions} sessions in this window: time analyses need at least "
                              f"{MIN_SESSIONS}; import more or widen the window")
-    return db, loaded, joint_model.fit(data)
+    return db, spec, loaded, joint_model.fit(data)
 
 
 def trends(
@@ -113,9 +113,9 @@ def trends(
     from council_db.analysis.drift import trends as trend_analysis
 
     fmt = chosen(TRENDS, fmt, json=as_json, csv=as_csv, output=output)
-    db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
-                            as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
-                            category=category, dimension=dimension)
+    db, _, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
+                               as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
+                               category=category, dimension=dimension)
     data = loaded.data
     timed = trend_analysis.timed_residuals(data, fit.residuals, by.value)
     slopes = trend_analysis.slopes(timed)
@@ -297,6 +297,9 @@ def anomalies(
     reviewer: Reviewers = None, model: Models = None, config_version: Configs = None, category: Categories = None,
     dimension: Dimension = None,
     show_all: Annotated[bool, typer.Option("--all", help="List every session tested, not only the flagged.")] = False,
+    every: Annotated[bool, typer.Option(
+        "--every-session", help="Above --sample-sessions, test every session of the window against the sample's "
+                                "fit, in one pass over the store (minutes at a million sessions).")] = False,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: ListingFormat = None, as_json: Json = False,
     nl: Lines = False, as_csv: Csv = False, output: Output = None, wide: Wide = False,
 ) -> None:
@@ -304,37 +307,43 @@ def anomalies(
 
     All the same (extreme) score, or one reviewer far off. A p-value per session, calibrated
     against the other sessions; flagged at Benjamini-Hochberg q <= 0.05 over the sessions
-    tested (above --sample-sessions, a sample's)."""
+    tested (above --sample-sessions, a sample's, or with --every-session every session's)."""
+    import numpy as np
+
     from council_db.analysis import stats
     from council_db.analysis.sessions import anomalies as detect
+    from council_db.analysis.sessions.screen import screen
     from council_db.cli.output import emit_rows
     from council_db.cli.table_view import for_people
     from council_db.contract.timestamps import format_us
 
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
-    db, loaded, fit = _load(ctx, sample_sessions, sessions=sessions, days=days, since=since, until=until,
-                           as_of=as_of, reviewer=reviewer, model=model, config_version=config_version,
-                           category=category, dimension=dimension)
-    data = loaded.data
-    found = detect.sessions(data, fit.residuals)
-    if not found:
+    db, spec, loaded, fit = _load(ctx, sample_sessions, False, sessions=sessions, days=days, since=since,
+                                  until=until, as_of=as_of, reviewer=reviewer, model=model,
+                                  config_version=config_version, category=category, dimension=dimension)
+    screened = screen(db, spec, loaded, fit, every)
+    if loaded.window_sessions is not None:
+        message(f"note: {screened.note()}; --sample-sessions 0 reads every record")
+    tested = screened.tested()
+    if not len(tested):
         message(f"warning: anomalies need at least {detect.MIN_SESSIONS} sessions with {detect.MIN_RECORDS} or more "
                 "scores")
-    q_values = stats.benjamini_hochberg([a.p_value for a in found]) if found else []
-    rows = [{"session_id": a.session_id, "timestamp": format_us(int(data.session_ts_us[a.session]))
-             if data.session_ts_us[a.session] >= 0 else None,
-             "p_value": a.p_value, "q_value": float(q), "flagged": bool(q <= detect.FDR), "reason": a.reason}
-            for a, q in zip(found, q_values) if show_all or q <= detect.FDR]
+    q_values = stats.benjamini_hochberg(screened.tests.p_value[tested]) if len(tested) else np.zeros(0)
+    shown = [i for i, q in enumerate(q_values) if show_all or q <= detect.FDR]
+    rows = [{"session_id": a.session_id, "timestamp": format_us(ts) if ts >= 0 else None,
+             "p_value": a.p_value, "q_value": float(q_values[i]), "flagged": bool(q_values[i] <= detect.FDR),
+             "reason": a.reason}
+            for i, (a, ts) in zip(shown, screened.described([int(tested[i]) for i in shown]))]
     rows.sort(key=lambda r: r["p_value"])
     if dimension:  # every row says which scores it was found in, as the title does
         rows = [{**row, "dimension": dimension} for row in rows]
-    sampled = "" if loaded.window_sessions is None else f" (a sample of the window's {loaded.window_sessions:,})"
+    sampled = "" if screened.every_session else f" (a sample of the window's {screened.window_sessions:,})"
     sampled += f", dimension: {dimension}" if dimension else ""
     columns = None
     if fmt == "table" and not wide:
         rows = for_people(db, rows)
         columns = ["session_id", "timestamp", "p_value", "q_value", *(["flagged"] if show_all else []), "reason"]
     with destination(output) as out:
-        written = emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(found):,} tested"
+        written = emit_rows(rows, fmt, title=f"anomalous sessions (q <= {detect.FDR}) of {len(tested):,} tested"
                             f"{sampled}", out=out, columns=columns)
     wrote(output, fmt, written, "session")

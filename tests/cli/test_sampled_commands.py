@@ -1,6 +1,7 @@
-"""Above --sample-sessions sessions, trends, anomalies, leaderboard and scores' calibration
-read the bias report's sample of the window (a million sessions' records would take minutes
-and gigabytes) and say so with its n; at or below it, they read every session, as before."""
+"""Above --sample-sessions sessions, trends, anomalies, leaderboard and scores' calibration read the bias
+report's sample of the window (a million sessions' records would take minutes and gigabytes)
+and say so with its n (anomalies --every-session tests every session against the sample's
+fit); at or below it, they read every session, as before."""
 
 from __future__ import annotations
 
@@ -45,7 +46,16 @@ def test_anomalies_above_the_sample_size_say_how_many_of_the_window_they_tested(
     result = store("anomalies", "--all", "--format", "json", "--sample-sessions", str(SAMPLE))
     assert result.exit_code == 0, result.output
     assert len(json.loads(result.stdout)) == n
-    assert f"a sample of {n:,} of the window's {SESSIONS:,} sessions" in result.stderr
+    assert f"a sample of {n:,} of the window's {SESSIONS:,} sessions tested" in result.stderr
+
+
+def test_anomalies_with_every_session_test_every_session_against_the_samples_fit_and_say_so(store):
+    n = _report_sample(store)
+    result = store("anomalies", "--all", "--format", "json", "--sample-sessions", str(SAMPLE), "--every-session")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)) == SESSIONS
+    assert (f"every one of the window's {SESSIONS:,} sessions tested, against the joint model fitted on a sample "
+            f"of {n:,}") in result.stderr
 
 
 @pytest.mark.parametrize("method", ["quality", "normalized"])

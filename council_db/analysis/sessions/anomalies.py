@@ -34,12 +34,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
+from council_db.analysis.sessions.session_cells import Cells, of_records
 from council_db.analysis.stats.distributions import chi2_cdf, chi2_isf, chi2_sf
 
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
 FDR = 0.05
 TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
+# p-values evaluated this many at a time: the distribution functions' temporaries grow with the
+# batch (174 MB for a million at once, the peak of anomalies --every-session at 1M)
+BLOCK = 65_536
 
 
 @dataclass(frozen=True)
@@ -53,75 +57,100 @@ class SessionAnomaly:
     spread_ratio: float  # the telling SD over its typical value: << 1 flat, >> 1 erratic
 
 
+@dataclass(frozen=True)
+class SessionTests:
+    """Both tests of every session of ``cells``, as arrays (a million sessions' tests are
+    never a million objects until a caller asks for the few it shows)."""
+
+    cells: Cells
+    tested: np.ndarray  # bool: at least MIN_RECORDS scores
+    p_value: np.ndarray  # twice the smaller of the two tests' p, at most 1
+    flat_first: np.ndarray  # bool: the flat test gave the smaller p
+    sd: np.ndarray  # within-reviewer SD
+    typical_sd: float
+    worst: np.ndarray  # the reviewer whose residuals fit worst
+    ratio: np.ndarray  # its residual SD over its usual
+
+    def anomaly(self, g: int, session_id: str) -> SessionAnomaly:
+        """Session ``g``'s test, with what stands out in it."""
+        cells = self.cells
+        if self.flat_first[g]:
+            constant = bool(cells.low[g] == cells.high[g])
+            reason = _flat_reason(int(cells.count[g].sum()), float(cells.low[g]), constant, self.sd[g],
+                                  self.typical_sd)
+            spread = self.sd[g] / self.typical_sd
+        else:
+            reason = (f"reviewer {cells.reviewers[self.worst[g]]}'s scores do not fit: residual SD "
+                      f"{self.ratio[g]:.1f}x its usual")
+            spread = self.ratio[g]
+        return SessionAnomaly(int(cells.session_ids[g]), session_id, float(self.p_value[g]), reason, float(spread))
+
+
 def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
     """A p-value per session with at least MIN_RECORDS scores; empty below MIN_SESSIONS sessions."""
-    records = np.bincount(data.session, minlength=data.n_sessions)
+    tests = session_tests(of_records(data, residuals))
+    if tests is None:
+        return []
+    return [tests.anomaly(g, data.session_keys[g]) for g in np.flatnonzero(tests.tested).tolist()]
+
+
+def session_tests(cells: Cells) -> SessionTests | None:
+    """Both tests of every session with at least MIN_RECORDS scores; None below MIN_SESSIONS."""
+    records = cells.count.sum(axis=1)
     tested = records >= MIN_RECORDS
     if tested.sum() < MIN_SESSIONS:
-        return []
-    flat_p, sd, typical_sd = _flatness(data, records, tested)
-    erratic_p, worst, ratio = _erratic(data, residuals, records)
-    constant = _constant_cells(data.session, data.score, data.n_sessions)
-    first = _first_scores(data)
-    out = []
-    for g in np.flatnonzero(tested).tolist():
-        p = min(1.0, 2.0 * min(flat_p[g], erratic_p[g]))
-        if flat_p[g] <= erratic_p[g]:
-            reason = _flat_reason(records[g], first[g], bool(constant[g]), sd[g], typical_sd)
-            spread = sd[g] / typical_sd
-        else:
-            reason = (f"reviewer {data.reviewers[worst[g]]}'s scores do not fit: residual SD {ratio[g]:.1f}x "
-                      "its usual")
-            spread = ratio[g]
-        out.append(SessionAnomaly(g, data.session_keys[g], float(p), reason, float(spread)))
-    return out
+        return None
+    flat_p, sd, typical_sd = _flatness(cells, records, tested)
+    erratic_p, worst, ratio = _erratic(cells, records)
+    p = np.minimum(1.0, 2.0 * np.minimum(flat_p, erratic_p))
+    return SessionTests(cells, tested, p, flat_p <= erratic_p, sd, typical_sd, worst, ratio)
 
 
-def _flatness(data: ScoreData, records: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def _flatness(cells: Cells, records: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Lower-tail p of each session's within-reviewer sum of squares, its SD and the typical SD.
 
     Sessions where no reviewer scored two answers have no within-reviewer spread: p = 1."""
-    ss, nominal, per_reviewer = _within_session_ss(data, records)
+    ss, nominal, per_reviewer = _within_session_ss(cells, records)
     judged = tested & (nominal >= 1)
     sd = np.sqrt(ss / np.maximum(nominal, 1))
-    p = np.ones(data.n_sessions)
+    p = np.ones(cells.n_sessions)
     if judged.sum() < MIN_SESSIONS:
         return p, sd, 1.0
-    p[judged] = _flat_p(ss[judged], nominal[judged], per_reviewer[judged], _resolution(data.score))
+    p[judged] = _flat_p(ss[judged], nominal[judged], per_reviewer[judged], cells.step)
     constant = judged & (ss == 0)
-    p[constant] = np.maximum(p[constant], _constant_by_chance(data)[constant])
+    p[constant] = np.maximum(p[constant], _constant_by_chance(cells, np.flatnonzero(constant)))
     return p, sd, float(np.median(sd[judged]))
 
 
-def _constant_by_chance(data: ScoreData) -> np.ndarray:
-    """Per session: how likely every reviewer's scores there are each one score, if each
+def _constant_by_chance(cells: Cells, sessions: np.ndarray) -> np.ndarray:
+    """For these sessions: how likely every reviewer's scores there are each one score, if each
     (session, reviewer) cell is as often constant as the window's cells of its size are,
     independently. A floor for a constant session's p: on a scale of few values a constant
     cell is common (a pairwise tie, 0.5 and 0.5, in a quarter of calls), and a session of
     three judges tying in both orders then happens in one report of ten; the continuous
     yardstick called it p 1e-5 and flagged it. On a fine scale constant cells are rare and
     the floor is far below the yardstick's p."""
-    n_rev = len(data.reviewers)
-    cell = data.session * n_rev + data.reviewer
-    size = n_rev * data.n_sessions
-    count = np.bincount(cell, minlength=size)
+    count = cells.count.ravel()
     scored = count >= 2
-    constant = _constant_cells(cell, data.score, size) & scored
-    share = np.bincount(count[scored], weights=constant[scored]) / np.maximum(np.bincount(count[scored]), 1)
+    sizes = count[scored]
+    share = np.bincount(sizes, weights=cells.constant.ravel()[scored]) / np.maximum(np.bincount(sizes), 1)
+    count = cells.count[sessions]
+    scored = count >= 2
     log_chance = np.where(scored, np.log(np.maximum(share[np.where(scored, count, 0)], np.finfo(float).tiny)), 0.0)
-    return np.exp(log_chance.reshape(data.n_sessions, n_rev).sum(axis=1))
+    return np.exp(log_chance.sum(axis=1))
 
 
 def flat_p_values(data: ScoreData) -> np.ndarray:
     """Per session, the lower-tail p of "flatter than the window's sessions" (1 where untested)."""
-    records = np.bincount(data.session, minlength=data.n_sessions)
+    cells = of_records(data, np.full(data.n_records, np.nan))
+    records = cells.count.sum(axis=1)
     tested = records >= MIN_RECORDS
     if tested.sum() < MIN_SESSIONS:
         return np.ones(data.n_sessions)
-    return _flatness(data, records, tested)[0]
+    return _flatness(cells, records, tested)[0]
 
 
-def _within_session_ss(data: ScoreData, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _within_session_ss(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per session: the sum over its reviewers of the squares of each one's scores around its
     own mean there, the degrees of freedom (records - reviewers present) and the mean number
     of scores per reviewer.
@@ -129,32 +158,9 @@ def _within_session_ss(data: ScoreData, records: np.ndarray) -> tuple[np.ndarray
     Within each reviewer, not around the session mean: a reviewer's level (harsh, generous)
     is not flatness, and a session where every reviewer gives every answer one score is as
     flat as one where they also agree: both are the atom at 0 (see ``_flat_p``)."""
-    n_rev = len(data.reviewers)
-    cell = data.session * n_rev + data.reviewer
-    size = n_rev * data.n_sessions
-    count = np.bincount(cell, minlength=size).astype(float)
-    total = np.bincount(cell, weights=data.score, minlength=size)
-    square = np.bincount(cell, weights=data.score ** 2, minlength=size)
-    cell_ss = np.maximum(square - total ** 2 / np.maximum(count, 1), 0.0)
-    cell_ss[_constant_cells(cell, data.score, size)] = 0.0  # exactly, not a rounding error's 1e-15
-    ss = cell_ss.reshape(data.n_sessions, n_rev).sum(axis=1)
-    present = (count.reshape(data.n_sessions, n_rev) > 0).sum(axis=1)
+    ss = cells.within.sum(axis=1)
+    present = (cells.count > 0).sum(axis=1)
     return ss, (records - present).astype(float), records / np.maximum(present, 1)
-
-
-def _constant_cells(cell: np.ndarray, score: np.ndarray, size: int) -> np.ndarray:
-    low = np.full(size, np.inf)
-    high = np.full(size, -np.inf)
-    np.minimum.at(low, cell, score)
-    np.maximum.at(high, cell, score)
-    return low == high
-
-
-def _resolution(scores: np.ndarray) -> float:
-    """The scale's step as the scores show it: 1 on integer scores, 0.1 on tenths, ~0 when
-    the scores are continuous; 0 when every score is the same."""
-    gaps = np.diff(np.unique(np.round(scores, 9)))
-    return float(gaps.min()) if gaps.size else 0.0
 
 
 def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, step: float) -> np.ndarray:
@@ -201,29 +207,28 @@ def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, st
     return np.maximum(scaled_chi_square_p(corrected, nominal_df, lower=True, tail_point=(share, atom)), empirical)
 
 
-def _erratic(data: ScoreData, residuals: np.ndarray, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per session: Bonferroni p of its worst reviewer, that reviewer, its residual SD ratio."""
-    n_rev, g = len(data.reviewers), data.n_sessions
-    ok = np.isfinite(residuals)
-    cell = data.session[ok] * n_rev + data.reviewer[ok]
-    ss = np.bincount(cell, weights=residuals[ok] ** 2, minlength=g * n_rev).reshape(g, n_rev)
-    count = np.bincount(cell, minlength=g * n_rev).reshape(g, n_rev).astype(float)
-    nominal = count * (1.0 - 1.0 / np.maximum(records, 1))[:, None]
-    has = count >= 2
-    p = np.ones((g, n_rev))
-    ratio = np.ones((g, n_rev))
+def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per session: Bonferroni p of its worst reviewer (the first of the smallest p), that
+    reviewer, its residual SD ratio. A reviewer's column at a time: at a million sessions a
+    (sessions x reviewers) matrix of each is a memory peak."""
+    g, n_rev = cells.count.shape
+    share = 1.0 - 1.0 / np.maximum(records, 1)
+    best_p, worst, best_ratio = np.ones(g), np.zeros(g, dtype=np.int64), np.ones(g)
+    reviewers_in = np.zeros(g, dtype=np.int64)
     for r in range(n_rev):
-        rows = has[:, r]
-        if rows.sum() < MIN_SESSIONS:
-            continue
-        per_df = ss[rows, r] / nominal[rows, r]
-        p[rows, r] = scaled_chi_square_p(ss[rows, r], nominal[rows, r], lower=False)
-        typical = float(np.median(per_df))
-        ratio[rows, r] = np.sqrt(per_df / typical) if typical > 0 else 1.0
-    reviewers_in = np.maximum(has.sum(axis=1), 1)
-    worst = p.argmin(axis=1)
-    best_p = np.minimum(1.0, p[np.arange(g), worst] * reviewers_in)
-    return best_p, worst, ratio[np.arange(g), worst]
+        count = cells.residual_count[:, r]
+        rows = count >= 2
+        reviewers_in += rows
+        p, ratio = np.ones(g), np.ones(g)
+        if rows.sum() >= MIN_SESSIONS:
+            ss, nominal = cells.residual_square[rows, r], count[rows] * share[rows]
+            per_df = ss / nominal
+            p[rows] = scaled_chi_square_p(ss, nominal, lower=False)
+            typical = float(np.median(per_df))
+            ratio[rows] = np.sqrt(per_df / typical) if typical > 0 else 1.0
+        better = p < best_p if r else np.ones(g, dtype=bool)
+        best_p[better], worst[better], best_ratio[better] = p[better], r, ratio[better]
+    return np.minimum(1.0, best_p * np.maximum(reviewers_in, 1)), worst, best_ratio
 
 
 def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
@@ -264,7 +269,8 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     scale = median * k_typical / float(chi2_isf(0.5, k_typical))  # s: per-df values ~ s chi2(k)/k
     k = k_typical * nominal_df / typical_nominal
     x = per_df * k / scale
-    p = chi2_cdf(x, k) if lower else chi2_sf(x, k)
+    tail = chi2_cdf if lower else chi2_sf
+    p = np.concatenate([tail(x[i:i + BLOCK], k[i:i + BLOCK]) for i in range(0, len(x), BLOCK)] or [np.zeros(0)])
     return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
 
 
@@ -276,15 +282,6 @@ def _flat_reason(records: int, first: float, constant: bool, sd: float, typical_
     if sd == 0:
         return f"each reviewer gives every answer one score ({records} scores)"
     return f"scores barely vary within each reviewer: SD {sd:.2f} against a typical {typical_sd:.2f}"
-
-
-def _first_scores(data: ScoreData) -> np.ndarray:
-    """Each session's first score (NaN for a session without any): one pass over the records,
-    where looking each session's scores up would pass over them once per session."""
-    first = np.full(data.n_sessions, np.nan)
-    sessions, where = np.unique(data.session, return_index=True)  # where each session first appears
-    first[sessions] = data.score[where]
-    return first
 
 
 def flagged(data: ScoreData, residuals: np.ndarray) -> list[tuple[SessionAnomaly, float]]:

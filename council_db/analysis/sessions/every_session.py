@@ -1,0 +1,184 @@
+"""The anomaly tests' sums for every session of a window, in one streamed pass over its records.
+
+Above the sample size the joint model is fitted on the window's sample (its records fit in
+memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had
+for every session: the window's scores are read in session order a chunk at a time, each
+record's residual is its score less the fit's reviewer, candidate, slot, self-review and
+length terms, less its session's mean of that (the session effect absorbed, as the fit
+absorbs it by demeaning; lengths partly unknown are centred within the session as the fit
+centres them), and each chunk's sessions are reduced to their cells before the next is read.
+Memory holds the cells, never the window's records.
+
+Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
+reviewer) costs about as much CPU, and fetching its cells more (docs/benchmarks.md, "Every
+session screened"); here the fit's own numpy arithmetic gives the residuals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from council_db.analysis.joint.joint_model import JointFit, rounding_noise_removed
+from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.loading.window import Window
+from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
+from council_db.store.database import Database
+
+CHUNK = 50_000  # records read at a time (as Python rows, ~250 bytes each, before they become arrays)
+NO_LENGTH = "length effect (no answer length is known)"  # not identified, and then nothing to subtract
+RECORD = np.dtype([("session", "i8"), ("reviewer", "i8"), ("model", "i8"), ("slot", "i8"), ("length", "i8"),
+                   ("score", "f8")])
+RECORDS_SQL = """WITH report_window AS ({window})
+SELECT sc.session_id, sc.reviewer_id, sc.model_id, CASE WHEN sc.display_order THEN sc.position ELSE -1 END,
+       sc.response_length_chars, sc.score_value
+FROM scores AS sc
+WHERE sc.session_id IN (SELECT id FROM report_window) AND sc.exclusion_id IS NULL AND sc.scale_id = :scale_id{judges}
+ORDER BY sc.session_id"""
+
+
+def why_not(window: Window, fit: JointFit) -> str | None:
+    """Why the sums cannot be had in one pass (None: they can): the sample then serves alone."""
+    if window.reviewers or window.models or window.dimension or window.as_of:
+        return "--reviewer, --model, --dimension and --as-of windows are read from their records"
+    if fit.fixed_totals is not None:
+        return "designs that fix each reviewer's totals are fitted per (session, reviewer)"
+    if len(fit.groups) > 1:
+        return "the reviewers and candidates fall apart into groups"
+    if [name for name in fit.not_identified if name != NO_LENGTH] or fit.n_records == 0:
+        return "the joint model leaves effects unidentified"
+    return None
+
+
+class _Terms:
+    """The fit's terms, looked up by stored id (NaN for a level the fit never saw)."""
+
+    def __init__(self, fit: JointFit, ids: dict[str, int], judge_of: dict[int, int], reviewers: list[str]):
+        size = max(ids.values(), default=0) + 1
+
+        def by_id(values: dict[str, float]) -> np.ndarray:
+            out = np.full(size, np.nan)
+            out[[ids[name] for name in values]] = list(values.values())
+            return out
+
+        self.severity = by_id({name: e.estimate for name, e in fit.severity.items()})
+        self.quality = by_id({name: e.estimate for name, e in fit.quality.items()})
+        self.own = np.nan_to_num(by_id({name: e.estimate for name, e in fit.self_preference_by_reviewer.items()}))
+        self.judge_of = np.arange(size)
+        self.judge_of[list(judge_of)] = list(judge_of.values())
+        slots = {-1: 0.0, **{slot: e.estimate for slot, e in fit.slot_effects.items()}}
+        self.slot_offset = -min(slots)
+        self.slots = np.full(max(slots) + self.slot_offset + 1, np.nan)
+        self.slots[[s + self.slot_offset for s in slots]] = list(slots.values())
+        self.length = fit.length_per_log.estimate if fit.length_per_log is not None else 0.0
+        self.reviewer_index = np.full(size, -1)
+        self.reviewer_index[[ids[name] for name in reviewers]] = np.arange(len(reviewers))
+
+    def fitted(self, rec: np.ndarray) -> np.ndarray:
+        """Each record's fitted value less its session's effect and the length term (NaN: unseen level)."""
+        slot = rec["slot"] + self.slot_offset
+        slot_effect = np.where((slot >= 0) & (slot < len(self.slots)),
+                               self.slots[np.clip(slot, 0, len(self.slots) - 1)], np.nan)
+        own = self.judge_of[rec["reviewer"]] == rec["model"]
+        return (self.severity[rec["reviewer"]] + self.quality[rec["model"]] + slot_effect
+                + np.where(own, self.own[rec["reviewer"]], 0.0))
+
+
+def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit) -> Cells | None:
+    """The cells of every session of ``window``, with residuals from ``fit`` (fitted on
+    ``data``, the window or its sample); None when ``why_not`` says no or a record has a
+    reviewer, candidate or slot the fit never saw."""
+    if why_not(window, fit) is not None:
+        return None
+    with db.reading() as reader:
+        ids = {name: number for number, name in reader.rows("SELECT id, name FROM models")}
+        judge_of = dict(reader.rows("SELECT id, COALESCE(model_of, id) FROM models"))
+        references = [number for number, in reader.rows("SELECT id FROM models WHERE reviewer_kind <> 'judge'")]
+        scale = reader.rows("SELECT id FROM scales WHERE name = :name", {"name": data.scale})
+        if not scale or any(name not in ids for name in data.reviewers):
+            return None
+        sessions_sql, params = window.session_query()
+        in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
+        judges = f" AND sc.reviewer_id NOT IN ({', '.join(map(str, references))})" if references else ""
+        chunks = reader.chunks(RECORDS_SQL.format(window=sessions_sql, judges=judges),
+                               {**params, "scale_id": scale[0][0]}, CHUNK)
+        return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks)
+
+
+class _Collected:
+    """The window's cells, filled a chunk of whole sessions at a time."""
+
+    def __init__(self, sessions: int, terms: _Terms, data: ScoreData):
+        shape = (sessions, len(data.reviewers))
+        self.terms, self.data, self.filled = terms, data, 0
+        self.count = np.zeros(shape, dtype=np.int32)
+        self.residual_count = np.zeros(shape, dtype=np.int32)
+        self.within, self.residual_square = np.zeros(shape), np.zeros(shape)
+        self.constant = np.zeros(shape, dtype=bool)
+        self.low, self.high = np.zeros(sessions), np.zeros(sessions)
+        self.session_ids = np.zeros(sessions, dtype=np.int64)
+        self.scores = [data.score]  # the scale's values seen: the sample's, and each cell's lowest and highest
+
+    def read(self, chunks: Any) -> Cells | None:
+        carried = np.zeros(0, RECORD)
+        for rows in chunks:
+            rec = np.concatenate([carried, np.fromiter(map(tuple, rows), dtype=RECORD, count=len(rows))])
+            last = rec["session"] == rec["session"][-1]  # the last session may go on in the next chunk
+            if not self._add(rec[~last]):
+                return None
+            carried = rec[last]
+        if len(carried) and not self._add(carried):
+            return None
+        n, reviewers = self.filled, list(self.data.reviewers)
+        return Cells(count=self.count[:n], within=self.within[:n], constant=self.constant[:n],
+                     residual_count=self.residual_count[:n], residual_square=self.residual_square[:n],
+                     low=self.low[:n], high=self.high[:n], step=resolution(np.concatenate(self.scores)),
+                     reviewers=reviewers, session_ids=self.session_ids[:n])
+
+    def _add(self, rec: np.ndarray) -> bool:
+        """Reduce whole sessions' records to their cells; False if a record's level is unseen."""
+        if not len(rec):
+            return True
+        terms = self.terms
+        reviewer = terms.reviewer_index[rec["reviewer"]]
+        fitted = terms.fitted(rec)
+        if (reviewer < 0).any() or np.isnan(fitted).any():
+            return False
+        new = np.r_[True, rec["session"][1:] != rec["session"][:-1]]
+        starts, session = np.flatnonzero(new), np.cumsum(new) - 1
+        g, n_rev = len(starts), len(self.data.reviewers)
+        score = rec["score"]
+        residual, used = self._residuals(rec, session, g, score - fitted)
+        cell = session * n_rev + reviewer
+
+        def summed(weights: np.ndarray | None = None) -> np.ndarray:
+            return np.bincount(cell, weights=weights, minlength=g * n_rev).reshape(g, n_rev)
+
+        low, high = extremes(cell, score, g * n_rev)
+        count, constant = summed().astype(np.int32), (low == high).reshape(g, n_rev)
+        at = slice(self.filled, self.filled + g)
+        self.count[at], self.constant[at] = count, constant
+        self.within[at] = within(count, summed(score), summed(score ** 2), constant)
+        self.residual_count[at] = np.where(used[:, None], count, 0)
+        self.residual_square[at] = np.where(used[:, None], summed(residual ** 2), 0.0)
+        self.low[at], self.high[at] = extremes(session, score, g)
+        self.session_ids[at] = rec["session"][starts]
+        self.scores.append(np.unique(np.round(np.r_[low[np.isfinite(low)], high[np.isfinite(high)]], 9)))
+        self.filled += g
+        return True
+
+    def _residuals(self, rec: np.ndarray, session: np.ndarray, g: int, less_fitted: np.ndarray) \
+            -> tuple[np.ndarray, np.ndarray]:
+        """Per record: the residual (0 in a session of one record, which the fit leaves out);
+        per session: whether it was used (two or more records)."""
+        known = rec["length"] >= 0
+        log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
+        known_count = np.maximum(np.bincount(session, weights=known, minlength=g), 1)
+        mean_known = np.bincount(session, weights=np.where(known, log_len, 0.0), minlength=g) / known_count
+        centred = np.where(known, log_len - mean_known[session], 0.0)  # unknown: at the session's mean known length
+        r = less_fitted - self.terms.length * centred
+        count = np.bincount(session, minlength=g)
+        residual = r - (np.bincount(session, weights=r, minlength=g) / count)[session]
+        used = count >= 2
+        return np.where(used[session], rounding_noise_removed(residual, self.data.score), 0.0), used

@@ -1,0 +1,93 @@
+"""Every session screened: the anomaly tests' sums from one pass over the store give the
+p-values the records in memory give (to 1e-9), on both backends, with unknown answer lengths
+centred as the fit centres them; and a broken session the report's sample leaves out is found."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.window import SAMPLE_SESSIONS, Window, load_sample, sample_threshold
+from council_db.analysis.sessions import anomalies, every_session
+from council_db.analysis.sessions.session_cells import of_records
+from council_db.store.key_hash import key_hash
+from tests.conftest import Cli, both_backends, record, simulated, write_jsonl
+
+
+def _imported(cli, tmp_path, **config) -> None:
+    records, _ = simulated(**config)
+    for i, record in enumerate(records):
+        if i % 37 == 0:  # some answer lengths unknown: the fit centres them within their session
+            record["response_length_chars"] = None
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
+
+
+def _p_by_key(tests, keys) -> dict[str, float]:
+    return {keys[g]: float(tests.p_value[g]) for g in np.flatnonzero(tests.tested)}
+
+
+@both_backends
+def test_the_streamed_pass_gives_the_p_values_of_the_records_in_memory_to_1e_9(cli, db, tmp_path):
+    _imported(cli, tmp_path, sessions=150, seed=3, anomaly_rate=0.03, verbosity=0.3, position_effects=[0.2])
+    window = Window()
+    data = load_sample(db, window, 0).data
+    fit = joint_model.fit(data)
+    in_memory = anomalies.session_tests(of_records(data, fit.residuals))
+    cells = every_session.every_session(db, window, data, fit)
+    assert cells is not None
+    streamed = anomalies.session_tests(cells)
+    with db.reading() as reader:
+        key_of = dict(reader.rows("SELECT id, session_key FROM sessions"))
+    expected = _p_by_key(in_memory, data.session_keys)
+    got = _p_by_key(streamed, [key_of[int(i)] for i in cells.session_ids])
+    assert got.keys() == expected.keys() and len(got) == 150
+    assert max(abs(got[k] - expected[k]) for k in got) <= 1e-9
+    assert min(got.values()) < 1e-4  # the planted broken sessions are in it: the comparison is not all ones
+
+
+PANEL = ["vendor/judge-a", "vendor/judge-b", "vendor/judge-c"]
+
+
+def _sessions(n: int, seed: int) -> list[dict]:
+    """n sessions where each of three judges scores each of the three (one a day's second):
+    score 5.5 + quality + severity + noise on a scale of tenths. Built directly: the simulator
+    takes seconds for 20,000."""
+    rng = np.random.default_rng(seed)
+    quality, severity = np.array([0.6, 0.0, -0.6]), np.array([0.4, 0.0, -0.4])
+    noise = rng.normal(0.0, 0.8, size=(n, 3, 3))
+    lengths = rng.integers(300, 3000, size=(n, 3))
+    scores = np.clip(np.round(5.5 + quality[None, None, :] + severity[None, :, None] + noise, 1), 1.0, 10.0)
+    return [record(session_id=f"s-{g:05d}", timestamp=f"2026-01-{1 + g // 1000:02d}T00:{g % 1000 // 60:02d}:"
+                   f"{g % 60:02d}+00:00", reviewer_id=PANEL[r], model_id=PANEL[m], position=(m + g) % 3,
+                   response_length_chars=int(lengths[g, m]), score_value=float(scores[g, r, m]))
+            for g in range(n) for r in range(3) for m in range(3)]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> tuple[Cli, str]:
+    """20,000 sessions, one of them outside the report's 5,000-session sample broken: every
+    score in it 10 (on a scale of tenths, where a constant session is rare)."""
+    folder = tmp_path_factory.mktemp("planted")
+    records = _sessions(20_000, seed=5)
+    threshold = sample_threshold(SAMPLE_SESSIONS, 20_000)
+    broken = next(r["session_id"] for r in records[::97] if key_hash(r["session_id"]) >= threshold)
+    for row in records:
+        if row["session_id"] == broken:
+            row["score_value"] = 10.0
+    cli = Cli(f"sqlite:///{folder / 'council.db'}")
+    assert cli("import", str(write_jsonl(folder / "in.jsonl", records))).exit_code == 0
+    return cli, broken
+
+
+def test_a_broken_session_outside_the_sample_is_found_only_when_every_session_is_screened(planted):
+    cli, broken = planted
+    sampled = cli("anomalies", "--format", "json")
+    screened = cli("anomalies", "--format", "json", "--every-session")
+    assert sampled.exit_code == 0 and screened.exit_code == 0, sampled.output + screened.output
+    assert broken not in {row["session_id"] for row in json.loads(sampled.stdout)}
+    found = {row["session_id"]: row for row in json.loads(screened.stdout)}
+    assert broken in found and found[broken]["reason"].startswith("every score is 10")
+    assert "every one of the window's 20,000 sessions tested" in screened.stderr

@@ -152,9 +152,7 @@ class _Grid:
         if name not in self.cells:
             weights = self.quantities[name]
             if name in EXTREMES:
-                pick, start = EXTREMES[name]
-                cells = np.full(self.size, start)
-                pick.at(cells, self.cell, weights)
+                cells = _extremes(name, self.cell, weights, self.size)
             else:
                 cells = np.bincount(self.cell, weights=weights, minlength=self.size)
             self.cells[name] = cells.reshape(self.shape)
@@ -184,9 +182,7 @@ def _sorted_sums(table: TotalsTable, rows: TotalsRows) -> list[np.ndarray] | Non
     found = [getattr(rows, name)[first].astype(np.int64) for name in table.key]
     for name, weights in ((name, quantities[name]) for name in table.values if name != "sessions"):
         if name in EXTREMES:
-            pick, start = EXTREMES[name]
-            column = np.full(count, start)
-            pick.at(column, added, weights)
+            column = _extremes(name, added, weights, count)
         else:
             column = np.bincount(added, weights=weights, minlength=count)
         found.append(column if name.endswith("_sum") or name in EXTREMES else column.astype(np.int64))
@@ -197,3 +193,17 @@ def _sorted_sums(table: TotalsTable, rows: TotalsRows) -> list[np.ndarray] | Non
                      np.bincount(group[pair_first[~stored]], minlength=count).astype(np.int64))
     kept = found[len(table.key) + table.values.index("records")] > 0
     return [column[kept] for column in found]
+
+
+def _extremes(name: str, cell: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Per cell 0 .. size - 1: the least (min_score) or largest (max_score) of its rows'
+    weights, the ufunc's identity where it has none. By one sort and ``reduceat``, not
+    ``ufunc.at``, which cost a third of the day totals' time (16,000-row batches)."""
+    pick, start = EXTREMES[name]
+    found = np.full(size, start)
+    if len(cell):
+        order = np.argsort(cell, kind="stable")
+        ordered = cell[order]
+        firsts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        found[ordered[firsts]] = pick.reduceat(weights[order], firsts)
+    return found

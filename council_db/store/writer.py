@@ -24,7 +24,7 @@ from council_db.contract.fields import DEFAULT_REVIEWER_KIND, STYLE_FIELDS
 from council_db.contract.reviewer_identity import Identity
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
-from council_db.store.batch_keys import first_of_each_key
+from council_db.store.batch_keys import first_of_each_key, in_key_order, key_order
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
 from council_db.store.dimension_writer import DimensionWriter
 from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
@@ -286,9 +286,11 @@ class ScoreWriter:
         day = day_numbers(ts_us)[batch.session]
         held, before, owners = self.totals.stored(columns, day, id_runs(touched - created))  # before the insert
         record_reads(self.connection, import_id, owners)
-        new = first_of_each_key(columns) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
+        order = key_order(columns)
+        new = first_of_each_key(columns, order) & ~held  # the rows an INSERT ... ON CONFLICT DO NOTHING stores
         fresh = new & _in_sessions(columns.session_id, created)
-        inserted = self._insert_scores(columns, *self._envelope_ids(batch, stored, ts_us), new, fresh, import_id)
+        inserted = self._insert_scores(columns, *self._envelope_ids(batch, stored, ts_us), new, fresh, import_id,
+                                       order)
         if batch.style is not None:
             self._insert_styles(columns, batch.style, new & batch.styled())
         if batch.dimensions is not None:
@@ -301,12 +303,13 @@ class ScoreWriter:
         return inserted
 
     def _insert_scores(self, columns: ScoreColumns, envelope_ids: np.ndarray | None, times: np.ndarray | None,
-                       new: np.ndarray, fresh: np.ndarray, import_id: int | None) -> int:
+                       new: np.ndarray, fresh: np.ndarray, import_id: int | None, order: np.ndarray) -> int:
         """The ``new`` score rows, stored by ``import_id`` (the others repeat a key stored or
         earlier in the batch; the insert still skips a stored key). The ``fresh`` ones (of
         sessions this batch created) go in without a conflict check: PostgreSQL copies them
         straight into the table, SQLite inserts them plainly (2.3 against 2.9 us a row); the
-        rows of older sessions go through a staging table (store.pg_copy) or ON CONFLICT."""
+        rows of older sessions go through a staging table (store.pg_copy) or ON CONFLICT.
+        SQLite takes them in key order (``order``: batch_keys.key_order)."""
         count = len(columns.session_id)
         if self.arrays:
             envelopes = np.zeros(count, dtype=np.int64) if envelope_ids is None else envelope_ids
@@ -320,8 +323,9 @@ class ScoreWriter:
         inserted = 0
         for rows, conflict in ((fresh, None), (new & ~fresh, SCORE_KEY)):  # a fresh row's key cannot be stored
             if rows.any():
-                own = (None if column is None else column[rows] for column in (envelope_ids, times))
-                names, values = given_score_columns(columns.select(rows), *own, import_id)
+                sorted_rows = in_key_order(rows, order)
+                own = (None if column is None else column[sorted_rows] for column in (envelope_ids, times))
+                names, values = given_score_columns(columns.select(sorted_rows), *own, import_id)
                 inserted += self._insert_columns("scores", names, conflict, values)
         return inserted
 

@@ -64,3 +64,21 @@ def test_rows_of_stored_sessions_keep_the_conflict_check_and_a_column_some_row_f
         rows = _stored(connection)
     assert len(rows) == 17
     assert [row[1] for row in rows if row[5] is not None] == ["x/judge"]
+
+
+def test_score_rows_reach_sqlite_in_primary_key_order(db):
+    """The scores table is kept in key order (WITHOUT ROWID): rows given in that order append
+    to its pages. A file's rows come in its own order (here: sessions and models shuffled)."""
+    lines = session("b") + session("a")
+    lines = lines[5:] + lines[:5]
+    keys: list[tuple] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany):
+        if statement.startswith("INSERT INTO scores"):
+            width = len(statement.split(") VALUES")[0].split(","))
+            keys.extend(tuple(parameters[start:start + 4]) for start in range(0, len(parameters), width))
+
+    with db.bulk_writer() as connection:
+        event.listen(connection, "before_cursor_execute", note)
+        assert ScoreWriter(connection).write(_batch(lines), None) == 32
+    assert len(keys) == 32 and keys == sorted(keys)

@@ -48,6 +48,7 @@ class HierarchicalFit:
     sigma: float  # residual SD
     n_records: int
     n_sessions: int
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # records used (indices)
     warnings: list[str] = field(default_factory=list)
     severity_paths: dict[str, Path] = field(default_factory=dict)  # reviewer -> severity as sessions arrived
 
@@ -105,7 +106,8 @@ def summarise(data: ScoreData, t: Terms, components: Components, post: Posterior
         self_preference=post.effect(np.mean(list(self_rows.values()), axis=0)) if self_rows else None,
         self_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in self_rows.items()},
         spreads=_spreads(t, components, present_rev, present_mod, shown),
-        sigma=components.sigma, n_records=len(t.rows), n_sessions=len(np.unique(t.session)), warnings=warnings,
+        sigma=components.sigma, n_records=len(t.rows), n_sessions=len(np.unique(t.session)), rows=t.rows,
+        warnings=warnings,
     )
 
 

@@ -16,6 +16,11 @@ from council_db.analysis.hierarchical.terms import COMPONENTS, Terms
 from council_db.analysis.stats.nelder_mead import minimise
 
 START = 0.5  # relative spread the search starts from: effects half the residual SD
+# -2 log of a gamma(2, rate -> 0) prior on each relative spread (Chung et al. 2013, blme's
+# default for a variance's SD): the estimate is then never exactly 0, so no effect's posterior
+# collapses to a point that the data cannot have shown (a spread of 0 claims every member is
+# the population's mean for sure)
+BOUNDARY_AVOIDING = 2.0
 _PIVOT = 1e-10  # a fixed column whose residual norm is this small relative to its own is dependent
 
 
@@ -109,9 +114,16 @@ def fit_components(cross: np.ndarray, terms: Terms, n_eff: int,
     active = [name for name, block in terms.blocks().items()
               if block.stop > block.start and np.any(diagonal[block] > 0)]
     q = terms.q
+    owner = np.full(q, len(active))  # each Z column's component among ``active`` (the last: none)
+    for number, name in enumerate(active):
+        owner[terms.blocks()[name]] = number
 
     def deviance(x: np.ndarray) -> float:
-        return criterion(reduced, column_scales(terms, dict(zip(active, np.abs(x)))), q, n_eff)
+        spreads = np.abs(x)
+        if not np.all(spreads > 0):
+            return math.inf
+        return criterion(reduced, np.append(spreads, 0.0)[owner], q, n_eff) \
+            - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
 
     first = np.array([(start or {}).get(name, START) or START for name in active])
     best, _ = minimise(deviance, first) if active else (np.zeros(0), 0.0)

@@ -18,7 +18,7 @@ from msgspec import Meta
 
 from council_db.report.contract_base import Contract, Metric
 
-FLAG_PROBABILITY = 0.975  # a statement is flagged when its posterior probability exceeds this
+FDR = 0.05  # flagged: Benjamini-Hochberg q <= FDR over 2 x (1 - P), P each statement's posterior probability
 
 
 class Posterior(Metric, kw_only=True):
@@ -67,7 +67,9 @@ class BayesFlag(Contract, kw_only=True):
     kind: Annotated[str, Meta(description='reviewer_severity, position, verbosity or self_preference')]
     subject: str
     statement: Annotated[str, Meta(description='what the data make probable, e.g. "harsh"')]
-    probability: Annotated[float, Meta(description='its posterior probability (flagged above 0.975)')]
+    probability: Annotated[float, Meta(description='its posterior probability P')]
+    q_value: Annotated[float, Meta(description=(
+        'Benjamini-Hochberg over 2 x (1 - P) of every statement: flagged at <= 0.05'))]
     metric: Posterior
 
 

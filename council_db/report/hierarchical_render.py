@@ -11,6 +11,7 @@ from typing import Callable
 
 from council_db.markdown_text import markdown_text
 from council_db.report.hierarchical_model import BayesFlag, Hierarchical, Posterior
+from council_db.report.p_values import p_value
 from council_db.report.text_layout import Page
 
 Interval = Callable[..., str]
@@ -19,7 +20,7 @@ COMPONENTS = {"reviewer": ("reviewer severity", "reviewers"), "candidate": ("can
               "length": ("a reviewer's length effect", "reviewers"),
               "self": ("a reviewer's self-preference", "reviewers")}
 READING = ("posterior mean [95% credible interval] and P, the posterior probability of the sign shown; "
-           "flagged where P > 0.975")
+           "flagged where Benjamini-Hochberg over 2 x (1 - P) of every statement gives q <= 0.05")
 
 
 def probability(p: float) -> str:
@@ -48,7 +49,7 @@ def flag_line(flag: BayesFlag, interval: Interval) -> str:
     what = f"{flag.statement} reviewer {flag.subject}" if flag.kind == "reviewer_severity" else (
         f"position: {flag.subject} {flag.statement}" if flag.kind == "position" else
         f"{flag.kind.replace('_', '-')}: {flag.statement}")
-    return f"{what}: P = {probability(flag.probability)}, {interval(flag.metric)}"
+    return f"{what}: P = {probability(flag.probability)} (q {p_value(flag.q_value)}), {interval(flag.metric)}"
 
 
 def stable_line(part: Hierarchical) -> str:
@@ -71,7 +72,7 @@ def text(part: Hierarchical | None, page: Page, interval: Interval) -> None:
     for flag in part.flags:
         add(f"  ! {flag_line(flag, interval)}")
     if not part.flags:
-        add("  no flags: no statement has P > 0.975")
+        add("  no flags at q <= 0.05")
     page.rows([(r.reviewer_id, f"severity {signed(r.severity, interval, 'generous', 'harsh')}  "
                 f"length {interval(r.length)}  self {interval(r.self_preference)}") for r in part.reviewers], 2)
     add(f"  position (vs the average slot): {_position(part, interval)}")
@@ -85,7 +86,7 @@ def markdown_lines(part: Hierarchical | None, interval: Interval) -> list[str]:
     if part is None:
         return []
     out = ["", "## Hierarchical model (--method bayes)", "", f"{READING.capitalize()}. Prior: {prior(part)}.", ""]
-    out += [f"- {markdown_text(flag_line(f, interval))}" for f in part.flags] or ["No flags (no statement has P > 0.975)."]
+    out += [f"- {markdown_text(flag_line(f, interval))}" for f in part.flags] or ["No flags at q <= 0.05."]
     out += ["", "| reviewer | severity | length | self-preference | stable since |", "|---|---|---|---|---:|"]
     out += [f"| {markdown_text(r.reviewer_id)} | {signed(r.severity, interval, 'generous', 'harsh')} | "
             f"{signed(r.length, interval)} | {signed(r.self_preference, interval)} | "
@@ -102,7 +103,7 @@ def html(part: Hierarchical | None, interval: Interval) -> str:
     if part is None:
         return ""
     flags = "".join(f"<li>{escape(flag_line(f, interval))}</li>" for f in part.flags) or \
-        "<li>No flags (no statement has P &gt; 0.975).</li>"
+        "<li>No flags at q &lt;= 0.05.</li>"
     rows = "".join(f"<tr><td>{escape(r.reviewer_id)}</td><td>{escape(signed(r.severity, interval, 'generous', 'harsh'))}"
                    f"</td><td>{escape(signed(r.length, interval))}</td><td>{escape(signed(r.self_preference, interval))}"
                    f"</td><td>{'n/a' if r.stable_since is None else r.stable_since}</td></tr>" for r in part.reviewers)

@@ -1,8 +1,10 @@
 """The report's ``hierarchical`` part from a window's scores: the hierarchical fit's figures
-with the sessions and records each rests on, and its flags (a statement whose posterior
-probability exceeds 0.975: each flagged statement is wrong with probability below 2.5%
-under the model, so the flags' expected share of wrong ones, the Bayesian FDR, stays below
-it too)."""
+with the sessions and records each rests on, and its flags. A flag needs its statement's
+posterior probability P high for the whole family of statements, as the frequentist flags
+need their q: Benjamini-Hochberg over 2 x (1 - P). Partial pooling already shrinks the
+severities toward each other (Gelman, Hill & Yajima 2012), but the panel's slot, length and
+self-preference effects have flat priors, and with P > 0.975 alone one null set of 20
+sessions in three flagged one of its ten statements."""
 
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ import numpy as np
 
 from council_db.analysis.hierarchical import hierarchical_model
 from council_db.analysis.hierarchical.posterior import PosteriorEffect
+from council_db.analysis.stats.inference import benjamini_hochberg
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.report.contract_base import Tier
 from council_db.report.hierarchical_model import (
-    FLAG_PROBABILITY,
+    FDR,
     BayesFlag,
     Hierarchical,
     ModelPosterior,
@@ -29,7 +32,8 @@ from council_db.report.model import BiasReport
 
 METHOD = ("hierarchical joint model: reviewer, candidate and each reviewer's slot, length and self-preference "
           "effects drawn from populations whose spreads REML estimates; posteriors by empirical Bayes")
-FLAG_RULE = f"posterior probability of the statement > {FLAG_PROBABILITY}"
+FLAG_RULE = ("Benjamini-Hochberg q <= 0.05 over 2 x (1 - P) of every statement, P its posterior probability "
+             "(a statement alone: P > 0.975)")
 # kind -> (statement when the effect is above 0, when below)
 STATEMENTS = {"reviewer_severity": ("generous", "harsh"),
               "position": ("scores higher than the average slot", "scores lower than the average slot"),
@@ -103,18 +107,23 @@ def hierarchical(data: ScoreData, tier: Tier) -> Hierarchical | None:
 
 def _flags(reviewers: list[ReviewerPosterior], position: list[SlotPosterior], length: Posterior | None,
            self_preference: Posterior | None) -> list[BayesFlag]:
-    candidates = [("reviewer_severity", r.reviewer_id, r.severity) for r in reviewers] \
-        + [("position", f"slot {s.position}", s) for s in position] \
-        + [("verbosity", "length", length), ("self_preference", "pooled over reviewers", self_preference)]
+    """Each statement with its posterior probability; flagged where Benjamini-Hochberg over
+    2 x (1 - P) of the family gives q <= 0.05 (P > 0.975 for a statement alone)."""
+    candidates = [(kind, subject, metric) for kind, subject, metric in
+                  [("reviewer_severity", r.reviewer_id, r.severity) for r in reviewers]
+                  + [("position", f"slot {s.position}", s) for s in position]
+                  + [("verbosity", "length", length), ("self_preference", "pooled over reviewers", self_preference)]
+                  if metric is not None]
+    if not candidates:
+        return []
+    probability = np.array([max(m.p_positive, 1.0 - m.p_positive) for _, _, m in candidates])
+    q = benjamini_hochberg(np.minimum(2.0 * (1.0 - probability), 1.0))
     flags = []
-    for kind, subject, metric in candidates:
-        if metric is None:
-            continue
-        above, below = STATEMENTS[kind]
-        probability = max(metric.p_positive, 1.0 - metric.p_positive)
-        if probability > FLAG_PROBABILITY:
+    for (kind, subject, metric), p, q_value in zip(candidates, probability.tolist(), q.tolist()):
+        if q_value <= FDR:
+            above, below = STATEMENTS[kind]
             flags.append(BayesFlag(kind=kind, subject=subject, statement=above if metric.p_positive > 0.5 else below,
-                                   probability=probability, metric=metric))
+                                   probability=p, q_value=q_value, metric=metric))
     return flags
 
 

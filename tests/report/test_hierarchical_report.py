@@ -44,13 +44,13 @@ def test_the_json_keeps_the_frequentist_figures_and_adds_the_hierarchical_part(c
         ("reviewer_severity", HARSH, "harsh"), ("verbosity", "length", "longer answers score higher"),
         ("self_preference", "pooled over reviewers", "reviewers prefer their own answers"),
         ("position", "slot 0", "scores higher than the average slot")}
-    assert all(f["probability"] > 0.975 for f in part["flags"])
+    assert all(f["probability"] > 0.975 and f["q_value"] <= 0.05 for f in part["flags"])
 
 
 def test_text_markdown_and_html_state_each_effect_with_its_credible_interval_and_probability(cli):
     text = cli("bias-report", "--method", "bayes", "--wide").stdout
     assert "HIERARCHICAL MODEL" in text and "prior: reviewer severity SD" in text
-    assert f"! harsh reviewer {HARSH}: P = >0.999, -" in text
+    assert f"! harsh reviewer {HARSH}: P = >0.999 (q <0.001), -" in text
     assert "P(harsh) >0.999" in text and "position (vs the average slot): slot 0 +" in text
     assert "stable since (severity within 0.5 prior SD of where it ends): " in text
     markdown = cli("bias-report", "--method", "bayes", "--format", "markdown").stdout

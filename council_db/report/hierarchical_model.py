@@ -34,7 +34,9 @@ class Spread(Contract, kw_only=True):
     component: Annotated[str, Meta(description=(
         'reviewer (severity), candidate (quality), slot (a reviewer\'s own slot effects), length (a reviewer\'s own '
         'length effect, per SD of log length) or self (a reviewer\'s own self-preference)'))]
-    sd: Annotated[float, Meta(description='the population SD REML estimates: the prior of each member\'s effect')]
+    sd: Annotated[float | None, Meta(description=(
+        'the population SD REML estimates: the prior of each member\'s effect (null: not pooled, a flat prior: '
+        'fewer than 3 members, or a spread the data do not bound)'))]
     n: Annotated[int, Meta(description='members it is estimated from')]
 
 

@@ -41,8 +41,10 @@ def signed(metric: Posterior | None, interval: Interval, above: str = "> 0", bel
 
 
 def prior(part: Hierarchical) -> str:
-    return "; ".join(f"{COMPONENTS[s.component][0]} SD {s.sd:.2f} ({s.n:,} {COMPONENTS[s.component][1]})"
-                     for s in part.prior) + f"; residual SD {part.residual_sd:.2f}"
+    return "; ".join(f"{COMPONENTS[s.component][0]} "
+                     + (f"SD {s.sd:.2f}" if s.sd is not None else "not pooled (flat)")
+                     + f" ({s.n:,} {COMPONENTS[s.component][1]})" for s in part.prior) \
+        + f"; residual SD {part.residual_sd:.2f}"
 
 
 def flag_line(flag: BayesFlag, interval: Interval) -> str:

@@ -99,7 +99,8 @@ def hierarchical(data: ScoreData, tier: Tier) -> Hierarchical | None:
     self_preference = _posterior(fit.self_preference, everything, tier)
     return Hierarchical(
         method=METHOD, flag_rule=FLAG_RULE,
-        prior=[Spread(component=name, sd=spread.sd, n=spread.n) for name, spread in fit.spreads.items()],
+        prior=[Spread(component=name, sd=spread.sd if math.isfinite(spread.sd) else None, n=spread.n)
+               for name, spread in fit.spreads.items()],
         residual_sd=fit.sigma, reviewers=reviewers, models=models, position=position, length=length,
         self_preference=self_preference,
         flags=_flags(reviewers, position, length, self_preference), warnings=fit.warnings)
@@ -137,3 +138,4 @@ def add_to(report: BiasReport, data: ScoreData) -> None:
         report.warnings.append("hierarchical model: too little data (need two sessions with two or more scores)")
     else:
         report.hierarchical = part
+        report.warnings.extend(part.warnings)

@@ -16,11 +16,11 @@ import pytest
 from council_db.analysis.hierarchical import hierarchical_model, updating
 from council_db.analysis.hierarchical.cross_products import cross_products
 from council_db.analysis.hierarchical.posterior import posterior
-from council_db.analysis.hierarchical.reml import Components, column_scales, independent_fixed, residual_sigma, \
-    selected
+from council_db.analysis.hierarchical.reml import Components, column_scales, independent_fixed, members, \
+    residual_sigma, selected
 from council_db.analysis.hierarchical.terms import terms
 from council_db.analysis.joint import joint_model
-from council_db.analysis.loading.score_data import ScoreData, from_records
+from council_db.analysis.loading.score_data import ScoreData, from_records, from_rows
 from council_db.simulate import SimulationConfig, write_jsonl
 
 MODELS = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]
@@ -79,7 +79,7 @@ def test_with_the_prior_spread_grown_without_bound_the_fit_is_the_joint_model():
     for spread in (10.0, 1e3, 1e5):  # the joint model: reviewer, candidate and self terms free, one slot and length
         relative = dict(reviewer=spread, candidate=spread, self=spread, slot=0.0, length=0.0)
         sigma = residual_sigma(selected(cross, t, fixed), column_scales(t, relative), t.q, t.degrees())
-        components = Components(relative, sigma, fixed, list(relative), 0)
+        components = Components(relative, sigma, fixed, list(relative), 0, members=members(t, np.diag(cross)))
         fit = hierarchical_model.summarise(data, t, components, posterior(cross, t, components))
         gaps.append(max([abs(fit.severity[r].mean - joint.severity[r].estimate) for r in data.reviewers]
                         + [abs(fit.quality[m].mean - joint.quality[m].estimate) for m in data.models]
@@ -138,3 +138,22 @@ def test_a_design_that_fixes_each_reviewers_totals_estimates_no_severity():
 def test_too_little_data_gives_no_fit():
     data, _ = simulate(sessions=1, seed=1)
     assert hierarchical_model.fit(data) is None
+
+
+def test_two_judges_are_not_pooled_a_spread_needs_three():
+    data, _ = simulate(sessions=30, seed=4, reviewers=MODELS[:2], reviewer_offsets={MODELS[0]: -0.4})
+    fit, joint = hierarchical_model.fit(data), joint_model.fit(data)
+    assert math.isnan(fit.spreads["reviewer"].sd) and fit.spreads["reviewer"].n == 2
+    for name in MODELS[:2]:  # a flat prior: no shrinkage beyond the joint model's (which has no own slopes)
+        assert fit.severity[name].mean == pytest.approx(joint.severity[name].estimate, abs=0.03)
+    assert any("reviewers' severities are not pooled (2 informed" in warning for warning in fit.warnings)
+    assert all(path.stable_since is None for path in fit.severity_paths.values())
+
+
+def test_severity_is_not_identified_when_no_session_has_two_reviewers():
+    rng = np.random.default_rng(0)
+    rows = [(f"s{s:03d}", 1_000_000 * s, MODELS[s % 2], model, slot, 500 + 100 * slot, float(rng.integers(3, 9)))
+            for s in range(30) for slot, model in enumerate(MODELS[:3])]
+    fit = hierarchical_model.fit(from_rows(rows))
+    assert fit.severity == {} and "reviewer" not in fit.spreads and len(fit.quality) == 3
+    assert any("severity is not identified" in warning for warning in fit.warnings)

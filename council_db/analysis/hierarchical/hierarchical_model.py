@@ -18,7 +18,7 @@ import numpy as np
 
 from council_db.analysis.hierarchical.cross_products import cumulative
 from council_db.analysis.hierarchical.posterior import Posterior, PosteriorEffect, posterior
-from council_db.analysis.hierarchical.reml import Components, fit_components
+from council_db.analysis.hierarchical.reml import MIN_MEMBERS, Components, fit_components
 from council_db.analysis.hierarchical.terms import Terms, terms
 from council_db.analysis.hierarchical.updating import Path, cut_points, severity_paths
 from council_db.analysis.loading.score_data import ScoreData
@@ -85,12 +85,12 @@ def summarise(data: ScoreData, t: Terms, components: Components, post: Posterior
             out[member] = post.effect(row)
         return out
 
-    warnings: list[str] = []
-    severity = {} if t.severity_absorbed else {
-        data.reviewers[r]: e for r, e in vs_average(blocks["reviewer"], present_rev).items()}
-    if t.severity_absorbed:
-        warnings.append("hierarchical model: the design fixes each reviewer's totals, so severity is not estimated")
-    quality = {data.models[m]: e for m, e in vs_average(blocks["candidate"], present_mod).items()}
+    warnings = _warnings(t, components)
+    identified = {name: components.members.get(name, 0) > 0 for name in blocks}
+    severity = {data.reviewers[r]: e for r, e in vs_average(blocks["reviewer"], present_rev).items()} \
+        if identified["reviewer"] else {}
+    quality = {data.models[m]: e for m, e in vs_average(blocks["candidate"], present_mod).items()} \
+        if identified["candidate"] else {}
     slot_rows = _slot_rows(t, blocks["slot"], fixed_at, size)
     shown = sorted(set(t.reviewer[t.slot_index >= 0].tolist()))
     slot_effects = {s: post.effect(np.mean([slot_rows[r][i] for r in shown], axis=0))
@@ -105,7 +105,7 @@ def summarise(data: ScoreData, t: Terms, components: Components, post: Posterior
         length_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in length_rows.items()},
         self_preference=post.effect(np.mean(list(self_rows.values()), axis=0)) if self_rows else None,
         self_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in self_rows.items()},
-        spreads=_spreads(t, components, present_rev, present_mod, shown),
+        spreads=_spreads(t, components),
         sigma=components.sigma, n_records=len(t.rows), n_sessions=len(np.unique(t.session)), rows=t.rows,
         warnings=warnings,
     )
@@ -150,9 +150,25 @@ def _per_reviewer(t: Terms, block: slice, fixed: int | None, reviewers: list[int
     return rows
 
 
-def _spreads(t: Terms, components: Components, reviewers: list[int], models: list[int],
-             shown: list[int]) -> dict[str, Spread]:
-    counts = {"reviewer": 0 if t.severity_absorbed else len(reviewers), "candidate": len(models),
-              "slot": len(shown) if len(t.slots) > 1 else 0, "length": len(reviewers) if t.has_length else 0,
-              "self": len(t.self_reviewers)}
-    return {name: Spread(components.spread(name), n) for name, n in counts.items() if n}
+def _spreads(t: Terms, components: Components) -> dict[str, Spread]:
+    """Each informed population's spread (NaN: a flat prior) and its members."""
+    return {name: Spread(components.spread(name), n) for name, n in components.members.items() if n}
+
+
+WHAT = {"reviewer": "reviewers' severities", "candidate": "candidates' qualities",
+        "slot": "reviewers' own slot effects", "length": "reviewers' own length effects",
+        "self": "reviewers' own self-preferences"}
+
+
+def _warnings(t: Terms, components: Components) -> list[str]:
+    """What the fit could not pool or estimate, and why."""
+    out = []
+    if t.severity_absorbed:
+        out.append("hierarchical model: the design fixes each reviewer's totals, so severity is not estimated")
+    elif components.members.get("reviewer", 0) == 0:
+        out.append("hierarchical model: severity is not identified (no session has scores by two reviewers)")
+    for name in components.flat:
+        out.append(f"hierarchical model: the {WHAT[name]} are not pooled ({components.members[name]} informed "
+                   f"by the data; a spread needs at least {MIN_MEMBERS}, and one the data bound): a flat prior, "
+                   "as the joint model's")
+    return out

@@ -8,7 +8,7 @@ session (REML's error contrasts of that model are exactly the demeaned design's)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,6 +22,11 @@ START = 0.5  # relative spread the search starts from: effects half the residual
 # the population's mean for sure)
 BOUNDARY_AVOIDING = 2.0
 _PIVOT = 1e-10  # a fixed column whose residual norm is this small relative to its own is dependent
+_INFORMED = 1e-9  # a random column whose within-session sum of squares is this small is all zero
+MIN_MEMBERS = 3  # fewer members cannot estimate a spread (Gelman 2006): their effects get a flat prior
+FLAT = 1e4  # the relative spread of a flat prior: 10,000 residual SDs, the joint model's fixed effects
+MAX_RELATIVE = 10.0  # spreads searched below this: ten residual SDs, beyond any score scale's reach
+UNBOUNDED = 0.99  # a search that ends this close to MAX_RELATIVE found no bound: a flat prior instead
 
 
 @dataclass
@@ -31,12 +36,15 @@ class Components:
     relative: dict[str, float]  # component -> its SD over the residual SD (0: fully pooled)
     sigma: float  # residual SD (points)
     fixed: list[int]  # the independent fixed columns, indices into Terms.fixed_names
-    active: list[str]  # components with any column the data inform
+    active: list[str]  # components whose spread REML estimated
     df: int  # residual degrees of freedom: records - units - fixed columns
+    flat: list[str] = field(default_factory=list)  # informed components given a flat prior (too few members)
+    members: dict[str, int] = field(default_factory=dict)  # component -> members the data inform
 
     def spread(self, name: str) -> float:
-        """The population SD of a component, in points (per SD of log length for length)."""
-        return self.relative.get(name, 0.0) * self.sigma
+        """The population SD of a component, in points (per SD of log length for length); NaN
+        where it was not estimated (a flat prior)."""
+        return math.nan if name in self.flat else self.relative.get(name, 0.0) * self.sigma
 
 
 def column_scales(terms: Terms, relative: dict[str, float]) -> np.ndarray:
@@ -104,30 +112,48 @@ def independent_fixed(cross: np.ndarray, terms: Terms) -> list[int]:
     return kept
 
 
+def members(terms: Terms, diagonal: np.ndarray) -> dict[str, int]:
+    """Per component: how many members (reviewers, candidates) the data inform, i.e. have a
+    column that varies within some session."""
+    out = {}
+    for name, block in terms.blocks().items():
+        informed = diagonal[block] > _INFORMED
+        per_member = len(terms.slots) if name == "slot" and len(terms.slots) > 1 else 1
+        out[name] = int(informed.reshape(-1, per_member).any(axis=1).sum()) if len(informed) else 0
+    return out
+
+
 def fit_components(cross: np.ndarray, terms: Terms, n_eff: int,
                    start: dict[str, float] | None = None) -> Components:
-    """REML estimates of every component the data inform (``start``: a previous fit's, to
-    begin the search from)."""
+    """REML estimates of the spread of every component with at least MIN_MEMBERS informed
+    members (``start``: a previous fit's, to begin the search from); a component with fewer,
+    or whose spread the data cannot bound, gets a flat prior (FLAT: the joint model's fixed
+    effects); one the data do not inform at all is left out (``active`` and ``flat`` lack it)."""
     fixed = independent_fixed(cross, terms)
     reduced = selected(cross, terms, fixed)
-    diagonal = np.diag(cross)
-    active = [name for name, block in terms.blocks().items()
-              if block.stop > block.start and np.any(diagonal[block] > 0)]
+    counts = members(terms, np.diag(cross))
+    informed = [name for name in COMPONENTS if counts[name] > 0]
+    active = [name for name in informed if counts[name] >= MIN_MEMBERS]
     q = terms.q
-    owner = np.full(q, len(active))  # each Z column's component among ``active`` (the last: none)
+    owner = np.full(q, len(active))  # each Z column's component among ``active`` (the last: a fixed value)
     for number, name in enumerate(active):
         owner[terms.blocks()[name]] = number
+    others = column_scales(terms, {name: FLAT for name in informed if name not in active})
 
     def deviance(x: np.ndarray) -> float:
         spreads = np.abs(x)
-        if not np.all(spreads > 0):
+        if not np.all((spreads > 0) & (spreads < MAX_RELATIVE)):
             return math.inf
-        return criterion(reduced, np.append(spreads, 0.0)[owner], q, n_eff) \
-            - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
+        scales = np.where(owner < len(active), np.append(spreads, 0.0)[owner], others)
+        return criterion(reduced, scales, q, n_eff) - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
 
-    first = np.array([(start or {}).get(name, START) or START for name in active])
+    first = np.array([min((start or {}).get(name, START) or START, MAX_RELATIVE / 2) for name in active])
     best, _ = minimise(deviance, first) if active else (np.zeros(0), 0.0)
     relative = {name: float(abs(value)) for name, value in zip(active, best)}
-    relative.update({name: 0.0 for name in COMPONENTS if name not in relative})
+    unbounded = [name for name, value in relative.items() if value > UNBOUNDED * MAX_RELATIVE]
+    flat = [name for name in informed if name not in active or name in unbounded]
+    relative.update({name: FLAT for name in flat})
+    relative.update({name: 0.0 for name in COMPONENTS if name not in informed})
     sigma = residual_sigma(reduced, column_scales(terms, relative), q, n_eff)
-    return Components(relative, sigma, fixed, active, n_eff - len(fixed))
+    return Components(relative, sigma, fixed, [name for name in active if name not in flat], n_eff - len(fixed),
+                      flat, counts)

@@ -79,7 +79,7 @@ def test_with_the_prior_spread_grown_without_bound_the_fit_is_the_joint_model():
     for spread in (10.0, 1e3, 1e5):  # the joint model: reviewer, candidate and self terms free, one slot and length
         relative = dict(reviewer=spread, candidate=spread, self=spread, slot=0.0, length=0.0)
         sigma = residual_sigma(selected(cross, t, fixed), column_scales(t, relative), t.q, t.degrees())
-        components = Components(relative, sigma, fixed, list(relative), 0, members=members(t, np.diag(cross)))
+        components = Components(relative, sigma, fixed, list(relative), members=members(t, np.diag(cross)))
         fit = hierarchical_model.summarise(data, t, components, posterior(cross, t, components))
         gaps.append(max([abs(fit.severity[r].mean - joint.severity[r].estimate) for r in data.reviewers]
                         + [abs(fit.quality[m].mean - joint.quality[m].estimate) for m in data.models]

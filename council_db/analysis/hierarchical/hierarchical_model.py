@@ -105,7 +105,7 @@ def summarise(data: ScoreData, t: Terms, components: Components, post: Posterior
         length_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in length_rows.items()},
         self_preference=post.effect(np.mean(list(self_rows.values()), axis=0)) if self_rows else None,
         self_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in self_rows.items()},
-        spreads=_spreads(t, components),
+        spreads=_spreads(components),
         sigma=components.sigma, n_records=len(t.rows), n_sessions=len(np.unique(t.session)), rows=t.rows,
         warnings=warnings,
     )
@@ -150,7 +150,7 @@ def _per_reviewer(t: Terms, block: slice, fixed: int | None, reviewers: list[int
     return rows
 
 
-def _spreads(t: Terms, components: Components) -> dict[str, Spread]:
+def _spreads(components: Components) -> dict[str, Spread]:
     """Each informed population's spread (NaN: a flat prior) and its members."""
     return {name: Spread(components.spread(name), n) for name, n in components.members.items() if n}
 

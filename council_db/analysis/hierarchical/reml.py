@@ -37,7 +37,6 @@ class Components:
     sigma: float  # residual SD (points)
     fixed: list[int]  # the independent fixed columns, indices into Terms.fixed_names
     active: list[str]  # components whose spread REML estimated
-    df: int  # residual degrees of freedom: records - units - fixed columns
     flat: list[str] = field(default_factory=list)  # informed components given a flat prior (too few members)
     members: dict[str, int] = field(default_factory=dict)  # component -> members the data inform
 
@@ -123,10 +122,9 @@ def members(terms: Terms, diagonal: np.ndarray) -> dict[str, int]:
     return out
 
 
-def fit_components(cross: np.ndarray, terms: Terms, n_eff: int,
-                   start: dict[str, float] | None = None) -> Components:
+def fit_components(cross: np.ndarray, terms: Terms, n_eff: int) -> Components:
     """REML estimates of the spread of every component with at least MIN_MEMBERS informed
-    members (``start``: a previous fit's, to begin the search from); a component with fewer,
+    members; a component with fewer,
     or whose spread the data cannot bound, gets a flat prior (FLAT: the joint model's fixed
     effects); one the data do not inform at all is left out (``active`` and ``flat`` lack it)."""
     fixed = independent_fixed(cross, terms)
@@ -147,7 +145,7 @@ def fit_components(cross: np.ndarray, terms: Terms, n_eff: int,
         scales = np.where(owner < len(active), np.append(spreads, 0.0)[owner], others)
         return criterion(reduced, scales, q, n_eff) - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
 
-    first = np.array([min((start or {}).get(name, START) or START, MAX_RELATIVE / 2) for name in active])
+    first = np.full(len(active), START)
     best, _ = minimise(deviance, first) if active else (np.zeros(0), 0.0)
     relative = {name: float(abs(value)) for name, value in zip(active, best)}
     unbounded = [name for name, value in relative.items() if value > UNBOUNDED * MAX_RELATIVE]
@@ -155,5 +153,4 @@ def fit_components(cross: np.ndarray, terms: Terms, n_eff: int,
     relative.update({name: FLAT for name in flat})
     relative.update({name: 0.0 for name in COMPONENTS if name not in informed})
     sigma = residual_sigma(reduced, column_scales(terms, relative), q, n_eff)
-    return Components(relative, sigma, fixed, [name for name in active if name not in flat], n_eff - len(fixed),
-                      flat, counts)
+    return Components(relative, sigma, fixed, [name for name in active if name not in flat], flat, counts)

@@ -10,6 +10,7 @@ from html import escape
 from typing import Callable
 
 from council_db.markdown_text import markdown_text
+from council_db.report import hierarchical_chart
 from council_db.report.hierarchical_model import BayesFlag, Hierarchical, Posterior
 from council_db.report.p_values import p_value
 from council_db.report.text_layout import Page
@@ -114,4 +115,4 @@ def html(part: Hierarchical | None, interval: Interval) -> str:
             f"<th>self-preference</th><th>stable since session</th></tr>{rows}</table>"
             f"<p>Position (vs the average slot): {escape(_position(part, interval))}. Length (per SD of log length): "
             f"{escape(signed(part.length, interval))}. Self-preference (pooled): "
-            f"{escape(signed(part.self_preference, interval))}.</p>")
+            f"{escape(signed(part.self_preference, interval))}.</p>{hierarchical_chart.severity_paths(part)}")

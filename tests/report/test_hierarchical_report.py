@@ -57,6 +57,9 @@ def test_text_markdown_and_html_state_each_effect_with_its_credible_interval_and
     assert "## Hierarchical model (--method bayes)" in markdown and f"| {HARSH} | -" in markdown
     page = cli("bias-report", "--method", "bayes", "--format", "html").stdout
     assert "<h2>Hierarchical model</h2>" in page and "stable since session" in page
+    chart = page[page.index("aria-label=\"each reviewer&#x27;s severity"):]
+    chart = chart[:chart.index("</svg>")]
+    assert chart.count("<polyline") == 4 and chart.count("<circle") == 4  # a line per reviewer, a dot where stable
     assert "HIERARCHICAL" not in cli("bias-report").stdout
 
 

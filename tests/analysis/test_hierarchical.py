@@ -157,3 +157,14 @@ def test_severity_is_not_identified_when_no_session_has_two_reviewers():
     fit = hierarchical_model.fit(from_rows(rows))
     assert fit.severity == {} and "reviewer" not in fit.spreads and len(fit.quality) == 3
     assert any("severity is not identified" in warning for warning in fit.warnings)
+
+
+def test_the_cross_products_do_not_depend_on_how_the_sessions_are_cut_into_blocks(monkeypatch):
+    from council_db.analysis.hierarchical import cross_products as blocks
+
+    data, _ = simulate(sessions=12, seed=6, **POPULATION)
+    t = terms(data)
+    whole = cross_products(t)
+    monkeypatch.setattr(blocks, "BLOCK_CELLS", 50 * (t.q + t.p + 1))  # blocks of 50 records: 3 sessions each
+    assert np.allclose(cross_products(t), whole, rtol=0, atol=1e-9)
+    assert np.allclose(blocks.cumulative(t, [5, 12])[-1], whole, rtol=0, atol=1e-9)

@@ -9,7 +9,8 @@ import numpy as np
 
 from council_db.analysis.hierarchical.terms import Terms
 
-BLOCK_RECORDS = 32_768  # records per block: bounds the dense design held at once
+BLOCK_RECORDS = 32_768  # records per block at most
+BLOCK_CELLS = 1 << 22  # and at most this many cells (32 MB of float64): a wide panel gets shorter blocks
 
 
 def cumulative(terms: Terms, cuts: list[int]) -> list[np.ndarray]:
@@ -33,8 +34,9 @@ def _sum(terms: Terms, start: int, stop: int) -> np.ndarray:
     """Cross products of records start..stop, in blocks that end on a unit's last record."""
     width = terms.q + terms.p + 1
     total = np.zeros((width, width))
+    block = max(1, min(BLOCK_RECORDS, BLOCK_CELLS // width))
     while start < stop:
-        end = min(start + BLOCK_RECORDS, stop)
+        end = min(start + block, stop)
         if end < stop:  # move the end back to a session boundary: a unit never straddles blocks
             end = int(np.searchsorted(terms.session, terms.session[end], side="left"))
             if end <= start:

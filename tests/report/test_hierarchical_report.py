@@ -83,3 +83,17 @@ def test_the_python_api_gives_the_same_hierarchical_part(cli):
     from_cli = json.loads(cli("bias-report", "--json", "--method", "bayes").stdout)["hierarchical"]
     assert [r.severity.estimate for r in report.hierarchical.reviewers] == \
         [r["severity"]["estimate"] for r in from_cli["reviewers"]]
+
+
+def test_the_hierarchical_part_is_the_same_on_sqlite_and_postgresql(tmp_path, pg_url):
+    from tests.conftest import same_numbers
+
+    records, _ = simulated(sessions=20, seed=5, reviewer_spread=0.5, verbosity=0.2)
+    lines = str(write_jsonl(tmp_path / "records.jsonl", records))
+    parts = []
+    for url in (f"sqlite:///{tmp_path / 'council.db'}", pg_url):
+        cli = Cli(url)
+        assert cli("import", lines).exit_code == 0
+        parts.append(json.loads(cli("bias-report", "--json", "--method", "bayes").stdout)["hierarchical"])
+    assert parts[0]["reviewers"][0]["severity_path"]["sessions"][-1] == 20
+    assert same_numbers(parts[0], parts[1], "hierarchical")

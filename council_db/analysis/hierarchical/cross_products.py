@@ -42,6 +42,8 @@ def _sum(terms: Terms, start: int, stop: int) -> np.ndarray:
             if end <= start:
                 end = int(np.searchsorted(terms.session, terms.session[start], side="right"))
         w = terms.design(start, end)
-        total += w.T @ w
+        # einsum, not w.T @ w: BLAS's threads, on a machine whose cores are busy, took 130 ms
+        # for a block of 1,632 records x 38 columns that one thread sums in 1 ms
+        total += np.einsum("ij,ik->jk", w, w)
         start = end
     return total

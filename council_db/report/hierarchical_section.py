@@ -82,7 +82,7 @@ def hierarchical(data: ScoreData, tier: Tier) -> Hierarchical | None:
     everything = counts.of()
     reviewers = []
     for name, code in sorted((name, data.reviewers.index(name)) for name in
-                             {*fit.severity, *fit.slot_by_reviewer, *fit.length_by_reviewer}):
+                             {*fit.severity, *fit.slot_by_reviewer, *fit.length_by_reviewer, *fit.self_by_reviewer}):
         own = counts.of(counts.reviewer == code)
         path = fit.severity_paths.get(name)
         reviewers.append(ReviewerPosterior(

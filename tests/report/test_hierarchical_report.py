@@ -97,3 +97,18 @@ def test_the_hierarchical_part_is_the_same_on_sqlite_and_postgresql(tmp_path, pg
         parts.append(json.loads(cli("bias-report", "--json", "--method", "bayes").stdout)["hierarchical"])
     assert parts[0]["reviewers"][0]["severity_path"]["sessions"][-1] == 20
     assert same_numbers(parts[0], parts[1], "hierarchical")
+
+
+def test_a_reviewer_known_only_by_its_self_preference_is_listed():
+    import numpy as np
+
+    from council_db.analysis.loading.score_data import from_rows
+    from council_db.report.hierarchical_section import hierarchical
+
+    rng = np.random.default_rng(1)
+    judges = ["a", "b", "c"]  # one judge a session, no slots, no lengths: only self-preference per judge
+    rows = [(f"s{s:03d}", 1_000_000 * s, judges[s % 3], model, -1, -1, float(rng.integers(3, 9)))
+            for s in range(30) for model in judges]
+    part = hierarchical(from_rows(rows), "moderate")
+    assert [r.reviewer_id for r in part.reviewers] == judges
+    assert all(r.severity is None and r.self_preference is not None for r in part.reviewers)

@@ -85,19 +85,22 @@ class Council:
                        reviewer_kinds=reviewer_kinds)
         return record(self._open(create=True), session, source="python:record_session")
 
-    def report(self, *, seed: int = 0, sample_sessions: int | None = None, **window: Any) -> BiasReport:
+    def report(self, *, seed: int = 0, sample_sessions: int | None = None, method: str = "frequentist",
+               **window: Any) -> BiasReport:
         """The bias report for a window: the keyword arguments of ``analysis.loading.window.Window``
         (sessions, days, since, until, as_of, reviewers, models, config_versions, categories, dimension).
         The same report as ``council-db bias-report``: above ``sample_sessions`` sessions
         (default 5,000; 0 = never) the record-level analyses read a sample of the window's
-        sessions, so a report over a million sessions takes seconds, not minutes."""
+        sessions, so a report over a million sessions takes seconds, not minutes. ``method``
+        "bayes" adds the hierarchical model's part (``report.hierarchical``), as --method bayes."""
         from council_db.analysis.loading.window import Window
         from council_db.report.for_window import report_for_window
 
         chosen = Window(**window)
         filters = {k: v for k, v in window.items() if v and k != "as_of"}
         database = self._open(create=False)
-        return report_for_window(database, chosen, filters, seed=seed, sample_sessions=sample_sessions).report
+        return report_for_window(database, chosen, filters, seed=seed, sample_sessions=sample_sessions,
+                                 method=method).report
 
     def sqlite_utils(self) -> sqlite_utils.Database:
         """The database file as a read-only ``sqlite_utils.Database``, for notebooks:

@@ -56,6 +56,7 @@ ANALYSIS_RANKS = {
     "sessions": 3,
     "self_preference": 3,
     "versions": 2,
+    "hierarchical": 2,
 }
 
 

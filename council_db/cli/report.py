@@ -51,6 +51,10 @@ def bias_report(
         "--exclude-anomalies", help="Leave out sessions council-db anomalies flags (says how many).")] = False,
     wide: Annotated[bool, typer.Option(
         "--wide", help="Text: every table whole and each line as long as it is (default: 80 columns).")] = False,
+    method: Annotated[str, typer.Option(
+        metavar="frequentist|bayes",
+        help="bayes: also the hierarchical model's posteriors (each effect's credible interval and the "
+             "probability of its sign); the JSON keeps both.")] = "frequentist",
 ) -> None:
     """The bias report: severity, position, length, self-preference.
 
@@ -60,6 +64,8 @@ def bias_report(
     from council_db.report import model as contract
 
     fmt = chosen(REPORT, fmt, json=as_json, output=output)
+    if method not in ("frequentist", "bayes"):
+        raise typer.BadParameter(f"{method!r} is not a method: expected frequentist or bayes", param_hint="'--method'")
     if schema:
         with destination(output) as out:
             out.write(json.dumps(contract.json_schema(), indent=2) + "\n")
@@ -73,7 +79,7 @@ def bias_report(
                                          category=category, dimension=dimension)
     db = state(ctx).database(read_only=True)
     made = report_for_window(db, window, filters, seed=seed, sample_sessions=sample_sessions,
-                             exclude_anomalies=exclude_anomalies)
+                             exclude_anomalies=exclude_anomalies, method=method)
     result = made.report
     if made.empty_window_hint:
         message(f"note: {made.empty_window_hint}")

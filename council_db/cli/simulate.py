@@ -47,6 +47,9 @@ OPTION_FOR_FIELD = {
     "reviewer_noise_sd": "--reviewer-noise",
     "repeats": "--repeats",
     "position_drift": "--position-drift",
+    "reviewer_spread": "--reviewer-spread",
+    "reviewer_position_spread": "--reviewer-position-spread",
+    "reviewer_verbosity_spread": "--reviewer-verbosity-spread",
 }
 
 
@@ -217,6 +220,21 @@ def command(
     compress: Annotated[
         bool, typer.Option("--gzip", help="Gzip the output (implied by a '.gz' name).")
     ] = False,
+    reviewer_spread: Annotated[
+        float,
+        typer.Option(min=0.0, metavar="SD", help="Draw each judge's severity from a normal with this SD "
+                                                 "(added to --reviewer-offset)."),
+    ] = 0.0,
+    reviewer_position_spread: Annotated[
+        float,
+        typer.Option(min=0.0, metavar="SD", help="Draw each judge's own effect per display slot from a normal "
+                                                 "with this SD."),
+    ] = 0.0,
+    reviewer_verbosity_spread: Annotated[
+        float,
+        typer.Option(min=0.0, metavar="SD", help="Draw each judge's verbosity from a normal with this SD "
+                                                 "around --verbosity."),
+    ] = 0.0,
 ) -> None:
     """Write simulated records with planted biases.
 
@@ -262,6 +280,9 @@ def command(
             reference_share=reference_share,
             answer_sd=answer_sd,
             repeats=repeats,
+            reviewer_spread=reviewer_spread,
+            reviewer_position_spread=reviewer_position_spread,
+            reviewer_verbosity_spread=reviewer_verbosity_spread,
             **{name: value for name, value in given.items() if value is not None},
         )
     except sim.SimulationConfigError as error:

@@ -41,13 +41,14 @@ def _same_sessions(with_reference: ScoreData | None, data: ScoreData) -> ScoreDa
 
 def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, seed: int = 0,
                       sample_sessions: int | None = None, exclude_anomalies: bool = False,
-                      for_rules: bool = False) -> WindowReport:
+                      for_rules: bool = False, method: str = "frequentist") -> WindowReport:
     """The report of ``window``. ``filters`` is what the report says it was asked for; above
     ``sample_sessions`` sessions (None: analysis.loading.window's default; 0: never) the record-level
     analyses read a sample; with ``exclude_anomalies`` the sessions council-db anomalies flags
     are left out (and counted in the filters). ``for_rules`` (council-db check) leaves out what
     only a reader of the report sees: the version-drift warnings, a large window's length
-    correlations (the whole-window sums of the counts alone), and builder.build's for_rules part."""
+    correlations (the whole-window sums of the counts alone), and builder.build's for_rules part.
+    ``method`` "bayes" adds the hierarchical model's part (report.hierarchical)."""
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
 
     from council_db.analysis.loading.window import SAMPLE_SESSIONS, load_for_report
@@ -74,6 +75,10 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
     result = build(data, as_of=window.as_of, filters=filters, seed=seed, totals=totals,
                    window_sessions=loaded.window_sessions, requested=window.requested(),
                    with_reference=_same_sessions(loaded.with_reference, data), for_rules=for_rules)
+    if method == "bayes":
+        from council_db.report.hierarchical_section import add_to
+
+        add_to(result, data)
     if versions is not None:
         result.warnings.extend(version_drift.mixed_version_warnings(data, versions))
     if exclude_anomalies:

@@ -19,6 +19,7 @@ import msgspec
 from msgspec import Meta
 
 from council_db.report.contract_base import Contract, Metric, Tier
+from council_db.report.hierarchical_model import Hierarchical
 from council_db.report.identity_model import ReviewerIdentity
 from council_db.report.pairwise_model import NotIdentified, PairSelfPreference, PairwiseOdds
 from council_db.report.reference_model import JudgeReference, ReferenceOverview
@@ -26,7 +27,7 @@ from council_db.report.stability_model import SelfConsistency
 
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.7.0"
+REPORT_SCHEMA_VERSION = "1.8.0"
 
 
 def _plain(value: Any) -> Any:
@@ -361,6 +362,7 @@ class BiasReport(Contract, kw_only=True):
         'that live only in those totals'
     ))] = None
     pairwise_model: PairwiseOdds | None = None  # pairwise verdicts: position and length as Bradley-Terry odds
+    hierarchical: Hierarchical | msgspec.UnsetType = msgspec.UNSET  # --method bayes (hierarchical_model)
     flags: list[Flag]
     warnings: list[str]
 

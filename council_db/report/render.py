@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from council_db.markdown_text import markdown_text
-from council_db.report import pairwise_render, reference_render, stability_render
+from council_db.report import hierarchical_render, pairwise_render, reference_render, stability_render
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.text_layout import MIN_BAR, Page, aligned, axis, ci_bar, names_fit
@@ -92,6 +92,7 @@ def text(report: BiasReport, width: int | None = None) -> str:
     _trends(report, page)
     _anomalies(report, page)
     _pairs(report, page)
+    hierarchical_render.text(report.hierarchical or None, page, interval)
     _warnings(report, page)
     return page.text()
 
@@ -385,6 +386,7 @@ def markdown(report: BiasReport) -> str:
                 f"Agreement (Krippendorff's alpha, interval): {interval(report.agreement, signed=False)}."]
         out += reference_render.markdown_lines(report, interval)
         out += stability_render.markdown_lines(report.self_consistency, interval)
+        out += hierarchical_render.markdown_lines(report.hierarchical or None, interval)
     if report.warnings:
         out += ["", "## Warnings", ""] + [f"- {markdown_text(warning)}" for warning in report.warnings]
     return "\n".join(out) + "\n"

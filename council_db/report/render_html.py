@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 
 from council_db.analysis.drift.session_means import Series
-from council_db.report import pairwise_render, reference_render, stability_render, svg
+from council_db.report import hierarchical_render, pairwise_render, reference_render, stability_render, svg
 from council_db.report.model import BiasReport, Metric
 from council_db.report.p_values import flag_line, p_value
 from council_db.report.render import found, interval, recent_severity
@@ -245,6 +245,7 @@ def page(report: BiasReport, drawn: list[Chart]) -> str:
             f"<h1>council-db bias report</h1><p class=\"window\">{window}</p>"
             f"<h2>Flags</h2>{flags(report)}{anomalies(report)}{summary}{pairwise_render.odds_html(report)}"
             f"{reference_render.html(report, interval)}{stability_render.html(report.self_consistency, interval)}"
+            f"{hierarchical_render.html(report.hierarchical or None, interval)}"
             f'<div class="grid">{sections}</div>'
             + (f"<h2>Warnings</h2><ul>{warnings}</ul>" if warnings else "")
             + "</body></html>\n")

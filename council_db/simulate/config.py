@@ -119,6 +119,12 @@ class SimulationConfig:
     # scores each answer this many times (the same call again, as Inspect's epochs), each time
     # with its own noise (reviewer_noise_sd), written at display slots slot + repeat x answers
     repeats: int = 1
+    # Reviewers drawn from a population (issue 33), 0 by default so existing seeds keep their
+    # bytes: each judge's severity, its own effect per display slot and its verbosity drawn
+    # from normals with these SDs (from a stream of their own) and added to what is planted
+    reviewer_spread: float = 0.0
+    reviewer_position_spread: float = 0.0
+    reviewer_verbosity_spread: float = 0.0
 
     def __post_init__(self) -> None:
         if self.end.tzinfo is None:
@@ -206,11 +212,16 @@ def _validate(c: SimulationConfig) -> None:
         "reviewer_noise_sd": c.reviewer_noise_sd.values(),
         "reviewer_verbosity": c.reviewer_verbosity.values(),
         "dimension_sd": [c.dimension_sd],
+        "reviewer_spread": [c.reviewer_spread],
+        "reviewer_position_spread": [c.reviewer_position_spread],
+        "reviewer_verbosity_spread": [c.reviewer_verbosity_spread],
         "dimension_position_effects": [v for effects in c.dimension_position_effects.values() for v in effects],
         "dimension_reviewer_offsets": [v for by in c.dimension_reviewer_offsets.values() for v in by.values()],
     }
     for name, values in numbers.items():
         check(all(math.isfinite(v) for v in values), name, f"{name} must be finite numbers")
+    for name in ("reviewer_spread", "reviewer_position_spread", "reviewer_verbosity_spread"):
+        check(getattr(c, name) >= 0, name, f"{name.replace('_', ' ')} is an SD: it must be >= 0, got {getattr(c, name)}")
     check(c.sessions >= 1, "sessions", f"sessions must be a whole number >= 1, got {c.sessions}")
     _validate_reference(c, check)
     for name, ids in (("models", c.models), ("reviewers", c.reviewer_ids)):

@@ -22,6 +22,7 @@ from council_db.simulate.config import (
     TOKEN_BUCKETS,
     SimulationConfig,
 )
+from council_db.simulate.population import drawn_effects
 from council_db.simulate.raters import answer_effects, reference_raters, reviewer_terms
 
 
@@ -52,12 +53,15 @@ def build_plan(c: SimulationConfig, rng: np.random.Generator) -> Plan:
     effects = np.zeros(c.answers_per_session)
     effects[: len(c.position_effects)] = c.position_effects
     log_means = _model_log_lengths(quality, c.length_quality_corr, rng)
+    severity, position, verbosity = drawn_effects(c, c.answers_per_session)
+    terms = reviewer_terms(c)
+    terms["verbosity"] = terms["verbosity"] + verbosity
     return Plan(
         quality=quality,
-        offsets=np.array([c.reviewer_offsets.get(r, 0.0) for r in reviewers]),
+        offsets=np.array([c.reviewer_offsets.get(r, 0.0) for r in reviewers]) + severity,
         drift=np.array([c.drift.get(r, 0.0) for r in reviewers]),
         position_effects=effects,
-        reviewer_position=_per_slot(c.reviewer_position_effects, reviewers, c.answers_per_session),
+        reviewer_position=_per_slot(c.reviewer_position_effects, reviewers, c.answers_per_session) + position,
         position_drift=_per_slot(c.position_drift, reviewers, c.answers_per_session),
         self_model=np.array([c.models.index(r) if r in c.models else -1 for r in reviewers]),
         scoring_share=np.array([[c.scoring_share.get(r, {}).get(m, 1.0) for m in c.models] for r in reviewers])
@@ -67,7 +71,7 @@ def build_plan(c: SimulationConfig, rng: np.random.Generator) -> Plan:
         # so answers' log lengths are an equal mixture of per-model normals.
         log_length_mean=float(log_means.mean()),
         log_length_sd=float(math.sqrt(ANSWER_LOG_LENGTH_SD**2 + log_means.var())),
-        **reviewer_terms(c),
+        **terms,
     )
 
 

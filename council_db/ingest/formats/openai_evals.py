@@ -46,7 +46,6 @@ from council_db.ingest.formats.judge_lines import BOM, LineReader, Name, Values
 from council_db.ingest.formats.openai_evals_run import NotGraded, Run, run_of
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.head import head
-from council_db.ingest.lines import Parsed
 from council_db.ingest.sources import Source
 
 SCALE = "0-1"
@@ -148,9 +147,9 @@ class Reader(LineReader):
         self.answers: dict[str, list[int | None]] = {}  # sample_id -> its sampling events' lengths since its grading
         self.line = 0
 
-    def _read(self, number: int, raw: bytes, text: bytes, parsed: Parsed) -> None:
+    def line_records(self, number: int, line: Event) -> tuple[list[Values], int]:
         self.line = number
-        super()._read(number, raw, text, parsed)
+        return self.records(line)
 
     def records(self, line: Event) -> tuple[list[Values], int]:
         if line.spec:

@@ -27,8 +27,9 @@ What a metrics event becomes: one record.
   of one sample (a grader run again, concatenated logs) are several records, and importing
   a log again stores nothing twice. timestamp: created_at; category: the eval's base name.
 
-A log is read in order in this process (options.RUN_LOGS): its first line says whose run it
-is, and a sample's answer and grading are on different lines. Other events (match, raw_sample,
+A log is read in order by one reader (options.RUN_LOGS; one worker process for a large file,
+while this one writes): its first line says whose run it is, and a sample's answer and
+grading are on different lines. Other events (match, raw_sample,
 error ...) and the final report are not read.
 """
 

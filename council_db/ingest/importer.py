@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from council_db import __version__
-from council_db.ingest.formats.options import DOCUMENTS, IN_ORDER, LLM_COUNCIL, QUOTED, FormatOptions
+from council_db.ingest.formats.options import DOCUMENTS, IN_ORDER, LLM_COUNCIL, QUOTED, RUN_LOGS, FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.pipeline import Chunk, merged, source_chunks
 from council_db.ingest.rejected import Rejected
@@ -172,9 +172,11 @@ class FileImport:
         self.progress.start(self.source, self.source.size, start.offset)
         parse = reader(self.options, self.source)
         self.result.warnings = list(getattr(parse, "warnings", ()))
-        document, quoted = self.options.format in IN_ORDER, self.options.format in QUOTED
+        document, quoted, in_order = (self.options.format in DOCUMENTS, self.options.format in QUOTED,
+                                      self.options.format in RUN_LOGS)
         chunks = merged(stopped_when_all_bad(source_chunks(self.source, start.offset, start.first_line, parse,
-                                                           document=document, quoted=quoted), self.source),
+                                                           document=document, quoted=quoted, in_order=in_order),
+                                             self.source),
                         writer.batch_records, COMMIT_EVERY_LINES)
         for chunk in chunks:
             self._write_chunk(connection, writer, chunk)

@@ -243,3 +243,38 @@ def test_scale_is_refused_for_a_format_that_does_not_use_it(tmp_path):
     assert result.exit_code == 2
     said = " ".join(result.output.split())
     assert "--scale is for --from csv, jsonl, openai-evals or inspect, not arena-hard" in said
+
+
+def test_a_large_log_is_read_in_order_by_one_worker_giving_what_this_process_gives(tmp_path, monkeypatch):
+    """Read in this process, a run log took the writer's turn; a large one is read by one worker."""
+    from council_db.ingest import pipeline
+    from council_db.ingest.sources import resolve_sources
+
+    events = [spec_line()] + [line for sample in range(19) for line in graded(3 * sample, sample, "a" * sample, "C",
+                                                                             1.0)]
+    events.insert(30, "{not json")
+    path = write_jsonl(tmp_path / "log.jsonl", events)
+    source = resolve_sources([str(path)])[0]
+
+    def chunks_read(minimum: int) -> tuple[list, Reader]:
+        monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", minimum)
+        reader = Reader(FormatOptions("openai-evals"), source)
+        read = list(pipeline.source_chunks(source, 0, 1, reader, in_order=True))
+        return [(c.last_line, c.normalised.rows.session_keys, c.normalised.rows.score.tolist(),
+                 c.normalised.rows.length.tolist(), [vars(r) for r in c.normalised.rejected]) for c in read], reader
+
+    here, reader_here = chunks_read(10**9)
+    in_worker, reader_in_worker = chunks_read(0)
+    assert in_worker == here and here[-1][0] == len(events) and len(here[0][2]) == 19
+    assert (reader_here.run is not None, reader_in_worker.run) == (True, None)  # the worker's copy read it
+
+
+def test_a_spec_line_refused_by_the_worker_says_what_this_process_says(db, tmp_path, monkeypatch):
+    from council_db.ingest import pipeline
+
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    huge = spec_line(args={"samples_jsonl": "x" * 70_000}, cls="evals.elsuite.basic.match:Match")
+    path = write_jsonl(tmp_path / "log.jsonl", [huge, *graded(0, 0, "a", "C", 1.0)])
+    with pytest.raises(Exception, match="^[^ ]*log.jsonl: line 1: the eval fact.dev.v0 .* is not model-graded"):
+        import_files(db, [str(path)], options=FormatOptions("openai-evals"))
+    assert scalar(db, "SELECT COUNT(*) FROM scores") == 0

@@ -27,8 +27,9 @@ What a metrics event becomes: one record.
   of one sample (a grader run again, concatenated logs) are several records, and importing
   a log again stores nothing twice. timestamp: created_at; category: the eval's base name.
 
-A log is read in order in this process (options.RUN_LOGS): its first line says whose run it
-is, and a sample's answer and grading are on different lines. Other events (match, raw_sample,
+A log is read in order by one reader (options.RUN_LOGS; one worker process for a large file,
+while this one writes): its first line says whose run it is, and a sample's answer and
+grading are on different lines. Other events (match, raw_sample,
 error ...) and the final report are not read.
 """
 
@@ -46,7 +47,6 @@ from council_db.ingest.formats.judge_lines import BOM, LineReader, Name, Values
 from council_db.ingest.formats.openai_evals_run import NotGraded, Run, run_of
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.head import head
-from council_db.ingest.lines import Parsed
 from council_db.ingest.sources import Source
 
 SCALE = "0-1"
@@ -148,9 +148,9 @@ class Reader(LineReader):
         self.answers: dict[str, list[int | None]] = {}  # sample_id -> its sampling events' lengths since its grading
         self.line = 0
 
-    def _read(self, number: int, raw: bytes, text: bytes, parsed: Parsed) -> None:
+    def line_records(self, number: int, line: Event) -> tuple[list[Values], int]:
         self.line = number
-        super()._read(number, raw, text, parsed)
+        return self.records(line)
 
     def records(self, line: Event) -> tuple[list[Values], int]:
         if line.spec:

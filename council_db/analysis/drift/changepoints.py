@@ -88,12 +88,12 @@ def search(timed: TimedResiduals, rng: np.random.Generator, permutations: int = 
     observed, where = observed[0], where[0]
     p_values = _permutation_p_values(observed, detrended, records, layout.time, sd, splits, rng, permutations)
     out = []
+    shifts = {k: _shifts(detrended, records, layout.time, k) for k in np.unique(where).tolist()}
     for i, j in enumerate(present.tolist()):
         k = int(where[i])  # the change falls after block k
-        steps = _steps_beyond_trend(detrended, records, layout.time, k)
         out.append(ChangeSearch(
             subject=timed.names[j], statistic=float(observed[i]), p_value=float(p_values[i]),
-            at_us=int(layout.start_us[k + 1]), shift=float(steps[i] - np.median(np.delete(steps, i))),
+            at_us=int(layout.start_us[k + 1]), shift=float(shifts[k][i]),
             sessions_before=int(layout.sessions[:k + 1].sum()), sessions_after=int(layout.sessions[k + 1:].sum()),
         ))
     return out
@@ -245,6 +245,14 @@ def _step_spread(records: np.ndarray, time: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         projected = np.where(det > 0, (n2 * a ** 2 - 2 * n1 * a * b + n0 * b ** 2) / np.where(det > 0, det, 1.0), a)
     return a - projected
+
+
+def _shifts(detrended: np.ndarray, records: np.ndarray, time: np.ndarray, k: int) -> np.ndarray:
+    """Per subject: its step after block k less the median of the other subjects' steps there.
+    Once per block where some subject's change falls, not once per subject: with thousands of
+    subjects, a detrend of every subject for each was quadratic in the panel."""
+    steps = _steps_beyond_trend(detrended, records, time, k)
+    return steps - median_of_others(steps)
 
 
 def _steps_beyond_trend(detrended: np.ndarray, records: np.ndarray, time: np.ndarray, k: int) -> np.ndarray:

@@ -46,6 +46,8 @@ from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals
 MAX_BLOCKS = 100
 PERMUTATIONS = 4999
 BATCH = 500
+CHUNK_CELLS = 2_000_000  # permutations x blocks x subjects at once (~16 MB an array; a whole batch
+# held gigabytes with thousands of subjects); the permutations and stopping points are the same
 STOP_AFTER = 50  # exceedances per subject after which the permutations stop (see _permutation_p_values)
 MIN_SESSIONS = 20
 MIN_TIMES_EACH_SIDE = 3
@@ -114,10 +116,12 @@ def _permutation_p_values(observed: np.ndarray, detrended: np.ndarray, records: 
     done = 0
     while done < permutations and not (done and exceed.min() >= STOP_AFTER):
         b = min(BATCH, permutations - done)
-        order = rng.permuted(np.broadcast_to(np.arange(len(time)), (b, len(time))), axis=1)
-        shuffled = records[order]
-        permuted, _ = _statistic(_detrend(exchangeable[order], shuffled, time), shuffled, time, sd, splits)
-        exceed += (permuted >= observed - 1e-12).sum(axis=0)
+        chunk = max(1, CHUNK_CELLS // (len(time) * len(observed)))
+        for size in [chunk] * (b // chunk) + ([b % chunk] if b % chunk else []):
+            order = rng.permuted(np.broadcast_to(np.arange(len(time)), (size, len(time))), axis=1)
+            shuffled = records[order]
+            permuted, _ = _statistic(_detrend(exchangeable[order], shuffled, time), shuffled, time, sd, splits)
+            exceed += (permuted >= observed - 1e-12).sum(axis=0)
         done += b
     return (1.0 + exceed) / (1.0 + done)
 

@@ -166,12 +166,24 @@ class Inference:
     def effect(self, contrast: np.ndarray) -> Effect:
         if not self.estimable(contrast):
             return NAN_EFFECT
-        estimate = float(contrast @ self.beta)
-        se = math.sqrt(max(float(contrast @ self.cov @ contrast), 0.0))
-        if se > 0:
-            p_value = t_p_value(estimate / se, self.df)
-        else:
-            p_value = math.nan
+        return self._effect(float(contrast @ self.beta), float(contrast @ self.cov @ contrast))
+
+    def effects(self, contrasts: np.ndarray) -> list[Effect]:
+        """``effect`` of every row, in a few matrix products: one contrast at a time costs
+        O(P^2) each, O(P^3) in all, in Python calls (47 s for 2,000 reviewers)."""
+        if not len(contrasts):
+            return []
+        scale = np.maximum(np.linalg.norm(contrasts, axis=1), 1.0)
+        estimable = ~(contrasts[:, self.removed] != 0).any(axis=1) & \
+            (np.linalg.norm(contrasts @ self.null, axis=1) <= _ESTIMABLE_TOL * scale)
+        estimates = contrasts @ self.beta
+        variances = np.einsum("ij,ij->i", contrasts @ self.cov, contrasts)
+        return [self._effect(float(e), float(v)) if ok else NAN_EFFECT
+                for e, v, ok in zip(estimates.tolist(), variances.tolist(), estimable.tolist())]
+
+    def _effect(self, estimate: float, variance: float) -> Effect:
+        se = math.sqrt(max(variance, 0.0))
+        p_value = t_p_value(estimate / se, self.df) if se > 0 else math.nan
         return Effect(estimate, se, estimate - self.crit * se, estimate + self.crit * se, p_value)
 
     def wald(self, contrasts: np.ndarray) -> WaldTest | None:

@@ -68,6 +68,8 @@ MAX_INSTANT_SHARE = 0.5
 MAX_EXTRAPOLATION = 2.0  # a slope is stated per unit only when its subject's data spans half the unit or more
 RESAMPLES = 200  # resamples of instants for the variance of the anchor choice
 MAX_WEIGHTS = 2_000_000  # bounds memory: a batch of resamples holds at most this many instant weights
+_CHUNK = 256  # subjects whose per-instant variances one matrix product gives (one product per subject was
+# quadratic in the panel; a product for all of them holds instants x subjects numbers)
 
 
 @dataclass(frozen=True)
@@ -199,13 +201,16 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     contrasts = typical.contrasts(typical.anchors(beta, cov, df))
     choice = _choice_variance(Cells.of(records), identified, typical, contrasts, cov, df,
                               rng if rng is not None else np.random.default_rng(0))
+    estimates, variances = contrasts @ beta, np.einsum("ij,ij->i", contrasts @ cov, contrasts)
+    spread = fit.spread[:, identified]
     out = []
     for i, j in enumerate(identified.tolist()):
-        contrast = contrasts[i]
-        estimate = float(contrast @ beta)
-        clustered = max(float(contrast @ cov @ contrast), 0.0)
+        if i % _CHUNK == 0:  # each subject's variance per instant, for _CHUNK subjects in one product
+            parts = spread @ (contrasts[i:i + _CHUNK] ** 2 / precision).T
+        estimate = float(estimates[i])
+        clustered = max(float(variances[i]), 0.0)
         se = math.sqrt(clustered + choice[i])
-        effective, heaviest = effective_instants(fit.spread[:, identified] @ (contrast ** 2 / precision))
+        effective, heaviest = effective_instants(parts[:, i % _CHUNK])
         own_df = min(float(df), welch_satterthwaite(effective, clustered, float(choice[i])))
         low, high = t_interval(estimate, se, own_df)
         p = t_p_value(estimate / se, own_df) if se > 0 else math.nan

@@ -1,5 +1,6 @@
-"""Many reviewers and candidates (issue 32): the report's cost grows with the panel, not with
-its square, and on ordinary stores it says exactly what it said before.
+"""Many reviewers and candidates (issue 32): no per-reviewer or per-subject step of the report
+repeats whole-panel work any more (the dense joint model itself still grows with the square
+of the panel in memory), and on ordinary stores the report says exactly what it said before.
 
 The reports in tests/data/panels/ were written by `council-db bias-report --format json` at
 commit f7815a5 (main before the panel work: a dense rank check solved afresh per column,

@@ -163,6 +163,27 @@ def same_numbers(a, b, where: str = "report") -> bool:
     return True
 
 
+def same_as_pinned(report: dict, pinned: dict) -> bool:
+    """A report's pinned fields equal a pinned report's (to 1e-9, as same_numbers): every field
+    the pinned report has, the report has too, with its value; fields a later minor version of
+    the contract added are left out, as are the time it was made and the contract's version."""
+    report, pinned = dict(report), dict(pinned)
+    for unpinned in ("generated_at", "report_schema_version"):
+        report.pop(unpinned, None), pinned.pop(unpinned, None)
+    return same_numbers(_pinned_fields(report, pinned), pinned)
+
+
+def _pinned_fields(value, like):
+    """``value`` cut down to the keys of ``like``, dict by dict and item by item."""
+    if isinstance(like, dict) and isinstance(value, dict):
+        gone = like.keys() - value.keys()
+        assert not gone, f"the report lost the pinned fields {sorted(gone)}"
+        return {key: _pinned_fields(value[key], like[key]) for key in like}
+    if isinstance(like, list) and isinstance(value, list) and len(like) == len(value):
+        return [_pinned_fields(item, pattern) for item, pattern in zip(value, like)]
+    return value
+
+
 def simulated(**config: Any) -> tuple[list[dict], dict]:
     """Simulated llm-council records (as dicts) and the simulator's truth."""
     out = io.StringIO()

@@ -55,7 +55,13 @@ from functools import cached_property
 import numpy as np
 
 from council_db.analysis.drift.slope_fits import Cells, Records, line_fits
-from council_db.analysis.drift.subjects import Kind, anchors_of_rows, codes_and_names, reference_contrast, session_groups
+from council_db.analysis.drift.subjects import (
+    Kind,
+    anchors_of_rows,
+    codes_and_names,
+    reference_contrast,
+    session_groups,
+)
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
 
@@ -68,6 +74,8 @@ MAX_INSTANT_SHARE = 0.5
 MAX_EXTRAPOLATION = 2.0  # a slope is stated per unit only when its subject's data spans half the unit or more
 RESAMPLES = 200  # resamples of instants for the variance of the anchor choice
 MAX_WEIGHTS = 2_000_000  # bounds memory: a batch of resamples holds at most this many instant weights
+_CHUNK = 256  # subjects whose per-instant variances one matrix product gives (one product per subject was
+# quadratic in the panel; a product for all of them holds instants x subjects numbers)
 
 
 @dataclass(frozen=True)
@@ -200,11 +208,14 @@ def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> lis
     choice = _choice_variance(Cells.of(records), identified, typical, contrasts, cov, df,
                               rng if rng is not None else np.random.default_rng(0))
     estimates = contrasts @ beta
-    clustered = np.maximum(np.einsum("si,ij,sj->s", contrasts, cov, contrasts), 0.0)
+    clustered = np.maximum(np.einsum("ij,ij->i", contrasts @ cov, contrasts), 0.0)
     ses = np.sqrt(clustered + choice)
+    spread = fit.spread[:, identified]
     dfs, heaviest = np.zeros(len(identified)), np.zeros(len(identified))
     for i in range(len(identified)):
-        effective, heaviest[i] = effective_instants(fit.spread[:, identified] @ (contrasts[i] ** 2 / precision))
+        if i % _CHUNK == 0:  # each subject's variance per instant, for _CHUNK subjects in one product
+            parts = spread @ (contrasts[i:i + _CHUNK] ** 2 / precision).T
+        effective, heaviest[i] = effective_instants(parts[:, i % _CHUNK])
         dfs[i] = min(float(df), welch_satterthwaite(effective, float(clustered[i]), float(choice[i])))
     lows, highs = t_intervals(estimates, ses, dfs)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -189,22 +189,22 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
     """Every reported effect from its contrast, and the warnings for those not identified."""
     missing: list[str] = []
 
-    def named(codes: np.ndarray, index: int, kind: str, label: str) -> Effect:
-        if (kind, index) in design.alone:
-            return NAN_EFFECT
-        effect = inf.effect(codes[index])
-        if not effect.identified:
-            missing.append(label)
-        return effect
+    def named(codes: np.ndarray, indices: list[int], kind: str, labels: list[str]) -> list[Effect]:
+        """The effects of these rows of ``codes`` (NaN for a level alone in its group)."""
+        asked = [i for i in indices if (kind, i) not in design.alone]
+        found = dict(zip(asked, inf.effects(codes[asked])))
+        missing.extend(label for i, label in zip(indices, labels) if i in found and not found[i].identified)
+        return [found.get(i, NAN_EFFECT) for i in indices]
 
     present_rev = sorted({r for g in design.groups for r in g[0]})
     present_mod = sorted({m for g in design.groups for m in g[1]})
-    severity = {data.reviewers[r]: named(design.rev_codes, r, "reviewer", f"severity of {data.reviewers[r]}")
-                for r in present_rev}
-    quality = {data.models[m]: named(design.mod_codes, m, "model", f"quality of {data.models[m]}")
-               for m in present_mod}
-    slot_effects = {s: named(design.slot_codes, i, "slot", f"display slot {s} effect")
-                    for i, s in enumerate(design.slots)}
+    rev_names, mod_names = [data.reviewers[r] for r in present_rev], [data.models[m] for m in present_mod]
+    severity = dict(zip(rev_names, named(design.rev_codes, present_rev, "reviewer",
+                                         [f"severity of {name}" for name in rev_names])))
+    quality = dict(zip(mod_names, named(design.mod_codes, present_mod, "model",
+                                        [f"quality of {name}" for name in mod_names])))
+    slot_effects = dict(zip(design.slots, named(design.slot_codes, list(range(len(design.slots))), "slot",
+                                                [f"display slot {s} effect" for s in design.slots])))
     position_test = inf.wald(design.slot_codes) if len(design.slots) > 1 else None
     if len(design.slots) > 1 and position_test is None:
         missing.append("position bias test")

@@ -20,6 +20,7 @@ from council_db.analysis.stats.inference import t_p_value, t_quantile
 _RANK_TOL = 1e-10  # squared relative residual norm at or below which a column counts as dependent
 _ZERO_TOL = 1e-10  # a demeaned column this small relative to the raw one is absorbed (all zero)
 _ESTIMABLE_TOL = 1e-6
+_BLOCK = 64  # columns of the rank check factorised before the rest is updated at once
 _COND_LIMIT = 1e8  # scaled Gram matrices better than this are solved by Cholesky, others by QR
 
 
@@ -91,28 +92,16 @@ def solve(x: np.ndarray, x_raw: np.ndarray, y: np.ndarray, factor_cols: int) -> 
     scale = np.where(live, norm, 1.0)
     scaled = x / scale
     gram = scaled.T @ scaled
-    keep: list[int] = []
-    fitted: dict[int, tuple[np.ndarray, list[int]]] = {}  # dropped column -> its fit on earlier kept ones
-    for j in range(p_all):
-        if not live[j]:
-            continue
-        if keep:
-            c = np.linalg.solve(gram[np.ix_(keep, keep)], gram[keep, j])
-            rest = gram[j, j] - gram[keep, j] @ c
-        else:
-            c, rest = np.zeros(0), gram[j, j]
-        if rest > _RANK_TOL:
-            keep.append(j)
-        else:
-            fitted[j] = (c, list(keep))
-    removed = np.array([j >= factor_cols and j not in keep for j in range(p_all)], dtype=bool)
+    keep, fitted = _rank_check(gram, live)
+    kept = set(keep)
+    removed = np.array([j >= factor_cols and j not in kept for j in range(p_all)], dtype=bool)
     if not keep:
         return Solved(keep, scale, np.zeros((n, 0)), np.zeros(0), np.zeros((0, 0)), y.copy(),
                        np.zeros((p_all, 0)), removed)
 
     xs = scaled[:, keep]
     gk = gram[np.ix_(keep, keep)]
-    if np.linalg.cond(gk) < _COND_LIMIT:
+    if _condition(gk) < _COND_LIMIT:
         # Well conditioned (checked above) and at most a few dozen columns: the inverse is exact
         # enough, and numpy's suffices (scipy.linalg would add ~0.2 s to every report's start-up).
         gram_inv = np.linalg.inv(gk)
@@ -125,7 +114,7 @@ def solve(x: np.ndarray, x_raw: np.ndarray, y: np.ndarray, factor_cols: int) -> 
 
     vectors = []
     for j in range(factor_cols):
-        if j in keep:
+        if j in kept:
             continue
         v = np.zeros(p_all)
         v[j] = 1.0
@@ -135,6 +124,50 @@ def solve(x: np.ndarray, x_raw: np.ndarray, y: np.ndarray, factor_cols: int) -> 
         vectors.append(v)
     null = np.linalg.qr(np.column_stack(vectors))[0] if vectors else np.zeros((p_all, 0))
     return Solved(keep, scale, xs, beta, gram_inv, y - xs @ beta, null, removed)
+
+
+def _condition(gram: np.ndarray) -> float:
+    """The 2-norm condition number of a symmetric positive semi-definite matrix, from its
+    eigenvalues (as np.linalg.cond, from a full SVD, at a fraction of the cost)."""
+    values = np.linalg.eigvalsh(gram)
+    return float(values[-1] / values[0]) if values[0] > 0 else math.inf
+
+
+def _rank_check(gram: np.ndarray, live: np.ndarray) -> tuple[list[int], dict[int, tuple[np.ndarray, list[int]]]]:
+    """The columns kept, in priority order, and each dropped column's fit on the columns kept
+    before it. A column is kept when its squared residual norm after projection on the kept
+    ones (its pivot in a Cholesky factorisation that skips dropped columns) exceeds _RANK_TOL.
+    Blocked: BLOCK columns at a time, then one matrix product updates the rest, so the check
+    costs a Cholesky factorisation (one solve per column had cost O(P^4): 63 s at 1,000
+    reviewers)."""
+    cols = np.flatnonzero(live)
+    n = len(cols)
+    schur = gram[np.ix_(cols, cols)]  # each column less its projection on the kept ones so far
+    factor = np.zeros((n, n))  # the Cholesky factor: a column per kept column, zero for dropped ones
+    kept: list[int] = []
+    dropped: list[int] = []
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        in_block: list[int] = []
+        for j in range(start, stop):
+            if in_block:
+                schur[j:, j] -= factor[j:, in_block] @ factor[j, in_block]
+            if schur[j, j] <= _RANK_TOL:
+                dropped.append(j)
+                continue
+            factor[j:, j] = schur[j:, j] / math.sqrt(schur[j, j])
+            in_block.append(j)
+        kept.extend(in_block)
+        if in_block and stop < n:
+            schur[stop:, stop:] -= factor[stop:, in_block] @ factor[stop:, in_block].T
+    fitted: dict[int, tuple[np.ndarray, list[int]]] = {}
+    if dropped and kept:
+        # G_kk c = g_kj with G_kk = F F': c = F'^-1 (row j of the factor); zero past j's place
+        fits = np.linalg.solve(factor[np.ix_(kept, kept)].T, factor[np.ix_(dropped, kept)].T)
+    for i, j in enumerate(dropped):
+        before = int(np.searchsorted(kept, j))
+        fitted[int(cols[j])] = (fits[:before, i] if before else np.zeros(0), cols[kept[:before]].tolist())
+    return cols[kept].tolist(), fitted
 
 
 class Inference:
@@ -154,12 +187,24 @@ class Inference:
     def effect(self, contrast: np.ndarray) -> Effect:
         if not self.estimable(contrast):
             return NAN_EFFECT
-        estimate = float(contrast @ self.beta)
-        se = math.sqrt(max(float(contrast @ self.cov @ contrast), 0.0))
-        if se > 0:
-            p_value = t_p_value(estimate / se, self.df)
-        else:
-            p_value = math.nan
+        return self._effect(float(contrast @ self.beta), float(contrast @ self.cov @ contrast))
+
+    def effects(self, contrasts: np.ndarray) -> list[Effect]:
+        """``effect`` of every row, in a few matrix products: one contrast at a time costs
+        O(P^2) each, O(P^3) in all, in Python calls (47 s for 2,000 reviewers)."""
+        if not len(contrasts):
+            return []
+        scale = np.maximum(np.linalg.norm(contrasts, axis=1), 1.0)
+        estimable = ~(contrasts[:, self.removed] != 0).any(axis=1) & \
+            (np.linalg.norm(contrasts @ self.null, axis=1) <= _ESTIMABLE_TOL * scale)
+        estimates = contrasts @ self.beta
+        variances = np.einsum("ij,ij->i", contrasts @ self.cov, contrasts)
+        return [self._effect(float(e), float(v)) if ok else NAN_EFFECT
+                for e, v, ok in zip(estimates.tolist(), variances.tolist(), estimable.tolist())]
+
+    def _effect(self, estimate: float, variance: float) -> Effect:
+        se = math.sqrt(max(variance, 0.0))
+        p_value = t_p_value(estimate / se, self.df) if se > 0 else math.nan
         return Effect(estimate, se, estimate - self.crit * se, estimate + self.crit * se, p_value)
 
     def wald(self, contrasts: np.ndarray) -> WaldTest | None:

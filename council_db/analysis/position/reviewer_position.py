@@ -16,13 +16,13 @@ A test rests on at least MIN_SESSIONS sessions, so no reviewer is flagged from o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from council_db.analysis.joint import joint_model
 from council_db.analysis.joint.least_squares import Effect, WaldTest
-from council_db.analysis.loading.score_data import ScoreData, keep_records
+from council_db.analysis.loading.score_data import ScoreData, known_style
 from council_db.analysis.position.consistency import Judgments, first_shown_share
 from council_db.analysis.position.swaps import Swaps, SwapSummary, summarise
 from council_db.analysis.stats import Estimate
@@ -45,8 +45,11 @@ class ReviewerPosition:
 def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[ReviewerPosition]:
     """One row per reviewer with display-slot scores."""
     out = []
-    for number in np.unique(data.reviewer[data.slot >= 0]).tolist():
-        fit = joint_model.fit(keep_records(data, (data.reviewer == number) & (data.slot >= 0)))
+    shown = np.flatnonzero(data.slot >= 0)
+    by_reviewer = shown[np.argsort(data.reviewer[shown], kind="stable")]
+    numbers, starts = np.unique(data.reviewer[by_reviewer], return_index=True)
+    for number, rows in zip(numbers.tolist(), np.split(by_reviewer, starts[1:])):
+        fit = joint_model.fit(_own_records(data, np.sort(rows)))
         effects = {slot: effect for slot, effect in fit.slot_effects.items() if effect.identified}
         enough = fit.n_sessions >= MIN_SESSIONS and len(effects) > 1
         mine = judgments.reviewer == number
@@ -60,3 +63,18 @@ def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[Rev
             first_shown=first_shown, judgments=int(mine.sum()), swaps=summarise(found, found.reviewer == number)))
     return out
 
+
+
+def _own_records(data: ScoreData, rows: np.ndarray) -> ScoreData:
+    """One reviewer's records (``rows``, in order) with only its own sessions, candidates and
+    name: the same fit as on the whole window's numbering, at the cost of its own records
+    rather than the window's and the whole panel's (which made one fit per reviewer quadratic)."""
+    sessions, session = np.unique(data.session[rows], return_inverse=True)
+    models, model = np.unique(data.model[rows], return_inverse=True)
+    reviewer = data.reviewer[rows]
+    return replace(
+        data, session=session.reshape(-1).astype(np.int64), reviewer=np.zeros(len(rows), dtype=np.int64),
+        model=model.reshape(-1).astype(np.int64), slot=data.slot[rows], log_length=data.log_length[rows],
+        score=data.score[rows], self_review=data.self_review[rows], reviewers=[data.reviewers[int(reviewer[0])]],
+        models=[data.models[m] for m in models.tolist()], session_keys=[data.session_keys[s] for s in sessions.tolist()],
+        session_ts_us=data.session_ts_us[sessions], style=None if data.style is None else known_style(data.style[rows]))

@@ -1,0 +1,96 @@
+"""The report's sample is stratified: above the sample size, every reviewer and candidate of the
+window has min(all its sessions, 200) sessions in it (the default sample of 5,000), on top of
+the hash-based sample, which stays as it was."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import council_db
+from council_db.analysis.loading import strata
+from council_db.analysis.loading.window import Window, load_for_report, sample_note
+from council_db.ingest.lines import LineBatch
+from council_db.ingest.normalise import Normaliser
+from council_db.store.database import open_database
+from council_db.store.writer import ScoreWriter
+from tests.conftest import record
+
+SESSIONS = 20_000
+RARE = "rare/judge"  # scores 30 of the 20,000 sessions
+RARE_SESSIONS = 30
+RARE_OFFSET = -1.5  # its planted severity, score points against the others
+COMMON = ("a/judge", "b/judge")
+CANDIDATES = ("x/model", "y/model")
+
+
+def _lines(rng: np.random.Generator) -> list[bytes]:
+    """Two judges score two candidates in every session; the rare judge joins 30 of them. Written
+    from one template (a record as conftest.record() makes it): building 80,000 dicts took seconds."""
+    line = json.dumps(record(session_id="KEY", reviewer_id="JUDGE", model_id="MODEL", position=-7,
+                             score_value=-7.5, timestamp="TIME")).replace("{", "{{").replace("}", "}}")
+    template = line.replace('"KEY"', '"{key}"').replace('"JUDGE"', '"{judge}"').replace('"MODEL"', '"{model}"') \
+        .replace("-7.5", "{score}").replace("-7", "{slot}").replace('"TIME"', '"{time}"')
+    rare = set(rng.choice(SESSIONS, RARE_SESSIONS, replace=False).tolist())
+    offsets = np.array([0.0] * len(COMMON) + [RARE_OFFSET])[:, None]
+    quality = 6.0 + np.arange(len(CANDIDATES))
+    scores = np.clip(np.round(quality + offsets + rng.normal(0, 1, (SESSIONS, len(COMMON) + 1, len(CANDIDATES))),
+                              1), 1, 10).tolist()
+    lines = []
+    for i in range(SESSIONS):
+        judges = COMMON + ((RARE,) if i in rare else ())
+        time = f"2025-12-{1 + i * 28 // SESSIONS:02d}T10:{i % 60:02d}:00+00:00"
+        lines += [template.format(key=f"s{i:05d}", judge=judge, model=model, slot=m, score=scores[i][r][m],
+                                  time=time).encode()
+                  for r, judge in enumerate(judges) for m, model in enumerate(CANDIDATES)]
+    return lines
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> str:
+    """A SQLite store written through the writer's API (no CLI import of 80,000 records)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('strata') / 'council.db'}"
+    db = open_database(url)
+    lines = _lines(np.random.default_rng(32))
+    normaliser = Normaliser()
+    with db.bulk_writer() as connection, connection.begin():
+        writer = ScoreWriter(connection)
+        for start in range(0, len(lines), 20_000):
+            batch = LineBatch(1, lines[start:start + 20_000], 0)
+            writer.write(normaliser.normalise(batch).rows, None)
+    return url
+
+
+def _sessions_of(data, reviewer: str) -> int:
+    index = data.reviewers.index(reviewer)
+    return len(np.unique(data.session[data.reviewer == index]))
+
+
+def test_a_rare_reviewers_sampled_figures_rest_on_all_its_sessions(store):
+    loaded = load_for_report(open_database(store), Window())
+    assert loaded.window_sessions == SESSIONS
+    assert _sessions_of(loaded.data, RARE) == RARE_SESSIONS  # the hash's share alone gives it about 7
+    assert 0 < loaded.added <= RARE_SESSIONS and loaded.per_subject == 200
+    assert f"plus {loaded.added:,} so that every reviewer and candidate has min(its sessions, 200)" \
+        in sample_note(loaded)
+
+
+def test_the_report_states_the_rare_reviewers_figure_on_all_its_sessions(store):
+    report = council_db.connect(store).report()
+    rare = next(r for r in report.reviewers if r.reviewer_id == RARE)
+    assert rare.severity.n_sessions == rare.raw_mean.n_sessions == RARE_SESSIONS
+    # its planted severity against the average of the three reviewers, within its CI
+    assert rare.severity.ci_low <= RARE_OFFSET * 2 / 3 <= rare.severity.ci_high
+
+
+def test_a_common_subject_adds_nothing_and_the_hash_sample_stays_as_it_was(store):
+    db = open_database(store)
+    loaded = load_for_report(db, Window())
+    assert _sessions_of(loaded.data, COMMON[0]) == loaded.data.n_sessions
+    assert loaded.data.n_sessions - loaded.added < SESSIONS  # the base sample is the hash's, unchanged
+
+
+def test_per_subject_is_200_at_the_default_sample_and_in_proportion_below_it():
+    assert strata.per_subject(5_000) == 200 and strata.per_subject(20) == 1 and strata.per_subject(1_000) == 40

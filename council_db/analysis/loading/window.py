@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import numpy as np
+
 from council_db.analysis.loading import strata
 from council_db.analysis.loading.score_data import ScoreData, judges_only
 from council_db.analysis.loading.window_records import fetch_records, reference_kinds, score_data
@@ -160,13 +162,14 @@ class WindowData:
     with_reference: ScoreData | None = None
     added: int = 0  # sessions the stratification added to the hash-based sample (strata.py)
     per_subject: int = 0  # the sessions each reviewer and candidate has in it, or all of its own if fewer
+    hash_below: int | None = None  # the key hash below which a session is in the hash-based part
 
     @classmethod
     def of(cls, data: ScoreData, window_sessions: int | None = None, totals: WindowTotals | None = None, *,
            chosen: _Chosen | None = None) -> WindowData:
         """The judges' scores of ``data`` (every reviewer's), keeping all of it for the reference."""
         judges = judges_only(data)
-        strata_of = (len(chosen.added), chosen.per_subject) if chosen else (0, 0)
+        strata_of = (len(chosen.added), chosen.per_subject, chosen.hash_below) if chosen else (0, 0, None)
         return cls(judges, window_sessions, totals, None if judges is data else data, *strata_of)
 
 
@@ -206,6 +209,14 @@ def strata_note(loaded: WindowData) -> str:
     """How the sample was drawn, in words: the hash share, and what the stratification added."""
     return (f"{SAMPLE_BY}, plus {loaded.added:,} so that every reviewer and candidate has min(its sessions, "
             f"{loaded.per_subject:,})")
+
+
+def hash_sample(loaded: WindowData, data: ScoreData) -> np.ndarray | None:
+    """Per session of ``data`` (the loaded sample, or part of it), whether the hash-based part
+    of the sample chose it; None when the stratification added nothing."""
+    if not loaded.added:
+        return None
+    return np.array([key_hash.key_hash(k) < loaded.hash_below for k in data.session_keys], dtype=bool)
 
 
 def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
@@ -272,6 +283,7 @@ class _Chosen:
     base: list[int]
     added: list[int]
     per_subject: int
+    hash_below: int
 
     @property
     def ids(self) -> list[int]:
@@ -290,7 +302,7 @@ def _sample(db: Database, window: Window, sample_sessions: int) -> tuple[int, _C
         base = [row[0] for row in reader.rows(sample_query(keyed_sql, db.dialect), below)]
         floor = strata.per_subject(sample_sessions)
         added = strata.added_sessions(reader, db.dialect, keyed_sql, params, base, below["hash_below"], floor)
-        return in_window, _Chosen(base, added, floor)
+        return in_window, _Chosen(base, added, floor, below["hash_below"])
 
 
 def _ids_sql(ids: list[int]) -> str:

@@ -94,3 +94,16 @@ def test_a_common_subject_adds_nothing_and_the_hash_sample_stays_as_it_was(store
 
 def test_per_subject_is_200_at_the_default_sample_and_in_proportion_below_it():
     assert strata.per_subject(5_000) == 200 and strata.per_subject(20) == 1 and strata.per_subject(1_000) == 40
+
+
+def test_the_report_says_which_sessions_each_figure_rests_on(store):
+    report = council_db.connect(store).report()
+    sample = report.window.sample
+    base = sample.sessions - sample.added
+    assert sample.of == SESSIONS and 0 < sample.added <= RARE_SESSIONS and sample.per_subject == 200
+    assert (sample.figures.counts, sample.figures.length, sample.figures.agreement, sample.figures.reviewers) == \
+        ("every_session", "every_session", "hash_sample", "sample")
+    assert report.agreement.n_sessions <= base < sample.sessions  # pooled: the hash-based part alone
+    note = next(w for w in report.warnings if w.startswith("record-level analyses"))
+    assert f"({base:,} by key hash, {sample.added:,} added so every reviewer and candidate has min(its " \
+           "sessions, 200)" in note and f"agreement uses the {base:,} chosen by key hash alone" in note

@@ -4,6 +4,7 @@ the hash-based sample, which stays as it was."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -11,10 +12,14 @@ import pytest
 
 import council_db
 from council_db.analysis.loading import strata
-from council_db.analysis.loading.window import Window, load_for_report, sample_note
+from council_db.analysis.joint import joint_model
+from council_db.analysis.loading.score_data import keep_sessions
+from council_db.analysis.loading.window import Window, hash_sample, load_for_report, sample_note
 from council_db.ingest.lines import LineBatch
 from council_db.ingest.normalise import Normaliser
 from council_db.store.database import open_database
+from council_db.simulate import SimulationConfig
+from council_db.simulate import write_jsonl as simulate_jsonl
 from council_db.store.writer import ScoreWriter
 from tests.conftest import record
 
@@ -51,9 +56,11 @@ def _lines(rng: np.random.Generator) -> list[bytes]:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> str:
     """A SQLite store written through the writer's API (no CLI import of 80,000 records)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('strata') / 'council.db'}"
+    return _written(f"sqlite:///{tmp_path_factory.mktemp('strata') / 'council.db'}", _lines(np.random.default_rng(32)))
+
+
+def _written(url: str, lines: list[bytes]) -> str:
     db = open_database(url)
-    lines = _lines(np.random.default_rng(32))
     normaliser = Normaliser()
     with db.bulk_writer() as connection, connection.begin():
         writer = ScoreWriter(connection)
@@ -107,3 +114,39 @@ def test_the_report_says_which_sessions_each_figure_rests_on(store):
     note = next(w for w in report.warnings if w.startswith("record-level analyses"))
     assert f"({base:,} by key hash, {sample.added:,} added so every reviewer and candidate has min(its " \
            "sessions, 200)" in note and f"agreement uses the {base:,} chosen by key hash alone" in note
+
+
+def test_the_sample_is_the_hash_sample_plus_each_subjects_lowest_hash_sessions(store):
+    """The SQL against the definition: here the common subjects have 200 in the hash sample,
+    so the sample is it plus the rare judge's sessions, all 30 (fewer than 200)."""
+    db = open_database(store)
+    loaded = load_for_report(db, Window())
+    with db.reading() as reader:
+        hashed = dict(reader.rows("SELECT session_key, key_hash FROM sessions"))
+        rare = {row[0] for row in reader.rows(
+            "SELECT DISTINCT s.session_key FROM scores AS sc JOIN sessions AS s ON s.id = sc.session_id "
+            "JOIN models AS m ON m.id = sc.reviewer_id WHERE m.name = :name", {"name": RARE})}
+    assert set(loaded.data.session_keys) == {k for k, h in hashed.items() if h < loaded.hash_below} | rare
+
+
+def test_a_planted_rare_judge_is_found_with_the_ci_of_every_session_where_the_hash_sample_had_a_few(tmp_path):
+    """The simulator's 600 sessions, four judges, a rare one (6 sessions) planted 1 point
+    generous; a sample of 150 (6 per subject): its severity rests on all 6 (the hash sample
+    alone: a few), its CI is as narrow as every session's, and the planted effect is found."""
+    out = io.StringIO()
+    config = SimulationConfig(sessions=600, seed=5, base_score=5.5)
+    judge = sorted(config.models)[0]
+    config.reviewer_offsets = {judge: 1.0}
+    simulate_jsonl(config, out)
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    rare = set(sorted({r["session_id"] for r in records})[::100])  # 6 sessions, spread in time
+    url = _written(f"sqlite:///{tmp_path / 'council.db'}",
+                   [json.dumps(r).encode() for r in records if r["reviewer_id"] != judge or r["session_id"] in rare])
+    db = open_database(url)
+    loaded = load_for_report(db, Window(), 150)
+    hash_part = keep_sessions(loaded.data, hash_sample(loaded, loaded.data))
+    assert _sessions_of(loaded.data, judge) == 6 > _sessions_of(hash_part, judge)
+    every, sampled = (joint_model.fit(data).severity[judge] for data in (load_for_report(db, Window(), 0).data,
+                                                                         loaded.data))
+    assert sampled.ci_low > 0 and 0.5 < sampled.estimate < 1.0  # planted 1 vs the average of 4: 0.75
+    assert sampled.ci_high - sampled.ci_low < 1.1 * (every.ci_high - every.ci_low)

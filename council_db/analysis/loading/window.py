@@ -207,6 +207,8 @@ def sample_note(loaded: WindowData) -> str | None:
 
 def strata_note(loaded: WindowData) -> str:
     """How the sample was drawn, in words: the hash share, and what the stratification added."""
+    if not loaded.added:
+        return f"{SAMPLE_BY}; every reviewer and candidate had min(its sessions, {loaded.per_subject:,}) in it"
     return (f"{SAMPLE_BY}, plus {loaded.added:,} so that every reviewer and candidate has min(its sessions, "
             f"{loaded.per_subject:,})")
 

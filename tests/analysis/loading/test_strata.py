@@ -21,7 +21,7 @@ from council_db.store.database import open_database
 from council_db.simulate import SimulationConfig
 from council_db.simulate import write_jsonl as simulate_jsonl
 from council_db.store.writer import ScoreWriter
-from tests.conftest import record
+from tests.conftest import both_backends, record, session, write_jsonl
 
 SESSIONS = 20_000
 RARE = "rare/judge"  # scores 30 of the 20,000 sessions
@@ -150,3 +150,17 @@ def test_a_planted_rare_judge_is_found_with_the_ci_of_every_session_where_the_ha
                                                                          loaded.data))
     assert sampled.ci_low > 0 and 0.5 < sampled.estimate < 1.0  # planted 1 vs the average of 4: 0.75
     assert sampled.ci_high - sampled.ci_low < 1.1 * (every.ci_high - every.ci_low)
+
+
+@both_backends
+def test_the_stratification_runs_alike_on_sqlite_and_postgresql(cli, db_url, tmp_path):
+    """60 sessions, a sample of 20 (one session per subject): a reviewer in one session the hash
+    leaves out is added, by the same SQL on either backend."""
+    lines = [line for i in range(60) for line in session(f"k{i:02d}", models=2, reviewers=2,
+                                                         timestamp=f"2025-12-01T10:{i:02d}:00+00:00")]
+    lines += [record(session_id="k07", reviewer_id="rare/judge", model_id="vendor/model-0", position=1,
+                     timestamp="2025-12-01T10:07:00+00:00")]
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code == 0
+    loaded = load_for_report(open_database(db_url), Window(), 20)
+    assert "rare/judge" in loaded.data.reviewers and loaded.window_sessions == 60
+    assert "k07" in loaded.data.session_keys and loaded.per_subject == 1

@@ -34,11 +34,18 @@ def per_subject(sample_sessions: int) -> int:
 
 
 def added_sessions(reader: Reader, dialect: str, keyed_sql: str, params: dict[str, Any], base: list[int],
-                   hash_below: int, floor: int) -> list[int]:
+                   hash_below: int, floor: int, named: dict[str, list[str]] | None = None) -> list[int]:
     """The ids of the sessions ``keyed_sql`` selects (columns id, key_hash, session_key, ts_us)
     that the stratification adds to the ``base`` sample (those with hash below ``hash_below``)
-    so that every subject has min(its sessions, ``floor``)."""
+    so that every subject has min(its sessions, ``floor``). ``named``: per role, the names a
+    window keeps (--reviewer, --model), whose subjects alone are topped up (none: all)."""
     short = _short_subjects(reader, keyed_sql, params, base, floor)
+    for role, names in (named or {}).items():
+        if names:
+            marks = ", ".join(f":name{i}" for i in range(len(names)))
+            kept = {row[0] for row in reader.rows(f"SELECT id FROM models WHERE name IN ({marks})",
+                                                  {f"name{i}": name for i, name in enumerate(names)})}
+            short[role] = {s: need for s, need in short[role].items() if s in kept}
     hashed = f"COALESCE(w.key_hash, {key_hash.key_hash_sql(dialect, 'w.session_key')})"
     added: dict[int, None] = {}
     low = hash_below

@@ -303,7 +303,8 @@ def _sample(db: Database, window: Window, sample_sessions: int) -> tuple[int, _C
         below = {**params, "hash_below": sample_threshold(sample_sessions, in_window)}
         base = [row[0] for row in reader.rows(sample_query(keyed_sql, db.dialect), below)]
         floor = strata.per_subject(sample_sessions)
-        added = strata.added_sessions(reader, db.dialect, keyed_sql, params, base, below["hash_below"], floor)
+        added = strata.added_sessions(reader, db.dialect, keyed_sql, params, base, below["hash_below"], floor,
+                                      {"reviewer_id": window.reviewers, "model_id": window.models})
         return in_window, _Chosen(base, added, floor, below["hash_below"])
 
 

@@ -164,3 +164,9 @@ def test_the_stratification_runs_alike_on_sqlite_and_postgresql(cli, db_url, tmp
     loaded = load_for_report(open_database(db_url), Window(), 20)
     assert "rare/judge" in loaded.data.reviewers and loaded.window_sessions == 60
     assert "k07" in loaded.data.session_keys and loaded.per_subject == 1
+
+
+def test_a_window_of_named_reviewers_tops_up_those_alone(store):
+    """--reviewer keeps the common judges: the rare one, outside the window's reviewers, adds nothing."""
+    loaded = load_for_report(open_database(store), Window(reviewers=list(COMMON)))
+    assert loaded.window_sessions == SESSIONS and loaded.added == 0 and RARE not in loaded.data.reviewers

@@ -14,13 +14,14 @@ from council_db.analysis import stats
 from council_db.analysis.effects.agreement import agreement
 from council_db.analysis.effects.length import answer_table, naive_pooled_r
 from council_db.analysis.joint import joint_model
-from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
+from council_db.analysis.loading.score_data import ScoreData, keep_sessions, known_lengths, log_length_sd
 from council_db.analysis.loading.window import SAMPLE_METHOD, Requested, unreadable_warnings
 from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.contract.timestamps import format_us
 from council_db.report import pairwise_odds, pairwise_section, position_section, reference_section
+from council_db.report import coverage
 from council_db.report import sections as report_sections
 from council_db.report.identity_model import reviewer_identity
 from council_db.report.model import (
@@ -50,6 +51,7 @@ class _Context:
     tier: str
     rng: np.random.Generator
     fitted: np.ndarray | None = None  # records the joint model used (sessions with two or more)
+    pooled: ScoreData | None = None  # what figures pooled over the window read: the hash sample (coverage_model)
 
     def metric(self, value, n_records: int | None = None, n_sessions: int | None = None,
                cls: type[Metric] = Metric, **extra) -> Metric | None:
@@ -81,7 +83,8 @@ def _clean(value) -> float | None:
 def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = None, seed: int = 0,
           resamples: int = BOOTSTRAP_RESAMPLES, totals: WindowTotals | None = None,
           window_sessions: int | None = None, requested: Requested | None = None,
-          with_reference: ScoreData | None = None, for_rules: bool = False) -> BiasReport:
+          with_reference: ScoreData | None = None, for_rules: bool = False,
+          hash_sample: np.ndarray | None = None, per_subject: int = 0) -> BiasReport:
     """The report for these scores. ``seed`` fixes the session resampling, so the same data
     gives the same numbers. When ``data`` is a sample of a larger window (``window_sessions``
     sessions), ``totals`` (whole-window sums) give the counts and length correlations.
@@ -90,15 +93,17 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
     raters' and gold labels' scores too (``data`` holds the judges' only): the section "Against
     the reference". ``for_rules`` (council-db check) leaves out what neither a flag nor a rule
     reads: the agreement between reviewers (alpha), drawn last so that no other figure's
-    resampling depends on whether it was."""
+    resampling depends on whether it was. ``hash_sample`` marks the sessions of a stratified
+    sample that its hash-based part chose (None: nothing was added; ``per_subject`` the floor
+    the rest met): figures pooled over the window read those alone."""
     tier = stats.confidence_tier(totals.sessions if totals else data.n_sessions)
-    context = _Context(data, tier, np.random.default_rng(seed))
+    pooled = data if hash_sample is None else keep_sessions(data, hash_sample)
+    context = _Context(data, tier, np.random.default_rng(seed), pooled=pooled)
     warnings = _data_warnings(data, totals)
     window = _window(data, totals, window_sessions, as_of, filters, requested)
     if window.sample is not None:
-        warnings.append(f"record-level analyses use a sample of {window.sample.sessions:,} of the "
-                        f"window's {window.sample.of:,} sessions (their n says so)"
-                        + ("; counts and length correlations use every session" if totals else ""))
+        window.sample = coverage.stated(window.sample, totals is not None, hash_sample, per_subject)
+        warnings.append(coverage.sample_warning(window.sample))
     parts: dict = dict(length=None, position=None, reviewers=[], models=[], self_preference=None, agreement=None)
     sections = report_sections.Sections()
     fit = None
@@ -157,7 +162,7 @@ def _window(data: ScoreData, totals: WindowTotals | None, window_sessions: int |
 
 def _agreement(context: _Context, resamples: int) -> AgreementMetric | None:
     """alpha with the answers, scores and sessions it rests on, not the window's."""
-    found = agreement(context.data, resamples, context.rng)
+    found = agreement(context.pooled, resamples, context.rng)
     return context.metric(found.alpha, found.values, found.alpha.n_sessions, cls=AgreementMetric, units=found.units)
 
 
@@ -242,6 +247,7 @@ def _models(context: _Context, fit) -> list[ModelQuality]:
 def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None) -> Length:
     data = context.data
     if totals is None:
+        data = context.pooled  # pooled over the window's sessions: the hash sample's (coverage_model)
         answers = answer_table(data)
         r_s, n_s = stats.per_session_correlations(answers)
         meta = stats.meta_analysis(r_s, n_s)

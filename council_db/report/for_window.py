@@ -51,7 +51,7 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
     ``method`` "bayes" adds the hierarchical model's part (report.hierarchical)."""
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
 
-    from council_db.analysis.loading.window import SAMPLE_SESSIONS, load_for_report
+    from council_db.analysis.loading.window import SAMPLE_SESSIONS, hash_sample, load_for_report
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The window's queries run (the database releases the GIL) while the analyses load:
@@ -74,7 +74,8 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
         totals = None  # whole-window sums would still hold the excluded sessions
     result = build(data, as_of=window.as_of, filters=filters, seed=seed, totals=totals,
                    window_sessions=loaded.window_sessions, requested=window.requested(),
-                   with_reference=_same_sessions(loaded.with_reference, data), for_rules=for_rules)
+                   with_reference=_same_sessions(loaded.with_reference, data), for_rules=for_rules,
+                   hash_sample=hash_sample(loaded, data), per_subject=loaded.per_subject)
     if method == "bayes":
         from council_db.report.hierarchical_section import add_to
 

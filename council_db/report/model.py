@@ -19,6 +19,7 @@ import msgspec
 from msgspec import Meta
 
 from council_db.report.contract_base import Contract, Metric, Tier
+from council_db.report.coverage_model import FigureSources
 from council_db.report.hierarchical_model import Hierarchical
 from council_db.report.identity_model import ReviewerIdentity
 from council_db.report.pairwise_model import NotIdentified, PairSelfPreference, PairwiseOdds
@@ -27,7 +28,7 @@ from council_db.report.stability_model import SelfConsistency
 
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.8.0"
+REPORT_SCHEMA_VERSION = "1.9.0"
 
 
 def _plain(value: Any) -> Any:
@@ -54,6 +55,10 @@ class Sample(Contract, kw_only=True):
     sessions: Annotated[int, Meta(description='sessions the record-level analyses used')]
     of: Annotated[int, Meta(description='sessions in the window')]
     method: str
+    added: Annotated[int, Meta(description='of sessions: those added so every subject has min(its sessions, '
+                                           'per_subject)')] = 0
+    per_subject: int = 0
+    figures: Annotated[FigureSources | None, Meta(description='the sessions each figure rests on')] = None
 
 
 class ReportWindow(Contract, kw_only=True):

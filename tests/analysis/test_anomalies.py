@@ -179,3 +179,18 @@ def test_real_like_data_with_common_constant_reviewers_raises_no_flat_flag():
         assert len(truth["constant_sessions"]) >= 0.1 * 300 > np.sum(low == high)  # common per reviewer, rare whole
         flagged += [(seed, s) for s in _flat_flags(data)]
     assert flagged == []
+
+
+def test_every_reviewers_yardstick_is_fitted_in_one_bisection_with_the_same_k_over_arrays_or_scalars():
+    """Over arrays (many reviewers) or one scalar call per yardstick (a few), the bisection
+    finds the same k, and at that k the chi-square quantile over its median is the observed one."""
+    from council_db.analysis.sessions.anomalies import _effective_df
+    from council_db.analysis.stats.distributions import chi2_isf
+
+    q = np.array([0.9] * 30 + [0.1] * 30)
+    observed = np.concatenate([np.linspace(1.2, 3.0, 30), np.linspace(0.2, 0.8, 30)])
+    arrays, scalars = _effective_df(q, observed, arrays_from=1), _effective_df(q, observed, arrays_from=len(q) + 1)
+    assert np.array_equal(arrays, scalars)
+    fitted = (arrays > 0.2 * 1.001) & (arrays < 1e5 * 0.999)  # the ratio reached inside the bracket
+    ratio = chi2_isf(1.0 - q, arrays) / chi2_isf(0.5, arrays)
+    assert fitted.sum() > 40 and np.allclose(ratio[fitted], observed[fitted], rtol=1e-6)

@@ -28,7 +28,7 @@ def cli(tmp_path_factory):
 def test_the_json_keeps_the_frequentist_figures_and_adds_the_hierarchical_part(cli):
     plain = json.loads(cli("bias-report", "--format", "json").stdout)
     bayes = json.loads(cli("bias-report", "--format", "json", "--method", "bayes").stdout)
-    assert "hierarchical" not in plain and bayes["report_schema_version"] == "1.8.0"
+    assert "hierarchical" not in plain and tuple(map(int, bayes["report_schema_version"].split("."))) >= (1, 8, 0)
     for report in (plain, bayes):
         report.pop("generated_at")
     part = bayes.pop("hierarchical")

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import numpy as np
+
+from council_db.analysis.loading import strata
 from council_db.analysis.loading.score_data import ScoreData, judges_only
 from council_db.analysis.loading.window_records import fetch_records, reference_kinds, score_data
 from council_db.analysis.loading.window_totals import WindowTotals, load_totals
@@ -27,7 +30,10 @@ DAY_US = 86_400 * 1_000_000
 # sessions within seconds.
 SAMPLE_SESSIONS = 5_000
 ALL_SESSIONS = 2**62  # more than any database holds (SQL integers stop at 2**63): more latest sessions means all
-SAMPLE_METHOD = "sessions whose session key's hash (the first 32 bits of its MD5) is below the share sampled"
+SAMPLE_BY = "sessions whose key's hash is below the share sampled"
+SAMPLE_METHOD = ("sessions whose session key's hash (the first 32 bits of its MD5) is below the share sampled, "
+                 "plus, for each reviewer and candidate with fewer than min(its sessions, 4% of the sample size: 200 of "
+                 "5,000) of them, its lowest-hash further sessions up to that number")
 UNREADABLE = "unreadable_timestamp"  # the reason records of a session with an unreadable stored time are left out
 
 
@@ -154,13 +160,17 @@ class WindowData:
     window_sessions: int | None = None  # sessions the window selects, when ``data`` is a sample of them
     totals: WindowTotals | None = None  # whole-window sums, when ``data`` is a sample and unfiltered
     with_reference: ScoreData | None = None
+    added: int = 0  # sessions the stratification added to the hash-based sample (strata.py)
+    per_subject: int = 0  # the sessions each reviewer and candidate has in it, or all of its own if fewer
+    hash_below: int | None = None  # the key hash below which a session is in the hash-based part
 
     @classmethod
-    def of(cls, data: ScoreData, window_sessions: int | None = None, totals: WindowTotals | None = None) \
-            -> WindowData:
+    def of(cls, data: ScoreData, window_sessions: int | None = None, totals: WindowTotals | None = None, *,
+           chosen: _Chosen | None = None) -> WindowData:
         """The judges' scores of ``data`` (every reviewer's), keeping all of it for the reference."""
         judges = judges_only(data)
-        return cls(judges, window_sessions, totals, None if judges is data else data)
+        strata_of = (len(chosen.added), chosen.per_subject, chosen.hash_below) if chosen else (0, 0, None)
+        return cls(judges, window_sessions, totals, None if judges is data else data, *strata_of)
 
 
 def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_SESSIONS, *,
@@ -192,14 +202,30 @@ def sample_note(loaded: WindowData) -> str | None:
     if loaded.window_sessions is None:
         return None
     return (f"a sample of {loaded.data.n_sessions:,} of the window's {loaded.window_sessions:,} sessions "
-            "(the bias report's)")
+            f"(the bias report's: {strata_note(loaded)})")
+
+
+def strata_note(loaded: WindowData) -> str:
+    """How the sample was drawn, in words: the hash share, and what the stratification added."""
+    if not loaded.added:
+        return f"{SAMPLE_BY}; every reviewer and candidate had min(its sessions, {loaded.per_subject:,}) in it"
+    return (f"{SAMPLE_BY}, plus {loaded.added:,} so that every reviewer and candidate has min(its sessions, "
+            f"{loaded.per_subject:,})")
+
+
+def hash_sample(loaded: WindowData, data: ScoreData) -> np.ndarray | None:
+    """Per session of ``data`` (the loaded sample, or part of it), whether the hash-based part
+    of the sample chose it; None when the stratification added nothing."""
+    if not loaded.added:
+        return None
+    return np.array([key_hash.key_hash(k) < loaded.hash_below for k in data.session_keys], dtype=bool)
 
 
 def _sampled(db: Database, window: Window, sample_sessions: int) -> WindowData:
     in_window, chosen = _sample(db, window, sample_sessions)
     if chosen is None:
         return WindowData.of(_every_kind(db, *window.session_query(), window))
-    return WindowData.of(_every_kind(db, _ids_sql(chosen), {}, window), in_window)
+    return WindowData.of(_every_kind(db, _ids_sql(chosen.ids), {}, window), in_window, chosen=chosen)
 
 
 def _every_kind(db: Database, sessions_sql: str, params: dict[str, Any], window: Window) -> ScoreData:
@@ -224,9 +250,10 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int, correla
         in_window, chosen = _sample(db, window, sample_sessions)
         if chosen is None:
             return WindowData.of(_every_kind(db, *window.session_query(), window))
-        records = fetch_records(db, _ids_sql(chosen), {}, imported_by=window.imported_by())
+        records = fetch_records(db, _ids_sql(chosen.ids), {}, imported_by=window.imported_by())
         totals = pending.result()
-    return WindowData.of(score_data(records, scale=totals.scale if totals else None), in_window, totals)
+    return WindowData.of(score_data(records, scale=totals.scale if totals else None), in_window, totals,
+                         chosen=chosen)
 
 
 def _added_later(db: Database, window: Window) -> bool:
@@ -251,16 +278,34 @@ def _has_reference(db: Database) -> bool:
         return bool(reference_kinds(reader))
 
 
-def _sample(db: Database, window: Window, sample_sessions: int) -> tuple[int, list | None]:
-    """How many sessions the window holds, and the ids of its sample (None: no sample needed)."""
+@dataclass(frozen=True)
+class _Chosen:
+    """A sample's session ids: the hash-based base sample, and those the stratification added."""
+
+    base: list[int]
+    added: list[int]
+    per_subject: int
+    hash_below: int
+
+    @property
+    def ids(self) -> list[int]:
+        return self.base + self.added
+
+
+def _sample(db: Database, window: Window, sample_sessions: int) -> tuple[int, _Chosen | None]:
+    """How many sessions the window holds, and its sample (None: no sample needed)."""
     sessions_sql, params = window.session_query()
     with db.reading() as reader:
         in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
         if not sample_sessions or in_window <= sample_sessions:
             return in_window, None
-        keyed_sql, _ = window.session_query("s.id, s.key_hash, s.session_key")
+        keyed_sql, _ = window.session_query("s.id, s.key_hash, s.session_key, s.ts_us")
         below = {**params, "hash_below": sample_threshold(sample_sessions, in_window)}
-        return in_window, [row[0] for row in reader.rows(sample_query(keyed_sql, db.dialect), below)]
+        base = [row[0] for row in reader.rows(sample_query(keyed_sql, db.dialect), below)]
+        floor = strata.per_subject(sample_sessions)
+        added = strata.added_sessions(reader, db.dialect, keyed_sql, params, base, below["hash_below"], floor,
+                                      {"reviewer_id": window.reviewers, "model_id": window.models})
+        return in_window, _Chosen(base, added, floor, below["hash_below"])
 
 
 def _ids_sql(ids: list[int]) -> str:

@@ -112,11 +112,12 @@ def tally_report(report, truth: dict, planted: bool, rejected: Tally, covered: T
 
 
 def rate(tally: Tally, name: str) -> str:
+    """The share in percent with its Wilson 95% interval and n."""
     n, hits = tally.trials.get(name, 0), tally.hits.get(name, 0)
     if n == 0:
         return "-"
     low, high = wilson(hits, n)
-    return f"{100 * hits / n:.1f}% ({100 * low:.0f}-{100 * high:.0f}, n {n})"
+    return f"{100 * hits / n:.1f}% ({100 * low:.0f}-{100 * high:.0f}; {n})"
 
 
 def main() -> None:
@@ -127,29 +128,37 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first set's seed")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     options = parser.parse_args()
-    rows, started = [], time.perf_counter()
+    cells: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
+    started, records = time.perf_counter(), 0
     for size in options.sizes:
-        rejected, covered, records = Tally(), Tally(), 0
+        rejected, covered = Tally(), Tally()
         for planted, count in ((False, options.null), (True, options.planted)):
             for i in range(count):
                 report, truth = simulated_report(size, options.seed + i + (100_000 if planted else 0), planted)
                 records += truth["records"]
                 tally_report(report, truth, planted, rejected, covered)
-        for name in sorted(rejected.trials, key=lambda n: (n != "any flag", n)):
+        for name in rejected.trials:
             if name.startswith("flag: "):  # counted per null report
                 rejected.trials[name] = options.null
-            what = "null: reports with" if name.startswith(("any", "flag")) else "null: rejects at p <= 0.05"
-            rows.append([str(size), what, name, rate(rejected, name)])
-        for name in sorted(covered.trials):
-            rows.append([str(size), "95% CI covers the truth", name, rate(covered, name)])
-        print(f"{size} sessions: {options.null} null + {options.planted} planted sets, {records:,} records, "
+            what = "null reports with" if name.startswith(("any", "flag")) else "null: p <= 0.05"
+            cells[(what, name)][size] = rate(rejected, name)
+        for name in covered.trials:
+            cells[("95% CI covers", name)][size] = rate(covered, name)
+        print(f"{size} sessions: {options.null} null + {options.planted} planted sets, "
               f"{time.perf_counter() - started:.0f} s so far", flush=True)
-    table = markdown_table(["sessions", "what", "figure", "rate (Wilson 95% CI, n)"], rows, right={3})
+    order = {"null reports with": 0, "null: p <= 0.05": 1, "95% CI covers": 2}
+    rows = [[what, name, *(cells[(what, name)].get(size, "-") for size in options.sizes)]
+            for what, name in sorted(cells, key=lambda k: (order[k[0]], k[0] == "null reports with" and k[1] != "any flag",
+                                                           k[1]))]
+    table = markdown_table(["", "figure", *(f"{size} sessions" for size in options.sizes)], rows,
+                           right=set(range(2, 2 + len(options.sizes))))
     print(table)
+    print(f"{records:,} records in all")
     if options.write_docs:
         write_table("small-tiers", table,
                     f"{machine()}; {options.null} null and {options.planted} planted simulated sets per size "
-                    f"(seeds from {options.seed}); report bootstraps {RESAMPLES}; load {os.getloadavg()[0]:.1f}; "
+                    f"({records:,} records in all, seeds from {options.seed}); each cell: the rate, its Wilson "
+                    f"95% CI and n; report bootstraps {RESAMPLES}; load {os.getloadavg()[0]:.1f}; "
                     f"Python {platform.python_version()}")
 
 

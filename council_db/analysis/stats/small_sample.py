@@ -23,7 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 
 _FULL_LEVERAGE = 1e-10  # 1 - eigenvalue below which a direction has full leverage (pseudo-inverse: 0)
-MAX_WORK = 2e8  # G p^3 above which the correction is skipped (CR1 instead): it then changes nothing visible
+# Past 1,000 clusters CR2 and its df move a 95% CI's width by < 0.2% from CR1's on G-1 df
+# (measured on simulated 4 x 4 councils: 0.6% at 300, 0.2% at 1,000, 0.1% at 2,000) while costing
+# ~0.1 s per 1,000 sessions; past G p^3 = 2e8 its p x p work per cluster would dominate the fit.
+MAX_CLUSTERS = 1000
+MAX_WORK = 2e8
 
 
 def _sym_power(matrix: np.ndarray, power: float) -> np.ndarray:
@@ -42,7 +46,7 @@ def cluster_cross_products(x: np.ndarray, cluster: np.ndarray, n_clusters: int) 
         which = np.flatnonzero(sizes == size)
         rows = order[(starts[which][:, None] + np.arange(size)[None, :]).ravel()]
         block = x[rows].reshape(len(which), size, p)
-        out[which] = np.einsum("ksp,ksq->kpq", block, block)
+        out[which] = np.swapaxes(block, 1, 2) @ block
     return out
 
 
@@ -60,9 +64,9 @@ class CR2:
     @classmethod
     def fit(cls, x: np.ndarray, residuals: np.ndarray, cluster: np.ndarray, n_clusters: int,
             gram_inv: np.ndarray) -> CR2 | None:
-        """None when the work would exceed MAX_WORK (many clusters: CR1 is then as good)."""
+        """None past MAX_CLUSTERS clusters or MAX_WORK (CR1 is then as good, and cheaper)."""
         p = x.shape[1]
-        if n_clusters * p ** 3 > MAX_WORK:
+        if n_clusters > MAX_CLUSTERS or n_clusters * p ** 3 > MAX_WORK:
             return None
         cross = cluster_cross_products(x, cluster, n_clusters)
         root, root_inv = _sym_power(gram_inv, 0.5), _sym_power(gram_inv, -0.5)
@@ -73,40 +77,37 @@ class CR2:
         scores = np.empty((n_clusters, p))
         for j in range(p):
             scores[:, j] = np.bincount(cluster, weights=x[:, j] * residuals, minlength=n_clusters)
-        adjusted = np.einsum("gji,gj->gi", adjust, scores)  # L_g' X_g'e_g = X_g' A_g e_g (A_g symmetric)
+        adjusted = (np.swapaxes(adjust, 1, 2) @ scores[:, :, None])[:, :, 0]  # L_g'X_g'e_g = X_g'A_g e_g
         cov = gram_inv @ (adjusted.T @ adjusted) @ gram_inv
         return cls(cov, gram_inv, cross, adjust)
 
     def _parts(self, contrasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per contrast s and cluster g: u_sg = A_g X_g M c_s through its Gram numbers
-        d[s, t, g] = u_sg'u_tg and w[s, g] = X_g'u_sg."""
-        v = np.einsum("gij,sj->sgi", self.adjust, contrasts @ self.gram_inv)  # L_g M c_s
-        w = np.einsum("gij,sgj->sgi", self.cross, v)
-        d = np.einsum("sgi,tgi->stg", v, w)
-        return d, w
-
-    def _working_cov(self, d: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """E[C V C'] under the working model (independent, homoskedastic errors, variance 1)."""
-        return d.sum(axis=2) - np.einsum("sgi,ij,tgj->st", w, self.gram_inv, w)
+        """Per cluster g and contrast s: u_sg = A_g X_g M c_s through its Gram numbers
+        d[g, s, t] = u_sg'u_tg, and w[g, :, s] = X_g'u_sg. Batched matrix products (G x p x q)."""
+        v = self.adjust @ (self.gram_inv @ contrasts.T)  # L_g M c_s, G x p x q
+        w = self.cross @ v
+        return np.swapaxes(v, 1, 2) @ w, w
 
     def df(self, contrasts: np.ndarray) -> float:
         """Degrees of freedom: Bell-McCaffrey's Satterthwaite df for one contrast row, the HTZ
         eta (Pustejovsky & Tipton 2018, eq. 12) for several (q rows, linearly independent)."""
         contrasts = np.atleast_2d(contrasts)
-        q = contrasts.shape[0]
+        q, m = contrasts.shape[0], self.gram_inv
         d, w = self._parts(contrasts)
-        working = self._working_cov(d, w)
+        mw = m @ w  # G x p x q
+        diag = np.swapaxes(w, 1, 2) @ mw  # (W_a M W_b')[g, g]: G x q x q
+        working = (d - diag).sum(axis=0)  # E[C V C'] under the working model (iid errors, variance 1)
         values, vectors = np.linalg.eigh(working)
         if values.min() <= 0:
             return float("nan")
-        d, w = self._parts((vectors / np.sqrt(values)) @ vectors.T @ contrasts)  # E[C V C'] = I
-        m = self.gram_inv
-        diag = np.einsum("agi,ij,bgj->abg", w, m, w)  # (W_a M W_b')[g, g]
-        outer = np.einsum("agi,cgj->acij", w, w)  # W_a' W_c, p x p per pair
+        normal = (vectors / np.sqrt(values)) @ vectors.T  # contrasts T C with E[T C V C' T'] = I
+        d, w = normal @ d @ normal.T, w @ normal.T
+        diag = normal @ diag @ normal.T
+        outer = np.tensordot(w, w, axes=([0], [0])).transpose(1, 3, 0, 2)  # W_a'W_c, p x p per pair (a, c)
 
         def frob(a: int, b: int, c: int, e: int) -> float:
             """sum over clusters h, i of P_ab[h, i] P_ce[h, i], P_ab = diag(d_ab) - W_a M W_b'."""
-            return float(d[a, b] @ d[c, e] - d[a, b] @ diag[c, e] - d[c, e] @ diag[a, b]
+            return float(d[:, a, b] @ d[:, c, e] - d[:, a, b] @ diag[:, c, e] - d[:, c, e] @ diag[:, a, b]
                          + np.trace(m @ outer[a, c] @ m @ outer[e, b]))
 
         total = sum(frob(s, t, s, t) + frob(s, s, t, t) for s in range(q) for t in range(q))

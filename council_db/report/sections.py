@@ -163,7 +163,7 @@ def _pairs(out: Sections, data: ScoreData, fit, metric: Callable) -> None:
     is not identified where the design fixes each reviewer's total in a session: the other
     answers' scores are then the first one's complement, whatever the reviewer thinks."""
     residuals = fit.residuals
-    cells = affinity.affinity(data, residuals)
+    cells = affinity.affinity(data, residuals, fit.projection)
     for cell in cells:
         m = metric(cell.estimate, cell.n_records, cell.estimate.n_sessions)
         if m is None:

@@ -14,6 +14,7 @@ import pytest
 
 from council_db.analysis.joint import joint_model, least_squares
 from council_db.analysis.loading.score_data import ScoreData, from_records, from_rows
+from council_db.analysis.stats.inference import t_quantile
 from council_db.simulate import SimulationConfig, write_jsonl
 
 MODELS = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]
@@ -75,10 +76,11 @@ def test_position_effects_are_recovered_relative_to_the_average_slot(planted):
         effect = fit.slot_effects[slot]
         assert same_sign(effect, value) and covers(effect, value), (slot, effect, value)
     test = fit.position_test
-    assert test is not None and test.df1 == 3 and test.df2 == fit.df == 399
+    # HTZ's df2 (Pustejovsky & Tipton 2018): a little below G - 1 = 399 with 400 sessions
+    assert test is not None and test.df1 == 3 and 380 <= test.df2 <= fit.df == 399
     assert test.p_value < 1e-6
     statistic, df1, df2, p_value = test  # unpacks like a tuple (the report layer relies on it)
-    assert (df1, df2) == (3, 399)
+    assert (df1, df2) == (3, test.df2)
 
 
 def test_self_preference_is_recovered_pooled_and_per_reviewer(planted):
@@ -178,7 +180,7 @@ def test_null_data_gives_no_small_p_values():
 # --------------------------------------------------------------------------- exact algebra
 
 
-def test_matches_least_squares_with_explicit_session_dummies_and_cr1():
+def test_matches_least_squares_with_explicit_session_dummies_and_cr2_with_bell_mccaffrey_df():
     data, _ = simulate(sessions=40, seed=3, models=MODELS, reviewer_offsets=dict(zip(MODELS, OFFSETS)),
                        position_effects=POSITIONS[:3], self_preference=0.5, verbosity=0.3, candidates_per_session=3)
     fit = joint_model.fit(data)
@@ -200,16 +202,35 @@ def test_matches_least_squares_with_explicit_session_dummies_and_cr1():
     assert [fit.slot_effects[s].estimate for s in range(3)] == pytest.approx([b[6], b[7], -b[6] - b[7]], abs=1e-9)
     assert fit.length_per_log.estimate == pytest.approx(b[-1], abs=1e-9)
     assert np.allclose(fit.residuals, e, atol=1e-9)
-    # CR1 by hand: session dummies are nested in the clusters and do not count in P
-    p = slopes.shape[1]
-    xs = x[:, g:] - (x[:, g:].T @ x[:, :g] / x[:, :g].sum(axis=0)).T[data.session]
-    bread = np.linalg.inv(xs.T @ xs)
-    u = np.vstack([(xs * e[:, None])[data.session == s].sum(axis=0) for s in range(g)])
-    cov = g / (g - 1) * (n - 1) / (n - p) * bread @ u.T @ u @ bread
+    # CR2 by hand on the full model, session dummies and all (Pustejovsky & Tipton 2018: the
+    # adjustment uses the full hat matrix, pseudo-inverse square root where a session's
+    # dummy makes I - H_gg singular), and Bell-McCaffrey's df from the N x G matrix
+    hat = x @ np.linalg.pinv(x)
+    bread = np.linalg.pinv(x.T @ x)
+    adjust = []
+    for s in range(g):
+        rows = np.flatnonzero(data.session == s)
+        values, vectors = np.linalg.eigh(np.eye(len(rows)) - hat[np.ix_(rows, rows)])
+        root = np.where(values > 1e-10, 1.0 / np.sqrt(np.maximum(values, 1e-10)), 0.0)
+        adjust.append((rows, (vectors * root) @ vectors.T))
+    u = np.vstack([x[rows].T @ a @ e[rows] for rows, a in adjust])
+    cov = (bread @ u.T @ u @ bread)[g:, g:]
     assert fit.length_per_log.se == pytest.approx(math.sqrt(cov[-1, -1]), rel=1e-8)
-    contrast = np.zeros(p)
+    contrast = np.zeros(p := slopes.shape[1])
     contrast[[0, 1, 2]] = [-0.25, -0.25, 0.75]  # reviewer 3 minus the average reviewer
-    assert fit.severity[data.reviewers[3]].se == pytest.approx(math.sqrt(contrast @ cov @ contrast), rel=1e-8)
+    severity = fit.severity[data.reviewers[3]]
+    assert severity.se == pytest.approx(math.sqrt(contrast @ cov @ contrast), rel=1e-8)
+    full = np.concatenate([np.zeros(g), contrast])
+    columns = []
+    for rows, a in adjust:
+        column = np.zeros(n)
+        column[rows] = a @ x[rows] @ bread @ full
+        columns.append(column - hat @ column)
+    grams = np.array(columns) @ np.array(columns).T
+    df = np.trace(grams) ** 2 / np.sum(grams * grams)
+    half = severity.ci_high - severity.estimate
+    assert half == pytest.approx(t_quantile(0.95, df) * severity.se, rel=1e-8)
+    assert 20 < df < g - 1  # fewer than G - 1: the t interval is wider than CR1's on G - 1
     assert fit.df == g - 1
 
 

@@ -323,6 +323,47 @@ def test_every_affinity_flag_agrees_in_sign_with_the_raw_judge_by_model_table(tw
     assert others["verbosity"] > 0, "both runs' raw within-pair length slopes are positive"
 
 
+
+def raw_affinity_p_values() -> dict[tuple[str, str], float]:
+    """(GPT-3.5, model) -> the p-value, by scipy's one-sample t-test over questions, of how much
+    more GPT-3.5 than GPT-4 likes the model's answer than the question's other answers: per
+    answer, GPT-3.5's mean score minus GPT-4's; per question, the model's difference minus the
+    mean of the others'. GPT-3.5's own answers are left out (the joint model gives them a
+    self-preference term of their own)."""
+    from scipy import stats as scipy_stats
+
+    answers, scores = realdata.fastchat_answers(), defaultdict(lambda: defaultdict(list))
+    for judge, run in (("gpt-4", GPT4_SAME_ANSWERS), ("gpt-3.5-turbo", GPT35_RUN)):
+        for review in realdata.fastchat_reviews(run):
+            for answer_id, score in zip((review["answer1_id"], review["answer2_id"]), review["score"]):
+                if 1 <= score <= 10:
+                    scores[answer_id][judge].append(score)
+    by_question: dict[int, dict[str, float]] = defaultdict(dict)
+    for answer_id, judged in scores.items():
+        answer = answers[answer_id]
+        if len(judged) == 2 and not answer["model_id"].startswith("gpt-3.5-turbo"):
+            by_question[answer["question_id"]][answer["model_id"]] = (
+                np.mean(judged["gpt-3.5-turbo"]) - np.mean(judged["gpt-4"]))
+    models = sorted({model for question in by_question.values() for model in question})
+    return {("gpt-3.5-turbo", model): float(scipy_stats.ttest_1samp(
+        [d[model] - np.mean([v for m, v in d.items() if m != model]) for d in by_question.values()
+         if model in d and len(d) > 1], 0.0).pvalue) for model in models}
+
+
+def test_the_small_sample_corrections_add_no_affinity_flag_the_raw_scores_do_not_support(two_judges):
+    """With the affinity SEs that take out what the fitted effects absorb (and CR2), GPT-3.5's
+    flagged pairs are the four CR1 flagged, no more; bard and llama, the two whose raw
+    within-question difference is largest, are among them at raw p < 0.001, and alpaca, whose
+    raw difference is nothing (p 0.53), is not flagged."""
+    raw = raw_affinity_p_values()
+    flagged = {flag["subject"] for flag in two_judges["flags"] if flag["kind"] == "affinity"}
+    assert flagged <= {f"gpt-3.5-turbo -> {model}" for model in (
+        "gpt-3.5-turbo:20230327", "bard:20230327", "llama-13b:v1", "vicuna-13b:20230322-new-hp-fp16")}
+    for model in ("bard:20230327", "llama-13b:v1"):
+        assert raw[("gpt-3.5-turbo", model)] < 0.001 and f"gpt-3.5-turbo -> {model}" in flagged
+    assert raw[("gpt-3.5-turbo", "alpaca-13b:v1")] > 0.05 and "gpt-3.5-turbo -> alpaca-13b:v1" not in flagged
+
+
 # --- Position per reviewer on the FastChat runs: figures from the review tables themselves
 
 

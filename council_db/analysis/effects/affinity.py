@@ -27,15 +27,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from council_db.analysis.joint.residual_means import ResidualProjection
 from council_db.analysis.loading.score_data import ScoreData, keep_records, known_lengths
 from council_db.analysis.stats import (
     Estimate,
     clustered_mean_from_totals,
     mean_figure_from_totals,
 )
+from council_db.analysis.stats.clustered import clustered_mean_from_influence
 from council_db.analysis.stats.agreement import repeat_pairs
 from council_db.analysis.stats.answers import answer_index
-from council_db.analysis.stats.slopes import SlopePart, slope_contrast
+from council_db.analysis.stats.slopes import SlopePart, slope_contrast_cr2
 
 MIN_PAIR_SESSIONS = 10
 
@@ -53,9 +55,11 @@ class Cell:
         return f"{self.reviewer} -> {self.model}"
 
 
-def affinity(data: ScoreData, residuals: np.ndarray) -> list[Cell]:
+def affinity(data: ScoreData, residuals: np.ndarray, projection: ResidualProjection | None = None) -> list[Cell]:
     """Mean residual per reviewer x candidate pair (not self), where the pair met in at least
-    MIN_PAIR_SESSIONS sessions. Per-session totals by bincount: no pass over the records per pair."""
+    MIN_PAIR_SESSIONS sessions. Per-session totals by bincount: no pass over the records per pair.
+    With the fit's ``projection`` the SEs take out what the fitted effects absorbed
+    (joint/residual_means); without it they are CR1 on the pair's residual totals (too wide)."""
     use = np.isfinite(residuals) & ~data.self_review
     n_models, g = len(data.models), data.n_sessions
     pair = data.reviewer[use] * n_models + data.model[use]
@@ -75,9 +79,23 @@ def affinity(data: ScoreData, residuals: np.ndarray) -> list[Cell]:
     def name(code: int) -> str:
         return f"{data.reviewers[code // n_models]} -> {data.models[code % n_models]}"
 
-    return [Cell(data.reviewers[code // n_models], data.models[code % n_models],
-                 clustered_mean_from_totals(totals[code], counts[code]), int(counts[code].sum()),
-                 None if tested[code] == code else name(tested[code])) for code in reported]
+    if projection is None:
+        estimates = {code: clustered_mean_from_totals(totals[code], counts[code]) for code in reported}
+    else:
+        group = np.full(data.n_records, -1, dtype=np.int64)
+        group[use] = pair
+        influence = projection.influence(group, n_pairs, totals)
+        estimates = {code: _pair_mean(totals[code], counts[code], influence[code]) for code in reported}
+    return [Cell(data.reviewers[code // n_models], data.models[code % n_models], estimates[code],
+                 int(counts[code].sum()), None if tested[code] == code else name(tested[code])) for code in reported]
+
+
+def _pair_mean(totals: np.ndarray, counts: np.ndarray, influence: np.ndarray) -> Estimate:
+    """The pair's mean residual with the CR1 SE of its influence (centred: the pair's own
+    mean, which the influence also carries, is not sampling noise); G = the pair's sessions."""
+    n = float(counts.sum())
+    mean = float(totals.sum()) / n
+    return clustered_mean_from_influence(mean, influence - counts * mean, n, int((counts > 0).sum()))
 
 
 def _mirror_images(held: np.ndarray, total: np.ndarray, count: np.ndarray, reported: list[int]) -> dict[int, int]:
@@ -154,12 +172,11 @@ def _first_last(data: ScoreData, residuals: np.ndarray):
 
 def _slope_difference(session, x1, y1, x2, y2) -> Estimate | None:
     """Slope of y1 on x1 minus slope of y2 on x2 (least squares with intercepts), with a
-    cluster-robust (by session) SE from the influence functions, t with G-1 df."""
+    CR2 (by session) SE, t with Bell-McCaffrey df (stats/slopes.slope_contrast_cr2)."""
     if len(np.unique(session)) < MIN_PAIR_SESSIONS:
         return None
-    found = slope_contrast([SlopePart(x1 - x1.mean(), y1 - y1.mean(), session),
-                            SlopePart(x2 - x2.mean(), y2 - y2.mean(), session, -1.0)],
-                           method="slope difference, CR1 by session")
+    found = slope_contrast_cr2([SlopePart(x1, y1, session), SlopePart(x2, y2, session, -1.0)],
+                               method="slope difference, CR2 by session, Bell-McCaffrey df")
     return found if found.computable else None
 
 

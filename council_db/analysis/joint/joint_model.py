@@ -73,9 +73,11 @@ import numpy as np
 from council_db.analysis.joint.fixed_totals import FixedTotals, fixed_totals
 from council_db.analysis.joint.joint_design import Design
 from council_db.analysis.joint.least_squares import NAN_EFFECT, Effect, Inference, WaldTest, demean, solve
+from council_db.analysis.joint.residual_means import ResidualProjection
 from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
+from council_db.analysis.stats.small_sample import CR2
 
-FEW_SESSIONS = 30  # below this, cluster-robust SEs are known to be unreliable
+FEW_SESSIONS = 30  # below this, CR1 SEs are unreliable and any interval is wide
 ROUNDING = 1e-9  # a residual this small, relative to the scores' spread, is floating-point noise
 
 
@@ -98,6 +100,7 @@ class JointFit:
     groups: list[tuple[list[str], list[str]]] = field(default_factory=list)  # (reviewers, models) per group
     not_identified: list[str] = field(default_factory=list)  # effects reported as NaN / None
     fixed_totals: FixedTotals | None = None  # the design fixes each reviewer's total in a session
+    projection: ResidualProjection | None = None  # what residual means' SEs need (affinity)
 
 
 # --------------------------------------------------------------------------- public entry
@@ -156,19 +159,23 @@ def fit(data: ScoreData) -> JointFit:
         return _empty(data, warnings, residuals, use, design)
 
     xs, e = solved.xs, rounding_noise_removed(solved.residuals, y)
-    scores = np.empty((n_sessions, p))
-    for j in range(p):  # P columns, not a per-session loop
-        scores[:, j] = np.bincount(sess, weights=xs[:, j] * e, minlength=n_sessions)
-    factor = n_sessions / (n_sessions - 1) * (n - 1) / (n - p)
-    cov_scaled = factor * solved.gram_inv @ (scores.T @ scores) @ solved.gram_inv
-
     n_cols = x.shape[1]
     keep, scale = solved.keep, solved.scale[solved.keep]
+    small = CR2.fit(xs, e, sess, n_sessions, solved.gram_inv)
+    if small is not None:
+        cov_scaled = small.cov
+    else:
+        scores = np.empty((n_sessions, p))
+        for j in range(p):  # P columns, not a per-session loop
+            scores[:, j] = np.bincount(sess, weights=xs[:, j] * e, minlength=n_sessions)
+        factor = n_sessions / (n_sessions - 1) * (n - 1) / (n - p)
+        cov_scaled = factor * solved.gram_inv @ (scores.T @ scores) @ solved.gram_inv
     beta = np.zeros(n_cols)
     beta[keep] = solved.beta_scaled / scale
     cov = np.zeros((n_cols, n_cols))
     cov[np.ix_(keep, keep)] = cov_scaled / np.outer(scale, scale)
-    inference = Inference(beta, cov, solved.null, solved.removed, n_sessions - 1)
+    inference = Inference(beta, cov, solved.null, solved.removed, n_sessions - 1,
+                          None if small is None else lambda rows: small.df(rows[:, keep] / scale))
 
     used = np.flatnonzero(use)
     residuals[used] = e
@@ -178,9 +185,12 @@ def fit(data: ScoreData) -> JointFit:
     result.residual_sd_by_reviewer = _scale_use(data, rev, e, leverage)
     result.n_sessions, result.n_records, result.df = n_sessions, n, n_sessions - 1
     result.fixed_totals = fixed
+    result.projection = ResidualProjection(np.flatnonzero(use), session[use], xs, solved.gram_inv, e)
     if n_sessions < FEW_SESSIONS:
+        how = ("small-sample corrected (CR2, Bell-McCaffrey degrees of freedom), but intervals are wide"
+               if small is not None else "unreliable")
         warnings.append(f"joint model: only {n_sessions} sessions - cluster-robust standard errors and p-values "
-                        f"are unreliable with fewer than about {FEW_SESSIONS}")
+                        f"are {how} with fewer than about {FEW_SESSIONS}")
     result.warnings = warnings
     return result
 

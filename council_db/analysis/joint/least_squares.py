@@ -9,6 +9,7 @@ which contrasts the design cannot identify. The joint model (joint_model.py) is 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -171,12 +172,18 @@ def _rank_check(gram: np.ndarray, live: np.ndarray) -> tuple[list[int], dict[int
 
 
 class Inference:
-    """Estimates, t inference on G-1 df and estimability of linear contrasts of the coefficients."""
+    """Estimates, t inference and estimability of linear contrasts of the coefficients: on
+    ``df_of(contrast rows)`` degrees of freedom when given (CR2's Bell-McCaffrey / HTZ df,
+    stats/small_sample), else on ``df`` (G-1)."""
 
     def __init__(self, beta: np.ndarray, cov: np.ndarray, null: np.ndarray, removed: np.ndarray,
-                 df: int) -> None:
+                 df: int, df_of: Callable[[np.ndarray], float] | None = None) -> None:
         self.beta, self.cov, self.null, self.removed, self.df = beta, cov, null, removed, df
-        self.crit = t_quantile(0.95, df)
+        self.df_of = df_of
+
+    def _df(self, rows: np.ndarray) -> float:
+        found = self.df_of(rows) if self.df_of is not None else math.nan
+        return found if math.isfinite(found) else self.df
 
     def estimable(self, contrast: np.ndarray) -> bool:
         if np.any(contrast[self.removed] != 0):
@@ -187,7 +194,8 @@ class Inference:
     def effect(self, contrast: np.ndarray) -> Effect:
         if not self.estimable(contrast):
             return NAN_EFFECT
-        return self._effect(float(contrast @ self.beta), float(contrast @ self.cov @ contrast))
+        return self._effect(float(contrast @ self.beta), float(contrast @ self.cov @ contrast),
+                            self._df(contrast[None, :]))
 
     def effects(self, contrasts: np.ndarray) -> list[Effect]:
         """``effect`` of every row, in a few matrix products: one contrast at a time costs
@@ -199,13 +207,14 @@ class Inference:
             (np.linalg.norm(contrasts @ self.null, axis=1) <= _ESTIMABLE_TOL * scale)
         estimates = contrasts @ self.beta
         variances = np.einsum("ij,ij->i", contrasts @ self.cov, contrasts)
-        return [self._effect(float(e), float(v)) if ok else NAN_EFFECT
-                for e, v, ok in zip(estimates.tolist(), variances.tolist(), estimable.tolist())]
+        return [self._effect(float(e), float(v), self._df(contrasts[i:i + 1])) if ok else NAN_EFFECT
+                for i, (e, v, ok) in enumerate(zip(estimates.tolist(), variances.tolist(), estimable.tolist()))]
 
-    def _effect(self, estimate: float, variance: float) -> Effect:
+    def _effect(self, estimate: float, variance: float, df: float) -> Effect:
         se = math.sqrt(max(variance, 0.0))
-        p_value = t_p_value(estimate / se, self.df) if se > 0 else math.nan
-        return Effect(estimate, se, estimate - self.crit * se, estimate + self.crit * se, p_value)
+        p_value = t_p_value(estimate / se, df) if se > 0 else math.nan
+        crit = t_quantile(0.95, df)
+        return Effect(estimate, se, estimate - crit * se, estimate + crit * se, p_value)
 
     def wald(self, contrasts: np.ndarray) -> WaldTest | None:
         """H0: every row's contrast is zero, on the identified part of the rows' span."""
@@ -226,5 +235,11 @@ class Inference:
         middle = b @ self.cov @ b.T
         inverse = np.linalg.pinv(middle)
         statistic = float(value @ inverse @ value) / q
-        p_value = float(f_sf(statistic, q, self.df)) if math.isfinite(statistic) else math.nan
-        return WaldTest(statistic, q, self.df, p_value)
+        if self.df_of is None:
+            df2 = self.df
+        else:  # HTZ: (eta - q + 1) / eta * W / q ~ F(q, eta - q + 1), its df2 rounded down (conservative)
+            eta = self._df(b)
+            df2 = max(int(math.floor(eta - q + 1)), 1)
+            statistic *= (eta - q + 1) / eta
+        p_value = float(f_sf(statistic, q, df2)) if math.isfinite(statistic) else math.nan
+        return WaldTest(statistic, q, df2, p_value)

@@ -60,7 +60,16 @@ def clustered_mean_from_totals(totals: ArrayLike, counts: ArrayLike, level: floa
     mean = float(t.sum() / total_n)
     if g < 2:
         return Estimate.missing(CR1, g, level, estimate=mean)
-    resid = t - n * mean
+    return clustered_mean_from_influence(mean, t - n * mean, total_n, g, level, null)
+
+
+def clustered_mean_from_influence(mean: float, influence: ArrayLike, total_n: float, g: int, level: float = 0.95,
+                                  null: float = 0.0) -> Estimate:
+    """A mean of ``total_n`` values from ``g`` sessions with the CR1 SE from its per-session
+    influence (the sessions' totals less what the mean and any fitted effects take), so a
+    caller that knows a better influence than T_g - n_g * mean (joint-model residuals: see
+    joint/residual_means) keeps this SE and its t interval on G-1 df."""
+    resid = np.asarray(influence, dtype=np.float64)
     se = math.sqrt(g / (g - 1) * float(resid @ resid)) / total_n
     return _t_estimate(mean, se, g, null, level)
 

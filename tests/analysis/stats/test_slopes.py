@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from council_db.analysis.stats.clustered import clustered_mean
-from council_db.analysis.stats.slopes import SlopePart, slope_contrast
+from council_db.analysis.stats.slopes import SlopePart, slope_contrast, slope_contrast_cr2
 
 
 def test_a_slope_on_ones_is_the_clustered_mean():
@@ -41,3 +41,21 @@ def test_no_variation_in_x_or_a_single_cluster_gives_no_estimate():
     assert not slope_contrast([SlopePart(np.zeros(5), np.ones(5), np.arange(5))]).computable
     one = slope_contrast([SlopePart(np.ones(5), np.arange(5.0), np.zeros(5, dtype=int))])
     assert one.estimate == 2.0 and not one.has_interval
+
+
+def test_a_slope_difference_on_ten_sessions_holds_its_level_with_cr2_where_cr1_does_not():
+    """600 null sets of 10 (session, reviewer) rows, as a per-reviewer anchoring test has at
+    10 sessions: CR1 on G-1 df rejects ~9% at p <= 0.05, CR2 with Bell-McCaffrey df <= 5%
+    (5% of 600 is 30, binomial SD 5.3)."""
+    rng = np.random.default_rng(3)
+    session = np.arange(10)
+    cr1 = cr2 = 0
+    for _ in range(600):
+        x1, y1, x2, y2 = (rng.standard_normal(10) for _ in range(4))
+        old = slope_contrast([SlopePart(x1 - x1.mean(), y1 - y1.mean(), session),
+                              SlopePart(x2 - x2.mean(), y2 - y2.mean(), session, -1.0)])
+        new = slope_contrast_cr2([SlopePart(x1, y1, session), SlopePart(x2, y2, session, -1.0)])
+        assert new.estimate == pytest.approx(old.estimate, abs=1e-12)  # the same slopes
+        cr1 += old.p_value <= 0.05
+        cr2 += new.p_value <= 0.05
+    assert cr2 <= 40 < cr1

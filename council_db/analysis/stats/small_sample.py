@@ -1,0 +1,114 @@
+"""Cluster-robust inference that stays honest with few clusters: the CR2 covariance with
+Bell-McCaffrey / Satterthwaite degrees of freedom for one contrast and Pustejovsky-Tipton's
+approximate Hotelling T^2 (HTZ) for several.
+
+CR1 (G/(G-1) times the sum of per-cluster score outer products) is biased down when each
+cluster has leverage: residuals of a cluster the fit leans on are shrunk towards 0. With 10-30
+sessions that made the all-slots-equal test reject 11-18% of null data sets at 5%. CR2 (Bell &
+McCaffrey 2002) undoes the shrinkage, scaling each cluster's residuals by (I - H_gg)^(-1/2),
+which is exactly unbiased when the errors are independent and homoskedastic; the t and F
+reference distributions then take Satterthwaite degrees of freedom from the same working
+model (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018, who extend both to several contrasts
+and to fixed effects absorbed within clusters, as the joint model's are).
+
+Everything is worked in coefficient space from per-cluster sums (X_g'X_g, X_g'e_g), so the
+cost is one pass over the records plus O(G p^3), and no N x N or n_g x n_g matrix is formed:
+for a symmetric A_g = f(X_g M X_g'), A_g X_g = X_g f(M X_g'X_g) (f(AB)A = A f(BA)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_FULL_LEVERAGE = 1e-10  # 1 - eigenvalue below which a direction has full leverage (pseudo-inverse: 0)
+# Past 1,000 clusters CR2 and its df move a 95% CI's width by < 0.2% from CR1's on G-1 df
+# (measured on simulated 4 x 4 councils: 0.6% at 300, 0.2% at 1,000, 0.1% at 2,000) while costing
+# ~0.1 s per 1,000 sessions; past G p^3 = 2e8 its p x p work per cluster would dominate the fit.
+MAX_CLUSTERS = 1000
+MAX_WORK = 2e8
+
+
+def _sym_power(matrix: np.ndarray, power: float) -> np.ndarray:
+    values, vectors = np.linalg.eigh(matrix)
+    return (vectors * np.maximum(values, 1e-300) ** power) @ vectors.T
+
+
+def cluster_cross_products(x: np.ndarray, cluster: np.ndarray, n_clusters: int) -> np.ndarray:
+    """G x p x p: X_g'X_g for every cluster, one einsum per cluster size (no per-cluster loop)."""
+    p = x.shape[1]
+    out = np.zeros((n_clusters, p, p))
+    order = np.argsort(cluster, kind="stable")
+    sizes = np.bincount(cluster, minlength=n_clusters)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    for size in np.unique(sizes[sizes > 0]).tolist():
+        which = np.flatnonzero(sizes == size)
+        rows = order[(starts[which][:, None] + np.arange(size)[None, :]).ravel()]
+        block = x[rows].reshape(len(which), size, p)
+        out[which] = np.swapaxes(block, 1, 2) @ block
+    return out
+
+
+@dataclass
+class CR2:
+    """The CR2 covariance of least-squares coefficients, and the degrees of freedom of
+    contrasts of them. ``gram_inv`` is M = (X'X)^-1, ``cross`` the per-cluster X_g'X_g and
+    ``adjust`` the per-cluster L_g with A_g X_g = X_g L_g."""
+
+    cov: np.ndarray
+    gram_inv: np.ndarray
+    cross: np.ndarray
+    adjust: np.ndarray
+
+    @classmethod
+    def fit(cls, x: np.ndarray, residuals: np.ndarray, cluster: np.ndarray, n_clusters: int,
+            gram_inv: np.ndarray) -> CR2 | None:
+        """None past MAX_CLUSTERS clusters or MAX_WORK (CR1 is then as good, and cheaper)."""
+        p = x.shape[1]
+        if n_clusters > MAX_CLUSTERS or n_clusters * p ** 3 > MAX_WORK:
+            return None
+        cross = cluster_cross_products(x, cluster, n_clusters)
+        root, root_inv = _sym_power(gram_inv, 0.5), _sym_power(gram_inv, -0.5)
+        values, vectors = np.linalg.eigh(root @ cross @ root)  # eigenvalues of H_gg, in [0, 1]
+        gap = 1.0 - values
+        factor = np.where(gap > _FULL_LEVERAGE, 1.0 / np.sqrt(np.maximum(gap, _FULL_LEVERAGE)), 0.0)
+        adjust = root @ (vectors * factor[:, None, :]) @ np.swapaxes(vectors, 1, 2) @ root_inv
+        scores = np.empty((n_clusters, p))
+        for j in range(p):
+            scores[:, j] = np.bincount(cluster, weights=x[:, j] * residuals, minlength=n_clusters)
+        adjusted = (np.swapaxes(adjust, 1, 2) @ scores[:, :, None])[:, :, 0]  # L_g'X_g'e_g = X_g'A_g e_g
+        cov = gram_inv @ (adjusted.T @ adjusted) @ gram_inv
+        return cls(cov, gram_inv, cross, adjust)
+
+    def _parts(self, contrasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per cluster g and contrast s: u_sg = A_g X_g M c_s through its Gram numbers
+        d[g, s, t] = u_sg'u_tg, and w[g, :, s] = X_g'u_sg. Batched matrix products (G x p x q)."""
+        v = self.adjust @ (self.gram_inv @ contrasts.T)  # L_g M c_s, G x p x q
+        w = self.cross @ v
+        return np.swapaxes(v, 1, 2) @ w, w
+
+    def df(self, contrasts: np.ndarray) -> float:
+        """Degrees of freedom: Bell-McCaffrey's Satterthwaite df for one contrast row, the HTZ
+        eta (Pustejovsky & Tipton 2018, eq. 12) for several (q rows, linearly independent)."""
+        contrasts = np.atleast_2d(contrasts)
+        q, m = contrasts.shape[0], self.gram_inv
+        d, w = self._parts(contrasts)
+        mw = m @ w  # G x p x q
+        diag = np.swapaxes(w, 1, 2) @ mw  # (W_a M W_b')[g, g]: G x q x q
+        working = (d - diag).sum(axis=0)  # E[C V C'] under the working model (iid errors, variance 1)
+        values, vectors = np.linalg.eigh(working)
+        if values.min() <= 0:
+            return float("nan")
+        normal = (vectors / np.sqrt(values)) @ vectors.T  # contrasts T C with E[T C V C' T'] = I
+        d, w = normal @ d @ normal.T, w @ normal.T
+        diag = normal @ diag @ normal.T
+        outer = np.tensordot(w, w, axes=([0], [0])).transpose(1, 3, 0, 2)  # W_a'W_c, p x p per pair (a, c)
+
+        def frob(a: int, b: int, c: int, e: int) -> float:
+            """sum over clusters h, i of P_ab[h, i] P_ce[h, i], P_ab = diag(d_ab) - W_a M W_b'."""
+            return float(d[:, a, b] @ d[:, c, e] - d[:, a, b] @ diag[:, c, e] - d[:, c, e] @ diag[:, a, b]
+                         + np.trace(m @ outer[a, c] @ m @ outer[e, b]))
+
+        total = sum(frob(s, t, s, t) + frob(s, s, t, t) for s in range(q) for t in range(q))
+        return q * (q + 1) / total if total > 0 else float("nan")

@@ -27,7 +27,7 @@ from council_db.contract.fields import LineError
 from council_db.contract.record import ReadRecord, checked_record
 from council_db.contract.storable import all_storable, unstorable_field
 from council_db.contract.timestamps import EPOCH, time_text
-from council_db.ingest.fast_decode import hides_from_msgspec, is_utf8
+from council_db.ingest.fast_decode import any_hides_from_msgspec, hides_from_msgspec, is_utf8
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.rejected import from_line_error, from_validation
 from council_db.ingest.validation import json_refusal, record_problem
@@ -122,7 +122,8 @@ class LineReader:
         if not texts or not all([text[:1] == b"{" and text[-1:] == b"}" for text in texts]):
             return None
         data = b"\n".join(texts)
-        if not is_utf8(data) or any([json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
+        if not is_utf8(data) or any_hides_from_msgspec(data) and any(
+                [json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
             return None
         try:
             decoded = self._decoder.decode_lines(data)

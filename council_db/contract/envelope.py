@@ -157,12 +157,15 @@ def envelope_key(fields: tuple) -> tuple:
 
 
 def envelope(record: Record) -> Envelope:
+    """The record's envelope; a time given as UTC microseconds (record.ReadRecord) is written
+    as FastChat's isoformat() writes it (timestamps.time_text), its number kept as it is."""
     version = schema_version(record.schema_version)
-    text = record.timestamp or ""
+    given = record.timestamp
+    text = time_text(given, "T") if isinstance(given, int) else given or ""
     metadata, category, language, bucket = _metadata(record.query_metadata)
     return Envelope(
         timestamp=text,
-        ts_us=timestamp_us(text),
+        ts_us=given if isinstance(given, int) else timestamp_us(text),
         consent_level=record.consent_level,
         schema_version=version.normalised,
         schema_version_raw=version.raw_literal,

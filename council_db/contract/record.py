@@ -75,10 +75,19 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     score_dimensions: Union[Dimensions, None] = None  # name -> score (fields.DIMENSIONS_FIELD)
 
 
-def checked_record(values: Mapping[str, Any]) -> Record:
+class ReadRecord(Record, kw_only=True, gc=False):
+    """A record a reader made from another format's line: its time may be UTC microseconds
+    (an int), where the log gives a number (FastChat's tstamp), so no ISO text is written and
+    parsed back for each grading (8-12 us a record). No JSON line decodes into it
+    (ingest/fast_decode reads ``Record``): an llm-council line's time is text, as pydantic holds it."""
+
+    timestamp: Union[int, Text, None] = None
+
+
+def checked_record(values: Mapping[str, Any]) -> ReadRecord:
     """A record a reader made from another format's line, held to the limits a decoded line
     is held to (``Record(...)`` checks none of them); msgspec.ValidationError names the field."""
-    return msgspec.convert(values, Record)
+    return msgspec.convert(values, ReadRecord)
 
 
 def as_record(values: Mapping[str, Any]) -> Record:

@@ -34,6 +34,7 @@ _LONGEST_INTEGER = 4_300  # pydantic's limit on digits before the point (Python'
 _STEP = 430
 _SAMPLED_RUN = b"1" * ((_LONGEST_INTEGER + 1) // _STEP)
 _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"{[")
+_NOT_BRACKETS_OR_BREAKS = bytes(byte for byte in range(256) if byte not in b"{[\n")
 _DIGIT_AS_1 = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(256))
 
 
@@ -56,6 +57,15 @@ def hides_from_msgspec(line: bytes) -> bool:
         return False
     return (len(line.translate(None, _NOT_BRACKETS)) > _DEEPEST  # one pass: 2.7 against 4.2 us for 4 KB (two counts)
             or _SAMPLED_RUN in line[::_STEP].translate(_DIGIT_AS_1))
+
+
+def any_hides_from_msgspec(joined: bytes) -> bool:
+    """False when no line of a batch joined by line breaks can be one ``hides_from_msgspec``
+    finds, told in one pass over the batch (a look per line cost a judge log's 4 KB lines 2-4
+    us each); True may be a false alarm, which a look per line settles. A run of _LONGEST_INTEGER
+    + 1 digits holds _SAMPLED_RUN's digits at every _STEP-th byte from wherever the count starts."""
+    brackets = joined.translate(None, _NOT_BRACKETS_OR_BREAKS).split(b"\n")
+    return max(map(len, brackets)) > _DEEPEST or _SAMPLED_RUN in joined[::_STEP].translate(_DIGIT_AS_1)
 
 
 def is_utf8(data: bytes) -> bool:

@@ -62,10 +62,11 @@ class Normaliser:
         found = self._envelopes.get(key)
         if found is not None:
             return found, ENVELOPE_TIME
-        timeless = (fields[0][10:11] if isinstance(fields[0], str) else None, *key[1:])
+        time = fields[0]
+        timeless = (_form(time), *key[1:])
         base = self._timeless.get(timeless)
         if base is not None and record.session_id in self._sessions:
-            own = base.own_time(fields[0])
+            own = (time or None) if isinstance(time, int) else base.own_time(time)  # 0: store.pg_copy's NULL
             if own is not None:
                 return base, own
         if len(self._envelopes) > CACHE_LIMIT:
@@ -138,6 +139,14 @@ class Normaliser:
         out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
         out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
         return out
+
+
+def _form(time: str | int | None) -> str | None:
+    """What sets a time's text apart besides the instant: the separator of its date and time
+    (" " or "T"); a time a reader gave as a number is written as time_text writes it ("T")."""
+    if isinstance(time, int):
+        return "T"
+    return time[10:11] if isinstance(time, str) else None
 
 
 def _run_times(times: list[int], codes: list) -> np.ndarray | None:

@@ -16,8 +16,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from council_db.contract.record import Record, as_record
-from council_db.ingest.fast_decode import decode_joined, hides_from_msgspec
+from council_db.ingest.fast_decode import any_hides_from_msgspec, decode_joined, hides_from_msgspec
+from council_db.ingest.formats import judge_lines
+from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.formats.readers import reader
 from council_db.ingest.lines import BOM, LineBatch, parse_batch
+from council_db.ingest.sources import Source
 from council_db.ingest.validation import LINE
 from tests.conftest import record
 from tests.ingest.test_fuzz import AWKWARD_LITERALS, SHORT, assert_fast_path_agrees, good_line
@@ -130,6 +134,28 @@ def test_a_line_that_may_hide_what_the_authority_refuses_is_left_to_the_authorit
     assert authority(line) is None
     assert hides_from_msgspec(line)
     assert_batch_agrees(line)
+
+
+# A judge log's long line: a few brackets each, more than 200 in a batch of them
+JUDGED = b'{"judge": ["gpt-4", "single-v1"], "user_prompt": "' + b"[Question] 12345 ... " * 20 + b"x" * 4_000 + b'"}'
+
+
+@pytest.mark.parametrize("line", HIDDEN_FROM_MSGSPEC.values(), ids=HIDDEN_FROM_MSGSPEC.keys())
+def test_a_batch_holding_a_line_that_may_hide_is_told_from_one_look_at_the_batch(line):
+    assert not any_hides_from_msgspec(b"\n".join([JUDGED] * 300))
+    assert any_hides_from_msgspec(b"\n".join([JUDGED, JUDGED, line, JUDGED]))
+    assert any_hides_from_msgspec(line)
+
+
+def test_a_judge_logs_long_lines_are_decoded_without_a_look_at_each(monkeypatch):
+    def looked(_line):
+        raise AssertionError("a line was looked at on its own")
+    monkeypatch.setattr(judge_lines, "hides_from_msgspec", looked)
+    grading = {"question_id": 81, "model": "m", "judge": ["gpt-4", "single-v1"], "score": 7, "turn": 1,
+               "tstamp": 1.7e9, "user_prompt": "[Question] ... " * 20 + "x" * 4_000}
+    read = reader(FormatOptions("fastchat-single"), Source("judged.jsonl", "stream", None, None))
+    parsed = read(LineBatch(1, [json.dumps(dict(grading, model=f"m{n}")).encode() for n in range(50)], 0))
+    assert len(parsed.records) == 50 and not parsed.rejected
 
 
 def test_a_line_that_is_not_utf8_is_rejected_naming_the_byte_and_where_it_is():

@@ -29,9 +29,9 @@ from council_db.ingest.formats.judge_lines import (
     QuestionId,
     Turn,
     Values,
-    iso_time,
     judge_model,
     judge_prompt,
+    unix_us,
 )
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
@@ -98,7 +98,7 @@ class Reader(LlmJudgeReader):
         games = [verdict("g1_winner", line.g1_winner), verdict("g2_winner", line.g2_winner)]
         judge = judge_model(line.judge)
         shared = dict(schema_version=SLOTS, session_id=session_key(self.bench, line, judge),
-                      timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge,
+                      timestamp=unix_us("tstamp", line.tstamp), reviewer_id=judge,
                       reviewer_prompt=judge_prompt(line.judge), score_scale=SCALE,
                       query_metadata=metadata(self.categories, line.question_id))
         lengths = {first: self.length(line, first), second: self.length(line, second)}

@@ -37,9 +37,9 @@ from council_db.ingest.formats.judge_lines import (
     QuestionId,
     Turn,
     Values,
-    iso_time,
     judge_model,
     judge_prompt,
+    unix_us,
 )
 from council_db.ingest.formats.llm_judge import LlmJudgeReader, bench_prefix
 
@@ -91,7 +91,7 @@ class Reader(LlmJudgeReader):
     def records(self, line: Grading) -> tuple[list[Values], int]:
         return [dict(
             schema_version=NOT_A_SLOT, session_id=session_key(self.bench, line.question_id, line.turn),
-            timestamp=iso_time("tstamp", line.tstamp), reviewer_id=judge_model(line.judge),
+            timestamp=unix_us("tstamp", line.tstamp), reviewer_id=judge_model(line.judge),
             reviewer_prompt=judge_prompt(line.judge), model_id=line.model,
             position=call_key(line.tstamp), response_length_chars=self.length(line),
             score_value=UNSCORED if line.score == NO_RATING else line.score, score_scale=SCALE,

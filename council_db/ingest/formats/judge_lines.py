@@ -17,23 +17,24 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
-from functools import lru_cache
+from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, ClassVar, Union
 
 import msgspec
 from pydantic import ValidationError
 
 from council_db.contract.fields import LineError
-from council_db.contract.record import Record, checked_record
+from council_db.contract.record import ReadRecord, checked_record
 from council_db.contract.storable import all_storable, unstorable_field
-from council_db.ingest.fast_decode import hides_from_msgspec, is_utf8
+from council_db.contract.timestamps import EPOCH, time_text
+from council_db.ingest.fast_decode import any_hides_from_msgspec, hides_from_msgspec, is_utf8
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.rejected import from_line_error, from_validation
 from council_db.ingest.validation import json_refusal, record_problem
 
 BOM = b"\xef\xbb\xbf"
 _LAST_FAST_SECOND = 253_402_300_000.0  # 9999-12-31T23:46:40Z: later times go the long way (year 10000)
+_MICROSECOND = timedelta(microseconds=1)
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]  # as a record's reviewer and model
 QuestionId = int | Name
 Turn = Annotated[int, msgspec.Meta(ge=1, le=1_000)]
@@ -121,7 +122,8 @@ class LineReader:
         if not texts or not all([text[:1] == b"{" and text[-1:] == b"}" for text in texts]):
             return None
         data = b"\n".join(texts)
-        if not is_utf8(data) or any([json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
+        if not is_utf8(data) or any_hides_from_msgspec(data) and any(
+                [json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
             return None
         try:
             decoded = self._decoder.decode_lines(data)
@@ -133,7 +135,7 @@ class LineReader:
         """The lines' records held to the contract in one call, and to storable text in one
         look (contract.storable.all_storable); a line at a time (``_checked``) when either refuses."""
         try:
-            records = msgspec.convert([values for _, _, line, _ in made for values in line], list[Record])
+            records = msgspec.convert([values for _, _, line, _ in made for values in line], list[ReadRecord])
         except msgspec.ValidationError:
             records = None
         if records is None or not all_storable(records):
@@ -183,7 +185,7 @@ class LineReader:
             _json_text(text)
             raise self._explain(error) from None
 
-    def _checked(self, values: Values) -> Record:
+    def _checked(self, values: Values) -> ReadRecord:
         """The record, held to the limits of the contract, or a LineError naming the line's field."""
         try:
             record = checked_record(values)
@@ -230,31 +232,26 @@ def required(line_type: type) -> tuple[str, ...]:
     return tuple(field.encode_name for field in msgspec.structs.fields(line_type) if field.required)
 
 
-def iso_time(field: str, unix_seconds: float) -> str:
-    """A Unix time as ISO-8601 UTC (the records' timestamp), the text of
-    ``datetime.fromtimestamp(unix_seconds, timezone.utc).isoformat()``; LineError when no date
-    can hold it. A time from 1970 to 9999 is written from its minute's text (made once: a log's
-    gradings fall seconds apart) and its seconds and microseconds, rounded as fromtimestamp
-    rounds them (half to even): a datetime made for each grading cost 2-3 us a record."""
+def unix_us(field: str, unix_seconds: float) -> int:
+    """A Unix time as UTC microseconds, rounded as ``datetime.fromtimestamp`` rounds it (half
+    to even), so its text (timestamps.time_text) is what fromtimestamp's isoformat() writes;
+    LineError when no date can hold it. A record takes the number (record.ReadRecord): writing
+    each grading's time as text and parsing it back cost fastchat-single 8-12 us a record."""
     if isinstance(unix_seconds, float) and 0.0 <= unix_seconds < _LAST_FAST_SECOND:
         fraction, whole = math.modf(unix_seconds)
-        seconds, micro = int(whole), round(fraction * 1e6)
-        if micro == 1_000_000:
-            seconds, micro = seconds + 1, 0
-        minute, second = divmod(seconds, 60)
-        return (f"{_minute_text(minute)}:{second:02d}.{micro:06d}+00:00" if micro
-                else f"{_minute_text(minute)}:{second:02d}+00:00")
+        return int(whole) * 1_000_000 + round(fraction * 1e6)
     try:
-        return datetime.fromtimestamp(unix_seconds, tz=timezone.utc).isoformat()
+        moment = datetime.fromtimestamp(unix_seconds, tz=timezone.utc)
     except (OverflowError, OSError, ValueError):
         raise LineError(field, f"{unix_seconds!r} is not a Unix time in years 1970-9999; expected the seconds "
                                "since 1970 as FastChat writes them") from None
+    return (moment - EPOCH) // _MICROSECOND
 
 
-@lru_cache(maxsize=4096)
-def _minute_text(minute: int) -> str:
-    """A Unix minute as fromtimestamp's ISO text ends it: "YYYY-MM-DDTHH:MM"."""
-    return datetime.fromtimestamp(minute * 60, tz=timezone.utc).isoformat()[:16]
+def iso_time(field: str, unix_seconds: float) -> str:
+    """A Unix time as ISO-8601 UTC text, as ``datetime.fromtimestamp(unix_seconds,
+    timezone.utc).isoformat()`` writes it; LineError when no date can hold it."""
+    return time_text(unix_us(field, unix_seconds), "T")
 
 
 def judge_model(judge: str | list[str]) -> str:

@@ -47,15 +47,15 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
+from council_db.analysis.hierarchical import hierarchical_model
 from council_db.analysis.joint import joint_model
 from council_db.analysis.loading.score_data import ScoreData, from_records, keep_sessions, log_length_sd
 from council_db.analysis.stats.inference import benjamini_hochberg
-from council_db.analysis.hierarchical import hierarchical_model
 from council_db.report.hierarchical_section import hierarchical
 from council_db.simulate import SimulationConfig, write_jsonl
 

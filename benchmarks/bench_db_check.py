@@ -22,8 +22,8 @@ from pathlib import Path
 from bench_export import size  # benchmarks/ is on the path when run as a script
 
 from council_db.store import db_check, derived, references
-from council_db.store.day_screen import DayScreen
 from council_db.store.database import open_reader
+from council_db.store.day_screen import DayScreen
 
 
 def cpu() -> float:

@@ -27,12 +27,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from doc_tables import machine, markdown_table, write_table
 
 from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build
 from council_db.simulate import SimulationConfig
 from council_db.simulate.jsonl import write_jsonl
-from doc_tables import machine, markdown_table, write_table
 
 PLANTED = {"reviewer_offsets": {"openai/gpt-4o": -0.4, "google/gemini-1.5-pro": 0.3},
            "position_effects": [0.3, 0.0, 0.0, 0.0], "self_preference": 0.4, "verbosity": 0.3}

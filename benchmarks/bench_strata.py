@@ -24,6 +24,7 @@ import os
 import time
 
 import numpy as np
+from doc_tables import machine, markdown_table, write_table
 
 from council_db.analysis.joint import joint_model
 from council_db.analysis.loading.score_data import ScoreData, from_records, keep_records, keep_sessions
@@ -31,7 +32,6 @@ from council_db.analysis.stats.inference import benjamini_hochberg
 from council_db.simulate import SimulationConfig
 from council_db.simulate import write_jsonl as simulate_jsonl
 from council_db.store.key_hash import BITS, key_hash
-from doc_tables import machine, markdown_table, write_table
 
 WINDOW, SAMPLE, FLOOR, RARE = 1_000, 250, 20, 20
 PLANTED = 0.5  # the rare judge's planted offset, score points (small: few scores reach the scale's ends)

@@ -20,8 +20,7 @@ from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.contract.timestamps import format_us
-from council_db.report import pairwise_odds, pairwise_section, position_section, reference_section
-from council_db.report import coverage
+from council_db.report import coverage, pairwise_odds, pairwise_section, position_section, reference_section
 from council_db.report import sections as report_sections
 from council_db.report.identity_model import reviewer_identity
 from council_db.report.model import (

@@ -14,8 +14,8 @@ import numpy as np
 
 from council_db.analysis.hierarchical import hierarchical_model
 from council_db.analysis.hierarchical.posterior import PosteriorEffect
-from council_db.analysis.stats.inference import benjamini_hochberg
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.inference import benjamini_hochberg
 from council_db.report.contract_base import Tier
 from council_db.report.hierarchical_model import (
     FDR,

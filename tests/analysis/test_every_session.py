@@ -19,9 +19,9 @@ from tests.conftest import Cli, both_backends, record, simulated, write_jsonl
 
 def _imported(cli, tmp_path, **config) -> None:
     records, _ = simulated(**config)
-    for i, record in enumerate(records):
+    for i, one in enumerate(records):
         if i % 37 == 0:  # some answer lengths unknown: the fit centres them within their session
-            record["response_length_chars"] = None
+            one["response_length_chars"] = None
     assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
 
 

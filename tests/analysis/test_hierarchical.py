@@ -16,8 +16,14 @@ import pytest
 from council_db.analysis.hierarchical import hierarchical_model, updating
 from council_db.analysis.hierarchical.cross_products import cross_products
 from council_db.analysis.hierarchical.posterior import posterior
-from council_db.analysis.hierarchical.reml import Components, column_scales, independent_fixed, members, \
-    residual_sigma, selected
+from council_db.analysis.hierarchical.reml import (
+    Components,
+    column_scales,
+    independent_fixed,
+    members,
+    residual_sigma,
+    selected,
+)
 from council_db.analysis.hierarchical.terms import terms
 from council_db.analysis.joint import joint_model
 from council_db.analysis.loading.score_data import ScoreData, from_records, from_rows

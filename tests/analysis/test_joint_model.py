@@ -216,7 +216,7 @@ def test_matches_least_squares_with_explicit_session_dummies_and_cr2_with_bell_m
     u = np.vstack([x[rows].T @ a @ e[rows] for rows, a in adjust])
     cov = (bread @ u.T @ u @ bread)[g:, g:]
     assert fit.length_per_log.se == pytest.approx(math.sqrt(cov[-1, -1]), rel=1e-8)
-    contrast = np.zeros(p := slopes.shape[1])
+    contrast = np.zeros(slopes.shape[1])
     contrast[[0, 1, 2]] = [-0.25, -0.25, 0.75]  # reviewer 3 minus the average reviewer
     severity = fit.severity[data.reviewers[3]]
     assert severity.se == pytest.approx(math.sqrt(contrast @ cov @ contrast), rel=1e-8)

@@ -5,7 +5,6 @@ the same records, and each bad line rejected alone with the same reason."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import msgspec
 

@@ -34,9 +34,9 @@ from council_db.analysis.stats import (
     clustered_mean_from_totals,
     mean_figure_from_totals,
 )
-from council_db.analysis.stats.clustered import clustered_mean_from_influence
 from council_db.analysis.stats.agreement import repeat_pairs
 from council_db.analysis.stats.answers import answer_index
+from council_db.analysis.stats.clustered import clustered_mean_from_influence
 from council_db.analysis.stats.slopes import SlopePart, slope_contrast_cr2
 
 MIN_PAIR_SESSIONS = 10

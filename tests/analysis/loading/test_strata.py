@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 import council_db
-from council_db.analysis.loading import strata
 from council_db.analysis.joint import joint_model
+from council_db.analysis.loading import strata
 from council_db.analysis.loading.score_data import keep_sessions
 from council_db.analysis.loading.window import Window, hash_sample, load_for_report, sample_note
 from council_db.ingest.lines import LineBatch
 from council_db.ingest.normalise import Normaliser
-from council_db.store.database import open_database
 from council_db.simulate import SimulationConfig
 from council_db.simulate import write_jsonl as simulate_jsonl
+from council_db.store.database import open_database
 from council_db.store.writer import ScoreWriter
 from tests.conftest import both_backends, record, session, write_jsonl
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from council_db.analysis.joint.fixed_totals import fixed_totals
-from council_db.analysis.joint.joint_model import _centred_where_known
+from council_db.analysis.joint.joint_model import centred_where_known
 from council_db.analysis.loading.score_data import ScoreData, log_length_sd
 
 # Random-effect blocks, in column order: each is a population of effects with one spread.
@@ -129,7 +129,7 @@ def terms(data: ScoreData) -> Terms:
     log_len = np.asarray(data.log_length, dtype=np.float64)[rows]
     sized = ~np.isnan(log_len)
     sd = log_length_sd(data)
-    centred = _centred_where_known(log_len, sized, unit) if len(rows) else log_len
+    centred = centred_where_known(log_len, sized, unit) if len(rows) else log_len
     slots = sorted(np.unique(data.slot[rows][data.slot[rows] >= 0]).tolist())
     slot_index = np.searchsorted(slots, data.slot[rows]) if slots else np.zeros(len(rows), dtype=np.int64)
     slot_index = np.where(data.slot[rows] >= 0, slot_index, -1)

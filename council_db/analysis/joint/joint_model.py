@@ -137,7 +137,7 @@ def fit(data: ScoreData) -> JointFit:
     log_len = np.asarray(data.log_length, dtype=np.float64)[use]
     sized = ~np.isnan(log_len)
     if not sized.all():
-        log_len = _centred_where_known(log_len, sized, unit)
+        log_len = centred_where_known(log_len, sized, unit)
     y = np.asarray(data.score, dtype=np.float64)[use]
     own = np.asarray(data.self_review, dtype=bool)[use]
     n = len(y)
@@ -263,7 +263,7 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
     )
 
 
-def _centred_where_known(log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray) -> np.ndarray:
+def centred_where_known(log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray) -> np.ndarray:
     """Log length centred within each fixed-effect group (a session) over the answers whose
     length is known, 0 where it is not: the length term then rests on known lengths alone (a
     session with none adds nothing to it), and an unknown length claims no answer is longer or

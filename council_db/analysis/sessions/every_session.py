@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from council_db.analysis.joint.joint_model import JointFit, rounding_noise_removed
+from council_db.analysis.joint.joint_model import JointFit, centred_where_known, rounding_noise_removed
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
 from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
@@ -174,9 +174,7 @@ class _Collected:
         per session: whether it was used (two or more records)."""
         known = rec["length"] >= 0
         log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
-        known_count = np.maximum(np.bincount(session, weights=known, minlength=g), 1)
-        mean_known = np.bincount(session, weights=np.where(known, log_len, 0.0), minlength=g) / known_count
-        centred = np.where(known, log_len - mean_known[session], 0.0)  # unknown: at the session's mean known length
+        centred = centred_where_known(log_len, known, session)  # as the fit centres them
         r = less_fitted - self.terms.length * centred
         count = np.bincount(session, minlength=g)
         residual = r - (np.bincount(session, weights=r, minlength=g) / count)[session]

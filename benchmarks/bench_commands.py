@@ -33,10 +33,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
@@ -134,12 +134,13 @@ def store_size(db: str) -> tuple[int, int, dict[str, str]]:
         reviewers = connection.execute(text("SELECT name FROM models WHERE id IN "
                                             "(SELECT DISTINCT reviewer_id FROM scores LIMIT 2) ORDER BY id")).scalars()
         reviewer, other = list(reviewers)
+        since = one(f"SELECT ts_us FROM sessions ORDER BY ts_us DESC LIMIT 1 "
+                    f"OFFSET {min(EXPORTED_SESSIONS, sessions) - 1}")
         values = {
             "session": one("SELECT session_key FROM sessions ORDER BY ts_us DESC, id DESC LIMIT 1"),
             "reviewer": reviewer, "other": other, "middle": iso((first + last) // 2),
+            "since": iso(since), "since_us": str(since),
         }
-        since = one(f"SELECT ts_us FROM sessions ORDER BY ts_us DESC LIMIT 1 OFFSET {min(EXPORTED_SESSIONS, sessions) - 1}")
-        values.update(since=iso(since), since_us=str(since))
     database.engine.dispose()
     return sessions, records, values
 
@@ -196,7 +197,8 @@ def main() -> None:
     source.add_argument("--sessions", type=int, help="build a store of this many simulated sessions")
     parser.add_argument("--work", type=Path, help="where --sessions builds its store (default: a temporary folder)")
     parser.add_argument("--reference-db", type=Path,
-                        help="a SQLite store with human raters for the people rows; built there if it does not exist")
+                        help="a SQLite store with human raters for the people rows; built there (in a temporary "
+                             "folder, then moved) if it does not exist")
     parser.add_argument("--reference-sessions", type=int, default=1_000_000,
                         help="sessions of the --reference-db store it builds (default 1,000,000)")
     parser.add_argument("--throwaway-postgres", action="store_true",
@@ -221,10 +223,11 @@ def main() -> None:
         stores = {False: (db, *store_size(db))}
         if PEOPLE & set(chosen):
             people = options.reference_db
-            if people is None or not people.exists():
-                count = options.sessions or options.reference_sessions
-                built = build(count, people.parent if people else work, people=True)
-                people = Path(built).rename(people) if people else Path(built)
+            if people is None:
+                people = Path(build(options.sessions or options.reference_sessions, work, people=True))
+            elif not people.exists():  # built beside it; its lines (8 GB at 1M) not kept there
+                built = build(options.reference_sessions, Path(scratch), people=True)
+                shutil.move(built, people)
             stores[True] = (str(people), *store_size(str(people)))
         compile_council_db()  # untimed: the commands start from compiled bytecode, as installed
         print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")

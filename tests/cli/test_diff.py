@@ -317,5 +317,5 @@ def test_the_windows_diff_reads_no_config_versions_and_its_figures_stay_the_repo
         before = figures[f"severity {reviewer['reviewer_id']}"]["before"]
         assert (before["estimate"], before["ci_low"], before["ci_high"]) == (
             severity["estimate"], severity["ci_low"], severity["ci_high"])
-    agreement = figures["agreement (Krippendorff's alpha)"]["before"]
-    assert (agreement["ci_low"], agreement["ci_high"]) == (report["agreement"]["ci_low"], report["agreement"]["ci_high"])
+    agreement, alpha = figures["agreement (Krippendorff's alpha)"]["before"], report["agreement"]
+    assert (agreement["ci_low"], agreement["ci_high"]) == (alpha["ci_low"], alpha["ci_high"])

@@ -11,16 +11,17 @@ commands read the bias report's sample of the window, so their cost stays flat i
 size; `scores` and `audit` read one session (plus, for `scores --method bias-adjusted`, the
 sample its offsets are estimated from).
 
-The newer commands have a row each: `check`, `diff` (two reviewers; the report before and
-after a time), the leaderboard's other methods (`bradley-terry`, with `--style length`; `ppi`),
-`bias-report --method bayes`, `reviewers`, `sessions`, `orders`, `sql` (a simple SELECT) and
-`export` (its rate, over the latest 62,500 sessions: a million records). `anomalies
---every-session` (one pass over every session, minutes at a million) is the opt-in it is: run
-once and outside the targets. The rows marked "people" (`bias-report` with its section against
-the reference, `leaderboard --method ppi`) need a store where human raters scored a share of the
-sessions: --reference-db, built there (--reference-sessions simulated sessions, a tenth of them
-rated by three of five humans) when the file does not exist, and with --sessions built beside
-the 4x4 store. `diff --config-version` has no row: the simulator writes one config version.
+The newer commands have a row each (issue 32): `check`, `diff` (two reviewers; the report
+before and after a time), the leaderboard's other methods (`leaderboard` is its default,
+`--method quality`; `bradley-terry`, with `--style length`; `ppi`), `bias-report --method
+bayes`, `reviewers`, `sessions`, `orders`, `sql` (a simple SELECT) and `export` (its rate, over
+the latest 62,500 sessions: a million records). `anomalies --every-session` (one pass over
+every session, minutes at a million) is the opt-in it is: run once and outside the targets.
+The rows marked "people" (`bias-report` with its section against the reference, `leaderboard
+--method ppi`) need a store where human raters scored a share of the sessions: --reference-db,
+built there (--reference-sessions simulated sessions, a tenth of them rated by three of five
+humans) when the file does not exist, and with --sessions built beside the 4x4 store. `diff
+--config-version` has no row: the simulator writes one config version.
 
 With --sessions a store of that many simulated sessions is built in --work (default: a
 temporary folder) first. The figures are one machine's: on a shared machine, rough. Other work

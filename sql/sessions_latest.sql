@@ -1,4 +1,6 @@
--- The latest sessions (by time; undated ones last), one summary row each.
+-- The latest sessions (by time; undated ones last), one summary row each. The dated and the
+-- undated are each read through an index (ix_sessions_ts_us) up to the limit, so no query
+-- sorts every session.
 SELECT
     s.session_key AS session_id,
     s.timestamp,
@@ -11,7 +13,11 @@ SELECT
     s.council_config_version,
     s.category
 FROM (
-    SELECT * FROM sessions
+    SELECT * FROM (
+        SELECT * FROM (SELECT * FROM sessions WHERE ts_us IS NOT NULL ORDER BY ts_us DESC, id DESC LIMIT :limit) AS dated
+        UNION ALL
+        SELECT * FROM (SELECT * FROM sessions WHERE ts_us IS NULL ORDER BY id DESC LIMIT :limit) AS undated
+    ) AS latest
     ORDER BY CASE WHEN ts_us IS NULL THEN 1 ELSE 0 END, ts_us DESC, id DESC
     LIMIT :limit
 ) AS s

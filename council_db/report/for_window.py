@@ -41,14 +41,17 @@ def _same_sessions(with_reference: ScoreData | None, data: ScoreData) -> ScoreDa
 
 def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, seed: int = 0,
                       sample_sessions: int | None = None, exclude_anomalies: bool = False,
-                      for_rules: bool = False, method: str = "frequentist") -> WindowReport:
+                      for_rules: bool = False, method: str = "frequentist",
+                      version_warnings: bool = True) -> WindowReport:
     """The report of ``window``. ``filters`` is what the report says it was asked for; above
     ``sample_sessions`` sessions (None: analysis.loading.window's default; 0: never) the record-level
     analyses read a sample; with ``exclude_anomalies`` the sessions council-db anomalies flags
     are left out (and counted in the filters). ``for_rules`` (council-db check) leaves out what
     only a reader of the report sees: the version-drift warnings, a large window's length
     correlations (the whole-window sums of the counts alone), and builder.build's for_rules part.
-    ``method`` "bayes" adds the hierarchical model's part (report.hierarchical)."""
+    ``method`` "bayes" adds the hierarchical model's part (report.hierarchical). Without
+    ``version_warnings`` (`council-db diff`, which shows figures, not warnings) the sample's
+    config versions are not looked up."""
     from concurrent.futures import ThreadPoolExecutor  # here: its logging import would slow --help
 
     from council_db.analysis.loading.window import SAMPLE_SESSIONS, hash_sample, load_for_report
@@ -66,7 +69,7 @@ def report_for_window(db: Database, window: Window, filters: dict[str, Any], *, 
     data, totals = loaded.data, loaded.totals
     if window.dimension is not None:  # what the report analysed: said with its window, in every format
         filters = {**filters, "dimension": window.dimension}
-    versions = None if for_rules else version_drift.load_config_versions(db, data)
+    versions = None if for_rules or not version_warnings else version_drift.load_config_versions(db, data)
     dropped = []
     if exclude_anomalies:
         data, dropped = anomalies.exclude(data)

@@ -296,3 +296,26 @@ def test_text_fits_a_terminals_width_and_keeps_a_figure_a_line_in_a_file(severit
     assert f"  severity {GPT}\n    before " in printed.stdout
     row = next(line for line in (tmp_path / "diff.txt").read_text().splitlines() if f"severity {GPT} " in line)
     assert row.rstrip().endswith("CHANGED") and "[" in row
+
+
+def test_the_windows_diff_reads_no_config_versions_and_its_figures_stay_the_reports(steady, monkeypatch):
+    """The diff shows figures, not the report's warnings about mixed config versions: it does
+    not look the versions up (0.2 s a window at a million sessions), and each window's figures
+    are still the ones `bias-report` gives for it."""
+    cli, middle = steady
+    report = json.loads(cli("bias-report", "--until", middle, "--json").stdout)
+    from council_db.analysis.drift import version_drift
+
+    def looked_up(*_):
+        raise AssertionError("diff --changed-at looked up the config versions")
+
+    monkeypatch.setattr(version_drift, "load_config_versions", looked_up)
+    figures = _figures(cli, "--changed-at", middle)
+
+    for reviewer in report["reviewers"]:
+        severity = reviewer["severity"]
+        before = figures[f"severity {reviewer['reviewer_id']}"]["before"]
+        assert (before["estimate"], before["ci_low"], before["ci_high"]) == (
+            severity["estimate"], severity["ci_low"], severity["ci_high"])
+    agreement, alpha = figures["agreement (Krippendorff's alpha)"]["before"], report["agreement"]
+    assert (agreement["ci_low"], agreement["ci_high"]) == (alpha["ci_low"], alpha["ci_high"])

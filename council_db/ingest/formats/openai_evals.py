@@ -110,7 +110,7 @@ class BatchEvent(msgspec.Struct, gc=False):
 _SAMPLING, _METRICS = msgspec.json.Decoder(Sampling), msgspec.json.Decoder(Metrics)
 _EVENTS = msgspec.json.Decoder(BatchEvent)
 # oaieval's created_at, str(datetime.now(timezone.utc)): a time whose minute, once checked, makes it valid
-_USUAL_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:[0-5]\d(?:\.\d{6})?\+00:00", re.ASCII)
+_USUAL_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{6})?\+00:00", re.ASCII)
 _FIELDS = {field.name: field.type for field in msgspec.inspect.type_info(ReadRecord).fields}
 _SCORES = _FIELDS["score_value"]  # the bounds a record's score is held to (contract/record.py)
 _LENGTHS = next(kind for kind in _FIELDS["response_length_chars"].types if isinstance(kind, msgspec.inspect.IntType))

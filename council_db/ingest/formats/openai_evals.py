@@ -221,13 +221,13 @@ class Reader(LineReader):
             self.answers.pop(sample, None)
             parsed.no_verdict += 1
             return True
-        record = self._usual_record(event, sample, data)
+        record = self._usual_record(event, run, sample, data)
         if record is None:
             return False
         parsed.records.append((number, record))
         return True
 
-    def _usual_record(self, event: BatchEvent, sample: str, data: EventData) -> ReadRecord | None:
+    def _usual_record(self, event: BatchEvent, run: Run, sample: str, data: EventData) -> ReadRecord | None:
         """A metrics event's record as ``_graded`` makes and the contract checks it, or None
         (nothing changed) when the event needs those checks' words."""
         template, time = self.template, event.created_at
@@ -243,9 +243,8 @@ class Reader(LineReader):
         if not _SCORES.ge <= score <= _SCORES.le or length is not None and length > _LENGTHS.le:
             return None
         self.answers.pop(sample, None)
-        assert self.run is not None
         return msgspec.structs.replace(template, session_id=sample, timestamp=time, score_value=score,
-                                       position=event_key(self.run.run_id, event.event_id),
+                                       position=event_key(run.run_id, event.event_id),
                                        response_length_chars=length)
 
     def line_records(self, number: int, line: Event) -> tuple[list[Values], int]:

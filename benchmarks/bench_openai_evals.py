@@ -1,14 +1,18 @@
 """openai-evals import rate: generated run logs of a model-graded eval laid out as oaieval
 writes them, imported into an empty SQLite database.
 
-    python benchmarks/bench_openai_evals.py [--records 1000000] [--runs 10] [--repeats 1]
+    python benchmarks/bench_openai_evals.py [--records 1000000] [--runs 10] [--repeats 1] [--reading]
 
 ``--runs`` logs joined with ``cat`` (one candidate each, graded by one grader, over the same
 samples: records / runs sessions), each sample's events as classify.py records them (its
 raw_sample, the answer's sampling, the grader's, the metrics) and interleaved as evals' threads
-write them. It prints the file's size, the records, the wall time, records/s and the importing
-process's CPU per record (a run log is read in this process: its first line says whose run
-the rest is, and a sample's answer and grading are on different lines).
+write them. It prints the file's size, the records, the wall time, records/s and the CPU per
+record of the import (this process, which writes, and its reading process: a large run log is
+read start to end by one worker, its first line saying whose run the rest is).
+
+``--reading`` adds what that one reading process spends a record, read here without a
+database: the reader (lines to records) and the normaliser (records to rows) apart. Reading
+bounds the rate: its CPU per record, in one process, is what one worker can give.
 """
 
 from __future__ import annotations
@@ -22,7 +26,11 @@ import time
 from pathlib import Path
 
 from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.formats.readers import reader
 from council_db.ingest.importer import import_files
+from council_db.ingest.lines import read_batches
+from council_db.ingest.normalise import PARSE_LINES, Normaliser
+from council_db.ingest.sources import resolve_sources
 from council_db.store.database import open_database
 
 THREADS = 10  # EVALS_THREADS' default: how many samples' events interleave
@@ -78,17 +86,42 @@ def write_log(path: Path, records: int, runs: int) -> Path:
     return path
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its ended children (the reading process)."""
+    return sum(usage.ru_utime + usage.ru_stime for usage in (resource.getrusage(resource.RUSAGE_SELF),
+                                                             resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def timed(template: Path, work: Path, source: Path) -> tuple[float, float, int]:
-    """Wall seconds, this process's CPU seconds and the records of one import into a fresh database."""
+    """Wall seconds, CPU seconds (the reading process's included) and the records of one
+    import into a fresh database."""
     db_file = work / "council.db"
     shutil.copy(template, db_file)
     db = open_database(f"sqlite:///{db_file}", notify=lambda _: None)
-    cpu, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    cpu, start = cpu_seconds(), time.perf_counter()
     inserted = import_files(db, [str(source)], options=FormatOptions("openai-evals")).total("inserted")
-    elapsed, used = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
+    elapsed, used = time.perf_counter() - start, cpu_seconds() - cpu
     db.engine.dispose()
     db_file.unlink()
-    return elapsed, (used.ru_utime + used.ru_stime) - (cpu.ru_utime + cpu.ru_stime), inserted
+    return elapsed, used, inserted
+
+
+def reading(path: Path) -> tuple[float, float, int]:
+    """CPU seconds of the reader and of the normaliser over the log, read here as one worker
+    reads it (batches sliced as the normaliser slices them), and the records read."""
+    source = resolve_sources([str(path)])[0]
+    parse = reader(FormatOptions("openai-evals"), source)
+    normaliser, reading_cpu, normalising_cpu, records = Normaliser(parse), 0.0, 0.0, 0
+    with path.open("rb") as stream:
+        for batch in read_batches(stream):
+            for part in batch.slices(PARSE_LINES):
+                start = time.process_time()
+                parsed = parse(part)
+                middle = time.process_time()
+                records += len(normaliser.rows(parsed, part).rows)
+                reading_cpu += middle - start
+                normalising_cpu += time.process_time() - middle
+    return reading_cpu, normalising_cpu, records
 
 
 def main() -> None:
@@ -96,6 +129,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=40_000, help="metrics events in all (1,000,000 for the target)")
     parser.add_argument("--runs", type=int, default=4, help="candidates, one run log each, over the same samples")
     parser.add_argument("--repeats", type=int, default=1, help="imports of the file; the fastest is shown")
+    parser.add_argument("--reading", action="store_true", help="also the reading process's CPU a record, apart")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -109,6 +143,10 @@ def main() -> None:
         print(f"{f'{args.runs} runs of fact, cot_classify, joined':<44} {source.stat().st_size / 1e6:>7.1f} "
               f"{lines:>10,} {inserted:>10,} {args.records // args.runs:>9,} {elapsed:>8.2f} "
               f"{inserted / elapsed:>10,.0f} {cpu / max(inserted, 1) * 1e6:>8.1f} us")
+        if args.reading:
+            reader_cpu, normaliser_cpu, records = min(reading(source) for _ in range(args.repeats))
+            print(f"reading, one process: reader {reader_cpu / records * 1e6:.1f} us + normaliser "
+                  f"{normaliser_cpu / records * 1e6:.1f} us CPU a record ({records:,} records)")
 
 
 if __name__ == "__main__":

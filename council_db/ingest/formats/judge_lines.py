@@ -97,10 +97,9 @@ class LineReader:
         """The batch decoded in one call and its records checked in one (a line at a time cost
         the judge formats 4-10 us a line in calls alone); a batch with a line msgspec refuses,
         or a record the checks refuse, is read a line (or a record) at a time, which says why."""
-        lines = [(number, raw, text) for number, raw in enumerate(batch.lines, start=batch.first_line)
-                 if (text := raw.strip(b" \t\r").removeprefix(BOM))]
+        lines = stripped(batch)
         parsed = Parsed()
-        decoded = self._decoded_at_once([text for _, _, text in lines])
+        decoded = decoded_at_once(self._decoder, [text for _, _, text in lines])
         if decoded is None:
             for number, raw, text in lines:
                 self._read(number, raw, text, parsed)
@@ -113,23 +112,6 @@ class LineReader:
                 parsed.rejected.append(from_line_error(number, raw, error))
         self._check_at_once(made, parsed)
         return parsed
-
-    def _decoded_at_once(self, texts: list[bytes]) -> list | None:
-        """The lines as the format's structs, decoded in one call; None when any line is not
-        plainly one JSON object msgspec reads as pydantic would. Joined by line breaks, lines
-        that each start with "{" and end with "}" cannot run into each other ("}" then "{" is
-        JSON only between top-level values), so as many values as lines means one a line."""
-        if not texts or not all([text[:1] == b"{" and text[-1:] == b"}" for text in texts]):
-            return None
-        data = b"\n".join(texts)
-        if not is_utf8(data) or any_hides_from_msgspec(data) and any(
-                [json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
-            return None
-        try:
-            decoded = self._decoder.decode_lines(data)
-        except msgspec.DecodeError:  # a ValidationError is a DecodeError too
-            return None
-        return decoded if len(decoded) == len(texts) else None
 
     def _check_at_once(self, made: list[tuple[int, bytes, list[Values], int]], parsed: Parsed) -> None:
         """The lines' records held to the contract in one call, and to storable text in one
@@ -225,6 +207,31 @@ class LineReader:
                    else f"not {limit[1]}" if limit else "not valid")
         expected = self.EXPECTED.get(field, f"a value as {self.FORMAT} writes it")
         return LineError(field, f"{problem}; expected {expected}")
+
+
+def stripped(batch: LineBatch) -> list[tuple[int, bytes, bytes]]:
+    """The batch's lines that hold anything: (number, the line as read, its text without
+    surrounding blanks or a byte order mark)."""
+    return [(number, raw, text) for number, raw in enumerate(batch.lines, start=batch.first_line)
+            if (text := raw.strip(b" \t\r").removeprefix(BOM))]
+
+
+def decoded_at_once(decoder: msgspec.json.Decoder, texts: list[bytes]) -> list | None:
+    """The lines as ``decoder``'s structs, decoded in one call; None when any line is not
+    plainly one JSON object msgspec reads as pydantic would. Joined by line breaks, lines
+    that each start with "{" and end with "}" cannot run into each other ("}" then "{" is
+    JSON only between top-level values), so as many values as lines means one a line."""
+    if not texts or not all([text[:1] == b"{" and text[-1:] == b"}" for text in texts]):
+        return None
+    data = b"\n".join(texts)
+    if not is_utf8(data) or any_hides_from_msgspec(data) and any(
+            [json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
+        return None
+    try:
+        decoded = decoder.decode_lines(data)
+    except msgspec.DecodeError:  # a ValidationError is a DecodeError too
+        return None
+    return decoded if len(decoded) == len(texts) else None
 
 
 def required(line_type: type) -> tuple[str, ...]:

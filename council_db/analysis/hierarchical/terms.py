@@ -36,6 +36,9 @@ class Terms:
     n_models: int
     length_sd: float  # the SD of log length the length columns are divided by (NaN: no length)
     severity_absorbed: bool  # the design fixes each reviewer's totals: severity is not identified
+    # per used record: its answer (unit x candidate, numbered by unit then candidate), -1 where the
+    # design fixes each reviewer's totals (an answer then spans units: no answer component)
+    answer: np.ndarray
 
     has_length: bool = False  # some answer's length is known and varies within its unit
     random_widths: dict[str, int] = field(default_factory=dict)  # component -> its columns in Z
@@ -59,6 +62,15 @@ class Terms:
             out[name] = slice(start, start + width)
             start += width
         return out
+
+    def answer_sizes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per answer: its number of scores and its unit (empty without answers)."""
+        if not len(self.answer) or self.answer[0] < 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        sizes = np.bincount(self.answer)
+        unit = np.zeros(len(sizes), dtype=np.int64)
+        unit[self.answer] = self.unit
+        return sizes, unit
 
     def degrees(self, records: int | None = None) -> int:
         """Residual dimension after the unit effects: records minus units (of the first ``records``)."""
@@ -135,10 +147,14 @@ def terms(data: ScoreData) -> Terms:
     slot_index = np.where(data.slot[rows] >= 0, slot_index, -1)
     own = np.asarray(data.self_review, dtype=bool)[rows]
     reviewer = np.asarray(data.reviewer, dtype=np.int64)[rows]
+    model = np.asarray(data.model, dtype=np.int64)[rows]
+    answer = np.full(len(rows), -1, dtype=np.int64)
+    if fixed is None and len(rows):
+        _, answer = np.unique(unit * len(data.models) + model, return_inverse=True)
     return Terms(rows=rows, unit=unit, session=session[rows], reviewer=reviewer,
-                 model=np.asarray(data.model, dtype=np.int64)[rows], slot_index=slot_index,
+                 model=model, slot_index=slot_index,
                  length=centred / sd if np.isfinite(sd) and sd > 0 else np.zeros(len(rows)),
                  own=own, score=np.asarray(data.score, dtype=np.float64)[rows], slots=slots,
                  self_reviewers=sorted(np.unique(reviewer[own]).tolist()), n_reviewers=len(data.reviewers),
                  n_models=len(data.models), length_sd=sd if np.isfinite(sd) and sd > 0 else np.nan,
-                 severity_absorbed=fixed is not None)
+                 severity_absorbed=fixed is not None, answer=answer)

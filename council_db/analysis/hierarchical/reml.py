@@ -130,15 +130,34 @@ def members(terms: Terms, diagonal: np.ndarray) -> dict[str, int]:
     return out
 
 
-def answer_log_det(sizes: np.ndarray, unit: np.ndarray, rho: float) -> float:
-    """What integrating the answer effects out adds to -2 log L_R: log |V_a| + log |S'V_a^-1 S|
-    - log |S'S|, V_a = I + rho x (answer incidence) its covariance over sigma^2 and S the units'
-    indicators (their effects are fixed, so REML counts their information)."""
-    if rho == 0.0 or not len(sizes):
-        return 0.0
-    weight = 1.0 + rho * sizes
-    per_unit = np.bincount(unit, weights=sizes / weight) / np.bincount(unit, weights=sizes)
-    return float(np.log(weight).sum() + np.log(per_unit).sum())
+@dataclass
+class AnswerLayout:
+    """How many answers of each size (scores) each unit has, as the few distinct patterns the
+    units share: what the answer effect adds to the REML criterion costs O(patterns), not
+    O(answers), per evaluation."""
+
+    sizes: np.ndarray  # the distinct answer sizes m
+    count: np.ndarray  # answers of each size
+    patterns: np.ndarray  # (patterns, sizes): a unit's answers of each size
+    weight: np.ndarray  # units with each pattern
+
+    @classmethod
+    def of(cls, sizes: np.ndarray, unit: np.ndarray) -> AnswerLayout:
+        distinct, which = np.unique(sizes, return_inverse=True)
+        per_unit = np.zeros((int(unit.max()) + 1 if len(unit) else 0, len(distinct)))
+        np.add.at(per_unit, (unit, which), 1.0)
+        patterns, weight = np.unique(per_unit[per_unit.any(axis=1)], axis=0, return_counts=True)
+        return cls(distinct.astype(float), np.bincount(which).astype(float), patterns, weight.astype(float))
+
+    def log_det(self, rho: float) -> float:
+        """What integrating the answer effects out adds to -2 log L_R: log |V_a| + log |S'V_a^-1 S|
+        - log |S'S|, V_a = I + rho x (answer incidence) their covariance over sigma^2 and S the
+        units' indicators (their effects are fixed, so REML counts their information)."""
+        if rho == 0.0 or not len(self.sizes):
+            return 0.0
+        weight = 1.0 + rho * self.sizes
+        per_unit = (self.patterns @ (self.sizes / weight)) / (self.patterns @ self.sizes)
+        return float(self.count @ np.log(weight) + self.weight @ np.log(per_unit))
 
 
 def fit_components(strata: Strata, terms: Terms, n_eff: int) -> Components:
@@ -158,6 +177,7 @@ def fit_components(strata: Strata, terms: Terms, n_eff: int) -> Components:
     informed = [name for name in COMPONENTS if counts[name] > 0]
     active = [name for name in informed if counts[name] >= MIN_MEMBERS]
     answers = counts[ANSWER] >= MIN_MEMBERS
+    layout = AnswerLayout.of(sizes, unit)
     q = terms.q
     owner = np.full(q, len(active))  # each Z column's component among ``active`` (the last: a fixed value)
     for number, name in enumerate(active):
@@ -171,7 +191,7 @@ def fit_components(strata: Strata, terms: Terms, n_eff: int) -> Components:
         scales = np.where(owner < len(active), np.append(spreads[:len(active)], 0.0)[owner], others)
         rho = float(spreads[-1]) ** 2 if answers else 0.0
         return criterion(weighted(reduced, between, rho), scales, q, n_eff) \
-            + answer_log_det(sizes, unit, rho) - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
+            + layout.log_det(rho) - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
 
     first = np.full(len(active) + answers, START)
     best, _ = minimise(deviance, first) if len(first) else (np.zeros(0), 0.0)
@@ -184,15 +204,15 @@ def fit_components(strata: Strata, terms: Terms, n_eff: int) -> Components:
     rho = relative[ANSWER] ** 2
     sigma = residual_sigma(weighted(reduced, between, rho), column_scales(terms, relative), q, n_eff)
     return Components(relative, sigma, fixed, [name for name in active if name not in flat] + [ANSWER] * answers,
-                      flat, counts, residual_df(n_eff, len(fixed), sizes, unit, answers))
+                      flat, counts, residual_df(n_eff, len(fixed), len(sizes), terms.units(), answers))
 
 
-def residual_df(n_eff: int, p: int, sizes: np.ndarray, unit: np.ndarray, answers: bool) -> float:
+def residual_df(n_eff: int, p: int, answers: int, units: int, answer_effect: bool) -> float:
     """The residual degrees of freedom of the stratum the panel's effects rest on: with an
     answer effect, the answers' (answers less units less fixed columns: slots shown to every
     reviewer at once, length and quality are between-answer comparisons); else the records'.
     One df for every figure: for a figure within answers (severity, self-preference) the
     tails are then a little heavier than they need be, never lighter."""
-    df = len(sizes) - len(np.unique(unit)) - p if answers else n_eff - p
+    df = answers - units - p if answer_effect else n_eff - p
     return float(max(df, 1))
 

@@ -14,6 +14,7 @@ import numpy as np
 from council_db.analysis.hierarchical.posterior import posterior
 from council_db.analysis.hierarchical.reml import Components, independent_fixed, residual_df
 from council_db.analysis.hierarchical.terms import Terms
+from council_db.analysis.stats.distributions import t_ppf
 
 MAX_CUTS = 50
 STABLE_WITHIN = 0.5  # prior SDs: the seed's stability threshold
@@ -48,20 +49,22 @@ def severity_paths(terms: Terms, reviewers: list[str], components: Components, c
     for number, r in enumerate(present):
         rows[number, block.start + np.asarray(present)] = -1.0 / len(present)
         rows[number, block.start + r] += 1.0
-    sizes, unit = terms.answer_sizes()
     means = np.full((len(cuts), len(present)), math.nan)
-    halves = np.full_like(means, math.nan)  # 95% credible intervals' half widths
+    sds = np.full_like(means, math.nan)
+    dfs = np.full(len(cuts), math.inf)  # of each cut's t tails
     for i, (cut, cross) in enumerate(zip(cuts, crosses)):
         records = int(np.searchsorted(terms.session, cut, side="left"))
         if records == 0 or terms.degrees(records) < 1:
             continue
         fixed = independent_fixed(cross, terms)
         answers = int(terms.answer[:records].max()) + 1 if terms.answer[0] >= 0 else 0  # numbered by unit: whole ones
-        at_cut = replace(components, fixed=fixed, df=residual_df(terms.degrees(records), len(fixed), sizes[:answers],
-                                                                 unit[:answers], components.rho > 0))
+        at_cut = replace(components, fixed=fixed, df=residual_df(terms.degrees(records), len(fixed), answers,
+                                                                 terms.units(records), components.rho > 0))
         post = posterior(cross, terms, at_cut)
         means[i] = rows @ post.mean
-        halves[i] = post.half_width * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", rows, post.covariance, rows), 0.0))
+        dfs[i] = post.df
+        sds[i] = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", rows, post.covariance, rows), 0.0))
+    halves = sds * t_ppf(0.975, dfs)[:, None]  # 95% credible intervals' half widths, in one call
     prior_sd = components.spread("reviewer")
     return {reviewers[r]: Path(cuts, means[:, n].tolist(), (means[:, n] - halves[:, n]).tolist(),
                                (means[:, n] + halves[:, n]).tolist(), stable_since(cuts, means[:, n], prior_sd))

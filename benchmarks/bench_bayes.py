@@ -130,8 +130,9 @@ def joint_figures(data: ScoreData) -> tuple[dict[str, np.ndarray], bool]:
 
 
 def report_flags(data: ScoreData) -> set[str]:
-    """The kinds among KINDS that the frequentist report (as `bias-report` builds it) flags."""
-    return {f.kind for f in build(data, resamples=RESAMPLES).flags} & set(KINDS)
+    """The kinds among KINDS that the frequentist report (as `bias-report` builds it) flags (for_rules:
+    without the agreement alpha, which no flag reads)."""
+    return {f.kind for f in build(data, resamples=RESAMPLES, for_rules=True).flags} & set(KINDS)
 
 
 def run(job: tuple[int, str]) -> dict:

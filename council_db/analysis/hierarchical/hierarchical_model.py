@@ -2,7 +2,8 @@
 candidate quality, display-slot effects for the panel and per reviewer, the length effect for
 the panel and per reviewer, self-preference pooled and per reviewer), each drawn from a
 population whose spread REML estimates, stated as posterior means with 95% credible intervals
-and the posterior probability of their sign; and the populations' spreads (the prior).
+and the posterior probability of their sign; and the populations' spreads (the prior),
+the answers' own among them (``cross_products``).
 
 Every figure reads like the joint model's: severity in points vs the panel's average reviewer,
 quality vs the average candidate, a slot vs the average slot, length per SD of log length

@@ -64,6 +64,18 @@ def test_the_weighted_cross_products_are_the_exact_gls_ones_with_session_effects
     assert np.allclose(cumulative(t, [3, 6], rho)[-1], expected, atol=1e-9)
 
 
+def test_a_panel_too_wide_to_keep_the_strata_at_every_cut_gets_the_same_fit(monkeypatch):
+    from council_db.analysis.hierarchical import cross_products as passes
+
+    data = simulate(sessions=12, seed=9, answer_sd=0.5)
+    one_pass = hierarchical_model.fit(data)
+    monkeypatch.setattr(passes, "SNAPSHOT_BYTES", 0)  # a second pass at the fitted rho instead
+    two_passes = hierarchical_model.fit(data)
+    assert abs(one_pass.length_per_sd.mean - two_passes.length_per_sd.mean) < 1e-9
+    for name, path in one_pass.severity_paths.items():
+        assert np.allclose(path.ci_high, two_passes.severity_paths[name].ci_high, atol=1e-9, equal_nan=True)
+
+
 def test_credible_intervals_have_t_tails_on_the_residual_df():
     fit = hierarchical_model.fit(simulate(sessions=10, seed=8, answer_sd=0.5))
     length = fit.length_per_sd

@@ -20,6 +20,7 @@ from council_db.analysis.hierarchical.terms import Terms
 
 BLOCK_RECORDS = 4_096  # records per block at most: a block's design and its copies stay near 5 MB
 BLOCK_CELLS = 1 << 22  # and at most this many cells (32 MB of float64): a wide panel gets shorter blocks
+SNAPSHOT_BYTES = 64 << 20  # the strata kept at every cut point, at most (a 4 x 4 council's: 3 MB)
 
 
 @dataclass
@@ -44,16 +45,40 @@ def weighted(total: np.ndarray, between: dict[int, np.ndarray], rho: float) -> n
 
 def strata(terms: Terms) -> Strata:
     """The whole window's ``Strata``."""
+    return Strata(*_strata_sum(terms, 0, len(terms.rows)))
+
+
+def cumulative_strata(terms: Terms, cuts: list[int]) -> list[Strata] | None:
+    """The ``Strata`` of the records in the first ``cut`` sessions, for each cut, from the one
+    pass (the cross products at any rho then need no second one); None where keeping them all
+    would pass SNAPSHOT_BYTES (a wide panel with many answer sizes: ``cumulative`` instead)."""
+    sizes = np.unique(terms.answer_sizes()[0])
+    if len(cuts) * (1 + len(sizes)) * (terms.q + terms.p + 1) ** 2 * 8 > SNAPSHOT_BYTES:
+        return None
+    session_ends = np.searchsorted(terms.session, np.asarray(cuts), side="left")
+    out, done = [], 0
+    total, between = np.zeros((terms.q + terms.p + 1,) * 2), {}
+    for end in session_ends.tolist():
+        part, parts = _strata_sum(terms, done, end)
+        total = total + part
+        between = {m: between.get(m, 0.0) + parts.get(m, 0.0) for m in {*between, *parts}}
+        out.append(Strata(total, between))
+        done = end
+    return out
+
+
+def _strata_sum(terms: Terms, start: int, stop: int) -> tuple[np.ndarray, dict[int, np.ndarray]]:
+    """W'W and the between-answer part per answer size of records start..stop."""
     width = terms.q + terms.p + 1
     total, between = np.zeros((width, width)), {}
-    for start, end in _blocks(terms, 0, len(terms.rows)):
-        w = terms.design(start, end)
+    for begin, end in _blocks(terms, start, stop):
+        w = terms.design(begin, end)
         total += np.einsum("ij,ik->jk", w, w)
-        sums, sizes = _answer_sums(terms, start, end, w)
+        sums, sizes = _answer_sums(terms, begin, end, w)
         for m in np.unique(sizes).tolist():
             part = sums[sizes == m]
             between[m] = between.get(m, 0.0) + np.einsum("ij,ik->jk", part, part) / m
-    return Strata(total, between)
+    return total, between
 
 
 def cumulative(terms: Terms, cuts: list[int], rho: float = 0.0) -> list[np.ndarray]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from council_db.analysis.hierarchical.cross_products import cumulative, strata
+from council_db.analysis.hierarchical.cross_products import cumulative, cumulative_strata, strata
 from council_db.analysis.hierarchical.posterior import Posterior, PosteriorEffect, posterior
 from council_db.analysis.hierarchical.reml import MIN_MEMBERS, Components, fit_components
 from council_db.analysis.hierarchical.terms import Terms, terms
@@ -62,8 +62,11 @@ def fit(data: ScoreData) -> HierarchicalFit | None:
     if len(np.unique(model_terms.session)) < MIN_SESSIONS:
         return None
     cuts = cut_points(data.n_sessions)
-    components = fit_components(strata(model_terms), model_terms, model_terms.degrees())
-    crosses = cumulative(model_terms, cuts, components.rho)  # the last: every session's
+    snapshots = cumulative_strata(model_terms, cuts)  # one pass; None: too wide to keep at every cut
+    whole = snapshots[-1] if snapshots else strata(model_terms)
+    components = fit_components(whole, model_terms, model_terms.degrees())
+    crosses = [s.weighted(components.rho) for s in snapshots] if snapshots \
+        else cumulative(model_terms, cuts, components.rho)  # the last: every session's
     if not math.isfinite(components.sigma):
         return None
     result = summarise(data, model_terms, components, posterior(crosses[-1], model_terms, components))

@@ -33,7 +33,8 @@ class SlotPosterior(Posterior, kw_only=True):
 class Spread(Contract, kw_only=True):
     component: Annotated[str, Meta(description=(
         'reviewer (severity), candidate (quality), slot (a reviewer\'s own slot effects), length (a reviewer\'s own '
-        'length effect, per SD of log length) or self (a reviewer\'s own self-preference)'))]
+        'length effect, per SD of log length), self (a reviewer\'s own self-preference) or answer (an answer\'s own '
+        'quality, shared by every score of it; n: the answers with two or more scores)'))]
     sd: Annotated[float | None, Meta(description=(
         'the population SD REML estimates: the prior of each member\'s effect (null: not pooled, a flat prior: '
         'fewer than 3 members, or a spread the data do not bound)'))]

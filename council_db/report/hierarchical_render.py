@@ -19,7 +19,8 @@ Interval = Callable[..., str]
 COMPONENTS = {"reviewer": ("reviewer severity", "reviewers"), "candidate": ("candidate quality", "candidates"),
               "slot": ("a reviewer's slot effect", "reviewers"),
               "length": ("a reviewer's length effect", "reviewers"),
-              "self": ("a reviewer's self-preference", "reviewers")}
+              "self": ("a reviewer's self-preference", "reviewers"),
+              "answer": ("an answer's own quality", "answers scored twice or more")}
 READING = ("posterior mean [95% credible interval] and P, the posterior probability of the sign shown; "
            "flagged where Benjamini-Hochberg over 2 x (1 - P) of every statement gives q <= 0.05")
 

@@ -77,7 +77,7 @@ def test_mt_bench_raises_no_flag_as_the_raw_length_link_is_nil(mt_bench):
 def test_mt_bench_one_prompt_per_question_leaves_severity_unidentified(mt_bench):
     part = mt_bench["hierarchical"]
     assert all(r["severity"] is None and r["stable_since"] is None for r in part["reviewers"])
-    assert {s["component"] for s in part["prior"]} == {"candidate", "length"}
+    assert {s["component"] for s in part["prior"]} == {"candidate", "length", "answer"}
     assert "hierarchical model: severity is not identified (no session has scores by two reviewers)" \
         in mt_bench["warnings"]
 

@@ -33,8 +33,10 @@ def test_the_json_keeps_the_frequentist_figures_and_adds_the_hierarchical_part(c
         report.pop("generated_at")
     part = bayes.pop("hierarchical")
     assert bayes == plain  # the frequentist figures are the same document
-    assert {s["component"] for s in part["prior"]} == {"reviewer", "candidate", "slot", "length", "self"}
-    assert all(s["sd"] > 0 and s["n"] == 4 for s in part["prior"])
+    assert {s["component"] for s in part["prior"]} == {"reviewer", "candidate", "slot", "length", "self", "answer"}
+    assert all(s["sd"] > 0 and s["n"] == 4 for s in part["prior"] if s["component"] != "answer")
+    answers = next(s for s in part["prior"] if s["component"] == "answer")
+    assert answers["sd"] > 0 and answers["n"] == bayes["window"]["sessions"] * 4  # four judges score every answer
     harsh = next(r for r in part["reviewers"] if r["reviewer_id"] == HARSH)
     severity = harsh["severity"]
     assert severity["ci_low"] < severity["estimate"] < severity["ci_high"] < 0 and severity["p_positive"] < 0.001

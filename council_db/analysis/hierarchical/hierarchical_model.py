@@ -2,7 +2,8 @@
 candidate quality, display-slot effects for the panel and per reviewer, the length effect for
 the panel and per reviewer, self-preference pooled and per reviewer), each drawn from a
 population whose spread REML estimates, stated as posterior means with 95% credible intervals
-and the posterior probability of their sign; and the populations' spreads (the prior).
+and the posterior probability of their sign; and the populations' spreads (the prior),
+the answers' own among them (``cross_products``).
 
 Every figure reads like the joint model's: severity in points vs the panel's average reviewer,
 quality vs the average candidate, a slot vs the average slot, length per SD of log length
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from council_db.analysis.hierarchical.cross_products import cumulative
+from council_db.analysis.hierarchical.cross_products import cumulative, cumulative_strata, strata
 from council_db.analysis.hierarchical.posterior import Posterior, PosteriorEffect, posterior
 from council_db.analysis.hierarchical.reml import MIN_MEMBERS, Components, fit_components
 from council_db.analysis.hierarchical.terms import Terms, terms
@@ -48,6 +49,7 @@ class HierarchicalFit:
     sigma: float  # residual SD
     n_records: int
     n_sessions: int
+    df: float = math.inf  # degrees of freedom of the posterior's t tails
     rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # records used (indices)
     warnings: list[str] = field(default_factory=list)
     severity_paths: dict[str, Path] = field(default_factory=dict)  # reviewer -> severity as sessions arrived
@@ -60,8 +62,11 @@ def fit(data: ScoreData) -> HierarchicalFit | None:
     if len(np.unique(model_terms.session)) < MIN_SESSIONS:
         return None
     cuts = cut_points(data.n_sessions)
-    crosses = cumulative(model_terms, cuts)  # the last: every session's
-    components = fit_components(crosses[-1], model_terms, model_terms.degrees())
+    snapshots = cumulative_strata(model_terms, cuts)  # one pass; None: too wide to keep at every cut
+    whole = snapshots[-1] if snapshots else strata(model_terms)
+    components = fit_components(whole, model_terms, model_terms.degrees())
+    crosses = [s.weighted(components.rho) for s in snapshots] if snapshots \
+        else cumulative(model_terms, cuts, components.rho)  # the last: every session's
     if not math.isfinite(components.sigma):
         return None
     result = summarise(data, model_terms, components, posterior(crosses[-1], model_terms, components))
@@ -106,7 +111,8 @@ def summarise(data: ScoreData, t: Terms, components: Components, post: Posterior
         self_preference=post.effect(np.mean(list(self_rows.values()), axis=0)) if self_rows else None,
         self_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in self_rows.items()},
         spreads=_spreads(components),
-        sigma=components.sigma, n_records=len(t.rows), n_sessions=len(np.unique(t.session)), rows=t.rows,
+        sigma=components.sigma, n_records=len(t.rows), n_sessions=len(np.unique(t.session)), df=post.df,
+        rows=t.rows,
         warnings=warnings,
     )
 

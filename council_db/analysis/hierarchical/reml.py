@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from council_db.analysis.hierarchical.cross_products import Strata, weighted
 from council_db.analysis.hierarchical.terms import COMPONENTS, Terms
 from council_db.analysis.stats.nelder_mead import minimise
 
+ANSWER = "answer"  # the answers' own qualities: a component outside Z, integrated out (cross_products)
 START = 0.5  # relative spread the search starts from: effects half the residual SD
 # -2 log of a gamma(2, rate -> 0) prior on each relative spread (Chung et al. 2013, blme's
 # default for a variance's SD): the estimate is then never exactly 0, so no effect's posterior
@@ -33,12 +35,18 @@ UNBOUNDED = 0.99  # a search that ends this close to MAX_RELATIVE found no bound
 class Components:
     """A fit's variance components and the columns it kept."""
 
-    relative: dict[str, float]  # component -> its SD over the residual SD (0: fully pooled)
+    relative: dict[str, float]  # component -> its SD over the residual SD (0: fully pooled); ANSWER's too
     sigma: float  # residual SD (points)
     fixed: list[int]  # the independent fixed columns, indices into Terms.fixed_names
     active: list[str]  # components whose spread REML estimated
     flat: list[str] = field(default_factory=list)  # informed components given a flat prior (too few members)
     members: dict[str, int] = field(default_factory=dict)  # component -> members the data inform
+    df: float = math.inf  # degrees of freedom of the posterior's t tails (``residual_df``)
+
+    @property
+    def rho(self) -> float:
+        """The answer effect's variance over the residual variance (0: none fitted)."""
+        return self.relative.get(ANSWER, 0.0) ** 2
 
     def spread(self, name: str) -> float:
         """The population SD of a component, in points (per SD of log length for length); NaN
@@ -122,16 +130,54 @@ def members(terms: Terms, diagonal: np.ndarray) -> dict[str, int]:
     return out
 
 
-def fit_components(cross: np.ndarray, terms: Terms, n_eff: int) -> Components:
+@dataclass
+class AnswerLayout:
+    """How many answers of each size (scores) each unit has, as the few distinct patterns the
+    units share: what the answer effect adds to the REML criterion costs O(patterns), not
+    O(answers), per evaluation."""
+
+    sizes: np.ndarray  # the distinct answer sizes m
+    count: np.ndarray  # answers of each size
+    patterns: np.ndarray  # (patterns, sizes): a unit's answers of each size
+    weight: np.ndarray  # units with each pattern
+
+    @classmethod
+    def of(cls, sizes: np.ndarray, unit: np.ndarray) -> AnswerLayout:
+        distinct, which = np.unique(sizes, return_inverse=True)
+        per_unit = np.zeros((int(unit.max()) + 1 if len(unit) else 0, len(distinct)))
+        np.add.at(per_unit, (unit, which), 1.0)
+        patterns, weight = np.unique(per_unit[per_unit.any(axis=1)], axis=0, return_counts=True)
+        return cls(distinct.astype(float), np.bincount(which).astype(float), patterns, weight.astype(float))
+
+    def log_det(self, rho: float) -> float:
+        """What integrating the answer effects out adds to -2 log L_R: log |V_a| + log |S'V_a^-1 S|
+        - log |S'S|, V_a = I + rho x (answer incidence) their covariance over sigma^2 and S the
+        units' indicators (their effects are fixed, so REML counts their information)."""
+        if rho == 0.0 or not len(self.sizes):
+            return 0.0
+        weight = 1.0 + rho * self.sizes
+        per_unit = (self.patterns @ (self.sizes / weight)) / (self.patterns @ self.sizes)
+        return float(self.count @ np.log(weight) + self.weight @ np.log(per_unit))
+
+
+def fit_components(strata: Strata, terms: Terms, n_eff: int) -> Components:
     """REML estimates of the spread of every component with at least MIN_MEMBERS informed
     members; a component with fewer,
     or whose spread the data cannot bound, gets a flat prior (FLAT: the joint model's fixed
-    effects); one the data do not inform at all is left out (``active`` and ``flat`` lack it)."""
+    effects); one the data do not inform at all is left out (``active`` and ``flat`` lack it).
+    The answer effect's spread is estimated where at least MIN_MEMBERS answers have two or
+    more scores (within an answer only the error varies, so the two can be told apart)."""
+    cross = strata.total
     fixed = independent_fixed(cross, terms)
     reduced = selected(cross, terms, fixed)
+    between = {m: selected(part, terms, fixed) for m, part in strata.between.items()}
+    sizes, unit = terms.answer_sizes()
     counts = members(terms, np.diag(cross))
+    counts[ANSWER] = int((sizes >= 2).sum())
     informed = [name for name in COMPONENTS if counts[name] > 0]
     active = [name for name in informed if counts[name] >= MIN_MEMBERS]
+    answers = counts[ANSWER] >= MIN_MEMBERS
+    layout = AnswerLayout.of(sizes, unit)
     q = terms.q
     owner = np.full(q, len(active))  # each Z column's component among ``active`` (the last: a fixed value)
     for number, name in enumerate(active):
@@ -142,15 +188,31 @@ def fit_components(cross: np.ndarray, terms: Terms, n_eff: int) -> Components:
         spreads = np.abs(x)
         if not np.all((spreads > 0) & (spreads < MAX_RELATIVE)):
             return math.inf
-        scales = np.where(owner < len(active), np.append(spreads, 0.0)[owner], others)
-        return criterion(reduced, scales, q, n_eff) - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
+        scales = np.where(owner < len(active), np.append(spreads[:len(active)], 0.0)[owner], others)
+        rho = float(spreads[-1]) ** 2 if answers else 0.0
+        return criterion(weighted(reduced, between, rho), scales, q, n_eff) \
+            + layout.log_det(rho) - BOUNDARY_AVOIDING * float(np.log(spreads).sum())
 
-    first = np.full(len(active), START)
-    best, _ = minimise(deviance, first) if active else (np.zeros(0), 0.0)
+    first = np.full(len(active) + answers, START)
+    best, _ = minimise(deviance, first) if len(first) else (np.zeros(0), 0.0)
     relative = {name: float(abs(value)) for name, value in zip(active, best)}
     unbounded = [name for name, value in relative.items() if value > UNBOUNDED * MAX_RELATIVE]
     flat = [name for name in informed if name not in active or name in unbounded]
     relative.update({name: FLAT for name in flat})
     relative.update({name: 0.0 for name in COMPONENTS if name not in informed})
-    sigma = residual_sigma(reduced, column_scales(terms, relative), q, n_eff)
-    return Components(relative, sigma, fixed, [name for name in active if name not in flat], flat, counts)
+    relative[ANSWER] = float(abs(best[-1])) if answers else 0.0
+    rho = relative[ANSWER] ** 2
+    sigma = residual_sigma(weighted(reduced, between, rho), column_scales(terms, relative), q, n_eff)
+    return Components(relative, sigma, fixed, [name for name in active if name not in flat] + [ANSWER] * answers,
+                      flat, counts, residual_df(n_eff, len(fixed), len(sizes), terms.units(), answers))
+
+
+def residual_df(n_eff: int, p: int, answers: int, units: int, answer_effect: bool) -> float:
+    """The residual degrees of freedom of the stratum the panel's effects rest on: with an
+    answer effect, the answers' (answers less units less fixed columns: slots shown to every
+    reviewer at once, length and quality are between-answer comparisons); else the records'.
+    One df for every figure: for a figure within answers (severity, self-preference) the
+    tails are then a little heavier than they need be, never lighter."""
+    df = answers - units - p if answer_effect else n_eff - p
+    return float(max(df, 1))
+

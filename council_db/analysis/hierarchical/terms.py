@@ -36,12 +36,17 @@ class Terms:
     n_models: int
     length_sd: float  # the SD of log length the length columns are divided by (NaN: no length)
     severity_absorbed: bool  # the design fixes each reviewer's totals: severity is not identified
+    # per used record: its answer (unit x candidate, numbered by unit then candidate), -1 where the
+    # design fixes each reviewer's totals (an answer then spans units: no answer component)
+    answer: np.ndarray
 
     has_length: bool = False  # some answer's length is known and varies within its unit
     random_widths: dict[str, int] = field(default_factory=dict)  # component -> its columns in Z
     fixed_names: list[str] = field(default_factory=list)  # the fixed columns of X, in order
+    unit_starts: np.ndarray = field(init=False)  # each unit's first record, increasing
 
     def __post_init__(self) -> None:
+        self.unit_starts = np.sort(np.unique(self.unit, return_index=True)[1])
         self.has_length = bool(np.isfinite(self.length_sd) and np.any(self.length != 0))
         k = len(self.slots) if len(self.slots) > 1 else 0
         self.random_widths = {"reviewer": 0 if self.severity_absorbed else self.n_reviewers,
@@ -60,10 +65,22 @@ class Terms:
             start += width
         return out
 
+    def answer_sizes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per answer: its number of scores and its unit (empty without answers)."""
+        if not len(self.answer) or self.answer[0] < 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        sizes = np.bincount(self.answer)
+        unit = np.zeros(len(sizes), dtype=np.int64)
+        unit[self.answer] = self.unit
+        return sizes, unit
+
+    def units(self, records: int | None = None) -> int:
+        """Units among the first ``records`` (all)."""
+        return len(self.unit_starts) if records is None else int(np.searchsorted(self.unit_starts, records))
+
     def degrees(self, records: int | None = None) -> int:
         """Residual dimension after the unit effects: records minus units (of the first ``records``)."""
-        records = len(self.rows) if records is None else records
-        return records - len(np.unique(self.unit[:records]))
+        return (len(self.rows) if records is None else records) - self.units(records)
 
     @property
     def q(self) -> int:
@@ -109,10 +126,12 @@ class Terms:
 
 
 def _demeaned(w: np.ndarray, unit: np.ndarray) -> np.ndarray:
-    """Each column minus its mean within the record's unit (units are runs of equal numbers)."""
-    _, inverse, size = np.unique(unit, return_inverse=True, return_counts=True)
-    means = np.column_stack([np.bincount(inverse, weights=column, minlength=len(size)) for column in w.T])
-    return w - (means / size[:, None])[inverse]
+    """Each column minus its mean within the record's unit (a block's units are whole, and
+    numbered; bincount on them, not np.unique's hashing: half the fit's time went there)."""
+    local = unit - unit.min() if len(unit) else unit
+    size = np.maximum(np.bincount(local), 1)
+    means = np.column_stack([np.bincount(local, weights=column, minlength=len(size)) for column in w.T])
+    return w - (means / size[:, None])[local]
 
 
 def terms(data: ScoreData) -> Terms:
@@ -135,10 +154,14 @@ def terms(data: ScoreData) -> Terms:
     slot_index = np.where(data.slot[rows] >= 0, slot_index, -1)
     own = np.asarray(data.self_review, dtype=bool)[rows]
     reviewer = np.asarray(data.reviewer, dtype=np.int64)[rows]
+    model = np.asarray(data.model, dtype=np.int64)[rows]
+    answer = np.full(len(rows), -1, dtype=np.int64)
+    if fixed is None and len(rows):
+        _, answer = np.unique(unit * len(data.models) + model, return_inverse=True)
     return Terms(rows=rows, unit=unit, session=session[rows], reviewer=reviewer,
-                 model=np.asarray(data.model, dtype=np.int64)[rows], slot_index=slot_index,
+                 model=model, slot_index=slot_index,
                  length=centred / sd if np.isfinite(sd) and sd > 0 else np.zeros(len(rows)),
                  own=own, score=np.asarray(data.score, dtype=np.float64)[rows], slots=slots,
                  self_reviewers=sorted(np.unique(reviewer[own]).tolist()), n_reviewers=len(data.reviewers),
                  n_models=len(data.models), length_sd=sd if np.isfinite(sd) and sd > 0 else np.nan,
-                 severity_absorbed=fixed is not None)
+                 severity_absorbed=fixed is not None, answer=answer)

@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from council_db.analysis.hierarchical.posterior import Z95, posterior
-from council_db.analysis.hierarchical.reml import Components, independent_fixed
+from council_db.analysis.hierarchical.posterior import posterior
+from council_db.analysis.hierarchical.reml import Components, independent_fixed, residual_df
 from council_db.analysis.hierarchical.terms import Terms
+from council_db.analysis.stats.distributions import t_ppf
 
 MAX_CUTS = 50
 STABLE_WITHIN = 0.5  # prior SDs: the seed's stability threshold
@@ -50,17 +51,23 @@ def severity_paths(terms: Terms, reviewers: list[str], components: Components, c
         rows[number, block.start + r] += 1.0
     means = np.full((len(cuts), len(present)), math.nan)
     sds = np.full_like(means, math.nan)
+    dfs = np.full(len(cuts), math.inf)  # of each cut's t tails
     for i, (cut, cross) in enumerate(zip(cuts, crosses)):
         records = int(np.searchsorted(terms.session, cut, side="left"))
         if records == 0 or terms.degrees(records) < 1:
             continue
-        at_cut = replace(components, fixed=independent_fixed(cross, terms))
+        fixed = independent_fixed(cross, terms)
+        answers = int(terms.answer[:records].max()) + 1 if terms.answer[0] >= 0 else 0  # numbered by unit: whole ones
+        at_cut = replace(components, fixed=fixed, df=residual_df(terms.degrees(records), len(fixed), answers,
+                                                                 terms.units(records), components.rho > 0))
         post = posterior(cross, terms, at_cut)
         means[i] = rows @ post.mean
+        dfs[i] = post.df
         sds[i] = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", rows, post.covariance, rows), 0.0))
-    unit = components.spread("reviewer")
-    return {reviewers[r]: Path(cuts, means[:, n].tolist(), (means[:, n] - Z95 * sds[:, n]).tolist(),
-                               (means[:, n] + Z95 * sds[:, n]).tolist(), stable_since(cuts, means[:, n], unit))
+    halves = sds * t_ppf(0.975, dfs)[:, None]  # 95% credible intervals' half widths, in one call
+    prior_sd = components.spread("reviewer")
+    return {reviewers[r]: Path(cuts, means[:, n].tolist(), (means[:, n] - halves[:, n]).tolist(),
+                               (means[:, n] + halves[:, n]).tolist(), stable_since(cuts, means[:, n], prior_sd))
             for n, r in enumerate(present)}
 
 

@@ -41,3 +41,24 @@ def test_chunked_permutations_give_the_p_values_of_whole_batches(monkeypatch):
     whole = changepoints.search(timed, np.random.default_rng(2), permutations=300)
     assert [(c.subject, c.p_value, c.statistic, c.at_us) for c in chunked] == \
         [(c.subject, c.p_value, c.statistic, c.at_us) for c in whole]
+
+
+def test_change_point_shifts_are_each_subjects_step_less_the_median_of_the_others(monkeypatch):
+    timed = timed_panel(120, 600, seed=6)
+    fits, fit = [], changepoints._steps_beyond_trend
+    monkeypatch.setattr(changepoints, "_steps_beyond_trend", lambda *a: fits.append(a[-1]) or fit(*a))
+    found = changepoints.search(timed, np.random.default_rng(3), permutations=20)
+    assert len(fits) == len(set(fits)) < len(found)  # one fit per split used, not one per subject
+    layout = changepoints._Blocks.of(timed)
+    block = layout.of_session[timed.session]
+    n = len(timed.names)
+    totals = changepoints._per_block(block, timed.subject, timed.residual, layout.n, n)
+    records = changepoints._per_block(block, timed.subject, np.ones(len(block)), layout.n, n)
+    detrended = changepoints._detrend(totals, records, layout.time)
+    tested = [timed.names.index(c.subject) for c in found]
+    detrended, records = detrended[:, tested], records[:, tested]
+    assert len(found) > 60
+    for i, change in enumerate(found):  # the definition, one subject at a time, as it was computed
+        k = int(np.flatnonzero(layout.start_us == change.at_us)[0]) - 1
+        steps = fit(detrended, records, layout.time, k)
+        assert abs(change.shift - (steps[i] - np.median(np.delete(steps, i)))) <= 1e-12

@@ -88,16 +88,29 @@ def search(timed: TimedResiduals, rng: np.random.Generator, permutations: int = 
     observed, where = _statistic(detrended[None], records[None], layout.time, sd, splits)
     observed, where = observed[0], where[0]
     p_values = _permutation_p_values(observed, detrended, records, layout.time, sd, splits, rng, permutations)
+    shifts = _shifts(detrended, records, layout.time, where)
     out = []
     for i, j in enumerate(present.tolist()):
         k = int(where[i])  # the change falls after block k
-        steps = _steps_beyond_trend(detrended, records, layout.time, k)
         out.append(ChangeSearch(
             subject=timed.names[j], statistic=float(observed[i]), p_value=float(p_values[i]),
-            at_us=int(layout.start_us[k + 1]), shift=float(steps[i] - np.median(np.delete(steps, i))),
+            at_us=int(layout.start_us[k + 1]), shift=float(shifts[i]),
             sessions_before=int(layout.sessions[:k + 1].sum()), sessions_after=int(layout.sessions[k + 1:].sum()),
         ))
     return out
+
+
+def _shifts(detrended: np.ndarray, records: np.ndarray, time: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """Per subject i: its step beyond its line after block where[i], less the median of the
+    other subjects' steps there. The steps at a split serve every subject whose change falls
+    there: one fit per split used, not one per subject (which had cost subjects x blocks x
+    subjects: 3.4 s of a 1,000-reviewer report)."""
+    shifts = np.zeros(len(where))
+    for k in np.unique(where).tolist():
+        steps = _steps_beyond_trend(detrended, records, time, k)
+        mine = np.flatnonzero(where == k)
+        shifts[mine] = steps[mine] - median_of_others(steps)[mine]
+    return shifts
 
 
 def _permutation_p_values(observed: np.ndarray, detrended: np.ndarray, records: np.ndarray, time: np.ndarray,

@@ -62,3 +62,37 @@ def test_change_point_shifts_are_each_subjects_step_less_the_median_of_the_other
         k = int(np.flatnonzero(layout.start_us == change.at_us)[0]) - 1
         steps = fit(detrended, records, layout.time, k)
         assert abs(change.shift - (steps[i] - np.median(np.delete(steps, i)))) <= 1e-12
+
+
+def test_per_reviewer_position_fits_only_reviewers_with_two_sessions_to_compare(monkeypatch):
+    """A wide panel (rare reviewers of a few scores beside a council's four) gives each
+    reviewer the row one fit per reviewer gave, but fits only those with two sessions holding
+    two or more of their scores: the others' fits estimated nothing, at ~3 ms each."""
+    from council_db.analysis.loading.score_data import from_records
+    from council_db.analysis.position import reviewer_position
+    from council_db.analysis.position.consistency import Judgments, first_shown_share, first_shown_judgments
+    from council_db.analysis.position.swaps import summarise, swaps
+    from tests.conftest import simulated
+
+    records, _ = simulated(sessions=40, seed=9)
+    for i, record in enumerate(records[::3]):  # every third record's reviewer made rare
+        record["reviewer_id"] = f"rare/{i % 60}"
+    data = from_records(records)
+    judgments, found = first_shown_judgments(data), swaps(data)
+    fits, fit = [], reviewer_position.joint_model.fit
+    monkeypatch.setattr(reviewer_position.joint_model, "fit", lambda d: fits.append(d) or fit(d))
+    rows = reviewer_position.by_reviewer(data, judgments, found)
+    assert len(rows) == len(data.reviewers) > 60 and 4 <= len(fits) < 20
+    for row in rows:  # as each row was computed before, one full fit and one scan per reviewer
+        number = data.reviewers.index(row.reviewer)
+        own = np.flatnonzero((data.reviewer == number) & (data.slot >= 0))
+        whole = fit(reviewer_position._own_records(data, own))
+        effects = {s: e for s, e in whole.slot_effects.items() if e.identified}
+        mine = judgments.reviewer == number
+        enough = len(np.unique(judgments.session[mine])) >= reviewer_position.MIN_SESSIONS
+        assert (row.n_sessions, row.n_records, row.judgments) == (whole.n_sessions, whole.n_records, int(mine.sum()))
+        assert row.slot_effects == (effects if len(effects) > 1 else {})
+        assert row.test == (whole.position_test if whole.n_sessions >= 10 and len(effects) > 1 else None)
+        assert row.first_shown == (first_shown_share(Judgments(judgments.session[mine], judgments.reviewer[mine],
+                                                               judgments.first_won[mine], 0)) if enough else None)
+        assert row.swaps == summarise(found, found.reviewer == number)

@@ -96,3 +96,25 @@ def test_per_reviewer_position_fits_only_reviewers_with_two_sessions_to_compare(
         assert row.first_shown == (first_shown_share(Judgments(judgments.session[mine], judgments.reviewer[mine],
                                                                judgments.first_won[mine], 0)) if enough else None)
         assert row.swaps == summarise(found, found.reviewer == number)
+
+
+def test_affinity_holds_the_reported_pairs_sessions_not_every_pairs():
+    """3,000 reviewers x 4 candidates x 3,000 sessions: every pair's per-session totals and
+    counts were 12,000 x 3,000 cells each (576 MB); the pairs that met in 10 sessions hold them."""
+    from council_db.analysis.effects import affinity
+    from council_db.analysis.loading.score_data import from_records
+    from tests.report.test_report_pinned import panel_records
+
+    records = panel_records(3_000, 4, 3_000)
+    for i, record in enumerate(records[:600:3]):  # a reviewer of two candidates in 200 sessions
+        record["reviewer_id"], record["model_id"] = "r/common", f"m/{i % 2}"
+    data = from_records(records)
+    residuals = np.random.default_rng(4).normal(0, 1, data.n_records)
+    tracemalloc.start()
+    cells = affinity.affinity(data, residuals)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert [(c.label, c.n_records) for c in cells] == [("r/common -> m/0", 100), ("r/common -> m/1", 100)]
+    mine = (data.reviewer == data.reviewers.index("r/common")) & (data.model == data.models.index("m/0"))
+    assert abs(cells[0].estimate.estimate - residuals[mine].mean()) <= 1e-12
+    assert peak < 40 * 2 ** 20, f"{peak / 2 ** 20:.0f} MB"

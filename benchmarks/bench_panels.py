@@ -95,7 +95,9 @@ def run(checkout: Path | None, db: str, args: list[str], timeout: float,
     machine's memory)."""
     env = dict(ENV, PYTHONPATH=str(checkout)) if checkout else ENV
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "council_db", "--db", db, *args],
+    # run beside the store: `python -m` puts its working directory first on the path, so from a
+    # checkout's root the baseline would import that checkout's code instead of ``checkout``'s
+    process = subprocess.Popen([sys.executable, "-m", "council_db", "--db", db, *args], cwd=Path(db).parent,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     killed: list[str] = []
 
@@ -154,7 +156,7 @@ def main() -> None:
         work = options.work or Path(scratch)
         for shape in shapes:
             stem = work / f"panel-{shape.name}-{shape.reviewers}-{shape.candidates}-{shape.sessions}"
-            db = str(stem.with_suffix(".db"))
+            db = str(stem.with_suffix(".db").resolve())
             if not Path(db).exists():
                 records = write_store_jsonl(shape, stem.with_suffix(".jsonl"))
                 began = time.perf_counter()

@@ -28,6 +28,7 @@ from council_db.analysis.position.swaps import Swaps, SwapSummary, summarise
 from council_db.analysis.stats import Estimate
 
 MIN_SESSIONS = 10
+NONE = np.zeros(0, dtype=np.int64)  # the positions of a reviewer's judgments or swaps when it has none
 
 
 @dataclass(frozen=True)
@@ -52,14 +53,14 @@ def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[Rev
     judged, swapped = _rows_of(judgments.reviewer), _rows_of(found.reviewer)
     for number, rows in zip(numbers.tolist(), np.split(by_reviewer, starts[1:])):
         effects, test, n_sessions, n_records = _slots(data, np.sort(rows))
-        mine = judged.get(number, np.zeros(0, dtype=np.int64))
+        mine, swaps_of = judged.get(number, NONE), swapped.get(number, NONE)
         first_shown = None
         if len(np.unique(judgments.session[mine])) >= MIN_SESSIONS:
             first_shown = first_shown_share(Judgments(judgments.session[mine], judgments.reviewer[mine],
                                                       judgments.first_won[mine], 0))
         out.append(ReviewerPosition(
             reviewer=data.reviewers[number], slot_effects=effects, test=test, n_sessions=n_sessions,
-            n_records=n_records, first_shown=first_shown, judgments=len(mine), swaps=summarise(found, swapped.get(number, np.zeros(0, dtype=np.int64)))))
+            n_records=n_records, first_shown=first_shown, judgments=len(mine), swaps=summarise(found, swaps_of)))
     return out
 
 

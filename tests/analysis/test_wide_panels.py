@@ -1,5 +1,6 @@
 """Analyses that must not grow with the square of the panel (issue 32, "many judges and
-candidates"): their memory is bounded by a chunk, their figures those of the unchunked code."""
+candidates"): their memory bounded by a chunk or by what they report, their work by what a
+subject can estimate, their figures those of the code that grew."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def test_per_reviewer_position_fits_only_reviewers_with_two_sessions_to_compare(
     two or more of their scores: the others' fits estimated nothing, at ~3 ms each."""
     from council_db.analysis.loading.score_data import from_records
     from council_db.analysis.position import reviewer_position
-    from council_db.analysis.position.consistency import Judgments, first_shown_share, first_shown_judgments
+    from council_db.analysis.position.consistency import Judgments, first_shown_judgments, first_shown_share
     from council_db.analysis.position.swaps import summarise, swaps
     from tests.conftest import simulated
 

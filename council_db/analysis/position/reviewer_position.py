@@ -70,14 +70,14 @@ def _slots(data: ScoreData, rows: np.ndarray) -> tuple[dict[int, Effect], WaldTe
     or more of the reviewer's scores; with fewer it estimates nothing and uses what those
     hold, which is said without a fit (a panel of 50,000 reviewers of 3 scores each)."""
     per_session = np.bincount(data.session[rows])
-    used = per_session[data.session[rows]] >= 2
-    if int((per_session >= 2).sum()) < 2:
-        return {}, None, int((per_session >= 2).sum()), int(used.sum())
+    sessions = int((per_session >= 2).sum())
+    if sessions < 2:
+        return {}, None, sessions, int((per_session[data.session[rows]] >= 2).sum())
     fit = joint_model.fit(_own_records(data, rows))
     effects = {slot: effect for slot, effect in fit.slot_effects.items() if effect.identified}
-    enough = fit.n_sessions >= MIN_SESSIONS and len(effects) > 1
-    return (effects if len(effects) > 1 else {}), (fit.position_test if enough else None), fit.n_sessions, \
-        fit.n_records
+    if len(effects) < 2:
+        return {}, None, fit.n_sessions, fit.n_records
+    return effects, fit.position_test if fit.n_sessions >= MIN_SESSIONS else None, fit.n_sessions, fit.n_records
 
 
 def _rows_of(reviewer: np.ndarray) -> dict[int, np.ndarray]:

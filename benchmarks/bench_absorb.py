@@ -169,7 +169,8 @@ def main() -> None:
     for row in rows:
         print(" | ".join(row), flush=True)
     if options.write_docs:
-        write_table("absorb", markdown_table(["panel", "what", "figure"], rows), f"{machine()}; CPU time of one process")
+        table = markdown_table(["panel", "what", "figure"], rows)
+        write_table("absorb", table, f"{machine()}; CPU time of one process")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ is linked to the others through shared sessions (the joint model can place them 
 before running the big ones). ``--baseline PATH``: a checkout of an older council-db (e.g. a
 detached worktree of main) run with the same interpreter, on the same store, command by
 command (old, then new). Targets: the report's 3 s / 300 MB for `mixed`; <= 30 s / <= 500 MB
-for `reviewers` and `candidates`. Each command gets --timeout seconds (default 600);
-a command that runs out is reported as such.
+for `reviewers` and `candidates`. Each command gets --timeout seconds (default 600) and --memory
+MB of resident memory (default 4,000): one that runs past either is killed, and reported so.
 """
 
 from __future__ import annotations
@@ -87,23 +87,53 @@ def write_store_jsonl(shape: Shape, path: Path, seed: int = 32) -> int:
     return n
 
 
-def run(checkout: Path | None, db: str, args: list[str], timeout: float) -> tuple[float, float] | None:
-    """Wall seconds and peak RSS (MB) of one `council-db` process (``checkout``'s code when
-    given); None when it ran out of time and was killed."""
+def run(checkout: Path | None, db: str, args: list[str], timeout: float,
+        memory_mb: float) -> tuple[float, float, float] | str:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one `council-db` process (``checkout``'s
+    code when given), or why it was killed: past ``timeout`` seconds, or past ``memory_mb`` of
+    resident memory (polled every 0.2 s, so a wide panel's dense design cannot take a shared
+    machine's memory)."""
     env = dict(ENV, PYTHONPATH=str(checkout)) if checkout else ENV
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "council_db", "--db", db, *args],
+    # run beside the store: `python -m` puts its working directory first on the path, so from a
+    # checkout's root the baseline would import that checkout's code instead of ``checkout``'s
+    process = subprocess.Popen([sys.executable, "-m", "council_db", "--db", db, *args], cwd=Path(db).parent,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    timer = threading.Timer(timeout, process.kill)
-    timer.start()
+    killed: list[str] = []
+
+    def watch() -> None:
+        while process.poll() is None:
+            if time.perf_counter() - start > timeout:
+                killed.append(f"killed at {timeout:.0f} s")
+            elif _rss_mb(process.pid) > memory_mb:
+                killed.append(f"killed at {memory_mb:.0f} MB after {time.perf_counter() - start:.0f} s")
+            if killed:
+                process.kill()
+                return
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     _, status, usage = os.wait4(process.pid, 0)
-    timer.cancel()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    watcher.join()
     elapsed = time.perf_counter() - start
-    if elapsed >= timeout:
-        return None
-    if os.waitstatus_to_exitcode(status) != 0:
+    if killed:
+        return killed[0]
+    if process.returncode != 0:
         raise SystemExit(f"council-db {' '.join(args)} failed: {process.stderr.read().decode()}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def _rss_mb(pid: int) -> float:
+    """A live process's resident memory in MB (0 once it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def main() -> None:
@@ -114,6 +144,7 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="an older checkout to time first, on the same stores")
     parser.add_argument("--work", type=Path, help="where the stores are built (default: a temporary folder)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a command may run")
+    parser.add_argument("--memory", type=float, default=4000.0, help="MB of resident memory a command may hold")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md (panels)")
     options = parser.parse_args()
     shapes = [SHAPES[name].scaled(options.scale) for name in options.shapes.split(",")]
@@ -125,7 +156,7 @@ def main() -> None:
         work = options.work or Path(scratch)
         for shape in shapes:
             stem = work / f"panel-{shape.name}-{shape.reviewers}-{shape.candidates}-{shape.sessions}"
-            db = str(stem.with_suffix(".db"))
+            db = str(stem.with_suffix(".db").resolve())
             if not Path(db).exists():
                 records = write_store_jsonl(shape, stem.with_suffix(".jsonl"))
                 began = time.perf_counter()
@@ -138,16 +169,16 @@ def main() -> None:
             for name in commands:
                 cells = []
                 for label, checkout in ([("old", options.baseline)] if options.baseline else []) + [("new", None)]:
-                    result = run(checkout, db, COMMANDS[name], options.timeout)
-                    shown = (f"> {options.timeout:.0f} s" if result is None
-                             else f"{result[0]:.1f} s, {result[1]:.0f} MB")
+                    result = run(checkout, db, COMMANDS[name], options.timeout, options.memory)
+                    shown = (result if isinstance(result, str)
+                             else f"{result[0]:.1f} s ({result[1]:.1f} s CPU), {result[2]:.0f} MB")
                     print(f"  {name:<12} {label}: {shown}", flush=True)
                     cells.append(shown)
                 rows.append([shape.name, size, f"`{name}`", *cells])
     if options.write_docs:
         header = ["shape", "store", "command", *(["old (main)"] if options.baseline else []), "new"]
         table = markdown_table(header, rows)
-        write_table("panels", table, f"{machine()}; wall time and peak RSS of one process each")
+        write_table("panels", table, f"{machine()}; wall time (CPU time) and peak RSS of one process each")
 
 
 if __name__ == "__main__":

@@ -95,7 +95,7 @@ def anchors_of_rows(estimates: np.ndarray, cov: np.ndarray, precision: np.ndarra
         furthest = np.flatnonzero(kept).reshape(values.shape)[np.arange(len(purifying)), np.argmax(apart, axis=1)]
         furthest -= np.arange(len(purifying)) * n  # flat positions to columns
         contrast = reference_contrasts(furthest, kept, precision)
-        se = np.sqrt(np.maximum(np.einsum("ri,ij,rj->r", contrast, cov, contrast), 0.0))
+        se = np.sqrt(np.maximum(np.einsum("ri,ri->r", contrast @ cov, contrast), 0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             apart_enough = (se > 0) & (np.abs(np.einsum("ri,ri->r", contrast, estimates[purifying])) / se > critical)
         keep[purifying[apart_enough], furthest[apart_enough]] = False  # p < alpha

@@ -57,37 +57,53 @@ class Cell:
 
 def affinity(data: ScoreData, residuals: np.ndarray, projection: ResidualProjection | None = None) -> list[Cell]:
     """Mean residual per reviewer x candidate pair (not self), where the pair met in at least
-    MIN_PAIR_SESSIONS sessions. Per-session totals by bincount: no pass over the records per pair.
+    MIN_PAIR_SESSIONS sessions. Per-session totals by bincount, for those pairs alone: no pass
+    over the records per pair, nothing the size of every pair x every session.
     With the fit's ``projection`` the SEs take out what the fitted effects absorbed
     (joint/residual_means); without it they are CR1 on the pair's residual totals (too wide)."""
     use = np.isfinite(residuals) & ~data.self_review
     n_models, g = len(data.models), data.n_sessions
     pair = data.reviewer[use] * n_models + data.model[use]
     n_pairs = len(data.reviewers) * n_models
-    cell = pair * g + data.session[use]
-    totals = np.bincount(cell, weights=residuals[use], minlength=n_pairs * g).reshape(n_pairs, g)
-    counts = np.bincount(cell, minlength=n_pairs * g).reshape(n_pairs, g)
+    sessions_held = np.bincount(np.unique(pair * g + data.session[use]) // g, minlength=n_pairs)
     fitted = np.isfinite(residuals)
     held = np.bincount(data.reviewer[fitted] * n_models + data.model[fitted], minlength=n_pairs) > 0
     grid = held.reshape(-1, n_models)
     # a candidate only one reviewer scored (or a reviewer of one candidate): its quality (severity)
     # absorbs the pair's residuals, which add up to zero by construction, so there is no affinity
     alone = ((grid.sum(axis=0) == 1)[None, :] | (grid.sum(axis=1) == 1)[:, None]).ravel()
-    reported = np.flatnonzero(((counts > 0).sum(axis=1) >= MIN_PAIR_SESSIONS) & ~alone).tolist()
-    tested = _mirror_images(grid, totals.sum(axis=1), counts.sum(axis=1), reported)
+    reported = np.flatnonzero((sessions_held >= MIN_PAIR_SESSIONS) & ~alone)
+    row, totals, counts = _reported_totals(pair, data.session[use], residuals[use], reported, n_pairs, g)
+    tested = _mirror_images(grid, np.bincount(pair, weights=residuals[use], minlength=n_pairs),
+                            np.bincount(pair, minlength=n_pairs), reported.tolist())
 
     def name(code: int) -> str:
         return f"{data.reviewers[code // n_models]} -> {data.models[code % n_models]}"
 
     if projection is None:
-        estimates = {code: clustered_mean_from_totals(totals[code], counts[code]) for code in reported}
+        estimates = [clustered_mean_from_totals(totals[i], counts[i]) for i in range(len(reported))]
     else:
         group = np.full(data.n_records, -1, dtype=np.int64)
-        group[use] = pair
-        influence = projection.influence(group, n_pairs, totals)
-        estimates = {code: _pair_mean(totals[code], counts[code], influence[code]) for code in reported}
-    return [Cell(data.reviewers[code // n_models], data.models[code % n_models], estimates[code],
-                 int(counts[code].sum()), None if tested[code] == code else name(tested[code])) for code in reported]
+        group[use] = row[pair]
+        influence = projection.influence(group, len(reported), totals)
+        estimates = [_pair_mean(totals[i], counts[i], influence[i]) for i in range(len(reported))]
+    return [Cell(data.reviewers[code // n_models], data.models[code % n_models], estimate, int(n),
+                 None if tested[code] == code else name(tested[code]))
+            for code, estimate, n in zip(reported.tolist(), estimates, counts.sum(axis=1).tolist())]
+
+
+def _reported_totals(pair: np.ndarray, session: np.ndarray, residuals: np.ndarray, reported: np.ndarray,
+                     n_pairs: int, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pair its row among the reported (-1: not reported), and the reported pairs' residual
+    totals and record counts per session (rows: reported pairs, columns: sessions). Only theirs:
+    every pair's would be 80 GB for 50,000 reviewers x 4 candidates x 50,000 sessions."""
+    row = np.full(n_pairs, -1, dtype=np.int64)
+    row[reported] = np.arange(len(reported))
+    mine = row[pair] >= 0
+    cell = row[pair[mine]] * g + session[mine]
+    totals = np.bincount(cell, weights=residuals[mine], minlength=len(reported) * g).reshape(-1, g)
+    counts = np.bincount(cell, minlength=len(reported) * g).reshape(-1, g)
+    return row, totals, counts
 
 
 def _pair_mean(totals: np.ndarray, counts: np.ndarray, influence: np.ndarray) -> Estimate:

@@ -28,6 +28,7 @@ from council_db.analysis.position.swaps import Swaps, SwapSummary, summarise
 from council_db.analysis.stats import Estimate
 
 MIN_SESSIONS = 10
+NONE = np.zeros(0, dtype=np.int64)  # the positions of a reviewer's judgments or swaps when it has none
 
 
 @dataclass(frozen=True)
@@ -43,26 +44,47 @@ class ReviewerPosition:
 
 
 def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[ReviewerPosition]:
-    """One row per reviewer with display-slot scores."""
+    """One row per reviewer with display-slot scores. Each reviewer's judgments and swaps are
+    found by one sort of each, not a scan of all of them per reviewer (quadratic in the panel)."""
     out = []
     shown = np.flatnonzero(data.slot >= 0)
     by_reviewer = shown[np.argsort(data.reviewer[shown], kind="stable")]
     numbers, starts = np.unique(data.reviewer[by_reviewer], return_index=True)
+    judged, swapped = _rows_of(judgments.reviewer), _rows_of(found.reviewer)
     for number, rows in zip(numbers.tolist(), np.split(by_reviewer, starts[1:])):
-        fit = joint_model.fit(_own_records(data, np.sort(rows)))
-        effects = {slot: effect for slot, effect in fit.slot_effects.items() if effect.identified}
-        enough = fit.n_sessions >= MIN_SESSIONS and len(effects) > 1
-        mine = judgments.reviewer == number
+        effects, test, n_sessions, n_records = _slots(data, np.sort(rows))
+        mine, swaps_of = judged.get(number, NONE), swapped.get(number, NONE)
         first_shown = None
         if len(np.unique(judgments.session[mine])) >= MIN_SESSIONS:
             first_shown = first_shown_share(Judgments(judgments.session[mine], judgments.reviewer[mine],
                                                       judgments.first_won[mine], 0))
         out.append(ReviewerPosition(
-            reviewer=data.reviewers[number], slot_effects=effects if len(effects) > 1 else {},
-            test=fit.position_test if enough else None, n_sessions=fit.n_sessions, n_records=fit.n_records,
-            first_shown=first_shown, judgments=int(mine.sum()), swaps=summarise(found, found.reviewer == number)))
+            reviewer=data.reviewers[number], slot_effects=effects, test=test, n_sessions=n_sessions,
+            n_records=n_records, first_shown=first_shown, judgments=len(mine), swaps=summarise(found, swaps_of)))
     return out
 
+
+def _slots(data: ScoreData, rows: np.ndarray) -> tuple[dict[int, Effect], WaldTest | None, int, int]:
+    """A reviewer's identified slot effects (none unless two are), its all-slots-equal test,
+    and the sessions and records they rest on. The joint model needs two sessions holding two
+    or more of the reviewer's scores; with fewer it estimates nothing and uses what those
+    hold, which is said without a fit (a panel of 50,000 reviewers of 3 scores each)."""
+    per_session = np.bincount(data.session[rows])
+    sessions = int((per_session >= 2).sum())
+    if sessions < 2:
+        return {}, None, sessions, int((per_session[data.session[rows]] >= 2).sum())
+    fit = joint_model.fit(_own_records(data, rows))
+    effects = {slot: effect for slot, effect in fit.slot_effects.items() if effect.identified}
+    if len(effects) < 2:
+        return {}, None, fit.n_sessions, fit.n_records
+    return effects, fit.position_test if fit.n_sessions >= MIN_SESSIONS else None, fit.n_sessions, fit.n_records
+
+
+def _rows_of(reviewer: np.ndarray) -> dict[int, np.ndarray]:
+    """Reviewer code -> the positions of its entries, in their order (as a mask would select)."""
+    order = np.argsort(reviewer, kind="stable")
+    numbers, starts = np.unique(reviewer[order], return_index=True)
+    return dict(zip(numbers.tolist(), np.split(order, starts[1:])))
 
 
 def _own_records(data: ScoreData, rows: np.ndarray) -> ScoreData:

@@ -58,7 +58,8 @@ def swaps(data: ScoreData) -> Swaps:
 
 
 def summarise(found: Swaps, keep: np.ndarray | None = None) -> SwapSummary | None:
-    """Counts and shares over the swapped pairs where ``keep`` (all when None); None if none."""
+    """Counts and shares over the swapped pairs ``keep`` selects (a mask or their positions in
+    order; all when None); None if none."""
     session, outcome = (found.session, found.outcome) if keep is None else (found.session[keep], found.outcome[keep])
     if len(outcome) == 0:
         return None

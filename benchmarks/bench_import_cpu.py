@@ -33,6 +33,7 @@ from pathlib import Path
 from bench_importers import FORMATS  # benchmarks/ is on the path when run as a script
 from doc_tables import machine
 
+from council_db.ingest.pipeline import MAX_WORKERS, PARALLEL_MIN_BYTES
 from council_db.store.database import open_database
 
 # Run in a fresh interpreter: the CLI in-process, then the process's and its reaped
@@ -112,28 +113,35 @@ def one_run(checkout: Path | None, folder: Path, template: Path, source: Path, o
     return found
 
 
+def _median(runs: list[dict], key) -> float:
+    return statistics.median(key(run) for run in runs)
+
+
 def summary(name: str, runs: list[dict], workers: int) -> str:
     """Medians of the runs: CPU us a record per side, wall rate, busy shares."""
     records = runs[0]["records"]
-    def median(key) -> float:
-        return statistics.median(key(run) for run in runs)
-
-    writer, readers = median(lambda r: r["writer"] / records * 1e6), median(lambda r: r["readers"] / records * 1e6)
-    thread = median(lambda r: r["main_thread"] / records * 1e6)
-    total = median(lambda r: (r["writer"] + r["readers"]) / records * 1e6)
-    rate = median(lambda r: records / r["wall"])
-    busy_writer = median(lambda r: r["writer"] / r["wall"])
-    busy_readers = median(lambda r: r["readers"] / r["wall"] / workers)
+    writer, thread, readers = (_median(runs, lambda r, side=side: r[side] / records * 1e6)
+                               for side in ("writer", "main_thread", "readers"))
+    total = _median(runs, lambda r: (r["writer"] + r["readers"]) / records * 1e6)
     each = ", ".join(f"{(r['writer'] + r['readers']) / records * 1e6:.1f}" for r in runs)
     return (f"{name}: CPU us/record writer {writer:.1f} (its main thread {thread:.1f}), readers {readers:.1f}, "
             f"total {total:.1f} (runs: {each}); "
-            f"{rate:,.0f} records/s wall; busy: writer {busy_writer:.2f}, each reader {busy_readers:.2f}\n"
-            f"  phases (median): start-up {median(lambda r: r['reading'][1]):.2f} s wall, "
-            f"{median(lambda r: r['reading'][0]):.2f} s CPU; reading and writing "
-            f"{median(lambda r: r['read'][1] - r['reading'][1]):.2f} s wall, "
-            f"{median(lambda r: r['read'][0] - r['reading'][0]):.2f} s CPU of the writer's thread, of which it "
-            f"waited for chunks {median(lambda r: r['waited']):.2f} s; the end {median(lambda r: r['wall'] - r['read'][1]):.2f} s wall, "
-            f"{median(lambda r: r['main_thread'] - r['read'][0]):.2f} s CPU")
+            f"{_median(runs, lambda r: records / r['wall']):,.0f} records/s wall; busy: writer "
+            f"{_median(runs, lambda r: r['writer'] / r['wall']):.2f}, each reader "
+            f"{_median(runs, lambda r: r['readers'] / r['wall'] / workers):.2f}; {records:,} records")
+
+
+def phases(runs: list[dict]) -> str:
+    """Medians of the writer's phases: start-up, reading and writing (and its wait for chunks), the end."""
+    def median(key) -> str:
+        return f"{_median(runs, key):.2f}"
+
+    return (f"  phases (median): start-up {median(lambda r: r['reading'][1])} s wall, "
+            f"{median(lambda r: r['reading'][0])} s CPU; reading and writing "
+            f"{median(lambda r: r['read'][1] - r['reading'][1])} s wall, "
+            f"{median(lambda r: r['read'][0] - r['reading'][0])} s CPU of the writer's thread, of which it waited "
+            f"for chunks {median(lambda r: r['waited'])} s; the end {median(lambda r: r['wall'] - r['read'][1])} s "
+            f"wall, {median(lambda r: r['main_thread'] - r['read'][0])} s CPU")
 
 
 def print_profiles(folder: Path, lines: int, sort: str) -> None:
@@ -164,7 +172,7 @@ def main() -> None:
         spec = FORMATS[args.format]
         source = args.source or spec.write(made, args.records)
         size = source.stat().st_size
-        workers = 2 if size >= 16 * 1024 * 1024 and (os.cpu_count() or 1) >= 2 else 1
+        workers = min(MAX_WORKERS, os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
         print(f"{args.format}: {source.name}, {size / 1e6:,.0f} MB; {machine()}; "
               f"load {os.getloadavg()[0]:.1f} at the start")
         checkouts = {"this checkout": None, **({f"baseline ({args.baseline})": args.baseline} if args.baseline else {})}
@@ -176,7 +184,8 @@ def main() -> None:
             count = sum(chunk.count(b"\n") for chunk in iter(lambda: lines.read(1 << 24), b""))
         for name, found in runs.items():
             if found:
-                print(summary(name, found, workers) + f"; {found[0]['records']:,} records")
+                print(summary(name, found, workers))
+                print(phases(found))
         print(f"{count:,} lines; load {os.getloadavg()[0]:.1f} at the end")
         if args.profile:
             profiles = folder / "profiles"

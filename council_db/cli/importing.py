@@ -202,7 +202,7 @@ def command(
     from council_db.errors import CouncilDbError
     from council_db.ingest.formats.answers import check_directory
     from council_db.ingest.formats.options import FormatOptions
-    from council_db.ingest.importer import checked_sources, import_sources
+    from council_db.ingest.importer import checked_sources, head_start, import_sources
 
     try:
         options = FormatOptions(read_as.value, answers, bench, judge, reviewer_kind and reviewer_kind.value,
@@ -217,9 +217,14 @@ def command(
     if read_as.value == "arena-hard" and baseline is None and not quiet:
         message("arena-hard: a line that names no baseline (v0.1) is judged against gpt-4-0314, the format's "
                 "default; --baseline MODEL names another")
-    db = state(ctx).database()
-    progress = _progress() if sys.stderr.isatty() and not quiet else None
-    summary = import_sources(db, sources, strict=strict, progress=progress, options=options)
+    started = head_start(sources, options)  # reading while the database opens: the importer closes it
+    try:
+        db = state(ctx).database()
+        progress = _progress() if sys.stderr.isatty() and not quiet else None
+        summary = import_sources(db, sources, strict=strict, progress=progress, options=options, head_start=started)
+    finally:
+        if started is not None:
+            started.close()
     if not quiet:
         _report(summary, options.reviewer_kind)
     if fmt == "json":

@@ -11,8 +11,9 @@ ingest/validation.py checks) halve what crosses between the processes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import attrgetter
-from typing import TYPE_CHECKING, Hashable, Sequence
+from typing import TYPE_CHECKING, Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -127,9 +128,9 @@ class ScoreBatch:
         scale still once (envelopes and scales by identity, as the normaliser shares them)."""
         if len(parts) == 1:
             return parts[0]
-        session_keys, session = _merged([p.session_keys for p in parts], [[p.session] for p in parts], lambda v: v)
+        session_keys, session = _merged([p.session_keys for p in parts], [[p.session] for p in parts], None)
         envelopes, envelope = _merged([p.envelopes for p in parts], [[p.envelope] for p in parts], id)
-        names, named = _merged([p.names for p in parts], [[p.reviewer, p.model] for p in parts], lambda v: v)
+        names, named = _merged([p.names for p in parts], [[p.reviewer, p.model] for p in parts], None)
         scales, scale = _merged([p.scales for p in parts], [[p.scale] for p in parts], id)
         joined = [np.concatenate([getattr(p, name) for p in parts])
                   for name in ("position", "length", "score", "exclusion", "position_given")]
@@ -193,7 +194,7 @@ class DimensionColumns:
                  if part.dimensions is not None]
         if not found:
             return None
-        names, name = _merged([d.names for _, d in found], [[d.name] for _, d in found], lambda v: v)
+        names, name = _merged([d.names for _, d in found], [[d.name] for _, d in found], None)
         return cls(names, np.concatenate([d.row + start for start, d in found]), name[0],
                    np.concatenate([d.score for _, d in found]))
 
@@ -240,23 +241,21 @@ def _codes(values: Sequence[Hashable]) -> tuple[list, np.ndarray]:
     return list(index), np.fromiter(map(index.__getitem__, values), dtype=np.int32, count=len(values))
 
 
-def _merged(values: list[list], codes: list[list[np.ndarray]], key) -> tuple[list, list[np.ndarray]]:
+def _merged(values: list[list], codes: list[list[np.ndarray]],
+            key: Callable[[object], Hashable] | None) -> tuple[list, list[np.ndarray]]:
     """Several parts' distinct values as one list, and each code column (the same number
-    per part) rewritten to index it and joined across the parts."""
-    index: dict = {}
-    merged: list = []
-    columns: list[list[np.ndarray]] = [[] for _ in codes[0]]
-    for part_values, part_codes in zip(values, codes):
-        mapping = []
-        for value in part_values:
-            number = index.setdefault(key(value), len(merged))
-            if number == len(merged):
-                merged.append(value)
-            mapping.append(number)
-        remap = np.array(mapping or [0], dtype=np.int32)
-        for column, part_column in zip(columns, part_codes):
-            column.append(remap[part_column])
-    return merged, [np.concatenate(column) for column in columns]
+    per part) rewritten to index it and joined across the parts, in C-speed passes: the
+    keys of all parts into one dict, then a look-up each (joining the readers' chunks for
+    the writer: 0.09-0.11 against 0.07 us a record with a loop per value)."""
+    flat = list(chain.from_iterable(values))
+    keys = flat if key is None else list(map(key, flat))
+    firsts = dict(zip(keys, flat))  # first appearance's order; equal keys hold equal values
+    index = dict(zip(firsts, range(len(firsts))))
+    numbers = np.fromiter(map(index.__getitem__, keys), dtype=np.int32, count=len(keys))
+    remaps = np.split(numbers, np.cumsum([len(part) for part in values[:-1]]).astype(np.intp))
+    columns = [np.concatenate([remap[part[column]] for remap, part in zip(remaps, codes)])
+               for column in range(len(codes[0]))]
+    return list(firsts.values()), columns
 
 
 @dataclass

@@ -209,31 +209,80 @@ def segments(source: Source, start: int, end: int, quoted: bool = False) -> list
 def chunks_in_workers(source: Source, parts: list[Segment], first_line: int, workers: int,
                       parse: Parse = parse_batch) -> Iterator[Chunk]:
     """The same chunks as ``chunks``, produced by worker processes, in file order."""
+    with ExitStack() as stack:
+        yield from _in_file_order(_started(stack, source, parts, workers, parse), parts, first_line, source)
+
+
+def _started(stack: ExitStack, source: Source, parts: list[Segment], workers: int, parse: Parse) -> list[queue.Queue]:
+    """Worker processes reading ``parts`` in turn, each with a thread moving its pipe's messages
+    into a queue here (the queues, in worker order); ``stack`` stops them."""
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     workers = min(workers, len(parts))
-    with ExitStack() as stack:
-        receivers = []
-        for number in range(workers):  # every fork before any thread starts: forking threads risks deadlock
-            receiver, sender = context.Pipe(duplex=False)
-            readers = [made for _, made in receivers] + [receiver]
-            worker = context.Process(target=_work, args=(sender, source, parts[number::workers], readers, parse),
-                                     daemon=True)
-            worker.start()
-            sender.close()
-            receivers.append((worker, receiver))
-        queues = []
-        for worker, receiver in receivers:
-            received: queue.Queue[bytes | None] = queue.Queue(QUEUED_CHUNKS)
-            drain = threading.Thread(target=_drain, args=(receiver, received), daemon=True)
-            drain.start()
-            stack.callback(_stop, worker, drain, receiver, received)
-            queues.append(received)
-        lines_before = first_line - 1
-        for index in range(len(parts)):
-            received = queues[index % workers]
-            while not isinstance(item := _receive(received, source), SegmentDone):
-                yield item.shifted(lines_before)
-            lines_before += item.lines
+    receivers = []
+    for number in range(workers):  # every fork before any thread starts: forking threads risks deadlock
+        receiver, sender = context.Pipe(duplex=False)
+        readers = [made for _, made in receivers] + [receiver]
+        worker = context.Process(target=_work, args=(sender, source, parts[number::workers], readers, parse),
+                                 daemon=True)
+        worker.start()
+        sender.close()
+        receivers.append((worker, receiver))
+    queues = []
+    for worker, receiver in receivers:
+        received: queue.Queue[bytes | None] = queue.Queue(QUEUED_CHUNKS)
+        drain = threading.Thread(target=_drain, args=(receiver, received), daemon=True)
+        drain.start()
+        stack.callback(_stop, worker, drain, receiver, received)
+        queues.append(received)
+    return queues
+
+
+def _in_file_order(queues: list[queue.Queue], parts: list[Segment], first_line: int,
+                   source: Source) -> Iterator[Chunk]:
+    lines_before = first_line - 1
+    for index in range(len(parts)):
+        received = queues[index % len(queues)]
+        while not isinstance(item := _receive(received, source), SegmentDone):
+            yield item.shifted(lines_before)
+        lines_before += item.lines
+
+
+class HeadStart:
+    """Worker processes reading a large file from its start before the database is opened.
+
+    The importing process spends its first second or more starting up (SQLAlchemy, the
+    schema's models, the write lock, the resume point) with the other core idle; workers
+    forked before that read meanwhile, up to their queues' bound. Most imports read a file
+    from its start; when the resume point says otherwise, the workers are stopped unused
+    and the file is read from there as before. ``close`` stops them (idempotent)."""
+
+    def __init__(self, source: Source, parse: Parse, quoted: bool) -> None:
+        self.source, self.parse, self.quoted = source, parse, quoted
+        self.parts = segments(source, 0, source.size or 0, quoted)
+        self._stack = ExitStack()
+        self._queues = _started(self._stack, source, self.parts, min(MAX_WORKERS, os.cpu_count() or 1), parse)
+
+    @classmethod
+    def of(cls, source: Source, parse: Parse, *, quoted: bool = False) -> HeadStart | None:
+        """Workers for ``source`` read from its start, where source_chunks would give a
+        whole file to several workers; None otherwise (stdin, gzip, a small file, one core)."""
+        if not _in_segments(source, 0):
+            return None
+        return cls(source, parse, quoted)
+
+    def chunks(self, offset: int, first_line: int) -> Iterator[Chunk] | None:
+        """The workers' chunks when the import starts where they did; else None, and they stop."""
+        if offset or first_line != 1:
+            self.close()
+            return None
+        return self._chunks()
+
+    def _chunks(self) -> Iterator[Chunk]:
+        with self._stack:
+            yield from _in_file_order(self._queues, self.parts, 1, self.source)
+
+    def close(self) -> None:
+        self._stack.close()
 
 
 def _drain(receiver, received: queue.Queue) -> None:
@@ -297,7 +346,8 @@ def merged(chunks: Iterator[Chunk], records: int, lines: int) -> Iterator[Chunk]
 
 
 def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = parse_batch, *,
-                  document: bool = False, quoted: bool = False, in_order: bool = False) -> Iterator[Chunk]:
+                  document: bool = False, quoted: bool = False, in_order: bool = False,
+                  head_start: HeadStart | None = None) -> Iterator[Chunk]:
     """Workers for a large file on a machine with a spare core; this process otherwise.
     A plain file is cut into segments for several workers; gzip is one stream for one.
     ``parse`` reads the lines of the source's format (llm-council's by default); a
@@ -305,9 +355,13 @@ def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = p
     one (CSV) has rows that may run over several lines; an ``in_order`` one (a run log, whose
     first line says what the rest are) is read start to end by one reader: one worker for a
     large file, so that reading overlaps writing as for gzip (in this process it took the
-    writer's turn: an OpenAI evals log imported at 8,000 records/s)."""
+    writer's turn: an OpenAI evals log imported at 8,000 records/s). ``head_start``: workers
+    already reading the file from its start (HeadStart), taken when the import starts there."""
+    early = None if head_start is None else head_start.chunks(offset, first_line)
+    if early is not None:
+        return early
     cores = os.cpu_count() or 1
-    large = source.kind == "file" and cores >= 2 and (source.size or 0) - offset >= PARALLEL_MIN_BYTES
+    large = _in_segments(source, offset)
     if in_order and large:
         return chunks_in_workers(source, [Segment(offset, None, False)], first_line, 1, parse)
     if document or in_order:
@@ -318,3 +372,9 @@ def source_chunks(source: Source, offset: int, first_line: int, parse: Parse = p
         return chunks_in_workers(source, [Segment(0, None, True, quoted)], first_line, 1, parse)
     parts = segments(source, offset, source.size, quoted)
     return chunks_in_workers(source, parts, first_line, min(MAX_WORKERS, cores), parse)
+
+
+def _in_segments(source: Source, offset: int) -> bool:
+    """Whether source_chunks cuts a line format's file into segments for several workers."""
+    return (source.kind == "file" and (os.cpu_count() or 1) >= 2
+            and (source.size or 0) - offset >= PARALLEL_MIN_BYTES)

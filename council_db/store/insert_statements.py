@@ -7,12 +7,14 @@ from functools import cache
 
 
 @cache
-def insert_statement(mark: str, table: str, columns: tuple[str, ...], conflict: str | None, rows: int) -> str:
-    """SQLite: ``rows`` rows of VALUES, one ``mark`` per value; no conflict clause for rows
-    known to be new (``conflict`` None)."""
-    one = "(" + ", ".join([mark] * len(columns)) + ")"
+def insert_statement(mark: str, table: str, columns: tuple[str, ...], conflict: str | None, rows: int,
+                     literals: tuple[tuple[str, int], ...] = ()) -> str:
+    """SQLite: ``rows`` rows of VALUES, one ``mark`` per value, then the ``literals``' integers,
+    the same in every row; no conflict clause for rows known to be new (``conflict`` None)."""
+    one = "(" + ", ".join([mark] * len(columns) + [str(int(value)) for _, value in literals]) + ")"
     skip = "" if conflict is None else f" ON CONFLICT ({conflict}) DO NOTHING"
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * rows)}{skip}"
+    names = ", ".join([*columns, *(name for name, _ in literals)])
+    return f"INSERT INTO {table} ({names}) VALUES {', '.join([one] * rows)}{skip}"
 
 
 @cache

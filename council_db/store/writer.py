@@ -101,9 +101,11 @@ class ScoreWriter:
         """Insert rows, skipping those whose key is already stored; returns how many were new."""
         return self._insert_columns(table, columns, conflict, [list(column) for column in zip(*values)])
 
-    def _insert_columns(self, table: str, columns: tuple[str, ...], conflict: str | None, data: list[list]) -> int:
+    def _insert_columns(self, table: str, columns: tuple[str, ...], conflict: str | None, data: list[list],
+                        literals: tuple[tuple[str, int], ...] = ()) -> int:
         """``_insert`` for rows given column by column (one list per column); ``conflict`` None:
-        rows known to be new, inserted without the conflict check (SQLite only)."""
+        rows known to be new, inserted without the conflict check; ``literals``: integer
+        columns with one value in every row, stated once (both SQLite only)."""
         count, width = len(data[0]), len(columns)
         if not self.arrays:  # one flat parameter list, filled a column at a time (C speed)
             flat: list = [None] * (count * width)
@@ -116,7 +118,7 @@ class ScoreWriter:
                 statement = unnest_statement(table, columns, conflict)
                 parameters = tuple(column[start:end] for column in data)
             else:
-                statement = insert_statement(self.mark, table, columns, conflict, end - start)
+                statement = insert_statement(self.mark, table, columns, conflict, end - start, literals)
                 parameters = tuple(flat[start * width:end * width])
             inserted += self.connection.exec_driver_sql(statement, parameters).rowcount
         return inserted
@@ -325,8 +327,8 @@ class ScoreWriter:
             if rows.any():
                 sorted_rows = in_key_order(rows, order)
                 own = (None if column is None else column[sorted_rows] for column in (envelope_ids, times))
-                names, values = given_score_columns(columns.select(sorted_rows), *own, import_id)
-                inserted += self._insert_columns("scores", names, conflict, values)
+                names, values, literals = given_score_columns(columns.select(sorted_rows), *own, import_id)
+                inserted += self._insert_columns("scores", names, conflict, values, literals)
         return inserted
 
     def _insert_styles(self, columns: ScoreColumns, style: np.ndarray, rows: np.ndarray) -> None:

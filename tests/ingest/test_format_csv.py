@@ -294,3 +294,42 @@ def test_a_field_longer_than_the_csv_module_reads_is_rejected_saying_what_to_do(
     result = import_files(db, [str(path)], options=options(QID_MAP, scale="1-10")).files[0]
     assert (result.inserted, result.rejected) == (1, 1)
     assert result.rejected_lines[0].reason.startswith("a field of more than 131,072 characters")
+
+
+def _reader(path, mapping=MAP, **given):
+    from council_db.ingest.formats.readers import reader
+    from council_db.ingest.sources import resolve_sources
+
+    return reader(options(mapping, **given), resolve_sources([str(path)])[0])
+
+
+def test_blank_lines_byte_order_marks_and_repeated_headers_are_told_apart_in_a_batch_read_at_once(tmp_path):
+    from council_db.ingest.lines import LineBatch
+
+    path = write(tmp_path / "t.csv", "qid,model,judge,rating\nq0,m,j,5\n")
+    lines = [b"qid,model,judge,rating", b"", b" ", b"\t\r", b"q1,m,j,5", b"\xef\xbb\xbfq2,m,j,6", b" q3,m,j,7",
+             b"qid,model,judge,rating\r", b"q4,m,j,8\r"]
+    found = _reader(path, QID_MAP, scale="1-10").row_lines(LineBatch(10, lines, 0))
+    assert found == [(14, b"q1,m,j,5", b"q1,m,j,5"), (15, lines[5], b"q2,m,j,6"), (16, b" q3,m,j,7", b" q3,m,j,7"),
+                     (18, b"q4,m,j,8\r", b"q4,m,j,8\r")]
+    plain = [b"q1,m,j,5", b"", b"q4,m,j,8\r", b"qid,model,judge,ratings"]  # only empty lines to leave out
+    assert _reader(path, QID_MAP, scale="1-10").row_lines(LineBatch(1, plain, 0)) == [
+        (number, line, line) for number, line in zip((1, 3, 4), plain[:1] + plain[2:])]
+
+
+def test_a_batch_read_at_once_gives_the_records_a_row_at_a_time_gives():
+    import msgspec
+
+    from council_db.ingest.lines import LineBatch, Parsed
+    from council_db.ingest.quoted_rows import whole_rows
+
+    reader = _reader(FIXTURE, FULL_MAP, scale="1-10")
+    lines = FIXTURE.read_bytes().split(b"\n")
+    batch = next(whole_rows(iter([LineBatch(1, lines, 0)])))
+    at_once = reader(batch)
+    one_by_one = Parsed()
+    for number, raw, text in reader.row_lines(batch):
+        reader._read(number, raw, text, one_by_one)
+    assert len(at_once.records) == 16 and not at_once.rejected and not one_by_one.rejected
+    assert [(n, msgspec.structs.asdict(r)) for n, r in at_once.records] == [
+        (n, msgspec.structs.asdict(r)) for n, r in one_by_one.records]

@@ -76,3 +76,24 @@ def test_a_csv_given_as_jsonl_is_refused_with_the_csv_mapping(db, tmp_path):
                                              "--from csv --map session=item,candidate=generator,reviewer=judge,"
                                              "score=score"):
         import_files(db, [str(path)], options=options(scale="1-10"))
+
+
+def test_a_role_s_values_read_for_a_whole_batch_are_each_line_s_own(tmp_path):
+    """All rows at once, a path step at a time, where each step meets objects; a row with the
+    whole dotted path as a key, a list on the way or a value missing: row by row, as before."""
+    from council_db.ingest.formats.jsonl_paths import MISSING
+    from council_db.ingest.formats.readers import reader
+    from council_db.ingest.sources import resolve_sources
+
+    mapping = MAP + (("category", "meta.kind.name"),)
+    path = write_jsonl(tmp_path / "judged.jsonl", [line(1, meta={"kind": {"name": "math"}})])
+    read = reader(options(mapping, scale="1-10"), resolve_sources([str(path)])[0])
+    plain = [line(n, meta={"kind": {"name": f"k{n}"}}) for n in range(3)]
+    odd = [line(3, meta={"kind": {"name": "x"}}, **{"meta.kind.name": "whole"}), line(4, meta={"kind": None}),
+           line(5, meta={"kind": ["name"]}), line(6, meta="flat"), line(7)]
+    for rows in (plain, plain + odd, odd[:1] + plain):
+        expected = [None if (found := read._found(row, "category")) is MISSING else found for row in rows]
+        assert read.column(rows, "category") == expected
+        assert read.column(rows, "reviewer") == ["claude"] * len(rows)  # through a list: "result.scores.0" too
+        assert read.column(rows, "score") == [row["result"]["scores"][0] for row in rows]
+    assert read.column(plain + odd, "category")[3:] == ["whole", None, None, None, None]

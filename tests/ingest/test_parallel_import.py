@@ -130,3 +130,79 @@ def test_an_import_stopped_early_ends_its_workers_without_errors_in_their_pipe_r
         readers = [thread for thread in threading.enumerate() if thread.name.endswith("(_drain)")]
         assert readers == [], "a pipe was closed under the thread reading it"
     assert thread_errors == []
+
+
+def _drains() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name.endswith("(_drain)")]
+
+
+def test_a_head_start_reads_the_file_before_the_database_is_opened(tmp_path, parallel):
+    from council_db.ingest.importer import head_start
+
+    source = resolve_sources([str(write_jsonl(tmp_path / "in.jsonl", many_sessions(20)))])[0]
+    started = head_start([source])
+    try:
+        queued = started._queues[0]
+        for _ in range(500):  # the first worker's first chunk, with no database anywhere
+            if not queued.empty():
+                break
+            threading.Event().wait(0.01)
+        assert not queued.empty()
+    finally:
+        started.close()
+    assert _drains() == []
+
+
+def test_no_head_start_where_the_file_would_not_be_read_in_segments(tmp_path, monkeypatch):
+    from council_db.ingest.formats.options import FormatOptions
+    from council_db.ingest.importer import head_start
+
+    path = write_jsonl(tmp_path / "in.jsonl", many_sessions(5))
+    zipped = tmp_path / "in.jsonl.gz"
+    zipped.write_bytes(gzip.compress(path.read_bytes()))
+    assert head_start(resolve_sources([str(path)])) is None  # a small file: read in this process
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    assert head_start(resolve_sources([str(zipped)])) is None  # one stream, one worker, read as before
+    assert head_start(resolve_sources([str(path)]), FormatOptions("openai-evals")) is None  # read in order
+    assert head_start([]) is None
+
+
+@both_backends
+def test_a_head_start_stores_what_an_import_without_one_stores(tmp_path, db, parallel):
+    from council_db.ingest.importer import head_start, import_sources
+
+    lines = many_sessions(20)
+    for number, line in {37: "{broken", 150: record(score_value="x")}.items():
+        lines.insert(number - 1, line)
+    sources = resolve_sources([str(write_jsonl(tmp_path / "in.jsonl", lines))])
+    result = import_sources(db, sources, head_start=head_start(sources)).files[0]
+    assert (result.inserted, [r.line_number for r in result.rejected_lines]) == (320, [37, 150])
+    assert sorted(records(db, ExportFilter()), key=json.dumps) == sorted(
+        (line for line in lines if isinstance(line, dict) and line.get("score_value") != "x"), key=json.dumps)
+    assert _drains() == []
+
+
+@both_backends
+def test_a_head_start_is_stopped_unused_when_the_import_resumes_past_the_start(tmp_path, db, parallel):
+    from council_db.ingest.importer import head_start, import_sources
+
+    path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
+    import_files(db, [str(path)])
+    with path.open("a") as out:
+        out.writelines(json.dumps(line) + "\n" for line in session("late"))
+    sources = resolve_sources([str(path)])
+    result = import_sources(db, sources, head_start=head_start(sources)).files[0]
+    assert (result.mode, result.inserted, result.lines, result.duplicates) == ("incremental", 16, 16, 0)
+    assert _drains() == []
+
+
+def test_the_cli_stops_its_head_start_when_the_database_cannot_be_opened(tmp_path, parallel):
+    from tests.conftest import Cli
+
+    path = write_jsonl(tmp_path / "in.jsonl", many_sessions(20))
+    result = Cli(f"sqlite:///{tmp_path}")("import", str(path))  # a folder: no database opens there
+    assert result.exit_code == 1 and "unable to open database file" in str(result.exception)
+    assert _drains() == []
+    result = Cli(f"sqlite:///{tmp_path / 'council.db'}")("import", str(path))
+    assert result.exit_code == 0 and "320 new records" in result.output
+    assert _drains() == []

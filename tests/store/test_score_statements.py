@@ -75,10 +75,41 @@ def test_score_rows_reach_sqlite_in_primary_key_order(db):
 
     def note(conn, cursor, statement, parameters, context, executemany):
         if statement.startswith("INSERT INTO scores"):
-            width = len(statement.split(") VALUES")[0].split(","))
+            width = statement.split(" VALUES (", 1)[1].split(")", 1)[0].count("?")  # bound values a row
             keys.extend(tuple(parameters[start:start + 4]) for start in range(0, len(parameters), width))
 
     with db.bulk_writer() as connection:
         event.listen(connection, "before_cursor_execute", note)
         assert ScoreWriter(connection).write(_batch(lines), None) == 32
     assert len(keys) == 32 and keys == sorted(keys)
+
+
+def test_an_integer_column_with_one_value_in_every_row_is_stated_once_not_bound_in_each(db):
+    """The import, the scale and whether positions are display slots are the same in every row
+    of a batch (llm-council's files): the statement holds them once, as literals; the other
+    columns are bound. What is stored is what binding them stored."""
+    bound: list[int] = []
+
+    def note(conn, cursor, statement, parameters, context, executemany):
+        if statement.startswith("INSERT INTO scores"):
+            columns = statement.split(" (", 1)[1].split(")", 1)[0].split(", ")
+            row = statement.split(" VALUES (", 1)[1].split(")", 1)[0].split(", ")
+            literal = {name: value for name, value in zip(columns, row) if value != "?"}
+            assert literal == {"scale_id": literal["scale_id"], "display_order": "1", "import_id": str(import_id)}
+            bound.append([name for name, value in zip(columns, row) if value == "?"])
+            assert len(parameters) == 32 * len(bound[-1])
+
+    with db.bulk_writer() as connection:
+        import_id = connection.execute(text(
+            "INSERT INTO imports (source, source_kind, mode, start_offset, end_offset, start_line, end_line, "
+            "inserted, duplicates, rejected, skipped, status, started_at, council_db_version) VALUES ('f', 'file', "
+            "'full', 0, 0, 0, 0, 0, 0, 0, 0, 'running', '2026-01-01', 'test') RETURNING id")).scalar_one()
+        event.listen(connection, "before_cursor_execute", note)
+        assert ScoreWriter(connection).write(_batch(session("a") + session("b")), import_id) == 32
+        rows = _stored(connection)
+        kept = connection.execute(text("SELECT DISTINCT scale_id, display_order, typeof(display_order), "
+                                       "typeof(import_id) FROM scores")).fetchall()
+    assert bound == [["session_id", "reviewer_id", "model_id", "position", "response_length_chars", "score_value",
+                      "self_review"]]
+    assert len(rows) == 32 and {row[8] for row in rows} == {import_id}
+    assert len(kept) == 1 and kept[0][1:] == (1, "integer", "integer")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+from itertools import compress
 from operator import itemgetter
 from typing import Iterable
 
@@ -79,7 +80,15 @@ class Reader(TableReader):
     def row_lines(self, batch: LineBatch) -> list[tuple[int, bytes, bytes]]:
         """Every line but blank ones and the header: a line equal to the header is the header
         (a worker reading a segment cannot tell the file's first line, and files joined with
-        cat repeat it)."""
+        cat repeat it). Told for the whole batch at once where only empty lines can be either
+        (none starts with a blank, no byte order mark, the header nowhere); a row's quoted line
+        breaks leave empty lines in its place (quoted_rows.whole_rows)."""
+        lines = batch.lines
+        joined = b"\n".join(lines)
+        # the least line starts after " " (and so after "\t" and "\r"): so does every line
+        if (min(filter(None, lines), default=b"!")[:1] > b" " and BOM[:1] not in joined
+                and self.header not in joined):
+            return list(compress(zip(range(batch.first_line, batch.first_line + len(lines)), lines, lines), lines))
         found = []
         for number, raw in enumerate(batch.lines, start=batch.first_line):
             text = raw.removeprefix(BOM)  # files joined with cat keep each one's byte order mark
@@ -92,7 +101,9 @@ class Reader(TableReader):
         gives one row of the header's width (LineError otherwise: the lines are then read one
         by one, which says what is wrong with each)."""
         try:
-            texts = [text.decode("utf-8").removesuffix("\r") for _, _, text in lines]
+            texts = list(map(bytes.decode, [text for _, _, text in lines]))  # UTF-8, strict
+            if "\r" in "".join(texts):  # CRLF line ends: one look for the batch
+                texts = [text.removesuffix("\r") for text in texts]
             reader = csv.reader(texts, delimiter=self.delimiter, strict=True)
             rows = list(reader)
         except (UnicodeDecodeError, csv.Error):

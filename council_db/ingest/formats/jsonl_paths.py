@@ -10,6 +10,7 @@ names that key.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Iterable
 
 import msgspec
@@ -76,11 +77,11 @@ class Reader(TableReader):
         """A role's values in every line: a top-level field's in one pass (most mappings name
         only those), a deeper one's path by path."""
         path = self.roles[key]
-        if "." in path:
+        if "." not in path:
+            values = list(map(dict.get, rows, repeat(path), repeat(MISSING)))
+        elif (values := _through_objects(rows, path, self.paths[key])) is None:
             values = [self._found(row, key) for row in rows]
-        else:
-            values = [row.get(path, MISSING) for row in rows]
-        if any([value is MISSING for value in values]):
+        if MISSING in values:  # no JSON value equals it: identity decides
             if key in REQUIRED:
                 raise _missing(key, path)
             values = [None if value is MISSING else value for value in values]
@@ -113,6 +114,22 @@ class Reader(TableReader):
         if isinstance(error, msgspec.ValidationError):  # no object: a list, a number, a string
             return LineError(None, f"not a JSON object ({error}); each line must be one JSON object")
         return super()._explain(error)
+
+
+def _through_objects(rows: list[dict], path: str, parts: list[str]) -> list | None:
+    """The values at a dotted path in every row, a step at a time for all rows at once (C-speed
+    passes, where a walk per row cost about 0.7 us a row and role); None when a row holds the
+    whole path as one key (which names it) or a step meets anything but an object (a list, a
+    value missing): those rows are walked one by one (``Reader._found``)."""
+    try:
+        if any(map(dict.__contains__, rows, repeat(path))):
+            return None
+        found: list = rows
+        for part in parts:
+            found = list(map(dict.get, found, repeat(part), repeat(MISSING)))
+    except TypeError:  # dict.get of something not an object
+        return None
+    return found
 
 
 def _missing(role: str, path: str) -> LineError:

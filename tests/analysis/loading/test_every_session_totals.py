@@ -10,7 +10,7 @@ from sqlalchemy import text
 
 from council_db.analysis.loading.window import Window, load_for_report
 from council_db.analysis.loading.window_totals import WindowTotals, load_totals, sums_sql
-from council_db.contract.timestamps import MAX_US
+from council_db.contract.timestamps import MAX_US, format_us
 from council_db.simulate import SimulationConfig, write_jsonl
 from tests.conftest import both_backends, session
 from tests.conftest import write_jsonl as write_lines
@@ -74,3 +74,19 @@ def test_the_sums_of_every_session_read_no_session_row(cli, db, tmp_path, every_
         plan = [str(row[-1]) for row in reader.rows(
             f"EXPLAIN QUERY PLAN {query}", {"scale_id": 1, "first_id": 1, "last_id": 100})]
     assert any(step.startswith(("SCAN s ", "SEARCH s ")) for step in plan) != every_session, plan
+
+
+@both_backends
+def test_after_deleting_an_import_and_pruning_the_sums_of_every_session_are_still_the_window_sums(cli, db, tmp_path):
+    """The sums without the sessions count every session_stats row: deleting sessions (an
+    import's, or those before a time) must leave none behind for a session that is gone."""
+    _import(cli, tmp_path)
+    assert cli("delete", "--import", "3", "--yes").exit_code == 0  # the other scale's sessions
+    window = Window()
+    first = load_totals(db, *window.session_query("s.id, s.ts_us"), every_session=True).start_us
+    assert cli("prune", "--before", format_us(first + 10 * 86_400_000_000), "--yes").exit_code == 0
+    direct, joined = (load_totals(db, *window.session_query("s.id, s.ts_us"), every_session=every)
+                      for every in (True, False))
+
+    assert _figures(direct) == _figures(joined)
+    assert "other_scale:1-5" not in direct.excluded and 30 < direct.sessions < 60 and direct.start_us > first

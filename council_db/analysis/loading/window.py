@@ -80,6 +80,11 @@ class Window:
     def timed(self) -> bool:
         return any(v is not None for v in (self.days, self.since, self.until, self.as_of))
 
+    @property
+    def every_session(self) -> bool:
+        """Whether the window asks for every session the store holds (all with a readable time)."""
+        return not self.timed and self.sessions is None and not self.config_versions and not self.categories
+
     def as_of_us(self) -> int:
         if self.as_of:
             return timestamp_us(self.as_of)
@@ -179,8 +184,8 @@ def load_for_report(db: Database, window: Window, sample_sessions: int = SAMPLE_
     analyses get a sample of about that many of the window's sessions (see ``sample_query``),
     and counts and length correlations (without ``correlations``: the counts alone) come from
     per-session totals over all of it."""
-    loaded = _load_for_report(db, window, sample_sessions, correlations)
     left_out = _unreadable(db)
+    loaded = _load_for_report(db, window, sample_sessions, correlations, every_session=not left_out)
     loaded.data.excluded.update(left_out)
     if loaded.totals is not None:
         loaded.totals.excluded.update(left_out)
@@ -234,7 +239,10 @@ def _every_kind(db: Database, sessions_sql: str, params: dict[str, Any], window:
                                     dimension=window.dimension, imported_by=window.imported_by()))
 
 
-def _load_for_report(db: Database, window: Window, sample_sessions: int, correlations: bool) -> WindowData:
+def _load_for_report(db: Database, window: Window, sample_sessions: int, correlations: bool, *,
+                     every_session: bool) -> WindowData:
+    """``load_for_report``; ``every_session``: no session's stored time is unreadable, so a
+    window asking for every session holds all of them (its sums then skip the sessions)."""
     small = window.sessions is not None and window.sessions <= sample_sessions  # never needs a sample
     # The whole-window sums add every reviewer's scores: with human raters or gold labels among
     # them they would mix the reference into the judges' figures, so the sample serves alone. They
@@ -246,7 +254,8 @@ def _load_for_report(db: Database, window: Window, sample_sessions: int, correla
     # count, the choice of the sample and the sample's records run meanwhile, each on its own
     # connection (the database releases the GIL while a query runs).
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"), correlations=correlations)
+        pending = pool.submit(load_totals, db, *window.session_query("s.id, s.ts_us"), correlations=correlations,
+                              every_session=every_session and window.every_session)
         in_window, chosen = _sample(db, window, sample_sessions)
         if chosen is None:
             return WindowData.of(_every_kind(db, *window.session_query(), window))

@@ -73,23 +73,53 @@ def _added(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {column: combine(column, [part[column] for part in parts]) for column in parts[0]}
 
 
-def load_totals(db: Database, sessions_sql: str, params: dict[str, Any], *,
-                correlations: bool = True) -> WindowTotals | None:
+def _window_rows(sessions_sql: str, every_session: bool) -> tuple[str, str]:
+    """The WITH prefix and the FROM rows of the window's sums (sql/report_session_sums.sql):
+    the window's sessions joined to their statistics, or, for ``every_session``, the
+    statistics alone, in the same order (the session id's), so the sums are the same numbers."""
+    if every_session:
+        return "", "session_stats AS st"
+    joined = "report_window AS w JOIN session_stats AS st ON st.session_id = w.id"
+    return f"WITH report_window AS ({sessions_sql}) ", joined
+
+
+def sums_sql(sessions_sql: str, *, correlations: bool, every_session: bool) -> str:
+    """sql/report_session_sums.sql over the window ``sessions_sql`` selects (see load_totals)."""
+    prefix, window_rows = _window_rows(sessions_sql, every_session)
+    return prefix + read_sql("report_session_sums").format(
+        correlation_sums=read_sql("report_correlation_sums") if correlations else "",
+        span_sums="" if every_session else read_sql("report_span_sums"), rows=window_rows)
+
+
+def _spans(db: Database, scale_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Per scale, the undated sessions and first and last times of a window of every session
+    (sql/report_window_span.sql): what its sums, without the sessions' times, leave out."""
+    with db.reading() as reader:
+        return {scale_id: reader.mapping(read_sql("report_window_span"), {"scale_id": scale_id})
+                for scale_id in scale_ids}
+
+
+def load_totals(db: Database, sessions_sql: str, params: dict[str, Any], *, correlations: bool = True,
+                every_session: bool = False) -> WindowTotals | None:
     """The totals of the sessions ``sessions_sql`` selects (their id and ts_us); None when
     the window has no usable score. Without ``correlations``, the counts alone: council-db
-    check reads no length correlation, and their sums took half of this pass at 1M sessions."""
-    prefix = f"WITH report_window AS ({sessions_sql}) "
-    sums = prefix + read_sql("report_session_sums").format(
-        correlation_sums=read_sql("report_correlation_sums") if correlations else "")
+    check reads no length correlation, and their sums took half of this pass at 1M sessions.
+    ``every_session``: the window is every session of the store and none has an unreadable
+    time, so the sums need not look up each session (0.5 s CPU of 3.1 at 1M sessions)."""
+    prefix, window_rows = _window_rows(sessions_sql, every_session)
+    sums = sums_sql(sessions_sql, correlations=correlations, every_session=every_session)
     with db.reading() as reader:
         scales = reader.rows("SELECT id, name FROM scales ORDER BY id")
         # Two subqueries: SQLite reads MIN or MAX of a key from one end of its index, but
         # both in one SELECT from a scan of every row (90 ms at 1M sessions).
         first_id, last_id = reader.rows("SELECT (SELECT MIN(id) FROM sessions), (SELECT MAX(id) FROM sessions)")[0]
     parts = id_ranges(first_id, last_id, PARTS)
+    scale_ids = [i for i, _ in scales]
     with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-        summed = list(pool.map(lambda ids: _part_sums(db, sums, params, [i for i, _ in scales], ids), parts))
-    rows = {name: {**_added([part[scale_id] for part in summed]), "scale_id": scale_id} for scale_id, name in scales}
+        summed = list(pool.map(lambda ids: _part_sums(db, sums, params, scale_ids, ids), parts))
+    spans = _spans(db, scale_ids) if every_session else {scale_id: {} for scale_id in scale_ids}
+    rows = {name: {**_added([part[scale_id] for part in summed]), **spans[scale_id], "scale_id": scale_id}
+            for scale_id, name in scales}
     usable = {name: row for name, row in rows.items() if row["usable"]}
     if not usable:
         return None
@@ -100,7 +130,7 @@ def load_totals(db: Database, sessions_sql: str, params: dict[str, Any], *,
     excluded.update({f"other_scale:{name}": int(row["usable"]) for name, row in usable.items() if name != scale})
 
     def random_sums(tau2: float) -> tuple[float, float]:
-        query = prefix + read_sql("report_session_random_effects")
+        query = prefix + read_sql("report_session_random_effects").format(rows=window_rows)
         with db.reading() as reader:
             (sw_star, swz_star), = reader.rows(query, {**params, "tau2": tau2, "scale_id": main["scale_id"]})
         return float(sw_star), float(swz_star)

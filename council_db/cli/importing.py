@@ -69,7 +69,7 @@ def _progress():
 
 
 def _describe(result: FileResult) -> str:
-    from council_db.report.render import counted  # here: an import's start need not load the report
+    from council_db.counted_text import counted
 
     parts = [counted(result.lines, "line") + (" (new since last import)" if result.mode == "incremental" else ""),
              counted(result.inserted, "new record"), f"{result.duplicates:,} already stored",

@@ -59,7 +59,7 @@ def ingest(
     for warning in result.warnings:
         message(f"warning: {warning}")
     skipped = f", {result.skipped:,} skipped (consent level 0)" if result.skipped else ""
-    from council_db.report.render import counted
+    from council_db.counted_text import counted
 
     message(f"session {result.session_id}: {counted(len(result.records), 'record')}, {result.inserted:,} new, "
             f"{result.duplicates:,} already stored{skipped}")

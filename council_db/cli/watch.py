@@ -136,7 +136,7 @@ def command(
     from council_db.outlets import webhook as hook
     from council_db.outlets.push import PushSettings, check_endpoint
     from council_db.outlets.push_auth import load_credentials, plain_http_warning
-    from council_db.report.render import counted
+    from council_db.counted_text import counted
     from council_db.store import watch_state
 
     check_endpoint(webhook, "--webhook")

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from council_db.errors import CouncilDbError
 from council_db.outlets.push import PushSettings, Refused, deliver, request_headers
 from council_db.outlets.push_auth import Credentials
-from council_db.report.render import counted
+from council_db.counted_text import counted
 
 
 class Undelivered(CouncilDbError):

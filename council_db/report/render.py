@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from council_db.counted_text import counted
 from council_db.markdown_text import markdown_text
 from council_db.report import hierarchical_render, pairwise_render, reference_render, stability_render
 from council_db.report.model import BiasReport, Metric, Position, ReportWindow, ReviewerProfile, SwapConsistency
@@ -26,11 +27,6 @@ def interval(metric: Metric | None, signed: bool = True, digits: int = 2) -> str
         return "n/a"
     return (f"{_number(metric.estimate, signed, digits)} "
             f"[{_number(metric.ci_low, signed, digits)}, {_number(metric.ci_high, signed, digits)}]")
-
-
-def counted(n: int, noun: str) -> str:
-    """'1 session', '1,200 sessions'."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def found(w: ReportWindow) -> str:

@@ -1,0 +1,111 @@
+"""A judge log's batch read as columns (contract/record_columns: no record struct a line) is
+normalised into the writer's batch exactly as its records would be: the same rows, names,
+envelopes and own times, batch after batch of one normaliser (its sessions and envelopes
+carry over), on the real MT-bench gradings and on lines made to take every turn of the
+envelope's rules (a time shared across sessions, time 0, a session's return, a bad line)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from council_db.contract.score_batch import ENVELOPE_TIME
+from council_db.ingest.formats import fastchat_single
+from council_db.ingest.formats.judge_columns import unix_us_column
+from council_db.ingest.formats.judge_lines import LineReader, ParsedColumns, unix_us
+from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.lines import LineBatch
+from council_db.ingest.normalise import Normalised, Normaliser
+from council_db.ingest.sources import resolve_sources
+from tests import realdata
+
+
+class RecordByRecord(fastchat_single.Reader):
+    """The same reader making a record each (the path every line took before columns)."""
+
+    columns = LineReader.columns
+
+
+def made_lines(count: int, seed: int) -> list[bytes]:
+    """fastchat-single lines whose times repeat within and across sessions, with a time 0, a
+    session coming back after many others, ids as numbers and as text, two kinds of judge,
+    no-rating scores and one line no record can be made of."""
+    rng = random.Random(seed)
+    lines = []
+    for number in range(count):
+        question = rng.choice([81, 82, "81", 90 + number // 150])
+        judge = rng.choice([["gpt-4", "single-v1"], "gpt-4", ["gpt-4", "single-math-v1"]])
+        tstamp = (0.0 if number % 97 == 13 and number > 50 else 1.7e9 + rng.randrange(5) if number % 31 == 5
+                  else rng.choice([1.7e9 + number, 1.7e9 + number + 0.25]))
+        line = {"question_id": question, "model": f"m{rng.randrange(4)}", "judge": judge,
+                "score": rng.choice([-1, 3, 7.5, 10]), "turn": rng.choice([1, 2]), "tstamp": tstamp}
+        lines.append(json.dumps(line).encode())
+    lines[count // 2] = b'{"question_id": 81, "model": "m1", "judge": "gpt-4", "score": "x", "turn": 1, "tstamp": 1}'
+    return lines
+
+
+def normalised(reader_type: type, options: FormatOptions, path: Path, lines: list[bytes], size: int) -> list:
+    """Every batch of ``size`` lines normalised in turn by one normaliser."""
+    normaliser = Normaliser(reader_type(options, resolve_sources([str(path)])[0]))
+    return [normaliser.normalise(LineBatch(start + 1, lines[start:start + size], 0))
+            for start in range(0, len(lines), size)]
+
+
+def stored(part: Normalised) -> list[tuple]:
+    """What the writer gets of each row: names, envelope, own time, and the per-row values."""
+    rows = part.rows
+    times = np.full(len(rows), ENVELOPE_TIME) if rows.times is None else rows.times
+    return [(rows.session_keys[session], rows.names[reviewer], rows.names[model], rows.envelopes[envelope].stored,
+             rows.envelopes[envelope].ts_us, time, position, length, score, exclusion, given)
+            for session, reviewer, model, envelope, time, position, length, score, exclusion, given in zip(
+                rows.session.tolist(), rows.reviewer.tolist(), rows.model.tolist(), rows.envelope.tolist(),
+                times.tolist(), rows.position.tolist(), rows.length.tolist(), rows.score.tolist(),
+                rows.exclusion.tolist(), rows.position_given.tolist())]
+
+
+def summary(part: Normalised) -> tuple:
+    return (stored(part), part.rows.identities, part.rows.reviewer_kinds, [r.line_number for r in part.rejected],
+            part.excluded, part.no_position, part.unknown_length, part.no_verdict)
+
+
+def test_a_fastchat_single_batch_is_read_as_columns_without_a_record_a_line():
+    lines = realdata.MT_BENCH_JUDGMENTS.read_bytes().splitlines()[:200]
+    source = resolve_sources([str(realdata.MT_BENCH_JUDGMENTS)])[0]
+    reader = fastchat_single.Reader(FormatOptions("fastchat-single"), source)
+    parsed = reader(LineBatch(1, lines, 0))
+    assert isinstance(parsed, ParsedColumns) and len(parsed.columns) == 200 and parsed.records == []
+
+
+@pytest.mark.parametrize("answers", [None, realdata.MT_BENCH_ANSWERS])
+def test_mt_bench_gradings_as_columns_normalise_as_their_records(answers):
+    options = FormatOptions("fastchat-single", answers=answers, bench="mt")
+    lines = realdata.MT_BENCH_JUDGMENTS.read_bytes().splitlines()
+    for size in (37, 500):
+        columns = normalised(fastchat_single.Reader, options, realdata.MT_BENCH_JUDGMENTS, lines, size)
+        records = normalised(RecordByRecord, options, realdata.MT_BENCH_JUDGMENTS, lines, size)
+        assert [summary(part) for part in columns] == [summary(part) for part in records]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lines_taking_every_envelope_rule_normalise_as_their_records(seed, tmp_path):
+    path = tmp_path / "gpt-4_single.jsonl"
+    lines = made_lines(600, seed)
+    path.write_bytes(b"\n".join(lines))
+    options = FormatOptions("fastchat-single")
+    columns = normalised(fastchat_single.Reader, options, path, lines, 25)
+    records = normalised(RecordByRecord, options, path, lines, 25)
+    assert [summary(part) for part in columns] == [summary(part) for part in records]
+    assert sum(len(part.rejected) for part in columns) == 1
+
+
+def test_a_column_of_times_gets_each_time_its_own_microseconds_and_key():
+    rng = random.Random(5)
+    seconds = [rng.uniform(0, 4e9) for _ in range(20_000)] + [1.7e9 + k * 5e-7 for k in range(50)] + [0.0, 2.5e-6]
+    column = np.array(seconds)
+    assert unix_us_column(column).tolist() == [unix_us("tstamp", value) for value in seconds]
+    assert fastchat_single.call_keys(column).tolist() == [fastchat_single.call_key(value) for value in seconds]
+    assert unix_us_column(np.array([1.7e9, -1.0])) is None and unix_us_column(np.array([3e11])) is None

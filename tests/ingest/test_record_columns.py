@@ -42,7 +42,8 @@ def made_lines(count: int, seed: int) -> list[bytes]:
         tstamp = (0.0 if number % 97 == 13 and number > 50 else 1.7e9 + rng.randrange(5) if number % 31 == 5
                   else rng.choice([1.7e9 + number, 1.7e9 + number + 0.25]))
         line = {"question_id": question, "model": f"m{rng.randrange(4)}", "judge": judge,
-                "score": rng.choice([-1, 3, 7.5, 10]), "turn": rng.choice([1, 2]), "tstamp": tstamp}
+                "score": rng.choice([-1, 3, 7.5, 10]), "turn": rng.choice([1, 2]), "tstamp": tstamp,
+                "user_prompt": "..."}
         lines.append(json.dumps(line).encode())
     lines[count // 2] = b'{"question_id": 81, "model": "m1", "judge": "gpt-4", "score": "x", "turn": 1, "tstamp": 1}'
     return lines
@@ -90,12 +91,12 @@ def test_mt_bench_gradings_as_columns_normalise_as_their_records(answers):
         assert [summary(part) for part in columns] == [summary(part) for part in records]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_lines_taking_every_envelope_rule_normalise_as_their_records(seed, tmp_path):
+@pytest.mark.parametrize(("seed", "answers"), [(0, None), (1, None), (2, None), (3, realdata.MT_BENCH_ANSWERS)])
+def test_lines_taking_every_envelope_rule_normalise_as_their_records(seed, answers, tmp_path):
     path = tmp_path / "gpt-4_single.jsonl"
     lines = made_lines(600, seed)
     path.write_bytes(b"\n".join(lines))
-    options = FormatOptions("fastchat-single")
+    options = FormatOptions("fastchat-single", answers=answers)
     columns = normalised(fastchat_single.Reader, options, path, lines, 25)
     records = normalised(RecordByRecord, options, path, lines, 25)
     assert [summary(part) for part in columns] == [summary(part) for part in records]

@@ -127,15 +127,15 @@ class Reader(LlmJudgeReader):
         times = unix_us_column(tstamps)
         scores = np.fromiter(map(_SCORE, lines), dtype=np.float64, count=count)
         scores[scores == NO_RATING] = UNSCORED
-        asked, session = coded(list(zip(map(_QUESTION, lines), map(_TURN, lines))))
-        keys, session = recoded([session_key(self.bench, question, turn) for question, turn in asked], session)
+        asked, turn_asked = coded(list(zip(map(_QUESTION, lines), map(_TURN, lines))))
+        keys, session = recoded([session_key(self.bench, question, turn) for question, turn in asked], turn_asked)
         given, judge = coded(list(map(_JUDGE, lines)))
         judges, judge = recoded([(judge_model(found), judge_prompt(found)) for found in given], judge)
         models, model = coded(list(map(_MODEL, lines)))
         if (times is None or not within_score_bounds(scores)
                 or not storable_names(keys + [name for found in judges for name in found if name] + models)):
             return None
-        categories, category = self._categories([question for question, _ in asked], session)
+        categories, category = self._categories([question for question, _ in asked], turn_asked)
         return RecordColumns(np.array(numbers), keys, session, judges, judge, models, model, call_keys(tstamps),
                              self._lengths(lines), scores, NOT_A_SLOT, SCALE, times, categories, category)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from council_db.contract.score_batch import ENVELOPE_TIME
-from council_db.ingest.formats import fastchat_single
+from council_db.ingest.formats import fastchat_pair, fastchat_single
 from council_db.ingest.formats.judge_columns import unix_us_column
 from council_db.ingest.formats.judge_lines import LineReader, ParsedColumns, unix_us
 from council_db.ingest.formats.options import FormatOptions
@@ -24,10 +24,13 @@ from council_db.ingest.sources import resolve_sources
 from tests import realdata
 
 
-class RecordByRecord(fastchat_single.Reader):
+def record_by_record(reader: type) -> type:
     """The same reader making a record each (the path every line took before columns)."""
+    return type("RecordByRecord", (reader,), {"columns": LineReader.columns})
 
-    columns = LineReader.columns
+
+RecordByRecord = record_by_record(fastchat_single.Reader)
+PAIR = Path(__file__).parents[1] / "data" / "fastchat-pair" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl"
 
 
 def made_lines(count: int, seed: int) -> list[bytes]:
@@ -110,3 +113,36 @@ def test_a_column_of_times_gets_each_time_its_own_microseconds_and_key():
     assert unix_us_column(column).tolist() == [unix_us("tstamp", value) for value in seconds]
     assert fastchat_single.call_keys(column).tolist() == [fastchat_single.call_key(value) for value in seconds]
     assert unix_us_column(np.array([1.7e9, -1.0])) is None and unix_us_column(np.array([3e11])) is None
+
+
+def made_pair_lines(count: int, seed: int) -> list[bytes]:
+    """fastchat-pair lines with every winner (an "error" game gives no record), a line of two
+    errors, a time repeated, a pair judged twice, two judges, and two lines no record is made of."""
+    rng = random.Random(seed)
+    winners = ["model_1", "model_2", "tie", "error"]
+    lines = []
+    for number in range(count):
+        first, second = rng.sample([f"m{k}" for k in range(5)], 2)
+        line = {"question_id": rng.choice([81, "81", 82]), "model_1": first, "model_2": second,
+                "g1_winner": rng.choice(winners), "g2_winner": rng.choice(winners),
+                "judge": rng.choice([["gpt-4", "pair-v2"], ["gpt-4", "pair-math-v1"], "gpt-4"]),
+                "turn": rng.choice([1, 2]), "tstamp": 1.7e9 + rng.choice([number, number // 3, 7]),
+                "g1_user_prompt": "..."}
+        lines.append(json.dumps(line).encode())
+    lines[count // 3] = lines[count // 3].replace(b'"model_2": "', b'"model_2": "x", "model_1": "x", "_": "')
+    lines[count // 2] = lines[count // 2].replace(b'"g2_winner": "', b'"g2_winner": "A', 1)
+    return lines
+
+
+@pytest.mark.parametrize(("seed", "answers"), [(0, None), (1, None), (2, realdata.MT_BENCH_ANSWERS)])
+def test_pairwise_lines_as_columns_normalise_as_their_records(seed, answers, tmp_path):
+    path = tmp_path / "gpt-4_pair.jsonl"
+    lines = made_pair_lines(300, seed) + PAIR.read_bytes().splitlines()
+    path.write_bytes(b"\n".join(lines))
+    options = FormatOptions("fastchat-pair", answers=answers)
+    columns = normalised(fastchat_pair.Reader, options, path, lines, 20)
+    records = normalised(record_by_record(fastchat_pair.Reader), options, path, lines, 20)
+    assert [summary(part) for part in columns] == [summary(part) for part in records]
+    assert sum(len(part.rejected) for part in columns) == 2
+    assert any(isinstance(fastchat_pair.Reader(options, resolve_sources([str(path)])[0])(
+        LineBatch(1, lines[start:start + 20], 0)), ParsedColumns) for start in range(0, len(lines), 20))

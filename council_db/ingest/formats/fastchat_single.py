@@ -46,6 +46,7 @@ from council_db.ingest.formats.judge_columns import (
 from council_db.ingest.formats.judge_lines import (
     Judge,
     Name,
+    ParsedColumns,
     QuestionId,
     Turn,
     Values,
@@ -119,7 +120,7 @@ class Reader(LlmJudgeReader):
             query_metadata=metadata(self.categories, line.question_id),
         )], 0
 
-    def columns(self, numbers: list[int], lines: list[Grading]) -> RecordColumns | None:
+    def columns(self, numbers: list[int], lines: list[Grading]) -> ParsedColumns | None:
         """``records`` of every line at once: a line's struct is read once per field, and a session
         key, judge and category made once per distinct value."""
         count = len(lines)
@@ -136,8 +137,9 @@ class Reader(LlmJudgeReader):
                 or not storable_names(keys + [name for found in judges for name in found if name] + models)):
             return None
         categories, category = self._categories([question for question, _ in asked], turn_asked)
-        return RecordColumns(np.array(numbers), keys, session, judges, judge, models, model, call_keys(tstamps),
-                             self._lengths(lines), scores, NOT_A_SLOT, SCALE, times, categories, category)
+        return ParsedColumns(columns=RecordColumns(
+            np.array(numbers), keys, session, judges, judge, models, model, call_keys(tstamps), self._lengths(lines),
+            scores, NOT_A_SLOT, SCALE, times, categories, category))
 
     def _categories(self, questions: list, asked: np.ndarray) -> tuple[list | None, np.ndarray | None]:
         """The distinct categories (--answers' question.jsonl) and each record's; None without any."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from council_db.contract.record_columns import RecordColumns
 from council_db.contract.score_batch import _codes
 from council_db.contract.storable import unstorable
 
@@ -45,3 +46,22 @@ def storable_names(texts: list[str]) -> bool:
 def within_score_bounds(scores: np.ndarray) -> bool:
     """Whether every score is within a record's bounds (±1e12; NaN and infinity are not)."""
     return bool((np.abs(scores) <= MAX_SCORE).all())
+
+
+def record_columns(numbers: np.ndarray, sessions: list[str], judges: list[tuple[str, str | None]], models: list[str],
+                   position: np.ndarray, length: np.ndarray, score: np.ndarray, schema_version: str, score_scale: str,
+                   times: np.ndarray | None = None, categories: list[str | None] | None = None) -> RecordColumns | None:
+    """Columns of records given one value each (``numbers``: each record's line; names and
+    categories once per distinct value); None when a name or score is outside a record's
+    limits. Only the values of records made count, so no name or session is written that
+    no row refers to."""
+    keys, session = coded(sessions)
+    found, judge = coded(judges)
+    names, model = coded(models)
+    if not within_score_bounds(score) or not storable_names(
+            keys + names + [name for pair in found for name in pair if name is not None]):
+        return None
+    distinct, category = (None, None) if categories is None or categories.count(None) == len(categories) else coded(
+        categories)
+    return RecordColumns(numbers, keys, session, found, judge, names, model, position, length, score, schema_version,
+                         score_scale, times, distinct, category)

@@ -98,7 +98,7 @@ class LineReader:
         """The line's records, and how many of its judgments gave no verdict (no record)."""
         raise NotImplementedError
 
-    def columns(self, numbers: list[int], lines: list) -> RecordColumns | None:
+    def columns(self, numbers: list[int], lines: list) -> ParsedColumns | None:
         """The records of a batch of decoded lines as columns, held to the record's limits;
         None when any line needs a look of its own (it may be refused), or where the format
         makes no columns: its records are then made one by one (``records``)."""
@@ -119,7 +119,7 @@ class LineReader:
         decoded = self._decoded_at_once([text for _, _, text in lines])
         columns = None if decoded is None else self.columns([number for number, _, _ in lines], decoded)
         if columns is not None:
-            return ParsedColumns(columns=columns)
+            return columns
         if decoded is None:
             for number, raw, text in lines:
                 self._read(number, raw, text, parsed)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from council_db.contract.score_batch import ENVELOPE_TIME
-from council_db.ingest.formats import fastchat_pair, fastchat_single
+from council_db.ingest.formats import fastchat_pair, fastchat_review, fastchat_single
 from council_db.ingest.formats.judge_columns import unix_us_column
 from council_db.ingest.formats.judge_lines import LineReader, ParsedColumns, unix_us
 from council_db.ingest.formats.options import FormatOptions
@@ -31,6 +31,7 @@ def record_by_record(reader: type) -> type:
 
 RecordByRecord = record_by_record(fastchat_single.Reader)
 PAIR = Path(__file__).parents[1] / "data" / "fastchat-pair" / "mt_bench" / "model_judgment" / "gpt-4_pair.jsonl"
+REVIEWS = realdata.FASTCHAT / "review" / "vicuna-13b-20230322-clean-lang"
 
 
 def made_lines(count: int, seed: int) -> list[bytes]:
@@ -146,3 +147,27 @@ def test_pairwise_lines_as_columns_normalise_as_their_records(seed, answers, tmp
     assert sum(len(part.rejected) for part in columns) == 2
     assert any(isinstance(fastchat_pair.Reader(options, resolve_sources([str(path)])[0])(
         LineBatch(1, lines[start:start + 20], 0)), ParsedColumns) for start in range(0, len(lines), 20))
+
+
+def made_review_lines(count: int, seed: int) -> list[bytes]:
+    """Review lines naming the published answers, a review id repeated, no-rating scores, and
+    a line naming an answer the folder lacks."""
+    rng = random.Random(seed)
+    ids = [json.loads(line)["answer_id"] for path in sorted(realdata.FASTCHAT_ANSWERS.glob("*.jsonl"))
+           for line in path.read_text(encoding="utf-8").splitlines()]
+    lines = [json.dumps({"review_id": f"r{rng.randrange(count // 2)}", "question_id": rng.randrange(1, 81),
+                         "answer1_id": rng.choice(ids), "answer2_id": rng.choice(ids),
+                         "score": [rng.choice([-1, 3, 8.5]), rng.choice([-1, 7, 10])]}).encode()
+             for _ in range(count)]
+    lines[count // 2] = lines[count // 2].replace(b'"answer1_id": "', b'"answer1_id": "missing', 1)
+    return lines
+
+
+def test_review_lines_as_columns_normalise_as_their_records():
+    published = sorted(REVIEWS.glob("*.jsonl"))[0]
+    lines = made_review_lines(300, 1) + published.read_bytes().splitlines()
+    options = FormatOptions("fastchat-review", answers=realdata.FASTCHAT_ANSWERS)
+    columns = normalised(fastchat_review.Reader, options, published, lines, 20)
+    records = normalised(record_by_record(fastchat_review.Reader), options, published, lines, 20)
+    assert [summary(part) for part in columns] == [summary(part) for part in records]
+    assert sum(len(part.rejected) for part in columns) == 1

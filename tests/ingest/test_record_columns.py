@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from council_db.contract.score_batch import ENVELOPE_TIME
-from council_db.ingest.formats import fastchat_pair, fastchat_review, fastchat_single
+from council_db.ingest.formats import arena_hard, fastchat_pair, fastchat_review, fastchat_single
 from council_db.ingest.formats.judge_columns import unix_us_column
 from council_db.ingest.formats.judge_lines import LineReader, ParsedColumns, unix_us
 from council_db.ingest.formats.options import FormatOptions
@@ -171,3 +171,34 @@ def test_review_lines_as_columns_normalise_as_their_records():
     records = normalised(record_by_record(fastchat_review.Reader), options, published, lines, 20)
     assert [summary(part) for part in columns] == [summary(part) for part in records]
     assert sum(len(part.rejected) for part in columns) == 1
+
+
+def made_arena_lines(count: int, seed: int) -> list[bytes]:
+    """arena-hard lines of both generations: every verdict and its mirrored spelling, null
+    games and verdicts, categories (one past the kept length), and a line with no verdict."""
+    rng = random.Random(seed)
+    verdicts = [*arena_hard.VERDICTS, None]
+    lines = []
+    for number in range(count):
+        games = [rng.choice([None, {"score": rng.choice(verdicts)}]) for _ in range(rng.choice([1, 2]))]
+        line = {"model": f"m{rng.randrange(5)}", "games": games, "judge": rng.choice(["gpt-4.1", None])}
+        if number % 2:
+            line.update(uid=f"q{rng.randrange(30)}", baseline="o3", category=rng.choice(["hard", "x" * 120, ""]))
+        else:
+            line.update(question_id=rng.randrange(30))
+        lines.append(json.dumps(line).encode())
+    lines[count // 2] = lines[count // 2].replace(b'"games": [', b'"games": [{"score": "A>B>C"}, ', 1)
+    return lines
+
+
+def test_arena_hard_lines_as_columns_normalise_as_their_records(tmp_path):
+    folder = tmp_path / "arena-hard-v2.0" / "model_judgment" / "gpt-4.1"
+    folder.mkdir(parents=True)
+    path = folder / "m.jsonl"
+    lines = made_arena_lines(400, 2)
+    path.write_bytes(b"\n".join(lines))
+    options = FormatOptions("arena-hard")
+    columns = normalised(arena_hard.Reader, options, path, lines, 20)
+    records = normalised(record_by_record(arena_hard.Reader), options, path, lines, 20)
+    assert [summary(part) for part in columns] == [summary(part) for part in records]
+    assert sum(len(part.rejected) for part in columns) >= 1

@@ -63,5 +63,7 @@ def record_columns(numbers: np.ndarray, sessions: list[str], judges: list[tuple[
         return None
     distinct, category = (None, None) if categories is None or categories.count(None) == len(categories) else coded(
         categories)
+    if distinct is not None and any(found is not None and unstorable(found) is not None for found in distinct):
+        return None
     return RecordColumns(numbers, keys, session, found, judge, names, model, position, length, score, schema_version,
                          score_scale, times, distinct, category)

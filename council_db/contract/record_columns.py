@@ -14,7 +14,7 @@ its time UTC microseconds (``times``) or none for an undated batch (an empty tim
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,6 +43,8 @@ class RecordColumns:
     times: np.ndarray | None = None  # int64 UTC microseconds; None: undated (timestamp "")
     categories: list[str | None] | None = None  # distinct query_metadata categories (None: no metadata)
     category: np.ndarray | None = None  # per record; None: no record has metadata
+    position_given: np.ndarray | None = None  # per record: False where none (position holds DEFAULT_POSITION); None: all
+    reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer_id -> the kind its records state
 
     def __len__(self) -> int:
         return len(self.session)
@@ -58,6 +60,10 @@ class RecordColumns:
         found = self.categories[int(self.category[row])]
         return None if found is None else {"category": found}
 
+    def position_of(self, row: int) -> int | None:
+        given = self.position_given is None or bool(self.position_given[row])
+        return int(self.position[row]) if given else None
+
     def length_of(self, row: int) -> int | None:
         length = int(self.length[row])
         return None if length == UNKNOWN_LENGTH else length
@@ -69,6 +75,7 @@ class RecordColumns:
         return ReadRecord(schema_version=self.schema_version, session_id=self.session_keys[int(self.session[row])],
                           timestamp=self.time(row), consent_level=DEFAULT_CONSENT, reviewer_id=reviewer,
                           reviewer_prompt=prompt, model_id=self.models[int(self.model[row])],
-                          position=int(self.position[row]), response_length_chars=self.length_of(row),
+                          position=self.position_of(row), response_length_chars=self.length_of(row),
+                          reviewer_kind=self.reviewer_kinds.get(reviewer),
                           score_value=float(self.score[row]), score_scale=self.score_scale,
                           query_metadata=self.metadata(row))

@@ -23,10 +23,13 @@ def score_batch(columns: RecordColumns, envelopes: list[Envelope], envelope: np.
     reviewer = np.array([index[label] for label in labels], dtype=np.int32)[columns.judge]
     model = np.array([index[name] for name in columns.models], dtype=np.int32)[columns.model]
     score, scale_code = columns.score, np.zeros(len(columns), dtype=np.int32)
+    given = np.ones(len(columns), dtype=bool) if columns.position_given is None else columns.position_given
+    kinds = {label: columns.reviewer_kinds[reviewer] for label, (reviewer, _) in zip(labels, columns.judges)
+             if reviewer in columns.reviewer_kinds}
     return ScoreBatch(list(columns.session_keys), envelopes, names, [scale], columns.session.astype(np.int32),
                       envelope.astype(np.int32), reviewer, model, columns.position.astype(np.int32),
                       columns.length.astype(np.int32), score, scale_code, _exclusions(score, [scale], scale_code),
-                      np.ones(len(columns), dtype=bool), {}, None, None, identities, times)
+                      given, kinds, None, None, identities, times)
 
 
 def _reviewers(judges: list[tuple[str, str | None]]) -> tuple[list[str], dict[str, Identity]]:

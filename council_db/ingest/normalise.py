@@ -195,6 +195,7 @@ class Normaliser:
         out.rows = score_batch(columns, envelopes.objects, np.repeat(np.array(codes, dtype=np.int32), lengths), scale,
                                run_times)
         out.excluded = int(np.count_nonzero(out.rows.exclusion))
+        out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
         out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
         return out
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from council_db.contract.score_batch import ENVELOPE_TIME
-from council_db.ingest.formats import arena_hard, fastchat_pair, fastchat_review, fastchat_single
+from council_db.ingest.formats import arena_hard, fastchat_pair, fastchat_review, fastchat_single, judgebench
 from council_db.ingest.formats.judge_columns import unix_us_column
 from council_db.ingest.formats.judge_lines import LineReader, ParsedColumns, unix_us
 from council_db.ingest.formats.options import FormatOptions
@@ -202,3 +202,36 @@ def test_arena_hard_lines_as_columns_normalise_as_their_records(tmp_path):
     records = normalised(record_by_record(arena_hard.Reader), options, path, lines, 20)
     assert [summary(part) for part in columns] == [summary(part) for part in records]
     assert sum(len(part.rejected) for part in columns) >= 1
+
+
+def made_judgebench_lines(count: int, seed: int) -> list[bytes]:
+    """JudgeBench lines: one or two judgments, null judgments and decisions, every verdict,
+    sources (one past the kept length, one absent), pairs judged again, and lines no record
+    is made of (a decision that is none, a judgment naming no judge)."""
+    rng = random.Random(seed)
+
+    def judgment() -> dict | None:
+        return rng.choice([None, {"decision": rng.choice([*judgebench.VERDICTS, None]),
+                                  "judgment": {"judge_model": rng.choice(["gpt-4o", "claude"])}}])
+
+    lines = [json.dumps({"pair_id": f"p{rng.randrange(count // 2)}", "response_A": "a" * rng.randrange(9),
+                         "response_B": "bé" * rng.randrange(9), "label": rng.choice(["A>B", "B>A"]),
+                         "judge_name": "arena_hard", "judgments": [judgment() for _ in range(rng.choice([1, 2]))],
+                         "source": rng.choice(["mmlu", "s" * 120, None])}).encode()
+             for _ in range(count)]
+    lines[count // 3] = lines[count // 3].replace(b'"judgments": [', b'"judgments": [{"decision": "A>B>C"}, ', 1)
+    lines[count // 2] = lines[count // 2].replace(b'"judgments": [', b'"judgments": [{"decision": "A>B"}, ', 1)
+    return lines
+
+
+@pytest.mark.parametrize("judge", [None, "gold"])
+def test_judgebench_lines_as_columns_normalise_as_their_records(judge, tmp_path):
+    real = sorted((Path(__file__).parents[1] / "data" / "judgebench" / "outputs").glob("*.jsonl"))
+    lines = made_judgebench_lines(400, 3) + [line for path in real for line in path.read_bytes().splitlines()]
+    path = tmp_path / "judgebench.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    options = FormatOptions("judgebench", judge=judge)
+    columns = normalised(judgebench.Reader, options, path, lines, 20)
+    records = normalised(record_by_record(judgebench.Reader), options, path, lines, 20)
+    assert [summary(part) for part in columns] == [summary(part) for part in records]
+    assert sum(len(part.rejected) for part in columns) == (2 if judge is None else 1)

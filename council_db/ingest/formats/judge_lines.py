@@ -113,23 +113,13 @@ class LineReader:
         """The batch decoded in one call and its records checked in one (a line at a time cost
         the judge formats 4-10 us a line in calls alone); a batch with a line msgspec refuses,
         or a record the checks refuse, is read a line (or a record) at a time, which says why."""
-        lines, texts = None, batch.lines
-        data = objects_joined(texts)
-        if data is None:  # a line to strip or empty, a byte order mark, or a line that is no object
-            lines = [(number, raw, text) for number, raw in enumerate(batch.lines, start=batch.first_line)
-                     if (text := raw.strip(b" \t\r").removeprefix(BOM))]
-            texts = [text for _, _, text in lines]
-            data = objects_joined(texts)
-        decoded = None if data is None else self._decoded_at_once(texts, data)
-        if decoded is not None:
-            numbers = (list(range(batch.first_line, batch.first_line + len(texts))) if lines is None
-                       else [number for number, _, _ in lines])
-            columns = self.columns(numbers, decoded)
-            if columns is not None:
-                return columns
-        if lines is None:
-            lines = [(number, raw, raw) for number, raw in enumerate(batch.lines, start=batch.first_line)]
+        lines = [(number, raw, text) for number, raw in enumerate(batch.lines, start=batch.first_line)
+                 if (text := raw.strip(b" \t\r").removeprefix(BOM))]
         parsed = Parsed()
+        decoded = self._decoded_at_once([text for _, _, text in lines])
+        columns = None if decoded is None else self.columns([number for number, _, _ in lines], decoded)
+        if columns is not None:
+            return columns
         if decoded is None:
             for number, raw, text in lines:
                 self._read(number, raw, text, parsed)
@@ -143,11 +133,14 @@ class LineReader:
         self._check_at_once(made, parsed)
         return parsed
 
-    def _decoded_at_once(self, texts: list[bytes], data: bytes) -> list | None:
-        """The lines (``data``: as objects_joined joins them) as the format's structs, decoded in
-        one call; None when any line is not plainly one JSON object msgspec reads as pydantic
-        would. Lines that each start with "{" and end with "}" cannot run into each other ("}"
-        then "{" is JSON only between top-level values), so as many values as lines means one a line."""
+    def _decoded_at_once(self, texts: list[bytes]) -> list | None:
+        """The lines as the format's structs, decoded in one call; None when any line is not
+        plainly one JSON object msgspec reads as pydantic would. Joined by line breaks, lines
+        that each start with "{" and end with "}" cannot run into each other ("}" then "{" is
+        JSON only between top-level values), so as many values as lines means one a line."""
+        if not texts or not all([text[:1] == b"{" and text[-1:] == b"}" for text in texts]):
+            return None
+        data = b"\n".join(texts)
         if not is_utf8(data) or any_hides_from_msgspec(data) and any(
                 [json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
             return None
@@ -251,19 +244,6 @@ class LineReader:
                    else f"not {limit[1]}" if limit else "not valid")
         expected = self.EXPECTED.get(field, f"a value as {self.FORMAT} writes it")
         return LineError(field, f"{problem}; expected {expected}")
-
-
-def objects_joined(texts: list[bytes]) -> bytes | None:
-    """The lines joined by line breaks when each starts with "{" and ends with "}", nothing
-    around it; None otherwise. Told from the joined bytes by one count of "\\n{" and one of
-    "}\\n" (a line holds no line break), not a look a line: stripping each line and looking at
-    its ends cost fastchat-single about a microsecond a line."""
-    data = b"\n".join(texts)
-    between = len(texts) - 1
-    if (texts and data[:1] == b"{" and data[-1:] == b"}" and data.count(b"\n{") == between
-            and data.count(b"}\n") == between):
-        return data
-    return None
 
 
 def required(line_type: type) -> tuple[str, ...]:

@@ -43,7 +43,7 @@ class RecordColumns:
     times: np.ndarray | None = None  # int64 UTC microseconds; None: undated (timestamp "")
     categories: list[str | None] | None = None  # distinct query_metadata categories (None: no metadata)
     category: np.ndarray | None = None  # per record; None: no record has metadata
-    position_given: np.ndarray | None = None  # per record: False where none (position holds DEFAULT_POSITION); None: all
+    position_given: np.ndarray | None = None  # per record: False where none (position: DEFAULT_POSITION); None: all
     reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer_id -> the kind its records state
 
     def __len__(self) -> int:

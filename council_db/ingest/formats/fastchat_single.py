@@ -34,7 +34,6 @@ import numpy as np
 
 from council_db.contract.fields import UNKNOWN_LENGTH
 from council_db.contract.record_columns import RecordColumns
-
 from council_db.ingest.formats.answers import metadata
 from council_db.ingest.formats.judge_columns import (
     coded,

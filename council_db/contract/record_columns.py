@@ -35,7 +35,7 @@ class RecordColumns:
     judge: np.ndarray
     models: list[str]
     model: np.ndarray
-    position: np.ndarray  # int32: a display slot when schema_version has them, else a key
+    position: np.ndarray  # int32: a display slot (<= fields.MAX_SLOT) when schema_version has them, else a key
     length: np.ndarray  # int32, fields.UNKNOWN_LENGTH where unknown
     score: np.ndarray  # float64, within the record's bounds
     schema_version: str

@@ -182,14 +182,8 @@ class Normaliser:
                 by_rest[rest] = envelopes.code(found)
             codes, own = by_rest[runs], [ENVELOPE_TIME] * len(times) if columns.times is None else times
         else:
-            codes, own = [], []
-            for start, time, rest, session in zip(starts.tolist(), times, runs.tolist(), sessions):
-                key = (time, *rests[rest])
-                found, own_time = (self._known(key, form, session)
-                                   or (self._new(key, form, columns.record(start)), ENVELOPE_TIME))
-                self._seen(session)
-                codes.append(envelopes.code(found))
-                own.append(own_time)
+            codes, own = self._run_by_run(columns, starts.tolist(), rests, form, times, runs.tolist(), sessions,
+                                          envelopes)
         lengths = np.diff(np.append(starts, len(columns)))
         run_times = None if own.count(ENVELOPE_TIME) == len(own) else np.repeat(np.array(own, dtype=np.int64), lengths)
         out.rows = score_batch(columns, envelopes.objects, np.repeat(np.array(codes, dtype=np.int32), lengths), scale,
@@ -198,6 +192,20 @@ class Normaliser:
         out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
         out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
         return out
+
+    def _run_by_run(self, columns: RecordColumns, starts: list[int], rests: list[tuple], form: str | None,
+                    times: list, runs: list[int], sessions: list[str], envelopes: Distinct) -> tuple[list, list]:
+        """Each run's envelope code and own time, decided as ``_envelope`` decides a record's
+        (a session's first record made for the envelope it needs)."""
+        codes, own = [], []
+        for start, time, rest, session in zip(starts, times, runs, sessions):
+            key = (time, *rests[rest])
+            found, own_time = (self._known(key, form, session)
+                               or (self._new(key, form, columns.record(start)), ENVELOPE_TIME))
+            self._seen(session)
+            codes.append(envelopes.code(found))
+            own.append(own_time)
+        return codes, own
 
     def _at_once(self, rests: list[tuple], form: str | None, times: list, runs: np.ndarray,
                  sessions: list[str]) -> dict[int, Envelope] | None:

@@ -11,10 +11,12 @@ from typing import Callable
 import numpy as np
 
 from council_db.contract.envelope import ENVELOPE_KEYS, Envelope, envelope, envelope_key
-from council_db.contract.fields import MAX_SLOT, UNKNOWN_LENGTH, LineError
+from council_db.contract.fields import DEFAULT_CONSENT, MAX_SLOT, UNKNOWN_LENGTH, LineError
 from council_db.contract.record import Record
+from council_db.contract.record_columns import RecordColumns
 from council_db.contract.scales import ScoreScale, score_scale
 from council_db.contract.score_batch import ENVELOPE_TIME, ScoreBatch
+from council_db.ingest.column_batch import score_batch
 from council_db.ingest.lines import LineBatch, Parsed, Rejected, parse_batch, reject
 
 CACHE_LIMIT = 100_000
@@ -50,6 +52,7 @@ class Normaliser:
         self.parse = parse
         self._envelopes: dict[tuple, Envelope] = {}
         self._timeless: dict[tuple, Envelope] = {}  # by envelope_key without the time, and the time's form
+        self._dated: dict[tuple, set] = {}  # envelope_key without the time -> the times of _envelopes' keys
         self._sessions: set[str] = set()  # the sessions of the runs normalised so far
         self._scales: dict[str, ScoreScale] = {}
 
@@ -58,23 +61,33 @@ class Normaliser:
         before and only the time sets it apart from an envelope made before: a judge log gives
         every grading its own time, and an envelope a record cost the reader 14 us a record and
         the writer a row. A session's first record gets its envelope, which a new session takes."""
-        key = envelope_key(fields)
+        key, form = envelope_key(fields), _form(fields[0])
+        return self._known(key, form, record.session_id) or (self._new(key, form, record), ENVELOPE_TIME)
+
+    def _known(self, key: tuple, form: str | None, session: str) -> tuple[Envelope, int] | None:
+        """``_envelope`` of a record with envelope_key ``key`` in ``session`` where it needs no
+        new envelope; None where it does."""
         found = self._envelopes.get(key)
         if found is not None:
             return found, ENVELOPE_TIME
-        time = fields[0]
-        timeless = (_form(time), *key[1:])
-        base = self._timeless.get(timeless)
-        if base is not None and record.session_id in self._sessions:
+        base = self._timeless.get((form, *key[1:]))
+        if base is not None and session in self._sessions:
+            time = key[0]
             own = (time or None) if isinstance(time, int) else base.own_time(time)  # 0: store.pg_copy's NULL
             if own is not None:
                 return base, own
+        return None
+
+    def _new(self, key: tuple, form: str | None, record: Record) -> Envelope:
+        """The record's own envelope, kept for the records after it."""
         if len(self._envelopes) > CACHE_LIMIT:
             self._envelopes.clear()
             self._timeless.clear()
+            self._dated.clear()
         found = self._envelopes[key] = envelope(record)
-        self._timeless.setdefault(timeless, found)
-        return found, ENVELOPE_TIME
+        self._timeless.setdefault((form, *key[1:]), found)
+        self._dated.setdefault(key[1:], set()).add(key[0])
+        return found
 
     def _seen(self, session: str) -> None:
         if len(self._sessions) > CACHE_LIMIT:
@@ -100,6 +113,9 @@ class Normaliser:
         """The importer's per-record step, done per run instead: a session's records arrive
         together and share an envelope and a scale, so consecutive records with the same
         ones are normalised once, and finding the runs takes C-speed passes only."""
+        columns = getattr(parsed, "columns", None)
+        if columns is not None:
+            return self._column_rows(parsed, columns)
         out = Normalised(rejected=list(parsed.rejected), no_verdict=parsed.no_verdict)
         numbers, records = zip(*parsed.records) if parsed.records else ((), ())
         keys = list(map(_RUN_KEY, records))
@@ -139,6 +155,84 @@ class Normaliser:
         out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
         out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
         return out
+
+    def _column_rows(self, parsed: Parsed, columns: RecordColumns) -> Normalised:
+        """``rows`` of a batch its reader made columns of: the same envelope for each run of
+        records, decided as ``_envelope`` decides it, with no record struct but for a session's
+        first record. The reader held the columns to the contract (their envelopes cannot fail)."""
+        out = Normalised(rejected=list(parsed.rejected), no_verdict=parsed.no_verdict)
+        if not len(columns):
+            return out
+        scale = self._scale(columns.score_scale)
+        rests = [envelope_key((None, DEFAULT_CONSENT, columns.schema_version, None, None,
+                               None if found is None else {"category": found}))[1:]
+                 for found in columns.categories or [None]]
+        category = np.zeros(len(columns), dtype=np.int32) if columns.category is None else columns.category
+        changed = category[1:] != category[:-1]
+        if columns.times is not None:
+            changed |= columns.times[1:] != columns.times[:-1]
+        starts = np.concatenate([[0], np.flatnonzero(changed) + 1])
+        times = [""] * len(starts) if columns.times is None else columns.times[starts].tolist()
+        form, runs = _form(times[0]), category[starts]
+        sessions = [columns.session_keys[code] for code in columns.session[starts].tolist()]
+        envelopes, at_once = Distinct(), self._at_once(rests, form, times, runs, sessions)
+        if at_once is not None:
+            by_rest = np.zeros(len(rests), dtype=np.int32)
+            for rest, found in at_once.items():
+                by_rest[rest] = envelopes.code(found)
+            codes, own = by_rest[runs], [ENVELOPE_TIME] * len(times) if columns.times is None else times
+        else:
+            codes, own = self._run_by_run(columns, starts.tolist(), rests, form, times, runs.tolist(), sessions,
+                                          envelopes)
+        lengths = np.diff(np.append(starts, len(columns)))
+        run_times = None if own.count(ENVELOPE_TIME) == len(own) else np.repeat(np.array(own, dtype=np.int64), lengths)
+        out.rows = score_batch(columns, envelopes.objects, np.repeat(np.array(codes, dtype=np.int32), lengths), scale,
+                               run_times)
+        out.excluded = int(np.count_nonzero(out.rows.exclusion))
+        out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
+        out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
+        return out
+
+    def _run_by_run(self, columns: RecordColumns, starts: list[int], rests: list[tuple], form: str | None,
+                    times: list, runs: list[int], sessions: list[str], envelopes: Distinct) -> tuple[list, list]:
+        """Each run's envelope code and own time, decided as ``_envelope`` decides a record's
+        (a session's first record made for the envelope it needs)."""
+        codes, own = [], []
+        for start, time, rest, session in zip(starts, times, runs, sessions):
+            key = (time, *rests[rest])
+            found, own_time = (self._known(key, form, session)
+                               or (self._new(key, form, columns.record(start)), ENVELOPE_TIME))
+            self._seen(session)
+            codes.append(envelopes.code(found))
+            own.append(own_time)
+        return codes, own
+
+    def _at_once(self, rests: list[tuple], form: str | None, times: list, runs: np.ndarray,
+                 sessions: list[str]) -> dict[int, Envelope] | None:
+        """Per envelope code (``rests``: envelope_key without the time) of the runs, the envelope
+        ``_known`` gives every run with it, where that is told for all runs at once; None where
+        it is not. Undated runs each take the envelope made before; dated ones, where every
+        session came before and no time is 0 or has an envelope of its own, their envelope's
+        base and their own time (a grading of a known session)."""
+        used = np.unique(runs).tolist()
+        if len(self._sessions) + len(sessions) > CACHE_LIMIT:  # _seen forgets them on its way
+            return None
+        if times[0] == "":
+            found = {code: self._envelopes.get(("", *rests[code])) for code in used}
+        elif 0 in times or not all(map(self._sessions.__contains__, sessions)):
+            return None
+        else:
+            found = {code: None if self._own_envelope(rests[code], np.asarray(times)[runs == code].tolist())
+                     else self._timeless.get((form, *rests[code])) for code in used}
+        if None in found.values():
+            return None
+        self._sessions.update(sessions)
+        return found  # type: ignore[return-value]
+
+    def _own_envelope(self, rest: tuple, times: list[int]) -> bool:
+        """Whether any of the times has an envelope of its own (``_new`` made one)."""
+        dated = self._dated.get(rest)
+        return bool(dated) and any(map(dated.__contains__, times))
 
 
 def _form(time: str | int | None) -> str | None:

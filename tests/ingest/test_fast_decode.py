@@ -155,7 +155,7 @@ def test_a_judge_logs_long_lines_are_decoded_without_a_look_at_each(monkeypatch)
                "tstamp": 1.7e9, "user_prompt": "[Question] ... " * 20 + "x" * 4_000}
     read = reader(FormatOptions("fastchat-single"), Source("judged.jsonl", "stream", None, None))
     parsed = read(LineBatch(1, [json.dumps(dict(grading, model=f"m{n}")).encode() for n in range(50)], 0))
-    assert len(parsed.records) == 50 and not parsed.rejected
+    assert len(parsed.columns) == 50 and not parsed.rejected  # read as columns (contract/record_columns)
 
 
 def test_a_line_that_is_not_utf8_is_rejected_naming_the_byte_and_where_it_is():

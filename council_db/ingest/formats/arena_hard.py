@@ -25,10 +25,12 @@ from __future__ import annotations
 from typing import Annotated, Union
 
 import msgspec
+import numpy as np
 
-from council_db.contract.fields import METADATA_VALUE_MAX_CHARS, LineError
+from council_db.contract.fields import METADATA_VALUE_MAX_CHARS, UNKNOWN_LENGTH, LineError
 from council_db.ingest.formats.arena_answers import AnswerStyle, answer_styles
-from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Values, lettered_verdict
+from council_db.ingest.formats.judge_columns import record_columns
+from council_db.ingest.formats.judge_lines import LineReader, Name, ParsedColumns, QuestionId, Values, lettered_verdict
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -106,6 +108,40 @@ class Reader(LineReader):
             records += [dict(shared, model_id=name, position=slot, score_value=score, **self.answer(name, question))
                         for slot, (name, score) in enumerate(zip(shown, (first, 1.0 - first)))]
         return records, silent
+
+    def columns(self, numbers: list[int], lines: list[Judgment]) -> ParsedColumns | None:
+        """``records`` of every line at once (without --answers, whose style goes record by
+        record); None where a line would be refused (the record path says why)."""
+        if self.answers:
+            return None
+        at, sessions, judges, models, first, categories, silent = [], [], [], [], [], [], 0
+        try:
+            for index, line in enumerate(lines):
+                question = line.uid if line.uid is not None else line.question_id
+                if question is None:
+                    return None
+                baseline, judge = self.baseline_of(line), self.judge_of(line)
+                category = None if line.category is None else line.category[:METADATA_VALUE_MAX_CHARS]
+                for game, shown in zip(line.games, ((baseline, line.model), (line.model, baseline))):
+                    if game is None or game.score is None:
+                        silent += 1
+                        continue
+                    at += (index, index)
+                    models += shown
+                    first.append(VERDICTS[game.score])
+                    sessions += (f"{self.bench}/{question}/{line.model}",) * 2
+                    judges += ((judge, None),) * 2
+                    categories += (category,) * 2
+        except (KeyError, LineError):  # a verdict that is none, another baseline, no judge
+            return None
+        if not at:
+            return None
+        shown_first = np.array(first, dtype=np.float64)
+        columns = record_columns(
+            np.array(numbers)[at], sessions, judges, models, np.tile(np.array([0, 1], dtype=np.int32), len(first)),
+            np.full(len(at), UNKNOWN_LENGTH, dtype=np.int32),
+            np.column_stack([shown_first, 1.0 - shown_first]).ravel(), SLOTS, SCALE, categories=categories)
+        return None if columns is None else ParsedColumns(columns=columns, no_verdict=silent)
 
     def baseline_of(self, line: Judgment) -> str:
         """The line's baseline (v2), else --baseline, else the format's default."""

@@ -19,13 +19,18 @@ The reviewer is the judge model with the prompt name (judge[1], e.g. "pair-v2") 
 
 from __future__ import annotations
 
-import msgspec
+from operator import attrgetter
 
-from council_db.contract.fields import LineError
+import msgspec
+import numpy as np
+
+from council_db.contract.fields import UNKNOWN_LENGTH, LineError
 from council_db.ingest.formats.answers import metadata
+from council_db.ingest.formats.judge_columns import coded, record_columns, unix_us_column
 from council_db.ingest.formats.judge_lines import (
     Judge,
     Name,
+    ParsedColumns,
     QuestionId,
     Turn,
     Values,
@@ -40,6 +45,7 @@ SLOTS = "1.2.0"  # the schema whose position is the display slot
 # A game's winner -> (model_1's score, model_2's score); "error" is no verdict
 SCORES = {"model_1": (1.0, 0.0), "model_2": (0.0, 1.0), "tie": (0.5, 0.5)}
 NO_VERDICT = "error"
+_TSTAMP, _JUDGE, _WINNERS = attrgetter("tstamp"), attrgetter("judge"), attrgetter("g1_winner", "g2_winner")
 
 
 class Judgment(msgspec.Struct):
@@ -108,6 +114,48 @@ class Reader(LlmJudgeReader):
                    for order, scores in shown if scores is not None
                    for slot, (model, score) in enumerate(zip(order, scores))]
         return records, games.count(None)
+
+    def columns(self, numbers: list[int], lines: list[Judgment]) -> ParsedColumns | None:
+        """``records`` of every line at once: each game's two records as a line's slots, the
+        values read once a line (a judge once per distinct one)."""
+        tstamps = np.fromiter(map(_TSTAMP, lines), dtype=np.float64, count=len(lines))
+        times = unix_us_column(tstamps)
+        games = [(SCORES.get(first, first), SCORES.get(second, second)) for first, second in map(_WINNERS, lines)]
+        if times is None or any(not isinstance(game, tuple) and game != NO_VERDICT for pair in games for game in pair):
+            return None  # a winner that is no winner, or a time no date holds: the record path says which line
+        given, judge = coded(list(map(_JUDGE, lines)))
+        judges = [(judge_model(found), judge_prompt(found)) for found in given]
+        line_judges = [judges[code] for code in judge.tolist()]
+        at, models, scores = [], [], []
+        for index, (line, (first, second)) in enumerate(zip(lines, games)):
+            if line.model_1 == line.model_2:
+                return None
+            if first != NO_VERDICT:
+                at += (index, index)
+                models += (line.model_1, line.model_2)
+                scores += first
+            if second != NO_VERDICT:
+                at += (index, index)
+                models += (line.model_2, line.model_1)
+                scores += second[::-1]
+        if not at:
+            return None
+        keys = [session_key(self.bench, line, model) for line, (model, _) in zip(lines, line_judges)]
+        made = [lines[index] for index in at]
+        columns = record_columns(
+            np.array(numbers)[at], [keys[index] for index in at], [line_judges[index] for index in at], models,
+            np.tile(np.array([0, 1], dtype=np.int32), len(at) // 2), self._lengths(made, models),
+            np.array(scores, dtype=np.float64), SLOTS, SCALE, times[at],
+            [self.categories.get(str(line.question_id)) for line in made] if self.categories else None)
+        silent = sum(game == NO_VERDICT for pair in games for game in pair)
+        return None if columns is None else ParsedColumns(columns=columns, no_verdict=silent)
+
+    def _lengths(self, made: list[Judgment], models: list[str]) -> np.ndarray:
+        """Each record's ``length`` (unknown without --answers)."""
+        if not self.texts:
+            return np.full(len(models), UNKNOWN_LENGTH, dtype=np.int32)
+        return np.array([UNKNOWN_LENGTH if found is None else found
+                         for found in map(self.length, made, models)], dtype=np.int32)
 
     def length(self, line: Judgment, model: str) -> int | None:
         """The answer's characters, when --answers holds the text the judge saw in game 1."""

@@ -22,10 +22,12 @@ from pathlib import PurePath
 from typing import Annotated, Union
 
 import msgspec
+import numpy as np
 
-from council_db.contract.fields import LineError
+from council_db.contract.fields import UNKNOWN_LENGTH, LineError
 from council_db.ingest.formats.answers import Answer, answers_by_id, categories, metadata
-from council_db.ingest.formats.judge_lines import LineReader, Name, QuestionId, Values
+from council_db.ingest.formats.judge_columns import record_columns
+from council_db.ingest.formats.judge_lines import LineReader, Name, ParsedColumns, QuestionId, Values
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -80,6 +82,24 @@ class Reader(LineReader):
         return [dict(shared, model_id=answer.model, position=slot, response_length_chars=answer.chars,
                      score_value=0.0 if score == NO_RATING else score)
                 for slot, (answer, score) in enumerate(zip(shown, line.score))], 0
+
+    def columns(self, numbers: list[int], lines: list[Review]) -> ParsedColumns | None:
+        """``records`` of every line at once: its two answers in slots 0 and 1; None where a line
+        names an answer the folder lacks (the record path says which)."""
+        shown = [self.answers.get(answer_id) for line in lines for answer_id in (line.answer1_id, line.answer2_id)]
+        if None in shown:
+            return None
+        scores = np.array([score for line in lines for score in line.score], dtype=np.float64)
+        scores[scores == NO_RATING] = 0.0
+        categories = None if not self.categories else [
+            category for line in lines for category in (self.categories.get(str(line.question_id)),) * 2]
+        columns = record_columns(
+            np.repeat(np.array(numbers), 2), [key for line in lines for key in (f"review/{line.review_id}",) * 2],
+            [(self.judge, None)] * len(shown), [answer.model for answer in shown],
+            np.tile(np.array([0, 1], dtype=np.int32), len(lines)),
+            np.array([UNKNOWN_LENGTH if answer.chars is None else answer.chars for answer in shown], dtype=np.int32),
+            scores, SLOTS, SCALE, categories=categories)
+        return None if columns is None else ParsedColumns(columns=columns)
 
     def answer(self, field: str, answer_id: str) -> Answer:
         found = self.answers.get(answer_id)

@@ -27,13 +27,25 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from operator import attrgetter
 
 import msgspec
+import numpy as np
 
+from council_db.contract.fields import UNKNOWN_LENGTH
+from council_db.contract.record_columns import RecordColumns
 from council_db.ingest.formats.answers import metadata
+from council_db.ingest.formats.judge_columns import (
+    coded,
+    recoded,
+    storable_names,
+    unix_us_column,
+    within_score_bounds,
+)
 from council_db.ingest.formats.judge_lines import (
     Judge,
     Name,
+    ParsedColumns,
     QuestionId,
     Turn,
     Values,
@@ -47,6 +59,8 @@ NO_RATING = -1.0  # llm_judge's score when the judgment held no [[rating]]
 UNSCORED = 0.0  # llm-council's "never scored", which every analysis leaves out
 SCALE = "1-10"
 NOT_A_SLOT = "1.0.0"  # the schema whose position is no display slot
+_TSTAMP, _SCORE, _QUESTION, _TURN, _JUDGE, _MODEL = map(attrgetter, ("tstamp", "score", "question_id", "turn", "judge",
+                                                                     "model"))
 
 
 class Grading(msgspec.Struct):
@@ -65,6 +79,13 @@ class GradingWithPrompt(Grading):
 def call_key(tstamp: float) -> int:
     """A 31-bit digest of the grading's time: the position that keeps repeated gradings apart."""
     return int.from_bytes(hashlib.blake2b(struct.pack("<d", tstamp), digest_size=4).digest(), "little") & 0x7FFF_FFFF
+
+
+def call_keys(tstamps: np.ndarray) -> np.ndarray:
+    """``call_key`` of each time: the digests of their bytes read as one array."""
+    raw = tstamps.astype("<f8").tobytes()
+    digests = b"".join([hashlib.blake2b(raw[at:at + 8], digest_size=4).digest() for at in range(0, len(raw), 8)])
+    return (np.frombuffer(digests, dtype="<u4") & 0x7FFF_FFFF).astype(np.int32)
 
 
 def session_key(bench: str | None, question: int | str, turn: int) -> str:
@@ -97,6 +118,40 @@ class Reader(LlmJudgeReader):
             score_value=UNSCORED if line.score == NO_RATING else line.score, score_scale=SCALE,
             query_metadata=metadata(self.categories, line.question_id),
         )], 0
+
+    def columns(self, numbers: list[int], lines: list[Grading]) -> ParsedColumns | None:
+        """``records`` of every line at once: a line's struct is read once per field, and a session
+        key, judge and category made once per distinct value."""
+        count = len(lines)
+        tstamps = np.fromiter(map(_TSTAMP, lines), dtype=np.float64, count=count)
+        times = unix_us_column(tstamps)
+        scores = np.fromiter(map(_SCORE, lines), dtype=np.float64, count=count)
+        scores[scores == NO_RATING] = UNSCORED
+        asked, turn_asked = coded(list(zip(map(_QUESTION, lines), map(_TURN, lines))))
+        keys, session = recoded([session_key(self.bench, question, turn) for question, turn in asked], turn_asked)
+        given, judge = coded(list(map(_JUDGE, lines)))
+        judges, judge = recoded([(judge_model(found), judge_prompt(found)) for found in given], judge)
+        models, model = coded(list(map(_MODEL, lines)))
+        if (times is None or not within_score_bounds(scores)
+                or not storable_names(keys + [name for found in judges for name in found if name] + models)):
+            return None
+        categories, category = self._categories([question for question, _ in asked], turn_asked)
+        return ParsedColumns(columns=RecordColumns(
+            np.array(numbers), keys, session, judges, judge, models, model, call_keys(tstamps), self._lengths(lines),
+            scores, NOT_A_SLOT, SCALE, times, categories, category))
+
+    def _categories(self, questions: list, asked: np.ndarray) -> tuple[list | None, np.ndarray | None]:
+        """The distinct categories (--answers' question.jsonl) and each record's; None without any."""
+        if not self.categories:
+            return None, None
+        return recoded([self.categories.get(str(question)) for question in questions], asked)
+
+    def _lengths(self, lines: list[Grading]) -> np.ndarray:
+        """``length`` of each line (unknown without --answers)."""
+        if not self.texts:
+            return np.full(len(lines), UNKNOWN_LENGTH, dtype=np.int32)
+        return np.array([UNKNOWN_LENGTH if found is None else found for found in map(self.length, lines)],
+                        dtype=np.int32)
 
     def length(self, line: Grading) -> int | None:
         """The graded answer's characters, when --answers holds the text the judge saw."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any, ClassVar, Union
 
@@ -25,20 +26,22 @@ from pydantic import ValidationError
 
 from council_db.contract.fields import LineError
 from council_db.contract.record import ReadRecord, checked_record
+from council_db.contract.record_columns import RecordColumns
 from council_db.contract.storable import all_storable, unstorable_field
 from council_db.contract.timestamps import EPOCH, time_text
 from council_db.ingest.fast_decode import any_hides_from_msgspec, hides_from_msgspec, is_utf8
+from council_db.ingest.formats.judge_columns import LAST_FAST_SECOND, MAX_NAME
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.rejected import from_line_error, from_validation
 from council_db.ingest.validation import json_refusal, record_problem
 
 BOM = b"\xef\xbb\xbf"
-_LAST_FAST_SECOND = 253_402_300_000.0  # 9999-12-31T23:46:40Z: later times go the long way (year 10000)
 _MICROSECOND = timedelta(microseconds=1)
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]  # as a record's reviewer and model
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME)]  # as a record's reviewer and model
 QuestionId = int | Name
 Turn = Annotated[int, msgspec.Meta(ge=1, le=1_000)]
-Judge = Union[Name, Annotated[list[Name], msgspec.Meta(min_length=1)]]  # llm_judge's [judge model, prompt name]
+# llm_judge's [judge model, prompt name], as a tuple: hashable, so a batch's judges are told apart at C speed
+Judge = Union[Name, Annotated[tuple[Name, ...], msgspec.Meta(min_length=1)]]
 Values = dict[str, Any]  # one record's fields, checked by contract.record.checked_record
 
 _FIELD = re.compile(r"`\$\.(\w+)|field `(\w+)`")
@@ -52,6 +55,13 @@ class NotJson(Exception):
     def __init__(self, refusal: ValidationError):
         super().__init__(str(refusal))
         self.refusal = refusal
+
+
+@dataclass
+class ParsedColumns(Parsed):
+    """A batch read as columns (no record struct each: contract/record_columns)."""
+
+    columns: RecordColumns | None = None
 
 
 class LineReader:
@@ -88,6 +98,12 @@ class LineReader:
         """The line's records, and how many of its judgments gave no verdict (no record)."""
         raise NotImplementedError
 
+    def columns(self, numbers: list[int], lines: list) -> ParsedColumns | None:
+        """The records of a batch of decoded lines as columns, held to the record's limits;
+        None when any line needs a look of its own (it may be refused), or where the format
+        makes no columns: its records are then made one by one (``records``)."""
+        return None
+
     def end(self) -> Parsed:
         """What is left when the input ends: a document reader's entry the file cut short. A
         line holds a whole record, so a line reader has nothing left."""
@@ -100,6 +116,9 @@ class LineReader:
         lines = stripped(batch)
         parsed = Parsed()
         decoded = decoded_at_once(self._decoder, [text for _, _, text in lines])
+        columns = None if decoded is None else self.columns([number for number, _, _ in lines], decoded)
+        if columns is not None:
+            return columns
         if decoded is None:
             for number, raw, text in lines:
                 self._read(number, raw, text, parsed)
@@ -244,7 +263,7 @@ def unix_us(field: str, unix_seconds: float) -> int:
     to even), so its text (timestamps.time_text) is what fromtimestamp's isoformat() writes;
     LineError when no date can hold it. A record takes the number (record.ReadRecord): writing
     each grading's time as text and parsing it back cost fastchat-single 8-12 us a record."""
-    if isinstance(unix_seconds, float) and 0.0 <= unix_seconds < _LAST_FAST_SECOND:
+    if isinstance(unix_seconds, float) and 0.0 <= unix_seconds < LAST_FAST_SECOND:
         fraction, whole = math.modf(unix_seconds)
         return int(whole) * 1_000_000 + round(fraction * 1e6)
     try:
@@ -261,12 +280,12 @@ def iso_time(field: str, unix_seconds: float) -> str:
     return time_text(unix_us(field, unix_seconds), "T")
 
 
-def judge_model(judge: str | list[str]) -> str:
+def judge_model(judge: str | tuple[str, ...]) -> str:
     """The judge model of llm_judge's [judge model, prompt name] (or of a plain name)."""
     return judge if isinstance(judge, str) else judge[0]
 
 
-def judge_prompt(judge: str | list[str]) -> str | None:
+def judge_prompt(judge: str | tuple[str, ...]) -> str | None:
     """The prompt name of llm_judge's [judge model, prompt name] ("single-v1", "pair-v2"): with
     the model, who the judge was (contract/reviewer_identity); None for a plain name."""
     return judge[1] if not isinstance(judge, str) and len(judge) > 1 else None

@@ -28,9 +28,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Union
 
 import msgspec
+import numpy as np
 
 from council_db.contract.fields import LineError
-from council_db.ingest.formats.judge_lines import LineReader, Name, Values, lettered_verdict
+from council_db.ingest.formats.judge_columns import record_columns
+from council_db.ingest.formats.judge_lines import LineReader, Name, ParsedColumns, Values, lettered_verdict
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
 
@@ -40,6 +42,7 @@ GOLD = "gold"
 BENCH = "judgebench"
 # A verdict on Arena-Hard's five levels -> the score of the answer shown as A (B gets 1 minus it)
 VERDICTS = {"A>>B": 1.0, "A>B": 1.0, "A=B": 0.5, "B>A": 0.0, "B>>A": 0.0}
+RESPONSES = ("response_A", "response_B")
 EXPECTED_VERDICT = '"A>B", "B>A" or "A=B" (or "A>>B", "B>>A"; null for none)'
 
 
@@ -106,6 +109,52 @@ class Reader(LineReader):
                                response_length_chars=lengths[name], score_value=score)
                         for slot, (name, score) in enumerate(zip(shown, (first, 1.0 - first)))]
         return records, silent
+
+    def columns(self, numbers: list[int], lines: list[Pair]) -> ParsedColumns | None:
+        """``records`` of every line at once: the label's two records in no slot, then each
+        judgment's two in slots 0 and 1; None where a line would be refused (the record path
+        says why)."""
+        at, judges, shown_a, slot_b, first, silent = [], [], [], [], [], 0
+        try:
+            for index, line in enumerate(lines):
+                at += (index, index)
+                judges += ((GOLD, None),) * 2
+                shown_a.append(True)
+                slot_b.append(-1)
+                first.append(VERDICTS[line.label])
+                for number, judgment in enumerate(line.judgments):
+                    if judgment is None or judgment.decision is None:
+                        silent += 1
+                        continue
+                    at += (index, index)
+                    judges += ((self.judge_of(line, judgment), None),) * 2
+                    shown_a.append(number == 0)
+                    slot_b.append(0)
+                    first.append(VERDICTS[judgment.decision])
+        except (KeyError, LineError):  # a verdict that is none, a judgment naming no judge
+            return None
+        return self._columns(numbers, lines, at, judges, shown_a, slot_b, first, silent)
+
+    def _columns(self, numbers: list[int], lines: list[Pair], at: list[int], judges: list, shown_a: list[bool],
+                 slot_b: list[int], first: list[float], silent: int) -> ParsedColumns | None:
+        """The columns of the records ``columns`` found: per pair of records, its line, whether
+        response_A is shown first, the slots (-1: none, the label's) and the first one's score."""
+        a_first, slots, scores = np.repeat(shown_a, 2), np.repeat(slot_b, 2), np.array(first, dtype=np.float64)
+        sessions = [f"{self.bench}/{line.pair_id}" for line in lines]
+        names = np.where(a_first, np.tile([0, 1], len(first)), np.tile([1, 0], len(first)))  # 0: response_A
+        lengths = np.array([[len(line.response_A), len(line.response_B)] for line in lines], dtype=np.int32)
+        line_at = np.array(at)
+        categories = [None if line.source is None else line.source[:100] for line in lines]
+        columns = record_columns(
+            np.array(numbers)[line_at], [sessions[index] for index in at],
+            judges, [f"{sessions[index]}/{RESPONSES[name]}" for index, name in zip(at, names.tolist())],
+            np.maximum(slots + np.tile([0, 1], len(first)), 0).astype(np.int32), lengths[line_at, names],
+            np.column_stack([scores, 1.0 - scores]).ravel(), SLOTS, SCALE,
+            categories=[categories[index] for index in at])
+        if columns is None:
+            return None
+        columns.position_given, columns.reviewer_kinds = slots >= 0, {GOLD: GOLD}
+        return ParsedColumns(columns=columns, no_verdict=silent)
 
     def judge_of(self, line: Pair, judgment: Judgment) -> str:
         """--judge, else the judgment's judge_model and the line's judge_name."""

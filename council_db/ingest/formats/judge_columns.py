@@ -1,0 +1,69 @@
+"""What a judge-log reader needs to make a batch's records as columns (contract/record_columns):
+each distinct value once, numbers a column at a time, and the record's limits held to a
+column at once, so that a batch with any value outside them goes the record path, which
+names the line and field."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from council_db.contract.record_columns import RecordColumns
+from council_db.contract.score_batch import _codes
+from council_db.contract.storable import unstorable
+
+MAX_NAME = 500  # a record's reviewer, model and session key (contract/record.Name)
+MAX_SCORE = 1e12  # a record's score_value, either sign
+LAST_FAST_SECOND = 253_402_300_000.0  # 9999-12-31T23:46:40Z: later times go the long way (year 10000)
+
+
+def unix_us_column(unix_seconds: np.ndarray) -> np.ndarray | None:
+    """judge_lines.unix_us of each time at once (numpy rounds half to even too); None when any
+    time is outside 1970-9999 (the record path then says which line)."""
+    if not ((unix_seconds >= 0.0) & (unix_seconds < LAST_FAST_SECOND)).all():
+        return None
+    fraction, whole = np.modf(unix_seconds)
+    return whole.astype(np.int64) * 1_000_000 + np.rint(fraction * 1e6).astype(np.int64)
+
+
+def coded(values: list) -> tuple[list, np.ndarray]:
+    """The distinct values in order of first appearance, and each value's index among them
+    (as contract/score_batch numbers them)."""
+    return _codes(values)
+
+
+def recoded(made: list, codes: np.ndarray) -> tuple[list, np.ndarray]:
+    """Values made one from each distinct value may repeat (question 81 and "81" make one
+    session key): made distinct again, the codes following."""
+    distinct, remap = _codes(made)
+    return (made, codes) if len(distinct) == len(made) else (distinct, remap[codes])
+
+
+def storable_names(texts: list[str]) -> bool:
+    """Whether every text can be a record's name (1-500 characters) that a database stores."""
+    return all([0 < len(text) <= MAX_NAME and unstorable(text) is None for text in texts])
+
+
+def within_score_bounds(scores: np.ndarray) -> bool:
+    """Whether every score is within a record's bounds (±1e12; NaN and infinity are not)."""
+    return bool((np.abs(scores) <= MAX_SCORE).all())
+
+
+def record_columns(numbers: np.ndarray, sessions: list[str], judges: list[tuple[str, str | None]], models: list[str],
+                   position: np.ndarray, length: np.ndarray, score: np.ndarray, schema_version: str, score_scale: str,
+                   times: np.ndarray | None = None, categories: list[str | None] | None = None) -> RecordColumns | None:
+    """Columns of records given one value each (``numbers``: each record's line; names and
+    categories once per distinct value); None when a name or score is outside a record's
+    limits. Only the values of records made count, so no name or session is written that
+    no row refers to."""
+    keys, session = coded(sessions)
+    found, judge = coded(judges)
+    names, model = coded(models)
+    if not within_score_bounds(score) or not storable_names(
+            keys + names + [name for pair in found for name in pair if name is not None]):
+        return None
+    distinct, category = (None, None) if categories is None or categories.count(None) == len(categories) else coded(
+        categories)
+    if distinct is not None and any(found is not None and unstorable(found) is not None for found in distinct):
+        return None
+    return RecordColumns(numbers, keys, session, found, judge, names, model, position, length, score, schema_version,
+                         score_scale, times, distinct, category)

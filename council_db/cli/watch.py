@@ -130,13 +130,13 @@ def command(
     took it, so a failed delivery is sent again by the next run. Exit 0 when every rule passes, 1
     when one fails, 2 on a usage or data error, 3 when an alert was not delivered."""
     from council_db.cli.output import text_width
+    from council_db.counted_text import counted
     from council_db.errors import UsageError
     from council_db.gate import alerts, outputs, verdicts
     from council_db.ingest.importer import now_utc
     from council_db.outlets import webhook as hook
     from council_db.outlets.push import PushSettings, check_endpoint
     from council_db.outlets.push_auth import load_credentials, plain_http_warning
-    from council_db.counted_text import counted
     from council_db.store import watch_state
 
     check_endpoint(webhook, "--webhook")

@@ -14,10 +14,10 @@ import time
 from typing import Callable
 from urllib.parse import urlparse
 
+from council_db.counted_text import counted
 from council_db.errors import CouncilDbError
 from council_db.outlets.push import PushSettings, Refused, deliver, request_headers
 from council_db.outlets.push_auth import Credentials
-from council_db.counted_text import counted
 
 
 class Undelivered(CouncilDbError):

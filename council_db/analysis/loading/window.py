@@ -32,8 +32,8 @@ SAMPLE_SESSIONS = 5_000
 ALL_SESSIONS = 2**62  # more than any database holds (SQL integers stop at 2**63): more latest sessions means all
 SAMPLE_BY = "sessions whose key's hash is below the share sampled"
 SAMPLE_METHOD = ("sessions whose session key's hash (the first 32 bits of its MD5) is below the share sampled, "
-                 "plus, for each reviewer and candidate with fewer than min(its sessions, 4% of the sample size: 200 of "
-                 "5,000) of them, its lowest-hash further sessions up to that number")
+                 "plus, for each reviewer and candidate with fewer than min(its sessions, 4% of the sample size: "
+                 "200 of 5,000) of them, its lowest-hash further sessions up to that number")
 UNREADABLE = "unreadable_timestamp"  # the reason records of a session with an unreadable stored time are left out
 
 

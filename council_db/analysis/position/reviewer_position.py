@@ -98,5 +98,6 @@ def _own_records(data: ScoreData, rows: np.ndarray) -> ScoreData:
         data, session=session.reshape(-1).astype(np.int64), reviewer=np.zeros(len(rows), dtype=np.int64),
         model=model.reshape(-1).astype(np.int64), slot=data.slot[rows], log_length=data.log_length[rows],
         score=data.score[rows], self_review=data.self_review[rows], reviewers=[data.reviewers[int(reviewer[0])]],
-        models=[data.models[m] for m in models.tolist()], session_keys=[data.session_keys[s] for s in sessions.tolist()],
-        session_ts_us=data.session_ts_us[sessions], style=None if data.style is None else known_style(data.style[rows]))
+        models=[data.models[m] for m in models.tolist()],
+        session_keys=[data.session_keys[s] for s in sessions.tolist()], session_ts_us=data.session_ts_us[sessions],
+        style=None if data.style is None else known_style(data.style[rows]))

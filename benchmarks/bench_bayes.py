@@ -80,10 +80,12 @@ def centred(values) -> np.ndarray:
     return values - values.mean()
 
 
-def history(seed: int, null: bool, answer_sd: float = 0.0) -> tuple[ScoreData, dict]:
+def history(seed: int, null: bool, answer_sd: float = 0.0, **changes) -> tuple[ScoreData, dict]:
+    """A history of the planted design (with ``changes``) or the null one."""
     quality = np.random.default_rng([seed, 7]).normal(0.0, 0.7, len(MODELS))
     config = SimulationConfig(sessions=max(CUTS), seed=seed, models=MODELS, answer_sd=answer_sd,
-                              model_quality=dict(zip(MODELS, quality.tolist())), **({} if null else PLANTED))
+                              model_quality=dict(zip(MODELS, quality.tolist())),
+                              **({} if null else {**PLANTED, **changes}))
     out = io.StringIO()
     truth = write_jsonl(config, out)
     return from_records(json.loads(line) for line in out.getvalue().splitlines()), truth

@@ -2,7 +2,8 @@
 the empirical Bayes joint model (`bias-report --method bayes`) do better than the
 frequentist joint model it sits beside?
 
-    python benchmarks/bench_bayes.py [--sets 200] [--null-sets 400] [--null-sizes 10 20 30 50] [--workers 2] [--write-docs]
+    python benchmarks/bench_bayes.py [--sets 200] [--null-sets 400] [--null-sizes 10 20 30 50] [--workers 2]
+                                     [--write-docs]
     python benchmarks/bench_bayes.py --speed [--write-docs]
 
 Each planted set is one history of 50 sessions (4 judges scoring 4 candidates, 16 records a
@@ -299,7 +300,8 @@ def main() -> None:
     records = results[0]["records"]
     measured = (f"{args.sets} planted histories and {args.null_sets} null histories of each null design, "
                 f"{max(CUTS)} sessions ({records:,} records each, 16 a session), planted read at "
-                f"{', '.join(map(str, CUTS))} sessions, null at {', '.join(map(str, args.null_sizes))}; report bootstraps "
+                f"{', '.join(map(str, CUTS))} sessions, null at {', '.join(map(str, args.null_sizes))}; "
+                f"report bootstraps "
                 f"{RESAMPLES}; python {platform.python_version()}, numpy {np.__version__}, {args.workers} workers, "
                 f"load {os.getloadavg()[0]:.1f}, {elapsed:.0f} s")
     print(f"hierarchical model benchmark - {measured}")

@@ -2,7 +2,8 @@
 the empirical Bayes joint model (`bias-report --method bayes`) do better than the
 frequentist joint model it sits beside?
 
-    python benchmarks/bench_bayes.py [--sets 200] [--null-sets 400] [--workers 2] [--write-docs]
+    python benchmarks/bench_bayes.py [--sets 200] [--null-sets 400] [--null-sizes 10 20 30 50] [--workers 2]
+                                     [--write-docs]
     python benchmarks/bench_bayes.py --speed [--write-docs]
 
 Each planted set is one history of 50 sessions (4 judges scoring 4 candidates, 16 records a
@@ -80,10 +81,12 @@ def centred(values) -> np.ndarray:
     return values - values.mean()
 
 
-def history(seed: int, null: bool, answer_sd: float = 0.0) -> tuple[ScoreData, dict]:
+def history(seed: int, null: bool, answer_sd: float = 0.0, **changes) -> tuple[ScoreData, dict]:
+    """A history of the planted design (with ``changes``) or the null one."""
     quality = np.random.default_rng([seed, 7]).normal(0.0, 0.7, len(MODELS))
     config = SimulationConfig(sessions=max(CUTS), seed=seed, models=MODELS, answer_sd=answer_sd,
-                              model_quality=dict(zip(MODELS, quality.tolist())), **({} if null else PLANTED))
+                              model_quality=dict(zip(MODELS, quality.tolist())),
+                              **({} if null else {**PLANTED, **changes}))
     out = io.StringIO()
     truth = write_jsonl(config, out)
     return from_records(json.loads(line) for line in out.getvalue().splitlines()), truth
@@ -135,13 +138,13 @@ def report_flags(data: ScoreData) -> set[str]:
     return {f.kind for f in build(data, resamples=RESAMPLES, for_rules=True).flags} & set(KINDS)
 
 
-def run(job: tuple[int, str]) -> dict:
-    seed, design = job
+def run(job: tuple[int, str, list[int]]) -> dict:
+    seed, design, null_sizes = job
     null = design in NULLS
     data, truth = history(seed, null, NULLS.get(design, 0.0))
     out: dict = {"records": data.n_records, "cuts": {}}
     start = time.perf_counter()
-    for cut in CUTS if not null else SIZES:
+    for cut in CUTS if not null else null_sizes:
         prefix = keep_sessions(data, np.arange(data.n_sessions) < cut)
         bayes, bayes_kinds = bayes_figures(prefix)
         figures = dict(bayes_kinds=bayes_kinds)
@@ -188,8 +191,19 @@ def paired(results: list[dict], size: int) -> str:
     return f"{bayes.mean():.1%} / {report.mean():.1%}; {mean:+.1%} [{mean - half:+.1%}, {mean + half:+.1%}]"
 
 
-def table(planted: list[dict], null: dict[str, list[dict]]) -> tuple[list[str], list[list[str]]]:
+def table(planted: list[dict], null: dict[str, list[dict]], null_sizes: list[int]) -> tuple[list[str], list[list[str]]]:
     header = ["figure"] + [f"{size} sessions" for size in SIZES]
+    rows = _planted_rows(planted) if planted else []
+    for design, results in null.items():
+        rows.append([f"{design}: sets with any flag, Bayes / report; paired difference [95% CI]"]
+                    + [paired(results, s) if s in null_sizes else "n/a" for s in SIZES])
+        rows.append([f"{design}: Bayes flags by kind (severity, position, verbosity, self)"] + [
+            ", ".join(str(sum(kind in r["cuts"][s]["bayes_kinds"] for r in results)) for kind in KINDS)
+            if s in null_sizes else "n/a" for s in SIZES])
+    return header, rows
+
+
+def _planted_rows(planted: list[dict]) -> list[list[str]]:
     rows = []
     for family in FAMILIES:
         rows.append([f"coverage, {family} (Bayes / joint)"] + [
@@ -204,13 +218,7 @@ def table(planted: list[dict], null: dict[str, list[dict]]) -> tuple[list[str], 
         f"{np.mean([('verbosity' in r['cuts'][s]['bayes_kinds']) for r in planted]):.0%} / "
         f"{np.mean([('verbosity' in r['cuts'][s]['report_kinds']) for r in planted]):.0%}; "
         f"{np.mean([r['cuts'][s]['joint_p'] for r in planted]):.0%}" for s in SIZES])
-    for design, results in null.items():
-        rows.append([f"{design}: sets with any flag, Bayes / report; paired difference [95% CI]"]
-                    + [paired(results, s) for s in SIZES])
-        rows.append([f"{design}: Bayes flags by kind (severity, position, verbosity, self)"] + [
-            ", ".join(str(sum(kind in r["cuts"][s]["bayes_kinds"] for r in results)) for kind in KINDS)
-            for s in SIZES])
-    return header, rows
+    return rows
 
 
 def timed(command: list[str]) -> float:
@@ -262,6 +270,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", type=int, default=200, help="planted histories (default 200)")
     parser.add_argument("--null-sets", type=int, default=400, help="null histories of each null design (default 400)")
+    parser.add_argument("--null-sizes", type=int, nargs="+", default=SIZES, choices=SIZES,
+                        help="the sizes the null histories are read at (default all)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     parser.add_argument("--speed", action="store_true", help="what the model costs a report, not its accuracy")
@@ -277,8 +287,8 @@ def main() -> None:
         return
 
     # the null designs share their seeds: the same histories, with and without answer quality
-    jobs = [(seed, "planted") for seed in range(args.sets)] + [
-        (500_000 + seed, design) for design in NULLS for seed in range(args.null_sets)]
+    jobs = [(seed, "planted", []) for seed in range(args.sets)] + [
+        (500_000 + seed, design, args.null_sizes) for design in NULLS for seed in range(args.null_sets)]
     start = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
         results = list(pool.map(run, jobs, chunksize=4))
@@ -286,11 +296,12 @@ def main() -> None:
     planted = results[: args.sets]
     null = {design: results[args.sets + n * args.null_sets: args.sets + (n + 1) * args.null_sets]
             for n, design in enumerate(NULLS)}
-    header, rows = table(planted, null)
-    records = planted[0]["records"]
+    header, rows = table(planted, null, args.null_sizes)
+    records = results[0]["records"]
     measured = (f"{args.sets} planted histories and {args.null_sets} null histories of each null design, "
                 f"{max(CUTS)} sessions ({records:,} records each, 16 a session), planted read at "
-                f"{', '.join(map(str, CUTS))} sessions, null at {', '.join(map(str, SIZES))}; report bootstraps "
+                f"{', '.join(map(str, CUTS))} sessions, null at {', '.join(map(str, args.null_sizes))}; "
+                f"report bootstraps "
                 f"{RESAMPLES}; python {platform.python_version()}, numpy {np.__version__}, {args.workers} workers, "
                 f"load {os.getloadavg()[0]:.1f}, {elapsed:.0f} s")
     print(f"hierarchical model benchmark - {measured}")

@@ -18,7 +18,7 @@ from msgspec import Meta
 
 from council_db.report.contract_base import Contract, Metric
 
-FDR = 0.05  # flagged: Benjamini-Hochberg q <= FDR over 2 x (1 - P), P each statement's posterior probability
+FDR = 0.05  # flagged: Benjamini-Hochberg q <= FDR over each statement's tail (2 x (1 - P) for a sign)
 
 
 class Posterior(Metric, kw_only=True):
@@ -70,10 +70,13 @@ class BayesFlag(Contract, kw_only=True):
     kind: Annotated[str, Meta(description='reviewer_severity, position, verbosity or self_preference')]
     subject: str
     statement: Annotated[str, Meta(description='what the data make probable, e.g. "harsh"')]
-    probability: Annotated[float, Meta(description='its posterior probability P')]
+    probability: Annotated[float, Meta(description=(
+        'its posterior probability P (position: that the panel\'s slots differ, 1 - the Box-Tiao tail of all '
+        'slots equal under their joint posterior)'))]
     q_value: Annotated[float, Meta(description=(
-        'Benjamini-Hochberg over 2 x (1 - P) of every statement: flagged at <= 0.05'))]
-    metric: Posterior
+        'Benjamini-Hochberg over 2 x (1 - P) of every statement (position: over 1 - P, the Box-Tiao tail, which '
+        'is 2 x (1 - P) for one contrast): flagged at <= 0.05'))]
+    metric: Annotated[Posterior, Meta(description='the figure it rests on (position: the slot that leads)')]
 
 
 class Hierarchical(Contract, kw_only=True):

@@ -21,8 +21,9 @@ COMPONENTS = {"reviewer": ("reviewer severity", "reviewers"), "candidate": ("can
               "length": ("a reviewer's length effect", "reviewers"),
               "self": ("a reviewer's self-preference", "reviewers"),
               "answer": ("an answer's own quality", "answers scored twice or more")}
-READING = ("posterior mean [95% credible interval] and P, the posterior probability of the sign shown; "
-           "flagged where Benjamini-Hochberg over 2 x (1 - P) of every statement gives q <= 0.05")
+READING = ("posterior mean [95% credible interval] and P, the posterior probability of the sign shown (a position "
+           "flag's: that the slots differ); flagged where Benjamini-Hochberg over every statement's tail, "
+           "2 x (1 - P) (position's 1 - P), gives q <= 0.05")
 
 
 def probability(p: float) -> str:

@@ -33,7 +33,8 @@ from council_db.report.model import BiasReport
 METHOD = ("hierarchical joint model: reviewer, candidate and each reviewer's slot, length and self-preference "
           "effects drawn from populations whose spreads REML estimates; posteriors by empirical Bayes")
 FLAG_RULE = ("Benjamini-Hochberg q <= 0.05 over 2 x (1 - P) of every statement, P its posterior probability "
-             "(a statement alone: P > 0.975)")
+             "(a statement alone: P > 0.975); position is one statement, the slots differ, entered as 1 - P, "
+             "P = 1 - Box-Tiao's tail of all slots equal")
 # kind -> (statement when the effect is above 0, when below)
 STATEMENTS = {"reviewer_severity": ("generous", "harsh"),
               "position": ("scores higher than the average slot", "scores lower than the average slot"),
@@ -103,29 +104,32 @@ def hierarchical(data: ScoreData, tier: Tier) -> Hierarchical | None:
                for name, spread in fit.spreads.items()],
         residual_sd=fit.sigma, reviewers=reviewers, models=models, position=position, length=length,
         self_preference=self_preference,
-        flags=_flags(reviewers, position, length, self_preference), warnings=fit.warnings)
+        flags=_flags(reviewers, position, fit.slots_differ_tail, length, self_preference), warnings=fit.warnings)
 
 
-def _flags(reviewers: list[ReviewerPosterior], position: list[SlotPosterior], length: Posterior | None,
-           self_preference: Posterior | None) -> list[BayesFlag]:
-    """Each statement with its posterior probability; flagged where Benjamini-Hochberg over
-    2 x (1 - P) of the family gives q <= 0.05 (P > 0.975 for a statement alone)."""
-    candidates = [(kind, subject, metric) for kind, subject, metric in
-                  [("reviewer_severity", r.reviewer_id, r.severity) for r in reviewers]
-                  + [("position", f"slot {s.position}", s) for s in position]
-                  + [("verbosity", "length", length), ("self_preference", "pooled over reviewers", self_preference)]
-                  if metric is not None]
+def _flags(reviewers: list[ReviewerPosterior], position: list[SlotPosterior], slots_tail: float,
+           length: Posterior | None, self_preference: Posterior | None) -> list[BayesFlag]:
+    """Each statement with its posterior probability P and its tail; flagged where
+    Benjamini-Hochberg over the tails gives q <= 0.05. A sign's tail is 2 x (1 - P) (P > 0.975
+    for a statement alone). Position is one statement, "the slots differ", as the report's
+    test of all slots equal is (a statement per slot made nulls of 20 sessions flag 5%), its
+    tail Box-Tiao's, naming the slot that leads as the report does."""
+    signs = [(kind, subject, metric) for kind, subject, metric in
+             [("reviewer_severity", r.reviewer_id, r.severity) for r in reviewers]
+             + [("verbosity", "length", length), ("self_preference", "pooled over reviewers", self_preference)]
+             if metric is not None]
+    # (kind, subject, statement, metric, P, tail)
+    candidates = [(kind, subject, STATEMENTS[kind][metric.p_positive <= 0.5], metric, p, min(2.0 * (1.0 - p), 1.0))
+                  for kind, subject, metric in signs for p in [max(metric.p_positive, 1.0 - metric.p_positive)]]
+    if position and math.isfinite(slots_tail):
+        lead = max(position, key=lambda s: abs(s.estimate))
+        statement = f"differ; slot {lead.position} leads and {STATEMENTS['position'][lead.estimate < 0]}"
+        candidates.append(("position", "display slots", statement, lead, 1.0 - slots_tail, slots_tail))
     if not candidates:
         return []
-    probability = np.array([max(m.p_positive, 1.0 - m.p_positive) for _, _, m in candidates])
-    q = benjamini_hochberg(np.minimum(2.0 * (1.0 - probability), 1.0))
-    flags = []
-    for (kind, subject, metric), p, q_value in zip(candidates, probability.tolist(), q.tolist()):
-        if q_value <= FDR:
-            above, below = STATEMENTS[kind]
-            flags.append(BayesFlag(kind=kind, subject=subject, statement=above if metric.p_positive > 0.5 else below,
-                                   probability=p, q_value=q_value, metric=metric))
-    return flags
+    q = benjamini_hochberg(np.array([tail for *_, tail in candidates]))
+    return [BayesFlag(kind=kind, subject=subject, statement=statement, probability=p, q_value=q_value, metric=metric)
+            for (kind, subject, statement, metric, p, _), q_value in zip(candidates, q.tolist()) if q_value <= FDR]
 
 
 def add_to(report: BiasReport, data: ScoreData) -> None:

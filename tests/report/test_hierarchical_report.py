@@ -45,8 +45,10 @@ def test_the_json_keeps_the_frequentist_figures_and_adds_the_hierarchical_part(c
     assert {(f["kind"], f["subject"], f["statement"]) for f in part["flags"]} >= {
         ("reviewer_severity", HARSH, "harsh"), ("verbosity", "length", "longer answers score higher"),
         ("self_preference", "pooled over reviewers", "reviewers prefer their own answers"),
-        ("position", "slot 0", "scores higher than the average slot")}
-    assert all(f["probability"] > 0.975 and f["q_value"] <= 0.05 for f in part["flags"])
+        ("position", "display slots", "differ; slot 0 leads and scores higher than the average slot")}
+    assert all(f["probability"] > 0.95 and f["q_value"] <= 0.05 for f in part["flags"])
+    position = next(f for f in part["flags"] if f["kind"] == "position")
+    assert position["metric"] == part["position"][0]  # the slot that leads
 
 
 def test_text_markdown_and_html_state_each_effect_with_its_credible_interval_and_probability(cli):

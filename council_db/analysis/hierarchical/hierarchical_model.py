@@ -45,6 +45,7 @@ class HierarchicalFit:
     length_by_reviewer: dict[str, PosteriorEffect]
     self_preference: PosteriorEffect | None  # the unweighted mean over reviewers with self-reviews
     self_by_reviewer: dict[str, PosteriorEffect]
+    slots_differ_tail: float  # the panel's slots all equal: Box-Tiao's tail probability (NaN: one slot)
     spreads: dict[str, Spread]  # component -> its population SD and size
     sigma: float  # residual SD
     n_records: int
@@ -98,8 +99,9 @@ def summarise(data: ScoreData, t: Terms, components: Components, post: Posterior
         if identified["candidate"] else {}
     slot_rows = _slot_rows(t, blocks["slot"], fixed_at, size)
     shown = sorted(set(t.reviewer[t.slot_index >= 0].tolist()))
-    slot_effects = {s: post.effect(np.mean([slot_rows[r][i] for r in shown], axis=0))
-                    for i, s in enumerate(t.slots)} if slot_rows else {}
+    panel_slots = [np.mean([slot_rows[r][i] for r in shown], axis=0) for i in range(len(t.slots))] \
+        if slot_rows else []
+    slot_effects = {s: post.effect(row) for s, row in zip(t.slots, panel_slots)}
     slot_by_reviewer = {data.reviewers[r]: {s: post.effect(slot_rows[r][i]) for i, s in enumerate(t.slots)}
                         for r in shown} if slot_rows else {}
     length_rows = _per_reviewer(t, blocks["length"], fixed_at.get("length"), present_rev, size)
@@ -110,6 +112,7 @@ def summarise(data: ScoreData, t: Terms, components: Components, post: Posterior
         length_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in length_rows.items()},
         self_preference=post.effect(np.mean(list(self_rows.values()), axis=0)) if self_rows else None,
         self_by_reviewer={data.reviewers[r]: post.effect(row) for r, row in self_rows.items()},
+        slots_differ_tail=post.origin_tail(np.array(panel_slots[:-1])) if panel_slots else math.nan,
         spreads=_spreads(components),
         sigma=components.sigma, n_records=len(t.rows), n_sessions=len(np.unique(t.session)), df=post.df,
         rows=t.rows,

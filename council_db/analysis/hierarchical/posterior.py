@@ -19,7 +19,7 @@ import numpy as np
 
 from council_db.analysis.hierarchical.reml import Components, column_scales, factor, selected
 from council_db.analysis.hierarchical.terms import Terms
-from council_db.analysis.stats.distributions import t_cdf
+from council_db.analysis.stats.distributions import chi2_sf, f_sf, t_cdf
 from council_db.analysis.stats.inference import t_quantile
 
 
@@ -65,6 +65,22 @@ class Posterior:
             return PosteriorEffect(mean, 0.0, mean, mean, 0.5 if mean == 0 else float(mean > 0))
         half = self.half_width * sd
         return PosteriorEffect(mean, sd, mean - half, mean + half, float(t_cdf(mean / sd, self.df)))
+
+    def origin_tail(self, contrasts: np.ndarray) -> float:
+        """The posterior probability outside the highest-density region whose edge passes
+        through "all these contrasts are 0": under the multivariate t posterior, the F(q, df)
+        tail of the origin's Mahalanobis distance / q (Box & Tiao 1973, sec. 2.8). One
+        contrast: the two-sided t tail, 2 x (1 - P(sign)). NaN where none has variance."""
+        mean = contrasts @ self.mean
+        values, vectors = np.linalg.eigh(contrasts @ self.covariance @ contrasts.T)
+        kept = values > 1e-12 * max(float(values.max(initial=0.0)), 1e-300)
+        q = int(kept.sum())
+        if q == 0:
+            return math.nan
+        projected = vectors[:, kept].T @ mean
+        distance = float(np.sum(projected ** 2 / values[kept]))
+        return float(f_sf(distance / q, q, self.df)) if math.isfinite(self.df) \
+            else float(chi2_sf(distance, q))
 
 
 def posterior(cross: np.ndarray, terms: Terms, components: Components) -> Posterior:

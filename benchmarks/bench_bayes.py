@@ -207,7 +207,8 @@ def _planted_rows(planted: list[dict]) -> list[list[str]]:
     rows = []
     for family in FAMILIES:
         rows.append([f"coverage, {family} (Bayes / joint)"] + [
-            f"{coverage(planted, s, 'bayes', family):.1%} / {coverage(planted, s, 'joint', family):.1%}" for s in SIZES])
+            f"{coverage(planted, s, 'bayes', family):.1%} / {coverage(planted, s, 'joint', family):.1%}"
+            for s in SIZES])
     for family in ("severity", "quality"):
         rows.append([f"RMSE, {family} (Bayes / joint)"] + [
             f"{rmse(planted, s, 'bayes', family):.3f} / {rmse(planted, s, 'joint', family):.3f}" for s in SIZES])

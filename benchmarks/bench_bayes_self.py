@@ -23,7 +23,7 @@ import os
 import time
 
 import numpy as np
-from bench_bayes import MODELS, PLANTED, SIZES, history
+from bench_bayes import MODELS, SIZES, history
 
 from council_db.analysis.hierarchical import hierarchical_model
 from council_db.analysis.joint import joint_model

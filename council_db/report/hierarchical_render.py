@@ -40,7 +40,8 @@ def signed(metric: Posterior | None, interval: Interval, above: str = "> 0", bel
     if metric is None:
         return "n/a"
     up = metric.p_positive >= 0.5
-    return f"{interval(metric)} P({above if up else below}) {probability(metric.p_positive if up else 1 - metric.p_positive)}"
+    shown = probability(metric.p_positive if up else 1 - metric.p_positive)
+    return f"{interval(metric)} P({above if up else below}) {shown}"
 
 
 def prior(part: Hierarchical) -> str:
@@ -109,8 +110,9 @@ def html(part: Hierarchical | None, interval: Interval) -> str:
         return ""
     flags = "".join(f"<li>{escape(flag_line(f, interval))}</li>" for f in part.flags) or \
         "<li>No flags at q &lt;= 0.05.</li>"
-    rows = "".join(f"<tr><td>{escape(r.reviewer_id)}</td><td>{escape(signed(r.severity, interval, 'generous', 'harsh'))}"
-                   f"</td><td>{escape(signed(r.length, interval))}</td><td>{escape(signed(r.self_preference, interval))}"
+    rows = "".join(f"<tr><td>{escape(r.reviewer_id)}</td>"
+                   f"<td>{escape(signed(r.severity, interval, 'generous', 'harsh'))}</td>"
+                   f"<td>{escape(signed(r.length, interval))}</td><td>{escape(signed(r.self_preference, interval))}"
                    f"</td><td>{'n/a' if r.stable_since is None else r.stable_since}</td></tr>" for r in part.reviewers)
     return (f"<h2>Hierarchical model</h2><p class=\"note\">{escape(READING)}. Prior: {escape(prior(part))}.</p>"
             f"<ul class=\"flags\">{flags}</ul><table><tr><th>reviewer</th><th>severity</th><th>length</th>"

@@ -40,6 +40,9 @@ PROVENANCE_FIELDS = ("reviewer_prompt", "reviewer_temperature", "reviewer_seed")
 # of dimension name -> score on the record's scale, beside the overall score_value.
 DIMENSIONS_FIELD = "score_dimensions"
 MAX_DIMENSIONS = 64
+# a record's session key, reviewer and model (characters), and its scores' bound (either sign)
+MAX_NAME = 500
+MAX_SCORE = 1e12
 MAX_DIMENSION_NAME = 100
 # what a line may carry; export writes FIELDS, and the rest where known
 LINE_FIELDS = (*FIELDS, "reviewer_kind", *STYLE_FIELDS, *PROVENANCE_FIELDS, DIMENSIONS_FIELD)

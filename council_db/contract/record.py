@@ -28,11 +28,13 @@ from council_db.contract.fields import (
     LINE_FIELDS,
     MAX_DIMENSION_NAME,
     MAX_DIMENSIONS,
+    MAX_NAME,
     MAX_POSITION,
+    MAX_SCORE,
     REVIEWER_KINDS,
 )
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME)]
 Count = Union[Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)], None]  # a style count; None: unknown
 Text = Annotated[str, msgspec.Meta(max_length=500)]
 # Python's "$" also matches before a final newline; pydantic's (Rust) regex does not.
@@ -43,7 +45,7 @@ QueryHash = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-fA-F]{16}\Z")]
 Scalar = Union[str, int, float, bool, None]
 Metadata = dict[str, Union[Scalar, dict[str, Scalar]]]
 DimensionName = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_DIMENSION_NAME)]
-Dimensions = Annotated[dict[DimensionName, Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]],
+Dimensions = Annotated[dict[DimensionName, Annotated[float, msgspec.Meta(ge=-MAX_SCORE, le=MAX_SCORE)]],
                        msgspec.Meta(min_length=1, max_length=MAX_DIMENSIONS)]
 ReviewerKind = Literal[REVIEWER_KINDS]  # type: ignore[valid-type]  # "judge", "human" or "gold"
 
@@ -59,7 +61,7 @@ class Record(msgspec.Struct, kw_only=True, gc=False):
     model_id: Name
     position: Union[Annotated[int, msgspec.Meta(ge=0, le=MAX_POSITION)], None] = None  # None: not given
     response_length_chars: Union[Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)], None]  # None: unknown
-    score_value: Annotated[float, msgspec.Meta(ge=-1e12, le=1e12)]
+    score_value: Annotated[float, msgspec.Meta(ge=-MAX_SCORE, le=MAX_SCORE)]
     score_scale: Text = DEFAULT_SCALE
     council_config_version: Union[Text, None] = None
     query_hash: Union[QueryHash, None] = None

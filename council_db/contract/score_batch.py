@@ -106,8 +106,8 @@ class ScoreBatch:
             *map(_RECORD_FIELDS, records))
         styles, provenance = rest[:len(STYLE_FIELDS)], rest[len(STYLE_FIELDS):]
         reviewers, identities = _identities(reviewers, provenance)
-        session_keys, session = _codes(keys)
-        names, named = _codes(reviewers + models + tuple({i.model: None for i in identities.values()}))
+        session_keys, session = coded(keys)
+        names, named = coded(reviewers + models + tuple({i.model: None for i in identities.values()}))
         score, scale_codes = np.array(scores, dtype=np.float64), np.array(scale, dtype=np.int32)
         given = np.ones(len(records), dtype=bool)
         if None in positions:  # a line without position: a C-speed scan, as it is rare
@@ -119,7 +119,7 @@ class ScoreBatch:
             reviewer: kind for reviewer, kind in zip(reviewers, kinds) if kind is not None}
         return cls(session_keys, envelopes, names, scales, session, np.array(envelope, dtype=np.int32),
                    named[:len(records)], named[len(records):2 * len(records)], np.array(positions, dtype=np.int32),
-                   np.array(lengths, dtype=np.int32), score, scale_codes, _exclusions(score, scales, scale_codes),
+                   np.array(lengths, dtype=np.int32), score, scale_codes, exclusions(score, scales, scale_codes),
                    given, stated, _style(styles), DimensionColumns.of(dimensions), identities, times)
 
     @classmethod
@@ -184,7 +184,7 @@ class DimensionColumns:
                 rows += [number] * len(named)
                 names += named
                 scores += named.values()
-        distinct, code = _codes(names)
+        distinct, code = coded(names)
         return cls(distinct, np.array(rows, dtype=np.int32), code, np.array(scores, dtype=np.float64))
 
     @classmethod
@@ -223,7 +223,7 @@ def _identities(reviewers: tuple, provenance: list[tuple]) -> tuple[tuple, dict[
     return tuple(map(label.__getitem__, given)), identities
 
 
-def _exclusions(score: np.ndarray, scales: list[ScoreScale], scale: np.ndarray) -> np.ndarray:
+def exclusions(score: np.ndarray, scales: list[ScoreScale], scale: np.ndarray) -> np.ndarray:
     """ScoreScale.exclusion for every row at once."""
     low = np.array([s.low for s in scales])[scale]
     high = np.array([s.high for s in scales])[scale]
@@ -232,7 +232,7 @@ def _exclusions(score: np.ndarray, scales: list[ScoreScale], scale: np.ndarray) 
     return reason.astype(np.int8)
 
 
-def _codes(values: Sequence[Hashable]) -> tuple[list, np.ndarray]:
+def coded(values: Sequence[Hashable]) -> tuple[list, np.ndarray]:
     """The distinct values in order of first appearance, and each value's index among them
     (C-speed passes: dict.fromkeys, then map over the dict's lookup)."""
     index = dict.fromkeys(values)

@@ -10,7 +10,7 @@ from council_db.contract.envelope import Envelope
 from council_db.contract.record_columns import RecordColumns
 from council_db.contract.reviewer_identity import Identity
 from council_db.contract.scales import ScoreScale
-from council_db.contract.score_batch import ScoreBatch, _exclusions
+from council_db.contract.score_batch import ScoreBatch, exclusions
 
 
 def score_batch(columns: RecordColumns, envelopes: list[Envelope], envelope: np.ndarray, scale: ScoreScale,
@@ -28,7 +28,7 @@ def score_batch(columns: RecordColumns, envelopes: list[Envelope], envelope: np.
              if reviewer in columns.reviewer_kinds}
     return ScoreBatch(list(columns.session_keys), envelopes, names, [scale], columns.session.astype(np.int32),
                       envelope.astype(np.int32), reviewer, model, columns.position.astype(np.int32),
-                      columns.length.astype(np.int32), score, scale_code, _exclusions(score, [scale], scale_code),
+                      columns.length.astype(np.int32), score, scale_code, exclusions(score, [scale], scale_code),
                       given, kinds, None, None, identities, times)
 
 

@@ -43,6 +43,12 @@ class Normalised:
                    [rejected for part in parts for rejected in part.rejected],
                    *(sum(getattr(part, name) for part in parts) for name in COUNTS))
 
+    def count_rows(self) -> None:
+        """The counts ``rows`` tells: out of scale, without a position, of unknown length."""
+        self.excluded = int(np.count_nonzero(self.rows.exclusion))
+        self.no_position = len(self.rows) - int(np.count_nonzero(self.rows.position_given))
+        self.unknown_length = int(np.count_nonzero(self.rows.length == UNKNOWN_LENGTH))
+
 
 class Normaliser:
     """Lines to rows: ``parse`` reads a batch of lines into validated records (llm-council's
@@ -151,9 +157,7 @@ class Normaliser:
             keep[refused] = False
             out.rows = _batch(records, keep, run_codes, lengths, envelopes, scales, run_times)
         out.rejected.sort(key=lambda r: r.line_number)
-        out.excluded = int(np.count_nonzero(out.rows.exclusion))
-        out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
-        out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
+        out.count_rows()
         return out
 
     def _column_rows(self, parsed: Parsed, columns: RecordColumns) -> Normalised:
@@ -188,9 +192,7 @@ class Normaliser:
         run_times = None if own.count(ENVELOPE_TIME) == len(own) else np.repeat(np.array(own, dtype=np.int64), lengths)
         out.rows = score_batch(columns, envelopes.objects, np.repeat(np.array(codes, dtype=np.int32), lengths), scale,
                                run_times)
-        out.excluded = int(np.count_nonzero(out.rows.exclusion))
-        out.no_position = len(out.rows) - int(np.count_nonzero(out.rows.position_given))
-        out.unknown_length = int(np.count_nonzero(out.rows.length == UNKNOWN_LENGTH))
+        out.count_rows()
         return out
 
     def _run_by_run(self, columns: RecordColumns, starts: list[int], rests: list[tuple], form: str | None,

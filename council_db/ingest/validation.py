@@ -10,12 +10,20 @@ from typing import Annotated, Any, Literal, Mapping, Union
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 from typing_extensions import Required, TypedDict
 
-from council_db.contract.fields import MAX_DIMENSION_NAME, MAX_DIMENSIONS, MAX_POSITION, REVIEWER_KINDS, LineError
+from council_db.contract.fields import (
+    MAX_DIMENSION_NAME,
+    MAX_DIMENSIONS,
+    MAX_NAME,
+    MAX_POSITION,
+    MAX_SCORE,
+    REVIEWER_KINDS,
+    LineError,
+)
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME)]
 Text = Annotated[str, StringConstraints(max_length=500)]
 Count = Union[Annotated[int, Field(ge=0, le=2**31 - 1)], None]
-Score = Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]
+Score = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_SCORE, le=MAX_SCORE)]
 DimensionName = Annotated[str, StringConstraints(min_length=1, max_length=MAX_DIMENSION_NAME)]
 Dimensions = Annotated[dict[DimensionName, Score], Field(min_length=1, max_length=MAX_DIMENSIONS)]
 

@@ -24,9 +24,10 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
-from council_db.contract.fields import UNKNOWN_LENGTH, LineError
+from council_db.contract.fields import LineError
+from council_db.contract.score_batch import coded
 from council_db.ingest.formats.answers import metadata
-from council_db.ingest.formats.judge_columns import coded, record_columns, unix_us_column
+from council_db.ingest.formats.judge_columns import length_column, record_columns, unix_us_column
 from council_db.ingest.formats.judge_lines import (
     Judge,
     Name,
@@ -144,18 +145,12 @@ class Reader(LlmJudgeReader):
         made = [lines[index] for index in at]
         columns = record_columns(
             np.array(numbers)[at], [keys[index] for index in at], [line_judges[index] for index in at], models,
-            np.tile(np.array([0, 1], dtype=np.int32), len(at) // 2), self._lengths(made, models),
+            np.tile(np.array([0, 1], dtype=np.int32), len(at) // 2),
+            length_column(map(self.length, made, models) if self.texts else None, len(models)),
             np.array(scores, dtype=np.float64), SLOTS, SCALE, times[at],
             [self.categories.get(str(line.question_id)) for line in made] if self.categories else None)
         silent = sum(game == NO_VERDICT for pair in games for game in pair)
         return None if columns is None else ParsedColumns(columns=columns, no_verdict=silent)
-
-    def _lengths(self, made: list[Judgment], models: list[str]) -> np.ndarray:
-        """Each record's ``length`` (unknown without --answers)."""
-        if not self.texts:
-            return np.full(len(models), UNKNOWN_LENGTH, dtype=np.int32)
-        return np.array([UNKNOWN_LENGTH if found is None else found
-                         for found in map(self.length, made, models)], dtype=np.int32)
 
     def length(self, line: Judgment, model: str) -> int | None:
         """The answer's characters, when --answers holds the text the judge saw in game 1."""

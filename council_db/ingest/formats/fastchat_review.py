@@ -24,9 +24,9 @@ from typing import Annotated, Union
 import msgspec
 import numpy as np
 
-from council_db.contract.fields import UNKNOWN_LENGTH, LineError
+from council_db.contract.fields import LineError
 from council_db.ingest.formats.answers import Answer, answers_by_id, categories, metadata
-from council_db.ingest.formats.judge_columns import record_columns
+from council_db.ingest.formats.judge_columns import length_column, record_columns
 from council_db.ingest.formats.judge_lines import LineReader, Name, ParsedColumns, QuestionId, Values
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.sources import Source
@@ -97,7 +97,7 @@ class Reader(LineReader):
             np.repeat(np.array(numbers), 2), [key for line in lines for key in (f"review/{line.review_id}",) * 2],
             [(self.judge, None)] * len(shown), [answer.model for answer in shown],
             np.tile(np.array([0, 1], dtype=np.int32), len(lines)),
-            np.array([UNKNOWN_LENGTH if answer.chars is None else answer.chars for answer in shown], dtype=np.int32),
+            length_column([answer.chars for answer in shown], len(shown)),
             scores, SLOTS, SCALE, categories=categories)
         return None if columns is None else ParsedColumns(columns=columns)
 

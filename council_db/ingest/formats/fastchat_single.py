@@ -32,11 +32,11 @@ from operator import attrgetter
 import msgspec
 import numpy as np
 
-from council_db.contract.fields import UNKNOWN_LENGTH
 from council_db.contract.record_columns import RecordColumns
+from council_db.contract.score_batch import coded
 from council_db.ingest.formats.answers import metadata
 from council_db.ingest.formats.judge_columns import (
-    coded,
+    length_column,
     recoded,
     storable_names,
     unix_us_column,
@@ -137,7 +137,8 @@ class Reader(LlmJudgeReader):
             return None
         categories, category = self._categories([question for question, _ in asked], turn_asked)
         return ParsedColumns(columns=RecordColumns(
-            np.array(numbers), keys, session, judges, judge, models, model, call_keys(tstamps), self._lengths(lines),
+            np.array(numbers), keys, session, judges, judge, models, model, call_keys(tstamps),
+            length_column(map(self.length, lines) if self.texts else None, count),
             scores, NOT_A_SLOT, SCALE, times, categories, category))
 
     def _categories(self, questions: list, asked: np.ndarray) -> tuple[list | None, np.ndarray | None]:
@@ -145,13 +146,6 @@ class Reader(LlmJudgeReader):
         if not self.categories:
             return None, None
         return recoded([self.categories.get(str(question)) for question in questions], asked)
-
-    def _lengths(self, lines: list[Grading]) -> np.ndarray:
-        """``length`` of each line (unknown without --answers)."""
-        if not self.texts:
-            return np.full(len(lines), UNKNOWN_LENGTH, dtype=np.int32)
-        return np.array([UNKNOWN_LENGTH if found is None else found for found in map(self.length, lines)],
-                        dtype=np.int32)
 
     def length(self, line: Grading) -> int | None:
         """The graded answer's characters, when --answers holds the text the judge saw."""

@@ -5,14 +5,15 @@ names the line and field."""
 
 from __future__ import annotations
 
+from typing import Iterable
+
 import numpy as np
 
+from council_db.contract.fields import MAX_NAME, MAX_SCORE, UNKNOWN_LENGTH
 from council_db.contract.record_columns import RecordColumns
-from council_db.contract.score_batch import _codes
+from council_db.contract.score_batch import coded
 from council_db.contract.storable import unstorable
 
-MAX_NAME = 500  # a record's reviewer, model and session key (contract/record.Name)
-MAX_SCORE = 1e12  # a record's score_value, either sign
 LAST_FAST_SECOND = 253_402_300_000.0  # 9999-12-31T23:46:40Z: later times go the long way (year 10000)
 
 
@@ -25,17 +26,19 @@ def unix_us_column(unix_seconds: np.ndarray) -> np.ndarray | None:
     return whole.astype(np.int64) * 1_000_000 + np.rint(fraction * 1e6).astype(np.int64)
 
 
-def coded(values: list) -> tuple[list, np.ndarray]:
-    """The distinct values in order of first appearance, and each value's index among them
-    (as contract/score_batch numbers them)."""
-    return _codes(values)
-
-
 def recoded(made: list, codes: np.ndarray) -> tuple[list, np.ndarray]:
     """Values made one from each distinct value may repeat (question 81 and "81" make one
     session key): made distinct again, the codes following."""
-    distinct, remap = _codes(made)
+    distinct, remap = coded(made)
     return (made, codes) if len(distinct) == len(made) else (distinct, remap[codes])
+
+
+def length_column(lengths: Iterable[int | None] | None, count: int) -> np.ndarray:
+    """The records' answer lengths as a column, None (or no lengths at all: a log read
+    without --answers) as fields.UNKNOWN_LENGTH."""
+    if lengths is None:
+        return np.full(count, UNKNOWN_LENGTH, dtype=np.int32)
+    return np.array([UNKNOWN_LENGTH if found is None else found for found in lengths], dtype=np.int32)
 
 
 def storable_names(texts: list[str]) -> bool:

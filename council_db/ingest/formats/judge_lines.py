@@ -24,13 +24,13 @@ from typing import Annotated, Any, ClassVar, Union
 import msgspec
 from pydantic import ValidationError
 
-from council_db.contract.fields import LineError
+from council_db.contract.fields import MAX_NAME, LineError
 from council_db.contract.record import ReadRecord, checked_record
 from council_db.contract.record_columns import RecordColumns
 from council_db.contract.storable import all_storable, unstorable_field
 from council_db.contract.timestamps import EPOCH, time_text
 from council_db.ingest.fast_decode import any_hides_from_msgspec, hides_from_msgspec, is_utf8
-from council_db.ingest.formats.judge_columns import LAST_FAST_SECOND, MAX_NAME
+from council_db.ingest.formats.judge_columns import LAST_FAST_SECOND
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.rejected import from_line_error, from_validation
 from council_db.ingest.validation import json_refusal, record_problem

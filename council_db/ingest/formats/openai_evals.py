@@ -42,7 +42,7 @@ from typing import Any, Union
 
 import msgspec
 
-from council_db.contract.fields import LineError
+from council_db.contract.fields import MAX_SCORE, LineError
 from council_db.contract.record import ReadRecord, checked_record
 from council_db.contract.storable import unstorable_field
 from council_db.contract.timestamps import timestamp_us
@@ -93,18 +93,11 @@ class EventData(msgspec.Struct, gc=False):
     score: Union[float, None] = None
 
 
-class BatchEvent(msgspec.Struct, gc=False):
+class BatchEvent(Event, gc=False):
     """``Event`` with its data decoded in the same pass: a batch's lines in one call, where
     decoding each event's data again cost 1-2 us a line."""
 
-    spec: msgspec.Raw = msgspec.Raw()
-    final_report: msgspec.Raw = msgspec.Raw()
-    run_id: Union[str, None] = None
-    event_id: Union[int, None] = None
-    sample_id: Union[Name, None] = None
-    type: Union[str, None] = None
-    data: Union[EventData, None] = None
-    created_at: Union[str, None] = None
+    data: Union[EventData, None] = None  # type: ignore[assignment]
 
 
 _SAMPLING, _METRICS = msgspec.json.Decoder(Sampling), msgspec.json.Decoder(Metrics)
@@ -112,7 +105,6 @@ _EVENTS = msgspec.json.Decoder(BatchEvent)
 # oaieval's created_at, str(datetime.now(timezone.utc)): a time whose minute, once checked, makes it valid
 _USUAL_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{6})?\+00:00", re.ASCII)
 _FIELDS = {field.name: field.type for field in msgspec.inspect.type_info(ReadRecord).fields}
-_SCORES = _FIELDS["score_value"]  # the bounds a record's score is held to (contract/record.py)
 _LENGTHS = next(kind for kind in _FIELDS["response_length_chars"].types if isinstance(kind, msgspec.inspect.IntType))
 
 
@@ -240,7 +232,7 @@ class Reader(LineReader):
             return None
         lengths = self.answers.get(sample)
         length = lengths[0] if lengths is not None and len(lengths) >= 2 else None
-        if not _SCORES.ge <= score <= _SCORES.le or length is not None and length > _LENGTHS.le:
+        if not -MAX_SCORE <= score <= MAX_SCORE or length is not None and length > _LENGTHS.le:
             return None
         self.answers.pop(sample, None)
         return msgspec.structs.replace(template, session_id=sample, timestamp=time, score_value=score,

@@ -92,6 +92,10 @@ class CR2:
         """Degrees of freedom: Bell-McCaffrey's Satterthwaite df for one contrast row, the HTZ
         eta (Pustejovsky & Tipton 2018, eq. 12) for several (q rows, linearly independent)."""
         contrasts = np.atleast_2d(contrasts)
+        return self._one_df(contrasts[0]) if contrasts.shape[0] == 1 else self._htz_df(contrasts)
+
+    def _htz_df(self, contrasts: np.ndarray) -> float:
+        """``df`` of q contrast rows through the q x q Gram numbers of every cluster (any q)."""
         q, m = contrasts.shape[0], self.gram_inv
         d, w = self._parts(contrasts)
         mw = m @ w  # G x p x q
@@ -112,3 +116,20 @@ class CR2:
 
         total = sum(frob(s, t, s, t) + frob(s, s, t, t) for s in range(q) for t in range(q))
         return q * (q + 1) / total if total > 0 else float("nan")
+
+    def _one_df(self, contrast: np.ndarray) -> float:
+        """``df`` of one contrast c, as vectors per cluster (the report asks for one effect at
+        a time, some sixty a report): with u_g = A_g X_g M c, d_g = u_g'u_g and w_g = X_g'u_g,
+        the working variance is sum d_g - w_g'M w_g, and the df is 2 / the sum over clusters
+        h, i of P[h, i]^2, P = diag(d) - W M W' (normalised to that variance 1)."""
+        g, p = self.adjust.shape[:2]
+        v = (self.adjust.reshape(g * p, p) @ (self.gram_inv @ contrast)).reshape(g, p)  # L_g M c
+        w = np.einsum("gij,gj->gi", self.cross, v)
+        d, diag = np.einsum("gi,gi->g", v, w), np.einsum("gi,gi->g", w @ self.gram_inv, w)
+        working = float((d - diag).sum())
+        if working <= 0:
+            return float("nan")
+        d, diag, w = d / working, diag / working, w / np.sqrt(working)
+        outer = w.T @ w
+        total = 2.0 * float(d @ d - 2.0 * (d @ diag) + np.trace(self.gram_inv @ outer @ self.gram_inv @ outer))
+        return 2.0 / total if total > 0 else float("nan")

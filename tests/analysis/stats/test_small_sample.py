@@ -87,3 +87,13 @@ def test_with_eight_clusters_the_cr2_t_test_holds_its_level_where_cr1_does_not()
         fitted = CR2.fit(x, e, cluster, clusters, gram_inv)
         cr2 += t_p_value(beta[0] / np.sqrt(fitted.cov[0, 0]), fitted.df(np.array([[1.0, 0.0]]))) <= 0.05
     assert cr2 <= 36 < cr1
+
+
+def test_one_contrasts_df_from_vectors_is_the_htz_path_with_q_one():
+    """The report asks for one effect's df at a time: that shortcut (per-cluster vectors, no
+    q x q blocks) gives what the general q-contrast path gives with q = 1."""
+    x, e, cluster, gram_inv = design(3, clusters=40, p=5)
+    fitted = CR2.fit(x, e, cluster, cluster.max() + 1, gram_inv)
+    rng = np.random.default_rng(4)
+    for contrast in [*np.eye(5), *rng.standard_normal((6, 5))]:
+        assert fitted.df(contrast[None, :]) == pytest.approx(fitted._htz_df(contrast[None, :]), rel=1e-12)

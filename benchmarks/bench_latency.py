@@ -83,9 +83,9 @@ db.report(sessions=1000)  # every module imported before any is wrapped
 spent = {}
 
 def wrap(module_name, name):
-    module = importlib.import_module(module_name)
-    function = getattr(module, name, None)
-    if function is None:  # a part this tree does not have
+    try:
+        function = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError):  # a part this tree does not have
         return
     label = module_name.removeprefix("council_db.") + "." + name
 

@@ -28,7 +28,6 @@ Benjamini-Hochberg q-values are the caller's business: over the sessions alone i
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

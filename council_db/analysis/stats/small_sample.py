@@ -104,7 +104,8 @@ class CR2:
         inverse_root = np.zeros((n_clusters, p, p)) + np.eye(p)  # (I - H_gg)^-1/2 in R's space; I without records
         for which, block in _cluster_blocks(x, cluster, n_clusters):
             cross[which] = np.swapaxes(block, 1, 2) @ block
-            inverse_root[which] = _by_records(block, root) if block.shape[1] < p else _by_coefficients(cross[which], root)
+            small = block.shape[1] < p  # fewer records than columns: the smaller side of H_gg
+            inverse_root[which] = _by_records(block, root) if small else _by_coefficients(cross[which], root)
         adjust = root @ inverse_root @ root_inv
         scores = np.empty((n_clusters, p))
         for j in range(p):

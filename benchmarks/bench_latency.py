@@ -47,17 +47,22 @@ HERE = Path(__file__).resolve().parent.parent
 WARM = 10  # warm reports per fresh process: their median is one repeat's figure
 
 IN_PROCESS = """
-import json, statistics, sys, time
+import importlib, json, statistics, sys, time
 import council_db
+for module in sys.argv[3:]:  # "after imports": what the first report would import, loaded untimed
+    importlib.import_module(module)
 db = council_db.connect(sys.argv[1])
-start = time.perf_counter(); db.report(sessions=1000); first = time.perf_counter() - start
+start, start_cpu = time.perf_counter(), time.process_time()
+db.report(sessions=1000)
+first, first_cpu = time.perf_counter() - start, time.process_time() - start_cpu
 warm, cpu = [], []
 for _ in range(int(sys.argv[2])):
     start, start_cpu = time.perf_counter(), time.process_time()
     db.report(sessions=1000)
     warm.append(time.perf_counter() - start)
     cpu.append(time.process_time() - start_cpu)
-print(json.dumps({"first": first, "warm": statistics.median(warm), "warm_cpu": statistics.median(cpu),
+print(json.dumps({"first": first, "first_cpu": first_cpu, "warm": statistics.median(warm or [0.0]),
+                  "warm_cpu": statistics.median(cpu or [0.0]),
                   "source": council_db.__file__}))
 """
 
@@ -145,11 +150,19 @@ def tree_env(tree: Path) -> dict[str, str]:
     return {**ENV, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), ENV.get("PYTHONPATH", "")]))}
 
 
-def in_process(tree: Path, db: Path, repeats: int) -> dict[str, float]:
-    """A fresh interpreter's first report and the median wall and CPU seconds of ``repeats``
-    warm ones (CPU, all threads: the steadier figure on a shared machine)."""
-    answer = subprocess.run([sys.executable, "-c", IN_PROCESS, str(db), str(repeats)], env=tree_env(tree),
-                            cwd=tree, check=True, capture_output=True, text=True)
+# What report() imports on its first call (council_db itself loads nothing until asked): the
+# issue's "first call in a fresh process after imports" is timed with these loaded beforehand.
+REPORT_MODULES = ["numpy", "council_db.api", "council_db.report.for_window", "council_db.report.builder",
+                  "council_db.analysis.loading.window", "council_db.analysis.sessions.anomalies",
+                  "council_db.analysis.drift.version_drift"]
+
+
+def in_process(tree: Path, db: Path, repeats: int, preload: list[str] = ()) -> dict[str, float]:
+    """A fresh interpreter's first report (``preload`` imported before it, untimed) and the
+    median wall and CPU seconds of ``repeats`` warm ones (CPU, all threads: the steadier figure
+    on a shared machine)."""
+    answer = subprocess.run([sys.executable, "-c", IN_PROCESS, str(db), str(repeats), *preload],
+                            env=tree_env(tree), cwd=tree, check=True, capture_output=True, text=True)
     figures = json.loads(answer.stdout)
     if not figures.pop("source").startswith(str(tree)):
         raise SystemExit(f"{tree}: the fresh process imported another council_db")
@@ -217,6 +230,10 @@ def measure(trees: dict[str, Path], db: Path, stores: list[Path], repeats: int,
             add("report(sessions=1000), warm", name, figures["warm"])
             add("report(sessions=1000), warm, CPU", name, figures["warm_cpu"])
             add("report(sessions=1000), first in a process", name, figures["first"])
+            add("report(sessions=1000), first in a process, CPU", name, figures["first_cpu"])
+            after = in_process(tree, db, 0, REPORT_MODULES)
+            add("report(sessions=1000), first after imports", name, after["first"])
+            add("report(sessions=1000), first after imports, CPU", name, after["first_cpu"])
             for store in [db, *stores]:
                 wall, cpu = whole_process(tree, latest(store))
                 add(f"bias-report --sessions 1000, {store.name}", name, wall)

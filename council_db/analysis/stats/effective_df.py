@@ -22,8 +22,8 @@ from council_db.analysis.stats.distributions import chi2_isf
 # From this many yardsticks (reviewers) on, the bisection evaluates them over arrays: an array
 # call of chi2_isf costs ~1.3 ms, a scalar one ~0.14 ms (measured with a scalar bisection of
 # every step: 5 yardsticks 24 ms scalar, 113 ms arrays; 50: 230 vs 127 ms; 500: 2.2 s vs 0.17 s).
-# The replay takes a third of those scalar calls, so the arrays now pay from some 45: 25 errs
-# towards them, which cost less as the panel grows.
+# The replay takes a third of those scalar calls, so by those costs the arrays pay from some 45
+# yardsticks (not measured again): 25 errs towards them, which cost less as the panel grows.
 ARRAYS_FROM = 25
 K_LOW, K_HIGH = math.log(0.2), math.log(1e5)  # the bisection's bracket on log k
 K_TOLERANCE = 1e-9  # the bracket's width at which the bisection stops

@@ -2,22 +2,28 @@
 warm and first in a fresh process, and `bias-report --sessions 1000` as a whole process.
 
     python benchmarks/bench_latency.py [--db FILE] [--store FILE ...] [--baseline PATH]
-        [--repeats 5] [--profile] [--work DIR] [--write-docs]
+        [--repeats 5] [--profile] [--llm-council PATH] [--work DIR] [--write-docs]
 
 Without --db it builds a 2,000-session store (`council-db simulate` + `import`). In each run:
 
 - in process: a fresh Python imports council_db (untimed), then times its first
   `report(sessions=1000)` and then 10 warm ones (their median wall and CPU time);
 - whole process: `council-db bias-report --sessions 1000` on the 2,000-session store and on
-  each --store (opened read only, never written: a 1M-session store works).
+  each --store (opened read only, never written: a 1M-session store works), wall and CPU
+  (user + system: the steadier figure on a shared machine);
+- with --llm-council (llm-council 0.53.0's executable, installed apart: it is no dependency),
+  the whole-window `bias-report` of the 2,000-session store over llm-council's own
+  `bias-report --input` of the same sessions (the store's FILE.jsonl), timed in the same repeat.
 
 Each figure is the median over --repeats such runs.
 
-With --baseline (a detached worktree of main: `git worktree add --detach /tmp/main-wt main`)
-every figure is measured for both trees, old then new, alternating within each repeat, so a
-slow spell on a shared machine hits both. A tree runs from its own source (its folder first on
-PYTHONPATH and as the working folder). --profile prints where a warm report's time goes (cProfile, new tree). Targets:
-warm <= 100 ms, first <= 250 ms, whole process <= 0.3 s on any store.
+With --baseline (a detached worktree of main: `git worktree add --detach /tmp/main-wt main`, or
+`git archive main` unpacked) every figure is measured for both trees, old then new, alternating
+within each repeat, so a slow spell on a shared machine hits both. A tree runs from its own
+source (its folder first on PYTHONPATH and as the working folder). --profile prints where a warm
+report's time goes: cProfile (new tree), then each part's thread CPU time in every tree. Targets:
+warm <= 100 ms, first <= 250 ms, whole process <= 0.3 s on any store, the 2,000-session report
+<= 0.6x llm-council's.
 """
 
 from __future__ import annotations
@@ -41,17 +47,22 @@ HERE = Path(__file__).resolve().parent.parent
 WARM = 10  # warm reports per fresh process: their median is one repeat's figure
 
 IN_PROCESS = """
-import json, statistics, sys, time
+import importlib, json, statistics, sys, time
 import council_db
+for module in sys.argv[3:]:  # "after imports": what the first report would import, loaded untimed
+    importlib.import_module(module)
 db = council_db.connect(sys.argv[1])
-start = time.perf_counter(); db.report(sessions=1000); first = time.perf_counter() - start
+start, start_cpu = time.perf_counter(), time.process_time()
+db.report(sessions=1000)
+first, first_cpu = time.perf_counter() - start, time.process_time() - start_cpu
 warm, cpu = [], []
 for _ in range(int(sys.argv[2])):
     start, start_cpu = time.perf_counter(), time.process_time()
     db.report(sessions=1000)
     warm.append(time.perf_counter() - start)
     cpu.append(time.process_time() - start_cpu)
-print(json.dumps({"first": first, "warm": statistics.median(warm), "warm_cpu": statistics.median(cpu),
+print(json.dumps({"first": first, "first_cpu": first_cpu, "warm": statistics.median(warm or [0.0]),
+                  "warm_cpu": statistics.median(cpu or [0.0]),
                   "source": council_db.__file__}))
 """
 
@@ -70,15 +81,21 @@ pstats.Stats(profile).sort_stats("cumulative").print_stats(r"council_db", 45)
 
 
 SECTIONS = """
-import functools, importlib, sys, time
+import functools, importlib, inspect, sys, time
 import council_db
 db = council_db.connect(sys.argv[1])
 db.report(sessions=1000)  # every module imported before any is wrapped
 spent = {}
 
 def wrap(module_name, name):
-    module = importlib.import_module(module_name)
-    function = getattr(module, name)
+    try:
+        function = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError):  # a part this tree does not have
+        return
+    label = module_name.removeprefix("council_db.") + "." + name
+
+    def add(start):
+        spent[label] = spent.get(label, 0.0) + time.thread_time() - start
 
     @functools.wraps(function)
     def timed(*args, **kwargs):
@@ -86,8 +103,23 @@ def wrap(module_name, name):
         try:
             return function(*args, **kwargs)
         finally:
-            label = module_name.removeprefix("council_db.") + "." + name
-            spent[label] = spent.get(label, 0.0) + time.thread_time() - start
+            add(start)
+
+    @functools.wraps(function)
+    def timed_generator(*args, **kwargs):  # a generator's work is done as it is iterated
+        items = function(*args, **kwargs)
+        while True:
+            start = time.thread_time()
+            try:
+                item = next(items)
+            except StopIteration:
+                add(start)
+                return
+            add(start)
+            yield item
+
+    if inspect.isgeneratorfunction(function):
+        timed = timed_generator
     for other in list(sys.modules.values()):  # where it was imported by name, too
         if getattr(other, "__name__", "").startswith("council_db") and getattr(other, name, None) is function:
             setattr(other, name, timed)
@@ -107,7 +139,10 @@ PARTS = ["council_db.analysis.loading.window.load_for_report", "council_db.repor
          "council_db.analysis.drift.changepoints.search", "council_db.analysis.drift.trends.slopes",
          "council_db.report.position_section.position", "council_db.report.builder._length",
          "council_db.report.builder._agreement", "council_db.report.sections._pairs",
-         "council_db.analysis.drift.version_drift.load_config_versions"]
+         "council_db.analysis.drift.version_drift.load_config_versions",
+         "council_db.analysis.stats.bootstrap.session_weights", "council_db.analysis.drift.trends._choice_variance",
+         "council_db.analysis.stats.effective_df.effective_df",
+         "council_db.analysis.position.reviewer_position.by_reviewer"]
 
 
 def tree_env(tree: Path) -> dict[str, str]:
@@ -115,23 +150,42 @@ def tree_env(tree: Path) -> dict[str, str]:
     return {**ENV, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), ENV.get("PYTHONPATH", "")]))}
 
 
-def in_process(tree: Path, db: Path, repeats: int) -> dict[str, float]:
-    """A fresh interpreter's first report and the median wall and CPU seconds of ``repeats``
-    warm ones (CPU, all threads: the steadier figure on a shared machine)."""
-    answer = subprocess.run([sys.executable, "-c", IN_PROCESS, str(db), str(repeats)], env=tree_env(tree),
-                            cwd=tree, check=True, capture_output=True, text=True)
+# What report() imports on its first call (council_db itself loads nothing until asked): the
+# issue's "first call in a fresh process after imports" is timed with these loaded beforehand.
+REPORT_MODULES = ["numpy", "council_db.api", "council_db.report.for_window", "council_db.report.builder",
+                  "council_db.analysis.loading.window", "council_db.analysis.sessions.anomalies",
+                  "council_db.analysis.drift.version_drift"]
+
+
+def in_process(tree: Path, db: Path, repeats: int, preload: list[str] = ()) -> dict[str, float]:
+    """A fresh interpreter's first report (``preload`` imported before it, untimed) and the
+    median wall and CPU seconds of ``repeats`` warm ones (CPU, all threads: the steadier figure
+    on a shared machine)."""
+    answer = subprocess.run([sys.executable, "-c", IN_PROCESS, str(db), str(repeats), *preload],
+                            env=tree_env(tree), cwd=tree, check=True, capture_output=True, text=True)
     figures = json.loads(answer.stdout)
     if not figures.pop("source").startswith(str(tree)):
         raise SystemExit(f"{tree}: the fresh process imported another council_db")
     return figures
 
 
-def whole_process(tree: Path, db: Path) -> float:
-    """Wall seconds of one `council-db bias-report --sessions 1000` process."""
+def whole_process(tree: Path, command: list[str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process running ``command`` (``council-db``
+    in ``tree`` when it starts with "council-db")."""
+    if command[0] == "council-db":
+        command = [sys.executable, "-m", "council_db", *command[1:]]
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "council_db", "--db", str(db), "bias-report", "--sessions", "1000"],
-                   env=tree_env(tree), cwd=tree, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    return time.perf_counter() - start
+    process = subprocess.Popen(command, env=tree_env(tree), cwd=tree, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read().decode()}")
+    return elapsed, usage.ru_utime + usage.ru_stime
+
+
+def latest(store: Path) -> list[str]:
+    return ["council-db", "--db", str(store), "bias-report", "--sessions", "1000"]
 
 
 def small_store(work: Path, sessions: int) -> Path:
@@ -154,32 +208,52 @@ def size(db: Path) -> str:
     return f"{sessions:,} sessions, {records:,} records"
 
 
-def measure(trees: dict[str, Path], db: Path, stores: list[Path], repeats: int) -> dict[str, dict[str, float]]:
-    """Every figure per tree, old and new measured alternately; medians over ``repeats``."""
+def measure(trees: dict[str, Path], db: Path, stores: list[Path], repeats: int,
+            llm_council: str | None) -> dict[str, dict[str, float]]:
+    """Every figure per tree, old and new measured alternately; medians over ``repeats``. With
+    ``llm_council``, also each tree's whole-window report of ``db`` over llm-council's own
+    bias-report of the same sessions' JSONL (beside ``db``), timed in the same repeat."""
     rows: dict[str, dict[str, list[float]]] = {}
+
+    def add(row: str, name: str, value: float) -> None:
+        rows.setdefault(row, {}).setdefault(name, []).append(value)
+
+    jsonl = db.with_suffix(".jsonl")
     for name, tree in trees.items():  # once unmeasured: bytecode and file caches
         in_process(tree, db, 1)
         for store in [db, *stores]:
-            whole_process(tree, store)
+            whole_process(tree, latest(store))
     for _ in range(repeats):
+        upstream = whole_process(HERE, [llm_council, "bias-report", "--input", str(jsonl)]) if llm_council else None
         for name, tree in trees.items():
             figures = in_process(tree, db, WARM)
-            rows.setdefault("report(sessions=1000), warm", {}).setdefault(name, []).append(figures["warm"])
-            rows.setdefault("report(sessions=1000), warm, CPU", {}).setdefault(name, []).append(figures["warm_cpu"])
-            rows.setdefault("report(sessions=1000), first in a process", {}).setdefault(name, []).append(
-                figures["first"])
+            add("report(sessions=1000), warm", name, figures["warm"])
+            add("report(sessions=1000), warm, CPU", name, figures["warm_cpu"])
+            add("report(sessions=1000), first in a process", name, figures["first"])
+            add("report(sessions=1000), first in a process, CPU", name, figures["first_cpu"])
+            after = in_process(tree, db, 0, REPORT_MODULES)
+            add("report(sessions=1000), first after imports", name, after["first"])
+            add("report(sessions=1000), first after imports, CPU", name, after["first_cpu"])
             for store in [db, *stores]:
-                rows.setdefault(f"bias-report --sessions 1000, {store.name}", {}).setdefault(name, []).append(
-                    whole_process(tree, store))
+                wall, cpu = whole_process(tree, latest(store))
+                add(f"bias-report --sessions 1000, {store.name}", name, wall)
+                add(f"bias-report --sessions 1000, {store.name}, CPU", name, cpu)
+            if upstream is not None:
+                wall, cpu = whole_process(tree, ["council-db", "--db", str(db), "bias-report"])
+                add(f"bias-report, {db.name}, CPU / llm-council's", name, cpu / upstream[1])
+                add(f"bias-report, {db.name}, wall / llm-council's", name, wall / upstream[0])
     return {row: {name: statistics.median(times) for name, times in by_tree.items()} for row, by_tree in rows.items()}
 
 
-def profile(db: Path) -> None:
+def profile(db: Path, trees: dict[str, Path]) -> None:
     """Where a warm report's time goes: cProfile's cumulative times (which inflate code made
-    of many small Python calls several times over), then each part's thread CPU time, measured
-    by a wrapper around that part alone (nearly free: the figures a change should be judged by)."""
+    of many small Python calls several times over), then each part's thread CPU time in each
+    tree, measured by a wrapper around that part alone (nearly free: the figures a change
+    should be judged by)."""
     subprocess.run([sys.executable, "-c", PROFILE, str(db)], env=tree_env(HERE), cwd=HERE, check=True)
-    subprocess.run([sys.executable, "-c", SECTIONS, str(db), *PARTS], env=tree_env(HERE), cwd=HERE, check=True)
+    for name, tree in trees.items():
+        print(f"{name}:", flush=True)
+        subprocess.run([sys.executable, "-c", SECTIONS, str(db), *PARTS], env=tree_env(tree), cwd=tree, check=True)
 
 
 def main() -> None:
@@ -191,6 +265,9 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="a worktree of main, measured beside this one")
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes of each figure; medians (default 5)")
     parser.add_argument("--profile", action="store_true", help="print where a warm report's time goes")
+    parser.add_argument("--llm-council", metavar="PATH",
+                        help="llm-council's executable: its bias-report of the store's JSONL (FILE.jsonl beside "
+                             "--db, or the simulated one) against each tree's whole-window bias-report")
     parser.add_argument("--work", type=Path, help="where the simulated store is kept (default: a temporary folder)")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     options = parser.parse_args()
@@ -202,8 +279,8 @@ def main() -> None:
         trees = {"main": options.baseline.resolve()} if options.baseline else {}
         trees["this tree"] = HERE
         if options.profile:
-            profile(db)
-        figures = measure(trees, db, options.store, options.repeats)
+            profile(db, trees)
+        figures = measure(trees, db, options.store, options.repeats, options.llm_council)
     print_and_write(options, db, trees, figures)
 
 
@@ -218,7 +295,7 @@ def print_and_write(options: argparse.Namespace, db: Path, trees: dict[str, Path
     print(f"{'figure':<58}" + "".join(f"{name:>12}" for name in names) + ("   new / old" if len(names) == 2 else ""))
     rows = []
     for row, by_tree in figures.items():
-        cells = [f"{by_tree[name] * 1000:.0f} ms" for name in names]
+        cells = [f"{by_tree[name]:.2f}" if "llm-council" in row else f"{by_tree[name] * 1000:.0f} ms" for name in names]
         ratio = [f"{by_tree[names[1]] / by_tree[names[0]]:.2f}"] if len(names) == 2 else []
         print(f"{row:<58}" + "".join(f"{cell:>12}" for cell in cells) + (f"{ratio[0]:>12}" if ratio else ""))
         rows.append([row, *cells, *ratio])

@@ -10,7 +10,6 @@ from html import escape
 from typing import Callable
 
 from council_db.markdown_text import markdown_text
-from council_db.report import hierarchical_chart
 from council_db.report.hierarchical_model import BayesFlag, Hierarchical, Posterior
 from council_db.report.p_values import p_value
 from council_db.report.text_layout import Page
@@ -108,6 +107,8 @@ def markdown_lines(part: Hierarchical | None, interval: Interval) -> list[str]:
 def html(part: Hierarchical | None, interval: Interval) -> str:
     if part is None:
         return ""
+    from council_db.report import hierarchical_chart  # SVG: the HTML page alone draws it
+
     flags = "".join(f"<li>{escape(flag_line(f, interval))}</li>" for f in part.flags) or \
         "<li>No flags at q &lt;= 0.05.</li>"
     rows = "".join(f"<tr><td>{escape(r.reviewer_id)}</td>"

@@ -15,7 +15,6 @@ from council_db.analysis.loading.score_data import ScoreData, keep_records
 from council_db.analysis.position.calls import calls
 from council_db.analysis.sessions import anomalies
 from council_db.contract.timestamps import format_us
-from council_db.report import stability_section
 from council_db.report.model import (
     AffinityCell,
     AnchoringEffect,
@@ -27,7 +26,7 @@ from council_db.report.model import (
 )
 from council_db.report.p_values import p_value
 from council_db.report.scale_bound import beyond_scale
-from council_db.report.stability_model import Retest, SelfConsistency
+from council_db.report.stability_model import RepeatStability, Retest, SelfConsistency
 from council_db.report.trend_units import own_span, window_unit
 
 # kind, subject, estimate, p-value, message
@@ -222,7 +221,16 @@ def _self_consistency(out: Sections, data: ScoreData, metric: Callable, rng: np.
         identical_share=metric(pooled.identical, pooled.records, pooled.identical.n_sessions),
         mean_abs_difference=metric(pooled.mean_abs_difference, pooled.records, pooled.mean_abs_difference.n_sessions),
         note="test-retest: two scores of the same answer by the same reviewer (kept out of agreement)",
-        stability=stability_section.stability(data, metric, rng, resamples))
+        stability=_repeat_stability(data, metric, rng, resamples))
+
+
+def _repeat_stability(data: ScoreData, metric: Callable, rng: np.random.Generator,
+                      resamples: int) -> RepeatStability | None:
+    """The repeat-stability part, its module loaded only for a window whose judges scored an
+    answer again (llm-council's never do: 7 ms of every report's start-up)."""
+    from council_db.report import stability_section
+
+    return stability_section.stability(data, metric, rng, resamples)
 
 
 def one_family(singles: list[Candidate], groups: dict[str, list[Candidate]],

@@ -184,8 +184,8 @@ def test_real_like_data_with_common_constant_reviewers_raises_no_flat_flag():
 def test_every_reviewers_yardstick_is_fitted_in_one_bisection_with_the_same_k_over_arrays_or_scalars():
     """Over arrays (many reviewers) or one scalar call per yardstick (a few), the bisection
     finds the same k, and at that k the chi-square quantile over its median is the observed one."""
-    from council_db.analysis.sessions.anomalies import _effective_df
     from council_db.analysis.stats.distributions import chi2_isf
+    from council_db.analysis.stats.effective_df import effective_df as _effective_df
 
     q = np.array([0.9] * 30 + [0.1] * 30)
     observed = np.concatenate([np.linspace(1.2, 3.0, 30), np.linspace(0.2, 0.8, 30)])

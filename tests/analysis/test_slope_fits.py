@@ -4,6 +4,8 @@ here from the definition, whether the cell sums are taken in one block or many."
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,25 @@ def test_a_subject_whose_resampled_times_do_not_vary_gets_no_slope():
     only_one_instant = np.zeros((1, N_INSTANTS))
     only_one_instant[0, 3] = N_INSTANTS
     assert np.isnan(Cells.of(records).slopes(only_one_instant)).all()
+
+
+def test_the_dense_cell_sums_give_the_slopes_the_records_give():
+    """A council's panel (every pair scored at most instants) sums through the instants x pairs
+    matrix of cell sums; the slopes are those of summing each record, to rounding."""
+    rng = np.random.default_rng(9)
+    records, weights = shuffled_records(rng), resample_weights(rng, 30)
+    cells = Cells.of(records)
+    assert cells.dense is not None
+    over_records = dataclasses.replace(cells, dense=None).slopes(weights)
+    np.testing.assert_allclose(cells.slopes(weights), over_records, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(np.isnan(cells.slopes(weights)), np.isnan(over_records))
+
+
+def test_a_sparse_panel_sums_over_its_records():
+    """Many pairs each scored at few instants: a dense instants x pairs matrix would be mostly 0."""
+    rng = np.random.default_rng(10)
+    n = 600
+    instant = rng.integers(0, 200, n)
+    records = Records(instant, np.arange(n), np.arange(n) % 3, np.arange(n) % 150, instant / 7.0,
+                      rng.normal(size=n), 200, 3)
+    assert Cells.of(records).dense is None

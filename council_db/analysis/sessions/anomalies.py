@@ -28,7 +28,6 @@ Benjamini-Hochberg q-values are the caller's business: over the sessions alone i
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +35,7 @@ import numpy as np
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
 from council_db.analysis.sessions.session_cells import Cells, of_records
 from council_db.analysis.stats.distributions import chi2_cdf, chi2_isf, chi2_sf
+from council_db.analysis.stats.effective_df import effective_df
 
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
@@ -207,17 +207,11 @@ def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, st
     return np.maximum(scaled_chi_square_p(corrected, nominal_df, lower=True, tail_point=(share, atom)), empirical)
 
 
-# From this many yardsticks (reviewers) on, the bisection evaluates them over arrays: an array
-# call of chi2_isf costs ~1.3 ms, a scalar one ~0.14 ms (measured: 5 yardsticks 24 ms scalar,
-# 113 ms arrays; 50: 230 vs 127 ms; 500: 2.2 s vs 0.17 s).
-ARRAYS_FROM = 25
-
-
 def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per session: Bonferroni p of its worst reviewer (the first of the smallest p), that
     reviewer, its residual SD ratio. A reviewer's column at a time: at a million sessions a
     (sessions x reviewers) matrix of each is a memory peak. Every reviewer's yardstick is
-    fitted in one bisection over arrays (``_effective_df``), between a pass that summarises
+    fitted in one call (``stats/effective_df``), between a pass that summarises
     each column and one that tests it."""
     g, n_rev = cells.count.shape
     share = 1.0 - 1.0 / np.maximum(records, 1)
@@ -234,7 +228,7 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         fit = None if found is None else _yardstick(found[1], found[2], lower=False)
         if fit is not None:
             fits[r] = fit
-    k_of = dict(zip(fits, _effective_df(np.array([f[1] for f in fits.values()]),
+    k_of = dict(zip(fits, effective_df(np.array([f[1] for f in fits.values()]),
                                         np.array([f[2] for f in fits.values()])).tolist()))
     best_p, worst, best_ratio = np.ones(g), np.zeros(g, dtype=np.int64), np.ones(g)
     reviewers_in = np.zeros(g, dtype=np.int64)
@@ -266,7 +260,7 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     than chi-square(nominal) would say. Quantiles, not moments, so the few broken sessions
     cannot move the yardstick."""
     fit = _yardstick(ss, nominal_df, lower, tail_point)
-    k = None if fit is None else float(_effective_df(np.array([fit[1]]), np.array([fit[2]]))[0])
+    k = None if fit is None else float(effective_df(np.array([fit[1]]), np.array([fit[2]]))[0])
     return _tail_p(ss, nominal_df, lower, k)
 
 
@@ -282,25 +276,6 @@ def _yardstick(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     if tail_point is not None:
         q, observed = tail_point[0], tail_point[1] / median
     return median, q, observed
-
-
-def _effective_df(q: np.ndarray, observed: np.ndarray, arrays_from: int = ARRAYS_FROM) -> np.ndarray:
-    """Per yardstick, the k whose chi-square(k) quantile q over its median is ``observed``:
-    bisection on log k (that ratio is monotone in k, -> 1 as k grows), to 1e-9 relative in k,
-    every yardstick in one loop. From ``arrays_from`` yardsticks on, each step's two chi2_isf
-    calls take arrays (the same values: tests/analysis/test_anomalies.py); below, a scalar
-    call per yardstick costs less than an array call's overhead."""
-    low, high = np.full(len(q), math.log(0.2)), np.full(len(q), math.log(1e5))
-    while len(q) and (high - low).max() > 1e-9:
-        middle = (low + high) / 2.0
-        k = np.exp(middle)
-        if len(q) >= arrays_from:
-            ratio = chi2_isf(1.0 - q, k) / chi2_isf(0.5, k)
-        else:
-            ratio = np.array([float(chi2_isf(1.0 - a, b)) / float(chi2_isf(0.5, b)) for a, b in zip(q, k)])
-        up = (ratio > observed) == (q > 0.5)
-        low, high = np.where(up, middle, low), np.where(up, high, middle)
-    return np.exp((low + high) / 2.0)
 
 
 def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float | None) -> np.ndarray:

@@ -19,6 +19,7 @@ for a symmetric A_g = f(X_g M X_g'), A_g X_g = X_g f(M X_g'X_g) (f(AB)A = A f(BA
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -35,19 +36,49 @@ def _sym_power(matrix: np.ndarray, power: float) -> np.ndarray:
     return (vectors * np.maximum(values, 1e-300) ** power) @ vectors.T
 
 
-def cluster_cross_products(x: np.ndarray, cluster: np.ndarray, n_clusters: int) -> np.ndarray:
-    """G x p x p: X_g'X_g for every cluster, one einsum per cluster size (no per-cluster loop)."""
+def _cluster_blocks(x: np.ndarray, cluster: np.ndarray, n_clusters: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per cluster size: the clusters of that size, and their rows of x (clusters x size x p)."""
     p = x.shape[1]
-    out = np.zeros((n_clusters, p, p))
     order = np.argsort(cluster, kind="stable")
     sizes = np.bincount(cluster, minlength=n_clusters)
     starts = np.r_[0, np.cumsum(sizes)[:-1]]
     for size in np.unique(sizes[sizes > 0]).tolist():
         which = np.flatnonzero(sizes == size)
         rows = order[(starts[which][:, None] + np.arange(size)[None, :]).ravel()]
-        block = x[rows].reshape(len(which), size, p)
+        yield which, x[rows].reshape(len(which), size, p)
+
+
+def cluster_cross_products(x: np.ndarray, cluster: np.ndarray, n_clusters: int) -> np.ndarray:
+    """G x p x p: X_g'X_g for every cluster, one batched product per cluster size (no per-cluster loop)."""
+    out = np.zeros((n_clusters, x.shape[1], x.shape[1]))
+    for which, block in _cluster_blocks(x, cluster, n_clusters):
         out[which] = np.swapaxes(block, 1, 2) @ block
     return out
+
+
+def _by_coefficients(cross: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """(I - R X_g'X_g R)^-1/2 per cluster, R = M^1/2, from its p x p eigenvectors; a direction of
+    full leverage gets 0 (the pseudo-inverse)."""
+    values, vectors = np.linalg.eigh(root @ cross @ root)  # eigenvalues of H_gg, in [0, 1]
+    gap = 1.0 - values
+    factor = np.where(gap > _FULL_LEVERAGE, 1.0 / np.sqrt(np.maximum(gap, _FULL_LEVERAGE)), 0.0)
+    return (vectors * factor[:, None, :]) @ np.swapaxes(vectors, 1, 2)
+
+
+def _by_records(block: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """The same matrices from the s x s eigenvectors of H_gg = B B' (B = X_g R, s records in each
+    cluster): when s < p, the smaller side of the same eigenvalues (4 x 4 against 7 x 7 for a
+    reviewer's position fit: half the time). With B'u = sqrt(lambda) v for each eigenpair, the
+    p x p matrix is I + sum (f(lambda) - 1) / lambda B'u u'B, f = (1 - lambda)^-1/2 (0 at full
+    leverage), (f - 1) / lambda = 1 / (sqrt(1 - lambda) (1 + sqrt(1 - lambda))) kept finite at 0."""
+    b = (block.reshape(-1, block.shape[2]) @ root).reshape(block.shape)
+    values, vectors = np.linalg.eigh(b @ np.swapaxes(b, 1, 2))
+    gap = 1.0 - values
+    root_gap = np.sqrt(np.maximum(gap, _FULL_LEVERAGE))
+    with np.errstate(divide="ignore"):
+        shrink = np.where(gap > _FULL_LEVERAGE, 1.0 / (root_gap * (1.0 + root_gap)), -1.0 / values)
+    w = np.swapaxes(vectors, 1, 2) @ b  # u'B per eigenpair: clusters x s x p
+    return np.eye(block.shape[2]) + np.swapaxes(w, 1, 2) @ (w * shrink[:, :, None])
 
 
 @dataclass
@@ -68,12 +99,14 @@ class CR2:
         p = x.shape[1]
         if n_clusters > MAX_CLUSTERS or n_clusters * p ** 3 > MAX_WORK:
             return None
-        cross = cluster_cross_products(x, cluster, n_clusters)
+        cross = np.zeros((n_clusters, p, p))
         root, root_inv = _sym_power(gram_inv, 0.5), _sym_power(gram_inv, -0.5)
-        values, vectors = np.linalg.eigh(root @ cross @ root)  # eigenvalues of H_gg, in [0, 1]
-        gap = 1.0 - values
-        factor = np.where(gap > _FULL_LEVERAGE, 1.0 / np.sqrt(np.maximum(gap, _FULL_LEVERAGE)), 0.0)
-        adjust = root @ (vectors * factor[:, None, :]) @ np.swapaxes(vectors, 1, 2) @ root_inv
+        inverse_root = np.zeros((n_clusters, p, p)) + np.eye(p)  # (I - H_gg)^-1/2 in R's space; I without records
+        for which, block in _cluster_blocks(x, cluster, n_clusters):
+            cross[which] = np.swapaxes(block, 1, 2) @ block
+            small = block.shape[1] < p  # fewer records than columns: the smaller side of H_gg
+            inverse_root[which] = _by_records(block, root) if small else _by_coefficients(cross[which], root)
+        adjust = root @ inverse_root @ root_inv
         scores = np.empty((n_clusters, p))
         for j in range(p):
             scores[:, j] = np.bincount(cluster, weights=x[:, j] * residuals, minlength=n_clusters)
@@ -92,6 +125,10 @@ class CR2:
         """Degrees of freedom: Bell-McCaffrey's Satterthwaite df for one contrast row, the HTZ
         eta (Pustejovsky & Tipton 2018, eq. 12) for several (q rows, linearly independent)."""
         contrasts = np.atleast_2d(contrasts)
+        return self._one_df(contrasts[0]) if contrasts.shape[0] == 1 else self._htz_df(contrasts)
+
+    def _htz_df(self, contrasts: np.ndarray) -> float:
+        """``df`` of q contrast rows through the q x q Gram numbers of every cluster (any q)."""
         q, m = contrasts.shape[0], self.gram_inv
         d, w = self._parts(contrasts)
         mw = m @ w  # G x p x q
@@ -112,3 +149,20 @@ class CR2:
 
         total = sum(frob(s, t, s, t) + frob(s, s, t, t) for s in range(q) for t in range(q))
         return q * (q + 1) / total if total > 0 else float("nan")
+
+    def _one_df(self, contrast: np.ndarray) -> float:
+        """``df`` of one contrast c, as vectors per cluster (the report asks for one effect at
+        a time, some sixty a report): with u_g = A_g X_g M c, d_g = u_g'u_g and w_g = X_g'u_g,
+        the working variance is sum d_g - w_g'M w_g, and the df is 2 / the sum over clusters
+        h, i of P[h, i]^2, P = diag(d) - W M W' (normalised to that variance 1)."""
+        g, p = self.adjust.shape[:2]
+        v = (self.adjust.reshape(g * p, p) @ (self.gram_inv @ contrast)).reshape(g, p)  # L_g M c
+        w = np.einsum("gij,gj->gi", self.cross, v)
+        d, diag = np.einsum("gi,gi->g", v, w), np.einsum("gi,gi->g", w @ self.gram_inv, w)
+        working = float((d - diag).sum())
+        if working <= 0:
+            return float("nan")
+        d, diag, w = d / working, diag / working, w / np.sqrt(working)
+        outer = w.T @ w
+        total = 2.0 * float(d @ d - 2.0 * (d @ diag) + np.trace(self.gram_inv @ outer @ self.gram_inv @ outer))
+        return 2.0 / total if total > 0 else float("nan")

@@ -87,3 +87,39 @@ def test_with_eight_clusters_the_cr2_t_test_holds_its_level_where_cr1_does_not()
         fitted = CR2.fit(x, e, cluster, clusters, gram_inv)
         cr2 += t_p_value(beta[0] / np.sqrt(fitted.cov[0, 0]), fitted.df(np.array([[1.0, 0.0]]))) <= 0.05
     assert cr2 <= 36 < cr1
+
+
+def test_one_contrasts_df_from_vectors_is_the_htz_path_with_q_one():
+    """The report asks for one effect's df at a time: that shortcut (per-cluster vectors, no
+    q x q blocks) gives what the general q-contrast path gives with q = 1."""
+    x, e, cluster, gram_inv = design(3, clusters=40, p=5)
+    fitted = CR2.fit(x, e, cluster, cluster.max() + 1, gram_inv)
+    rng = np.random.default_rng(4)
+    for contrast in [*np.eye(5), *rng.standard_normal((6, 5))]:
+        assert fitted.df(contrast[None, :]) == pytest.approx(fitted._htz_df(contrast[None, :]), rel=1e-12)
+
+
+def test_small_clusters_leverage_from_their_records_side_is_the_coefficients_side():
+    """Clusters of fewer records than columns (a reviewer's 4 scores a session, 7 columns) take
+    (I - H_gg)^-1/2 from the s x s eigenproblem: the same matrices as the p x p one, a
+    cluster whose records alone identify a column (full leverage, the pseudo-inverse) too."""
+    from council_db.analysis.stats.small_sample import _by_coefficients, _by_records, _cluster_blocks, _sym_power
+
+    rng = np.random.default_rng(7)
+    cluster = np.repeat(np.arange(30), 4)
+    x = demeaned(rng.standard_normal((len(cluster), 7)), cluster)
+    x[:, 6] = 0.0
+    x[:2, 6] = [1.0, -1.0]  # column 6 varies in cluster 0 alone
+    root = _sym_power(np.linalg.inv(x.T @ x), 0.5)
+    (which, block), = _cluster_blocks(x, cluster, 30)
+    cross = np.swapaxes(block, 1, 2) @ block
+    np.testing.assert_allclose(_by_records(block, root), _by_coefficients(cross, root), atol=1e-12)
+
+
+def test_cr2_of_clusters_smaller_than_the_design_equals_the_textbook_formulas():
+    x, e, cluster, gram_inv = design(2, clusters=12, p=8)  # 3-6 records a cluster, 8 columns
+    contrast = np.eye(8)[:1] - np.eye(8)[1:2]
+    fitted = CR2.fit(x, e, cluster, cluster.max() + 1, gram_inv)
+    cov, df = textbook(x, e, cluster, gram_inv, contrast)
+    assert np.allclose(fitted.cov, cov, atol=1e-12)
+    assert fitted.df(contrast) == pytest.approx(df, rel=1e-9)

@@ -167,8 +167,8 @@ class ScoreWriter:
         known = [self.sessions.get(key) for key in batch.session_keys]
         unknown = [number for number, hit in enumerate(known) if hit is None]
         if unknown:
-            firsts = batch.first_envelopes()
-            self._add_sessions({batch.session_keys[n]: firsts[n] for n in unknown}, import_id)
+            firsts = batch.first_envelopes(unknown)
+            self._add_sessions(dict(zip([batch.session_keys[n] for n in unknown], firsts)), import_id)
             known = [self.sessions[key] for key in batch.session_keys]
         ids, stored, ts_us = zip(*known)
         return np.array(ids, dtype=np.int64), list(stored), list(ts_us)

@@ -1,0 +1,111 @@
+"""What an OpenAI evals import stores, written batch by batch: the same sessions, envelopes,
+score rows and own times whichever way its batches are read (columns, or a record each) and
+however small they are, as main stored them (a digest of every stored row, pinned); and the
+writer makes a session's envelope only for a session new to the database (a run log's
+sample recurs once per run, so most of a batch's sessions were stored by an earlier batch)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from council_db.contract.envelope import Envelope
+from council_db.contract.score_batch import ScoreBatch
+from council_db.ingest import lines as lines_module
+from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.importer import import_files
+from council_db.store import writer as writer_module
+from council_db.store.database import open_database
+from tests.conftest import write_jsonl
+
+ARGS = {"eval_type": "cot_classify", "modelgraded_spec": "fact", "eval_kwargs": {"temperature": 0, "seed": 7}}
+# What each table keeps, in a fixed order (ids included: they are part of what a later import meets).
+TABLES = {"sessions": "*", "record_envelopes": "*", "scores": "*", "models": "*", "scales": "*"}
+
+
+def spec(run: int) -> dict:
+    functions = [f"model-{run}", "gpt-4"]
+    return {"spec": {"completion_fns": functions, "eval_name": f"fact{run % 2}.dev.v0", "run_id": f"run{run}",
+                     "run_config": {"completion_fns": functions, "eval_spec": {
+                         "cls": "evals.elsuite.modelgraded.classify:ModelBasedClassify", "args": ARGS}}}}
+
+
+def run_log(runs: int, samples: int) -> list[dict]:
+    """``runs`` logs joined, each grading ``samples`` samples plus one of its own (a session new
+    in a later run), three samples' events interleaved; two evals (a session's category
+    differs between runs: a record envelope of its own), times of both forms str(datetime)
+    writes (with and without microseconds), a time shared by several gradings, one grading
+    without a candidate's answer and one invalid choice."""
+    events: list[dict] = []
+    for run in range(runs):
+        events.append(spec(run))
+        event_id = 0
+        names = [f"fact.dev.{sample}" for sample in range(samples)] + [f"fact.run{run}.only"]
+        for first in range(0, len(names), 3):
+            group = names[first:first + 3]
+            for order, step in enumerate(("raw_sample", "sampling", "sampling", "metrics")):
+                for number, sample in enumerate(group):
+                    if (order, run, sample) == (1, 1, "fact.dev.4"):  # the answer came with the sample
+                        continue
+                    micro = "" if (event_id + run) % 5 == 0 else f".{(event_id * 7919 + run) % 10**6:06d}"
+                    second = 7 if sample.endswith(".2") else event_id % 60
+                    data = ({"choice": "__invalid__" if (run, sample) == (2, "fact.dev.3") else "ABCDE"[number],
+                             "score": [0.0, 0.25, 0.5, 0.75, 1.0][(first + number + run) % 5]}
+                            if step == "metrics" else {"sampled": ["answer " * (1 + (first + number + run) % 7)]})
+                    events.append({"run_id": f"run{run}", "event_id": event_id, "sample_id": sample, "type": step,
+                                   "data": data, "created_by": "",
+                                   "created_at": f"2024-05-02 1{run}:{first % 60:02d}:{second:02d}{micro}+00:00"})
+                    event_id += 1
+        events.append({"final_report": {"score": 0.5}})
+    return events
+
+
+def dump(db_file: Path) -> list:
+    """Every stored row of the tables an import writes, in id order."""
+    import sqlite3
+
+    with sqlite3.connect(db_file) as connection:
+        return [(table, connection.execute(f"SELECT {columns} FROM {table} ORDER BY 1, 2").fetchall())
+                for table, columns in TABLES.items()]
+
+
+def digest(rows: list) -> str:
+    return hashlib.sha256(json.dumps(rows, sort_keys=True, default=repr).encode()).hexdigest()[:16]
+
+
+def imported(tmp_path: Path, name: str, log: Path) -> list:
+    db_file = tmp_path / f"{name}.db"
+    db = open_database(f"sqlite:///{db_file}", notify=lambda _: None)
+    import_files(db, [str(log)], options=FormatOptions("openai-evals"))
+    db.engine.dispose()
+    return dump(db_file)
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    """Batches of 7 lines, and a write every 5 records: most sessions a batch holds came before."""
+    monkeypatch.setattr(lines_module, "BATCH_LINES", 7)
+    monkeypatch.setattr(writer_module, "BATCH_RECORDS", 5)
+
+
+def test_a_multi_run_log_in_small_batches_stores_what_main_stored(tmp_path, small_batches):
+    log = write_jsonl(tmp_path / "runs.jsonl", run_log(4, 10))
+    rows = imported(tmp_path, "small", log)
+    assert [len(found) for _, found in rows] == [14, 20, 43, 6, 1]
+    assert digest(rows) == "230d8feee9f9e27c"  # main at 28ba614
+
+
+def test_the_writer_makes_an_envelope_only_for_a_session_new_to_the_database(tmp_path, small_batches, monkeypatch):
+    """Each session's envelope is made once, when it is stored: none for a session a batch
+    shares with one stored before (81,000 made for 200,000 records of the benchmark's log)."""
+    made: list[Envelope] = []
+    first_envelopes = ScoreBatch.first_envelopes
+    monkeypatch.setattr(ScoreBatch, "first_envelopes", lambda self, *asked: made.extend(
+        found := first_envelopes(self, *asked)) or found)
+    log = write_jsonl(tmp_path / "runs.jsonl", run_log(4, 10))
+    sessions = next(found for table, found in imported(tmp_path, "counted", log) if table == "sessions")
+    assert len(made) == len(sessions) == 14
+    assert {(envelope.timestamp, envelope.ts_us) for envelope in made} == {row[3:1:-1] for row in sessions}

@@ -48,11 +48,19 @@ def in_batches(lines: list[bytes], sizes: random.Random, scale: str | None = Non
     while start < len(lines):
         size = sizes.randint(1, 40)
         part = read(LineBatch(start + 1, lines[start:start + size], 0))
-        parsed.records += part.records
+        parsed.records += records_of(part)
         parsed.rejected += part.rejected
         parsed.no_verdict += part.no_verdict
         start += size
     return parsed
+
+
+def records_of(parsed: Parsed) -> list:
+    """The records a batch stands for: its columns' (openai_evals_columns), or its records."""
+    columns = getattr(parsed, "columns", None)
+    if columns is None:
+        return parsed.records
+    return [(number, columns.record(row)) for row, number in enumerate(columns.numbers.tolist())]
 
 
 def line_at_a_time(lines: list[bytes], scale: str | None = None) -> Parsed:
@@ -192,5 +200,5 @@ def test_a_batch_of_usual_events_is_decoded_once_with_their_data(monkeypatch):
     read = reader()
     read._decoder = lines = CountingDecoder(read._decoder)
     parsed = read(LineBatch(1, path.read_bytes().splitlines(), 0))
-    assert (len(parsed.records), parsed.no_verdict, parsed.rejected) == (5, 1, [])
+    assert (len(records_of(parsed)), parsed.no_verdict, parsed.rejected) == (5, 1, [])
     assert (sampling.calls, metrics.calls, lines.calls) == (0, 0, 1)

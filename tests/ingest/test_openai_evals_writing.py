@@ -12,14 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from council_db.contract import envelope as envelope_module
 from council_db.contract.envelope import Envelope
 from council_db.contract.score_batch import ScoreBatch
 from council_db.ingest import lines as lines_module
+from council_db.ingest.formats import openai_evals
 from council_db.ingest.formats.options import FormatOptions
+from council_db.ingest.formats.readers import reader
 from council_db.ingest.importer import import_files
+from council_db.ingest.lines import LineBatch
+from council_db.ingest.normalise import Normaliser
+from council_db.ingest.sources import resolve_sources
 from council_db.store import writer as writer_module
 from council_db.store.database import open_database
 from tests.conftest import write_jsonl
+from tests.ingest.test_record_columns import summary
 
 ARGS = {"eval_type": "cot_classify", "modelgraded_spec": "fact", "eval_kwargs": {"temperature": 0, "seed": 7}}
 # What each table keeps, in a fixed order (ids included: they are part of what a later import meets).
@@ -109,3 +116,40 @@ def test_the_writer_makes_an_envelope_only_for_a_session_new_to_the_database(tmp
     sessions = next(found for table, found in imported(tmp_path, "counted", log) if table == "sessions")
     assert len(made) == len(sessions) == 14
     assert {(envelope.timestamp, envelope.ts_us) for envelope in made} == {row[3:1:-1] for row in sessions}
+
+
+def normalised_batches(log: Path, size: int) -> list:
+    """Every batch of ``size`` lines of the log read and normalised in turn, as one worker does."""
+    lines = log.read_bytes().splitlines()
+    normaliser = Normaliser(reader(FormatOptions("openai-evals"), resolve_sources([str(log)])[0]))
+    return [summary(normaliser.normalise(LineBatch(start + 1, lines[start:start + size], 0)))
+            for start in range(0, len(lines), size)]
+
+
+@pytest.mark.parametrize("size", [5, 23, 400])
+def test_gradings_read_as_columns_normalise_as_their_records(tmp_path, monkeypatch, size):
+    log = write_jsonl(tmp_path / "runs.jsonl", run_log(4, 10))
+    columns = normalised_batches(log, size)
+    monkeypatch.setattr(openai_evals, "graded_columns", lambda *_: None)
+    assert columns == normalised_batches(log, size)
+
+
+def test_a_gradings_time_is_read_once(tmp_path, monkeypatch):
+    """The reader reads each grading's time into microseconds; only an envelope made anew (a
+    new session's, and the second eval's first: its category differs) parses its text again
+    (timestamp_us), and no time is checked against its text (own_time)."""
+    parsed: list[str] = []
+    timestamp_us = envelope_module.timestamp_us
+
+    def counted(text):
+        parsed.append(text)
+        return timestamp_us(text)
+
+    def checked(*_):
+        raise AssertionError("a time was checked against its text")
+    monkeypatch.setattr(envelope_module, "timestamp_us", counted)
+    monkeypatch.setattr(envelope_module.Envelope, "own_time", checked)
+    log = write_jsonl(tmp_path / "runs.jsonl", run_log(4, 10))
+    batches = normalised_batches(log, 40)
+    sessions = {row[0] for batch in batches for row in batch[0]}
+    assert len(sessions) == 14 and len(parsed) == 14 + 1

@@ -38,16 +38,27 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any, Union
 
 import msgspec
 
+from council_db.contract.envelope import written_us
 from council_db.contract.fields import MAX_SCORE, LineError
 from council_db.contract.record import ReadRecord, checked_record
 from council_db.contract.storable import unstorable_field
 from council_db.contract.timestamps import timestamp_us
 from council_db.errors import CouncilDbError
-from council_db.ingest.formats.judge_lines import BOM, LineReader, Name, Values, decoded_at_once, stripped
+from council_db.ingest.formats.judge_lines import (
+    BOM,
+    LineReader,
+    Name,
+    ParsedColumns,
+    Values,
+    decoded_at_once,
+    stripped,
+)
+from council_db.ingest.formats.openai_evals_columns import graded_columns, graded_records
 from council_db.ingest.formats.openai_evals_run import NotGraded, Run, run_of
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.head import head
@@ -177,20 +188,26 @@ class Reader(LineReader):
 
     def __call__(self, batch: LineBatch) -> Parsed:
         """A batch's lines decoded in one call with their events' data, and each usual event
-        (a sampling, a metrics, one the import ignores) taken here, its record made from the
-        run's checked one; any other line goes through ``records`` line by line, as a batch
-        msgspec refuses does (LineReader), which names what is wrong."""
+        (a sampling, a metrics, one the import ignores) taken here, its grading held to the
+        record's limits; any other line goes through ``records`` line by line, as a batch
+        msgspec refuses does (LineReader), which names what is wrong. The gradings are columns
+        when no record came the other way (openai_evals_columns), else a record each."""
         lines = stripped(batch)
         events = decoded_at_once(_EVENTS, [text for _, _, text in lines])
         if events is None:
             return super().__call__(batch)
-        parsed = Parsed()
+        parsed, gradings = Parsed(), []
         for (number, raw, text), event in zip(lines, events):
-            if not self._took(number, event, parsed):
+            if not self._took(number, event, parsed, gradings):
                 self._read(number, raw, text, parsed)
+        columns = None if parsed.records or not gradings else graded_columns(gradings, NOT_A_SLOT,
+                                                                                  self.scale or SCALE)
+        if columns is not None:
+            return ParsedColumns(rejected=parsed.rejected, no_verdict=parsed.no_verdict, columns=columns)
+        parsed.records = sorted(parsed.records + graded_records(gradings), key=itemgetter(0))
         return parsed
 
-    def _took(self, number: int, event: BatchEvent, parsed: Parsed) -> bool:
+    def _took(self, number: int, event: BatchEvent, parsed: Parsed, gradings: list[tuple]) -> bool:
         """True when the event was taken as ``records`` would take it; False, having changed
         nothing, when only ``records`` can say what it is (a spec line, a problem, text or a
         value that needs the record's checks)."""
@@ -213,18 +230,20 @@ class Reader(LineReader):
             self.answers.pop(sample, None)
             parsed.no_verdict += 1
             return True
-        record = self._usual_record(event, run, sample, data)
-        if record is None:
+        grading = self._usual_grading(number, event, run, sample, data)
+        if grading is None:
             return False
-        parsed.records.append((number, record))
+        gradings.append(grading)
         return True
 
-    def _usual_record(self, event: BatchEvent, run: Run, sample: str, data: EventData) -> ReadRecord | None:
-        """A metrics event's record as ``_graded`` makes and the contract checks it, or None
-        (nothing changed) when the event needs those checks' words."""
+    def _usual_grading(self, number: int, event: BatchEvent, run: Run, sample: str, data: EventData) -> tuple | None:
+        """A metrics event's grading (openai_evals_columns), its record what ``_graded`` makes
+        and the contract checks, or None (nothing changed) when the event needs those checks' words."""
         template, time = self.template, event.created_at
-        if (template is None or event.event_id is None or not time
-                or not _usual_time(time) or not sample.isascii() or "\x00" in sample):
+        if template is None or event.event_id is None or not time or not sample.isascii() or "\x00" in sample:
+            return None
+        ts_us = written_us(time)  # None: a time the record keeps as text (".000000"), or no usual time
+        if ts_us is None and not _usual_time(time):
             return None
         try:
             score = self._score(data)
@@ -235,9 +254,7 @@ class Reader(LineReader):
         if not -MAX_SCORE <= score <= MAX_SCORE or length is not None and length > _LENGTHS.le:
             return None
         self.answers.pop(sample, None)
-        return msgspec.structs.replace(template, session_id=sample, timestamp=time, score_value=score,
-                                       position=event_key(run.run_id, event.event_id),
-                                       response_length_chars=length)
+        return number, run, template, sample, time, ts_us, score, event_key(run.run_id, event.event_id), length
 
     def line_records(self, number: int, line: Event) -> tuple[list[Values], int]:
         self.line = number
@@ -318,7 +335,7 @@ class Reader(LineReader):
         return dict(
             schema_version=NOT_A_SLOT, session_id=sample, timestamp=time, reviewer_id=run.grader,
             model_id=run.candidate, position=position, response_length_chars=length, score_value=score,
-            score_scale=self.scale or SCALE, query_metadata={"category": run.eval_name.split(".")[0][:100]},
+            score_scale=self.scale or SCALE, query_metadata={"category": run.category},
             reviewer_prompt=run.prompt, reviewer_temperature=run.temperature, reviewer_seed=run.seed)
 
     def _run_record(self, run: Run) -> ReadRecord | None:

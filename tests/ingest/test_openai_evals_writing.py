@@ -171,3 +171,17 @@ def test_a_gradings_time_is_read_once(tmp_path, monkeypatch):
     batches = normalised_batches(log, 40)
     sessions = {row[0] for batch in batches for row in batch[0]}
     assert len(sessions) == 14 and len(parsed) == 14 + 1
+
+
+def test_a_refused_line_among_gradings_read_as_columns_is_named_by_its_line_and_field(tmp_path, db):
+    events = run_log(2, 6)
+    events[22]["created_at"], events[34]["run_id"] = "yesterday", "another run"
+    assert (events[22]["type"], events[34]["type"]) == ("metrics", "sampling")
+    log = write_jsonl(tmp_path / "runs.jsonl", events)
+    lines = log.read_bytes().splitlines()
+    parsed = reader(FormatOptions("openai-evals"), resolve_sources([str(log)])[0])(LineBatch(1, lines, 0))
+    refused = [(23, "created_at"), (35, "run_id")]  # the sample of line 35 is graded still, its length unknown
+    assert len(parsed.columns) == 14 - 1 and [(bad.line_number, bad.field) for bad in parsed.rejected] == refused
+    summary = import_files(db, [str(log)], options=FormatOptions("openai-evals"))
+    assert (summary.total("inserted"), summary.total("rejected")) == (13, 2)
+    assert [(bad.line_number, bad.field) for bad in summary.files[0].rejected_lines] == refused

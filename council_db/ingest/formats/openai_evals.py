@@ -30,7 +30,8 @@ What a metrics event becomes: one record.
 A log is read in order by one reader (options.RUN_LOGS; one worker process for a large file,
 while this one writes): its first line says whose run it is, and a sample's answer and
 grading are on different lines. Other events (match, raw_sample,
-error ...) and the final report are not read.
+error ...) and the final report are not read. A batch's gradings are handed on as columns
+(openai_evals_columns), or a record each where a line of it was read the line-by-line way.
 """
 
 from __future__ import annotations

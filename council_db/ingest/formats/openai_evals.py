@@ -37,8 +37,6 @@ error ...) and the final report are not read. A batch's gradings are handed on a
 from __future__ import annotations
 
 import hashlib
-import re
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Union
 
@@ -114,8 +112,6 @@ class BatchEvent(Event, gc=False):
 
 _SAMPLING, _METRICS = msgspec.json.Decoder(Sampling), msgspec.json.Decoder(Metrics)
 _EVENTS = msgspec.json.Decoder(BatchEvent)
-# oaieval's created_at, str(datetime.now(timezone.utc)): a time whose minute, once checked, makes it valid
-_USUAL_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{6})?\+00:00", re.ASCII)
 _FIELDS = {field.name: field.type for field in msgspec.inspect.type_info(ReadRecord).fields}
 _LENGTHS = next(kind for kind in _FIELDS["response_length_chars"].types if isinstance(kind, msgspec.inspect.IntType))
 
@@ -243,8 +239,8 @@ class Reader(LineReader):
         template, time = self.template, event.created_at
         if template is None or event.event_id is None or not time or not sample.isascii() or "\x00" in sample:
             return None
-        ts_us = written_us(time)  # None: a time the record keeps as text (".000000"), or no usual time
-        if ts_us is None and not _usual_time(time):
+        ts_us = written_us(time)  # read once; None (no time, or one as time_text would not write it): _graded's
+        if ts_us is None:
             return None
         try:
             score = self._score(data)
@@ -366,25 +362,6 @@ class Reader(LineReader):
                                           "give --scale LOW-HIGH, the range of the modelgraded spec's choice scores "
                                           "(e.g. --scale 1-5 for the choices 1 to 5)")
         return score
-
-
-@lru_cache(maxsize=4096)
-def _minute(text: str) -> bool:
-    """True when a time's first 16 characters ("2024-05-02 10:15") are a minute in years
-    0001-9999: a log's events fall in few minutes, each checked once."""
-    try:
-        timestamp_us(text)
-    except LineError:
-        return False
-    return True
-
-
-def _usual_time(text: str) -> bool:
-    """True when ``text`` is a time as oaieval writes it (UTC, "+00:00") in a real minute: a
-    valid time, and text a record can hold and a database store, in one look (0.7 us; parsing
-    it, then the storable and length checks, a little more). False for any other text, which
-    ``_graded`` checks."""
-    return _USUAL_TIME.fullmatch(text) is not None and _minute(text[:16])
 
 
 def _number(choice: str) -> float | None:

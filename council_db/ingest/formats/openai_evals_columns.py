@@ -5,9 +5,9 @@ batch's envelopes at once instead of a record at a time (a record each, then its
 looked up by its own time, cost the reading process about 20 us a record).
 
 A grading, as the reader took it: (its line's number, its Run, the run's checked record, the
-sample, created_at, its UTC microseconds where time_text writes them back exactly (else None:
-the record keeps the text), the score, the position, the answer's length or None), every
-value already held to the record's limits (openai_evals.Reader._usual_grading).
+sample, created_at, its UTC microseconds (whose text time_text writes as created_at), the
+score, the position, the answer's length or None), every value already held to the record's
+limits (openai_evals.Reader._usual_grading).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ _SEPARATOR = itemgetter(10)  # of a date and time: " " as str(datetime) writes i
 
 
 def graded_columns(gradings: list[tuple], schema_version: str, scale: str) -> RecordColumns | None:
-    """The gradings as columns; None where a time is not one time_text writes back exactly, or
-    the batch's times differ in form: each grading is then a record, keeping its text."""
+    """The gradings as columns; None where the batch's times differ in form (" " and "T"):
+    each grading is then a record, keeping its text."""
     numbers, runs, _, samples, times, ts_us, scores, positions, lengths = zip(*gradings)
-    if None in ts_us or len(set(map(_SEPARATOR, times))) > 1:
+    if len(set(map(_SEPARATOR, times))) > 1:
         return None
     run_ids, run = coded(list(map(id, runs)))
     by_id = dict(zip(map(id, runs), runs))

@@ -37,6 +37,7 @@ error ...) and the final report are not read. A batch's gradings are handed on a
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Union
 
@@ -117,9 +118,17 @@ _LENGTHS = next(kind for kind in _FIELDS["response_length_chars"].types if isins
 
 
 def event_key(run_id: str, event_id: int) -> int:
-    """A 31-bit digest of the event: the position that keeps two gradings of one sample apart."""
-    digest = hashlib.blake2b(f"{run_id}\x00{event_id}".encode("utf-8", "surrogatepass"), digest_size=4).digest()
-    return int.from_bytes(digest, "little") & 0x7FFF_FFFF
+    """A 31-bit digest of the event: the position that keeps two gradings of one sample apart.
+    Blake2b of "run_id NUL event_id", its run's part hashed once (a hash a grading cost 2 us)."""
+    digest = _run_digest(run_id).copy()
+    digest.update(b"%d" % event_id)
+    return int.from_bytes(digest.digest(), "little") & 0x7FFF_FFFF
+
+
+@lru_cache(maxsize=64)
+def _run_digest(run_id: str) -> Any:
+    """The digest of a run's part of its events' keys, to be copied for each event."""
+    return hashlib.blake2b(f"{run_id}\x00".encode("utf-8", "surrogatepass"), digest_size=4)
 
 
 def completion_chars(sampled: Any) -> int | None:

@@ -62,12 +62,20 @@ class Envelope:
         for text that is no time."""
         if not text.endswith("+00:00") or text[10:11] != self.timestamp[10:11]:  # "Z", another zone or form
             return None  # (looked at first: parsing such text cost a CSV of "Z" times 5 us a record)
-        seconds = _seconds_us(text)
-        minute = None if seconds is None else _minute_us(text[:16])
-        if minute is not None:
-            return minute + seconds or None
+        written = written_us(text)
+        if written is not None:
+            return written or None
         ts_us = timestamp_us(text)
         return ts_us if ts_us and time_text(ts_us, text) == text else None
+
+
+def written_us(text: str) -> int | None:
+    """The UTC microseconds of a time ending "+00:00" as time_text writes it, read from its
+    minute (cached) and its seconds' digits; None for any other text (which may still be a
+    time: ``timestamp_us`` says). A run log's reader reads each grading's time once so."""
+    seconds = _seconds_us(text) if text.endswith("+00:00") else None
+    minute = None if seconds is None else _minute_us(text[:16])
+    return None if minute is None else minute + seconds
 
 
 def _seconds_us(text: str) -> int | None:

@@ -9,7 +9,10 @@ value of the batch falls outside them, so that the record path says which line a
 
 What the columns can say is what the judge formats give: every record has llm-council's
 default consent and no config version or query hash; its metadata is a category or none;
-its time UTC microseconds (``times``) or none for an undated batch (an empty timestamp).
+its time UTC microseconds (``times``) or none for an undated batch (an empty timestamp), its
+text written as FastChat's isoformat() writes it, or like ``time_like`` (OpenAI evals'
+str(datetime)); its judge a model with a prompt, and a temperature and seed where a log
+gives them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from council_db.contract.fields import DEFAULT_CONSENT, UNKNOWN_LENGTH
 from council_db.contract.record import ReadRecord
+from council_db.contract.timestamps import time_text
 
 
 @dataclass
@@ -31,7 +35,7 @@ class RecordColumns:
     numbers: np.ndarray  # per record: its line's number
     session_keys: list[str]  # distinct, each within the record's limits and storable
     session: np.ndarray
-    judges: list[tuple[str, str | None]]  # distinct (reviewer_id, reviewer_prompt)
+    judges: list[tuple]  # distinct (reviewer_id, reviewer_prompt), or those and reviewer_temperature, reviewer_seed
     judge: np.ndarray
     models: list[str]
     model: np.ndarray
@@ -45,13 +49,16 @@ class RecordColumns:
     category: np.ndarray | None = None  # per record; None: no record has metadata
     position_given: np.ndarray | None = None  # per record: False where none (position: DEFAULT_POSITION); None: all
     reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer_id -> the kind its records state
+    time_like: str = ""  # a time in the form the times' text takes (timestamps.time_text); "": a number each
 
     def __len__(self) -> int:
         return len(self.session)
 
     def time(self, row: int) -> int | str:
         """The record's timestamp as its record would hold it (record.ReadRecord)."""
-        return "" if self.times is None else int(self.times[row])
+        if self.times is None:
+            return ""
+        return time_text(int(self.times[row]), self.time_like) if self.time_like else int(self.times[row])
 
     def metadata(self, row: int) -> dict[str, str] | None:
         """The record's query_metadata."""
@@ -71,10 +78,11 @@ class RecordColumns:
     def record(self, row: int) -> ReadRecord:
         """One row as the record a reader would have made (for the envelope of a session's first
         record; the normaliser makes a few a batch)."""
-        reviewer, prompt = self.judges[int(self.judge[row])]
+        reviewer, prompt, temperature, seed = (*self.judges[int(self.judge[row])], None, None)[:4]
         return ReadRecord(schema_version=self.schema_version, session_id=self.session_keys[int(self.session[row])],
                           timestamp=self.time(row), consent_level=DEFAULT_CONSENT, reviewer_id=reviewer,
-                          reviewer_prompt=prompt, model_id=self.models[int(self.model[row])],
+                          reviewer_prompt=prompt, reviewer_temperature=temperature, reviewer_seed=seed,
+                          model_id=self.models[int(self.model[row])],
                           position=self.position_of(row), response_length_chars=self.length_of(row),
                           reviewer_kind=self.reviewer_kinds.get(reviewer),
                           score_value=float(self.score[row]), score_scale=self.score_scale,

@@ -149,9 +149,14 @@ class ScoreBatch:
         reviewers = (self.names[code] for code in np.unique(self.reviewer).tolist())
         self.reviewer_kinds = {**dict.fromkeys(reviewers, kind), **self.reviewer_kinds}
 
-    def first_envelopes(self) -> list[Envelope]:
-        """Each session's envelope as its first row has it (its own time included)."""
+    def first_envelopes(self, sessions: Sequence[int] | None = None) -> list[Envelope]:
+        """Each session's envelope as its first row has it (its own time included); of
+        ``sessions`` only (indices into session_keys) when given: the writer asks for the
+        sessions new to the database, where a run log's batch holds mostly sessions stored
+        before, and an envelope made at each one's time cost 6 us (81,000 for 200,000 records)."""
         _, first_rows = np.unique(self.session, return_index=True)
+        if sessions is not None:
+            first_rows = first_rows[np.asarray(sessions, dtype=np.intp)]
         firsts = [self.envelopes[code] for code in self.envelope[first_rows].tolist()]
         if self.times is None:
             return firsts

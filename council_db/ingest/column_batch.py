@@ -24,19 +24,19 @@ def score_batch(columns: RecordColumns, envelopes: list[Envelope], envelope: np.
     model = np.array([index[name] for name in columns.models], dtype=np.int32)[columns.model]
     score, scale_code = columns.score, np.zeros(len(columns), dtype=np.int32)
     given = np.ones(len(columns), dtype=bool) if columns.position_given is None else columns.position_given
-    kinds = {label: columns.reviewer_kinds[reviewer] for label, (reviewer, _) in zip(labels, columns.judges)
-             if reviewer in columns.reviewer_kinds}
+    kinds = {label: columns.reviewer_kinds[judge[0]] for label, judge in zip(labels, columns.judges)
+             if judge[0] in columns.reviewer_kinds}
     return ScoreBatch(list(columns.session_keys), envelopes, names, [scale], columns.session.astype(np.int32),
                       envelope.astype(np.int32), reviewer, model, columns.position.astype(np.int32),
                       columns.length.astype(np.int32), score, scale_code, exclusions(score, [scale], scale_code),
                       given, kinds, None, None, identities, times)
 
 
-def _reviewers(judges: list[tuple[str, str | None]]) -> tuple[list[str], dict[str, Identity]]:
-    """Each distinct judge's reviewer name (its identity's label where a prompt is given) and
-    the identities by label, as ScoreBatch.from_records makes them: labels only when some
-    record of the batch gives a prompt."""
-    if all(prompt is None for _, prompt in judges):
-        return [reviewer for reviewer, _ in judges], {}
-    made = [Identity(reviewer, prompt) for reviewer, prompt in judges]
+def _reviewers(judges: list[tuple]) -> tuple[list[str], dict[str, Identity]]:
+    """Each distinct judge's reviewer name (its identity's label where a prompt, temperature
+    or seed is given) and the identities by label, as ScoreBatch.from_records makes them:
+    labels only when some record of the batch gives one."""
+    if all(given is None for judge in judges for given in judge[1:]):
+        return [judge[0] for judge in judges], {}
+    made = [Identity(*judge) for judge in judges]
     return [identity.label for identity in made], {i.label: i for i in made if not i.plain}

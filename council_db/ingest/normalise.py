@@ -177,7 +177,7 @@ class Normaliser:
             changed |= columns.times[1:] != columns.times[:-1]
         starts = np.concatenate([[0], np.flatnonzero(changed) + 1])
         times = [""] * len(starts) if columns.times is None else columns.times[starts].tolist()
-        form, runs = _form(times[0]), category[starts]
+        form, runs = _form(columns.time_like or times[0]), category[starts]
         sessions = [columns.session_keys[code] for code in columns.session[starts].tolist()]
         envelopes, at_once = Distinct(), self._at_once(rests, form, times, runs, sessions)
         if at_once is not None:

@@ -87,6 +87,7 @@ class ScoreWriter:
         self.scales: dict[str, int] = {}
         self.sessions: dict[str, tuple[int, tuple, int | None]] = {}  # key: id, stored envelope, ts_us
         self.envelopes: dict[tuple, int] = {}
+        self.stored_before = False  # SQLite: sessions met may be stored, uncached: look keys up first
         self.created: set[int] = set()  # sessions this writer inserted whose statistics are not yet written
         self._sequence: str | None = None  # PostgreSQL: the sequence of sessions.id
         self._transaction: object = None  # the one the caches belong to
@@ -94,6 +95,7 @@ class ScoreWriter:
     def _caches_for_this_transaction(self) -> None:
         transaction = self.connection.get_transaction()
         if transaction is None or transaction is not self._transaction:
+            self.stored_before = self.stored_before or bool(self.sessions)  # those may come again, uncached
             for cache in (self.models, self.kinds, self.scales, self.sessions, self.envelopes, self.dimensions.ids):
                 cache.clear()
 
@@ -164,13 +166,14 @@ class ScoreWriter:
         """Each of the batch's sessions' id, stored envelope and ts_us, inserting the new ones."""
         if len(self.sessions) > SESSION_CACHE_LIMIT:
             self.sessions.clear()
-        known = [self.sessions.get(key) for key in batch.session_keys]
-        unknown = [number for number, hit in enumerate(known) if hit is None]
+        unknown = [number for number, key in enumerate(batch.session_keys) if key not in self.sessions]
+        if unknown and (self.arrays or self.stored_before):  # looked up first: an envelope for a new session only
+            self._cache_stored([batch.session_keys[n] for n in unknown])
+            unknown = [number for number in unknown if batch.session_keys[number] not in self.sessions]
         if unknown:
-            firsts = batch.first_envelopes()
-            self._add_sessions({batch.session_keys[n]: firsts[n] for n in unknown}, import_id)
-            known = [self.sessions[key] for key in batch.session_keys]
-        ids, stored, ts_us = zip(*known)
+            firsts = batch.first_envelopes(unknown)
+            self._add_sessions(dict(zip([batch.session_keys[n] for n in unknown], firsts)), import_id)
+        ids, stored, ts_us = zip(*map(self.sessions.__getitem__, batch.session_keys))
         return np.array(ids, dtype=np.int64), list(stored), list(ts_us)
 
     def _add_sessions(self, first_seen: dict[str, Envelope], import_id: int | None) -> None:
@@ -179,18 +182,12 @@ class ScoreWriter:
         session between this writer's look-up and its insert.
 
         SQLite inserts every one and looks up ids only when some were stored already (when
-        every one is new, the usual case, no query is needed to learn them). PostgreSQL looks
-        the keys up first and copies the missing sessions straight in (store.pg_copy)."""
+        every one is new, the usual case, no query is needed to learn them). PostgreSQL (and
+        SQLite once ``stored_before``) looked them up first; it copies them in (store.pg_copy)."""
         if self.arrays:
-            first_seen = dict(first_seen)
-            for key, session_id, *envelope in self._select_ids("sessions", "session_key", list(first_seen),
-                                                               _ENVELOPE_SQL):
-                self.sessions[key] = (session_id, stored_envelope(envelope), envelope[1])
-                del first_seen[key]
-            if first_seen:
-                reserved = self._reserve_session_ids(len(first_seen))
-                self.copies.copy_rows(_sessions_table(), _session_rows(reserved, first_seen, import_id))
-                self._created(reserved, first_seen)
+            reserved = self._reserve_session_ids(len(first_seen))
+            self.copies.copy_rows(_sessions_table(), _session_rows(reserved, first_seen, import_id))
+            self._created(reserved, first_seen)
             return
         keys = list(first_seen)
         reserved = self._reserve_session_ids(len(keys))
@@ -199,10 +196,13 @@ class ScoreWriter:
         if inserted == len(keys):
             self._created(reserved, first_seen)
             return
-        ours = set(reserved)
+        self.stored_before = True
+        self._cache_stored(keys)
+        self.created.update(set(reserved).intersection(self.sessions[key][0] for key in keys))
+
+    def _cache_stored(self, keys: list[str]) -> None:
+        """The sessions among ``keys`` stored already, into the cache (the rest are new)."""
         for key, session_id, *envelope in self._select_ids("sessions", "session_key", keys, _ENVELOPE_SQL):
-            if session_id in ours:
-                self.created.add(session_id)
             self.sessions[key] = (session_id, stored_envelope(envelope), envelope[1])
 
     def _created(self, reserved: list[int], first_seen: dict[str, Envelope]) -> None:

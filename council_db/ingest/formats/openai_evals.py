@@ -30,24 +30,35 @@ What a metrics event becomes: one record.
 A log is read in order by one reader (options.RUN_LOGS; one worker process for a large file,
 while this one writes): its first line says whose run it is, and a sample's answer and
 grading are on different lines. Other events (match, raw_sample,
-error ...) and the final report are not read.
+error ...) and the final report are not read. A batch's gradings are handed on as columns
+(openai_evals_columns), or a record each where a line of it was read the line-by-line way.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any, Union
 
 import msgspec
 
+from council_db.contract.envelope import written_us
 from council_db.contract.fields import MAX_SCORE, LineError
 from council_db.contract.record import ReadRecord, checked_record
 from council_db.contract.storable import unstorable_field
 from council_db.contract.timestamps import timestamp_us
 from council_db.errors import CouncilDbError
-from council_db.ingest.formats.judge_lines import BOM, LineReader, Name, Values, decoded_at_once, stripped
+from council_db.ingest.formats.judge_lines import (
+    BOM,
+    LineReader,
+    Name,
+    ParsedColumns,
+    Values,
+    decoded_at_once,
+    stripped,
+)
+from council_db.ingest.formats.openai_evals_columns import graded_columns, graded_records
 from council_db.ingest.formats.openai_evals_run import NotGraded, Run, run_of
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.head import head
@@ -102,16 +113,22 @@ class BatchEvent(Event, gc=False):
 
 _SAMPLING, _METRICS = msgspec.json.Decoder(Sampling), msgspec.json.Decoder(Metrics)
 _EVENTS = msgspec.json.Decoder(BatchEvent)
-# oaieval's created_at, str(datetime.now(timezone.utc)): a time whose minute, once checked, makes it valid
-_USUAL_TIME = re.compile(r"\d{4}-\d\d-\d\d[ T](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{6})?\+00:00", re.ASCII)
 _FIELDS = {field.name: field.type for field in msgspec.inspect.type_info(ReadRecord).fields}
 _LENGTHS = next(kind for kind in _FIELDS["response_length_chars"].types if isinstance(kind, msgspec.inspect.IntType))
 
 
 def event_key(run_id: str, event_id: int) -> int:
-    """A 31-bit digest of the event: the position that keeps two gradings of one sample apart."""
-    digest = hashlib.blake2b(f"{run_id}\x00{event_id}".encode("utf-8", "surrogatepass"), digest_size=4).digest()
-    return int.from_bytes(digest, "little") & 0x7FFF_FFFF
+    """A 31-bit digest of the event: the position that keeps two gradings of one sample apart.
+    Blake2b of "run_id NUL event_id", its run's part hashed once (a hash a grading cost 2 us)."""
+    digest = _run_digest(run_id).copy()
+    digest.update(b"%d" % event_id)
+    return int.from_bytes(digest.digest(), "little") & 0x7FFF_FFFF
+
+
+@lru_cache(maxsize=64)
+def _run_digest(run_id: str) -> Any:
+    """The digest of a run's part of its events' keys, to be copied for each event."""
+    return hashlib.blake2b(f"{run_id}\x00".encode("utf-8", "surrogatepass"), digest_size=4)
 
 
 def completion_chars(sampled: Any) -> int | None:
@@ -177,20 +194,26 @@ class Reader(LineReader):
 
     def __call__(self, batch: LineBatch) -> Parsed:
         """A batch's lines decoded in one call with their events' data, and each usual event
-        (a sampling, a metrics, one the import ignores) taken here, its record made from the
-        run's checked one; any other line goes through ``records`` line by line, as a batch
-        msgspec refuses does (LineReader), which names what is wrong."""
+        (a sampling, a metrics, one the import ignores) taken here, its grading held to the
+        record's limits; any other line goes through ``records`` line by line, as a batch
+        msgspec refuses does (LineReader), which names what is wrong. The gradings are columns
+        when no record came the other way (openai_evals_columns), else a record each."""
         lines = stripped(batch)
         events = decoded_at_once(_EVENTS, [text for _, _, text in lines])
         if events is None:
             return super().__call__(batch)
-        parsed = Parsed()
+        parsed, gradings = Parsed(), []
         for (number, raw, text), event in zip(lines, events):
-            if not self._took(number, event, parsed):
+            if not self._took(number, event, parsed, gradings):
                 self._read(number, raw, text, parsed)
+        columns = None if parsed.records or not gradings else graded_columns(gradings, NOT_A_SLOT,
+                                                                                  self.scale or SCALE)
+        if columns is not None:
+            return ParsedColumns(rejected=parsed.rejected, no_verdict=parsed.no_verdict, columns=columns)
+        parsed.records = sorted(parsed.records + graded_records(gradings), key=itemgetter(0))
         return parsed
 
-    def _took(self, number: int, event: BatchEvent, parsed: Parsed) -> bool:
+    def _took(self, number: int, event: BatchEvent, parsed: Parsed, gradings: list[tuple]) -> bool:
         """True when the event was taken as ``records`` would take it; False, having changed
         nothing, when only ``records`` can say what it is (a spec line, a problem, text or a
         value that needs the record's checks)."""
@@ -213,18 +236,20 @@ class Reader(LineReader):
             self.answers.pop(sample, None)
             parsed.no_verdict += 1
             return True
-        record = self._usual_record(event, run, sample, data)
-        if record is None:
+        grading = self._usual_grading(number, event, run, sample, data)
+        if grading is None:
             return False
-        parsed.records.append((number, record))
+        gradings.append(grading)
         return True
 
-    def _usual_record(self, event: BatchEvent, run: Run, sample: str, data: EventData) -> ReadRecord | None:
-        """A metrics event's record as ``_graded`` makes and the contract checks it, or None
-        (nothing changed) when the event needs those checks' words."""
+    def _usual_grading(self, number: int, event: BatchEvent, run: Run, sample: str, data: EventData) -> tuple | None:
+        """A metrics event's grading (openai_evals_columns), its record what ``_graded`` makes
+        and the contract checks, or None (nothing changed) when the event needs those checks' words."""
         template, time = self.template, event.created_at
-        if (template is None or event.event_id is None or not time
-                or not _usual_time(time) or not sample.isascii() or "\x00" in sample):
+        if template is None or event.event_id is None or not time or not sample.isascii() or "\x00" in sample:
+            return None
+        ts_us = written_us(time)  # read once; None (no time, or one as time_text would not write it): _graded's
+        if ts_us is None:
             return None
         try:
             score = self._score(data)
@@ -235,9 +260,7 @@ class Reader(LineReader):
         if not -MAX_SCORE <= score <= MAX_SCORE or length is not None and length > _LENGTHS.le:
             return None
         self.answers.pop(sample, None)
-        return msgspec.structs.replace(template, session_id=sample, timestamp=time, score_value=score,
-                                       position=event_key(run.run_id, event.event_id),
-                                       response_length_chars=length)
+        return number, run, template, sample, time, ts_us, score, event_key(run.run_id, event.event_id), length
 
     def line_records(self, number: int, line: Event) -> tuple[list[Values], int]:
         self.line = number
@@ -318,7 +341,7 @@ class Reader(LineReader):
         return dict(
             schema_version=NOT_A_SLOT, session_id=sample, timestamp=time, reviewer_id=run.grader,
             model_id=run.candidate, position=position, response_length_chars=length, score_value=score,
-            score_scale=self.scale or SCALE, query_metadata={"category": run.eval_name.split(".")[0][:100]},
+            score_scale=self.scale or SCALE, query_metadata={"category": run.category},
             reviewer_prompt=run.prompt, reviewer_temperature=run.temperature, reviewer_seed=run.seed)
 
     def _run_record(self, run: Run) -> ReadRecord | None:
@@ -348,25 +371,6 @@ class Reader(LineReader):
                                           "give --scale LOW-HIGH, the range of the modelgraded spec's choice scores "
                                           "(e.g. --scale 1-5 for the choices 1 to 5)")
         return score
-
-
-@lru_cache(maxsize=4096)
-def _minute(text: str) -> bool:
-    """True when a time's first 16 characters ("2024-05-02 10:15") are a minute in years
-    0001-9999: a log's events fall in few minutes, each checked once."""
-    try:
-        timestamp_us(text)
-    except LineError:
-        return False
-    return True
-
-
-def _usual_time(text: str) -> bool:
-    """True when ``text`` is a time as oaieval writes it (UTC, "+00:00") in a real minute: a
-    valid time, and text a record can hold and a database store, in one look (0.7 us; parsing
-    it, then the storable and length checks, a little more). False for any other text, which
-    ``_graded`` checks."""
-    return _USUAL_TIME.fullmatch(text) is not None and _minute(text[:16])
 
 
 def _number(choice: str) -> float | None:

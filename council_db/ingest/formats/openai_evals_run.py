@@ -94,6 +94,11 @@ class Run:
     seed: int | None
     eval_name: str
 
+    @property
+    def category(self) -> str:
+        """The records' category: the eval's base name ("fact" of fact.dev.v0), as kept."""
+        return self.eval_name.split(".")[0][:100]
+
 
 class NotGraded(ValueError):
     """A run whose log holds no judge's scores of single answers; the message says why."""

@@ -38,8 +38,10 @@ class KeySet:
 
     def contains(self, columns: list[np.ndarray]) -> np.ndarray:
         """Per row of the columns: its key is in the set."""
-        wanted, found = key_hashes(columns), np.zeros(len(columns[0]), dtype=bool)
-        asked = np.stack([np.asarray(column, dtype=np.int64) for column in columns]) if self.exact else None
+        hashes = key_hashes(columns)
+        order = np.argsort(hashes)  # searched in order: a run is read forward, not all over
+        wanted, found = hashes[order], np.zeros(len(order), dtype=bool)
+        asked = np.stack([np.asarray(column, dtype=np.int64)[order] for column in columns]) if self.exact else None
         for hashes, keys in self.runs:
             at = np.minimum(np.searchsorted(hashes, wanted), len(hashes) - 1)
             hit = np.flatnonzero((hashes[at] == wanted) & ~found)
@@ -51,21 +53,42 @@ class KeySet:
             for row in hit[~same]:  # two keys of one hash: the others of the hash
                 ends = np.searchsorted(hashes, wanted[row], side="right")
                 found[row] = bool((keys[:, at[row]:ends] == asked[:, row:row + 1]).all(axis=0).any())
-        return found
+        in_given_order = np.empty_like(found)
+        in_given_order[order] = found
+        return in_given_order
 
     def add(self, columns: list[np.ndarray]) -> None:
-        """Add the keys (one already in the set is held twice: no harm to ``contains``)."""
+        """Add the keys. An exact set adds a batch's distinct keys (a session's few reviewers
+        once, not once a record); a hash-only set adds them all (its caller gives keys it lacks)."""
         if not len(columns[0]):
             return
         keys = np.stack([np.asarray(column, dtype=np.int64) for column in columns]) if self.exact else None
-        self.runs.append(_sorted(key_hashes(columns), keys))
+        hashes, keys = _sorted(key_hashes(columns), keys)
+        if keys is not None:  # each key once: a repeat follows its first in hash order (a collision aside)
+            first = np.concatenate([[True], (hashes[1:] != hashes[:-1]) | (keys[:, 1:] != keys[:, :-1]).any(axis=0)])
+            hashes, keys = hashes[first], keys[:, first]
+        self.runs.append((hashes, keys))
         while len(self.runs) > 1 and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0]):
-            (first, first_keys), (second, second_keys) = self.runs.pop(-2), self.runs.pop()
-            self.runs.append(_sorted(np.concatenate([first, second]),
-                                     None if first_keys is None else np.concatenate([first_keys, second_keys], axis=1)))
+            second = self.runs.pop()
+            self.runs.append(_merged(self.runs.pop(), second))
 
 
 def _sorted(hashes: np.ndarray, keys: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
     """A run: the hashes sorted, and the keys' columns (width x keys) in their order."""
     order = np.argsort(hashes, kind="stable")
     return hashes[order], None if keys is None else keys[:, order]
+
+
+def _merged(first: tuple[np.ndarray, np.ndarray | None],
+            second: tuple[np.ndarray, np.ndarray | None]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Two runs as one, each placed by a search in the other (no sort of the whole)."""
+    (hashes, keys), (other, other_keys) = first, second
+    from_other = np.zeros(len(hashes) + len(other), dtype=bool)
+    from_other[np.searchsorted(hashes, other, side="right") + np.arange(len(other))] = True
+    merged = np.empty(len(from_other), dtype=np.uint64)
+    merged[from_other], merged[~from_other] = other, hashes
+    if keys is None:
+        return merged, None
+    merged_keys = np.empty((keys.shape[0], len(from_other)), dtype=np.int64)
+    merged_keys[:, from_other], merged_keys[:, ~from_other] = other_keys, keys
+    return merged, merged_keys

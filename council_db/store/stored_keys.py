@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from council_db.contract.score_batch import ScoreColumns
 
-MAX_KEYS = 4_000_000  # ~40 bytes a key: a fastchat-single import of 1M records holds 2M
+MAX_KEYS = 4_000_000  # 8-32 bytes a key: a fastchat-single import of 1M records holds 2M keys, ~40 MB
 READ_ROWS = 100_000  # stored rows read into numpy at a time
 # The counting keys: their columns, of the rows in store order (session, reviewer, model, position, scale)
 COUNTED = {"reviewer": (0, 1, 4), "model": (0, 2, 4), "scale": (0, 4), "slot": (0, 4, 3)}

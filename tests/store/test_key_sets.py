@@ -30,3 +30,10 @@ def test_a_key_set_holds_exactly_the_keys_added_across_batches(seed, weak_hash, 
         hashed.add(batch)
         added.update(keys)
     assert len(exact.runs) <= 1 + np.log2(max(len(exact), 1)), "runs merge: a test costs log(size) searches"
+
+
+def test_an_exact_key_set_grows_by_a_batchs_distinct_keys_not_its_rows():
+    sessions = KeySet(2)
+    for _ in range(20):  # each of 160 sessions' scale, once per record, in 20 batches
+        sessions.add([np.repeat(np.arange(160), 100), np.ones(16_000, dtype=np.int64)])
+    assert len(sessions) == 20 * 160, "a batch's 160 distinct keys, not its 16,000 rows"

@@ -16,7 +16,8 @@ scale), (session, scale) and, of display slots, (session, scale, slot). The memo
 bounded by MAX_KEYS; past it, it is forgotten and sessions are read again as they come.
 It holds while no other connection writes: the write lock keeps others out within a
 transaction, and between two of the import's, SQLite's ``data_version`` says whether
-another connection committed (PostgreSQL has no such mark: its memory lasts a transaction).
+another connection committed (PostgreSQL has no such mark: its memory lasts a transaction);
+a transaction rolled back takes what it added, so the memory goes with it.
 """
 
 from __future__ import annotations
@@ -44,16 +45,20 @@ class StoredKeys:
     """The stored keys of the sessions it holds (``sessions``), on one connection."""
 
     def __init__(self, connection: Connection):
+        from sqlalchemy import event
+
         self.connection = connection
         self.sqlite = connection.dialect.name == "sqlite"
+        self._committed: object = None  # the last transaction committed (one rolled back leaves what it added)
+        event.listen(connection, "commit", self._on_commit)
+        self.forget()
+
+    def forget(self) -> None:
         self.sessions: set[int] = set()
         self.records = KeySet(4, exact=False)
         self.counted = {name: KeySet(len(columns)) for name, columns in COUNTED.items()}
-        self._transaction: object = None
+        self._transaction: object = None  # the one it last held sessions in
         self._version: int | None = None
-
-    def forget(self) -> None:
-        self.__init__(self.connection)
 
     def hold(self, sessions: set[int]) -> None:
         """Hold these sessions, reading those not held from the database; forgetting
@@ -89,12 +94,18 @@ class StoredKeys:
             self.counted[name].add([keys[column][kept] for column in columns])
 
     def _still_true(self) -> None:
-        """Forget at a new transaction unless SQLite says no other connection committed since."""
+        """Forget at a new transaction unless the last one it held sessions in was committed
+        and SQLite says no other connection committed since."""
+        if not self.connection.in_transaction():
+            self.connection.begin()  # as its next statement would: the transaction it holds sessions in
         transaction = self.connection.get_transaction()
         if transaction is self._transaction:
             return
-        self._transaction = transaction
+        committed = self._transaction is self._committed
         version = self.connection.exec_driver_sql("PRAGMA data_version").scalar_one() if self.sqlite else None
-        if version is None or version != self._version:
+        if version is None or version != self._version or not committed:
             self.forget()
-            self._transaction, self._version = transaction, version
+        self._transaction, self._version = transaction, version
+
+    def _on_commit(self, connection: Connection) -> None:
+        self._committed = connection.get_transaction()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
 from sqlalchemy import event
 
 from council_db.ingest import lines as lines_module
@@ -19,6 +20,7 @@ from council_db.ingest.importer import import_files
 from council_db.store import writer
 from council_db.store.database import open_database
 from council_db.store.derived import check
+from council_db.store.stored_keys import StoredKeys
 from tests.conftest import Cli, both_backends, same_numbers
 from tests.store.sqlite_files import url_for
 from tests.store.test_day_totals import totals
@@ -48,6 +50,44 @@ def scores_by_name(url: str) -> list[tuple]:
                 "JOIN models AS m ON m.id = c.model_id"))
     finally:
         engine.dispose()
+
+
+def rows_read_back(db, monkeypatch) -> Counter[int]:
+    """Per session id, how many times the import reads its stored rows back (filled as it runs)."""
+    reads: Counter[int] = Counter()
+
+    def counted(connection, cursor, statement, parameters, *_):
+        if "FROM scores WHERE session_id BETWEEN" in statement:
+            first, last = parameters[-2:]
+            reads.update(range(first, last + 1))
+
+    event.listen(db.engine, "before_cursor_execute", counted)
+    return reads
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_sqlite_keeps_what_it_read_across_commits_unless_one_is_rolled_back(db, tmp_path, monkeypatch):
+    """Over commits (no other connection wrote) a session is read once; a transaction rolled
+    back takes what it added, so what the import held is read again."""
+    from council_db.ingest import importer
+
+    monkeypatch.setattr(lines_module, "BATCH_LINES", BATCH)
+    monkeypatch.setattr(writer, "BATCH_RECORDS", BATCH)
+    monkeypatch.setattr(importer, "COMMIT_EVERY_LINES", 3 * BATCH)
+    reads = rows_read_back(db, monkeypatch)
+    source, options = llm_judge_order(tmp_path / "single.jsonl"), FormatOptions("fastchat-single")
+    assert import_files(db, [str(source)], options=options).files[0].inserted == SESSIONS * MODELS
+    assert set(reads.values()) == {1}
+
+    reads.clear()
+    with db.bulk_writer() as connection:
+        keys = StoredKeys(connection)
+        keys.hold({1})
+        connection.rollback()
+        keys.hold({1})
+        connection.commit()
+        keys.hold({1})
+    assert reads == {1: 2}, "read again after the rollback, not after the commit"
 
 
 @both_backends

@@ -23,7 +23,7 @@ from council_db.contract.record import Record, as_record
 from council_db.contract.storable import unstorable_field
 from council_db.ingest.fast_decode import SHORT_LINE_BYTES, decode_joined, hides_from_msgspec
 from council_db.ingest.rejected import Rejected, from_line_error, from_validation
-from council_db.ingest.validation import LINE, LINES
+from council_db.ingest.validation import line_adapter, lines_adapter
 
 CHUNK_BYTES = 1 << 20
 BATCH_LINES = 4_000  # the writer has a fixed cost per batch; readers validate in slices (records.PARSE_LINES)
@@ -92,7 +92,7 @@ def read_batches(
 
 def _is_complete_json(data: bytes) -> bool:
     try:
-        LINE.validate_json(data)
+        line_adapter().validate_json(data)
     except ValidationError as error:
         return all(e["type"] != "json_invalid" for e in error.errors())
     return True
@@ -167,7 +167,7 @@ def _parse_joined(numbers: Sequence[int], count: int, data: bytes, parsed: Parse
     records = decode_joined(data)
     if records is None:  # a bad line, or one msgspec leaves to pydantic
         try:
-            records = [as_record(values) for values in LINES.validate_json(data)]
+            records = [as_record(values) for values in lines_adapter().validate_json(data)]
         except ValidationError:
             return False
     if len(records) != count:
@@ -178,7 +178,7 @@ def _parse_joined(numbers: Sequence[int], count: int, data: bytes, parsed: Parse
 
 def _parse_one(number: int, line: bytes, parsed: Parsed) -> None:
     try:
-        parsed.records.append((number, as_record(LINE.validate_json(line))))
+        parsed.records.append((number, as_record(line_adapter().validate_json(line))))
     except ValidationError as error:
         parsed.rejected.append(from_validation(number, line, error))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Annotated, Any, Literal, Mapping, Union
 
 from pydantic import ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
@@ -57,9 +58,25 @@ class RecordLine(TypedDict, total=False):
     score_dimensions: Union[Dimensions, None]  # a rubric's named scores (fields.DIMENSIONS_FIELD)
 
 
-LINE = TypeAdapter(RecordLine)
-LINES = TypeAdapter(list[RecordLine])
-JSON_TEXT = TypeAdapter(Any)  # any JSON value: what a line of any format must be first
+
+
+@cache
+def line_adapter() -> TypeAdapter:
+    """The line's validator, built on first use: a judge log whose every line msgspec
+    takes never needs it (building the three took ~0.05 s of every import's start)."""
+    return TypeAdapter(RecordLine)
+
+
+@cache
+def lines_adapter() -> TypeAdapter:
+    """A JSON list of lines at once (ingest/lines.py: a batch joined)."""
+    return TypeAdapter(list[RecordLine])
+
+
+@cache
+def _json_text() -> TypeAdapter:
+    """Any JSON value: what a line of any format must be first."""
+    return TypeAdapter(Any)
 
 _EXPECTED = {
     "schema_version": 'a version such as "1.2.0" (or the integer 1)',
@@ -122,7 +139,7 @@ def json_refusal(line: bytes) -> ValidationError | None:
     deeper than 200, a number of more than 4,300 digits, broken syntax), or None: the same
     judgement for a line of any format as for llm-council's."""
     try:
-        JSON_TEXT.validate_json(line)
+        _json_text().validate_json(line)
     except ValidationError as error:
         return error
     return None
@@ -132,7 +149,7 @@ def record_problem(values: Mapping[str, Any], refused: Exception) -> LineError:
     """Why a record a reader made breaks the record's limits, worded as for a bad
     llm-council line; ``refused`` is msgspec's refusal, said as it is if pydantic differs."""
     try:
-        LINE.validate_python(values)
+        line_adapter().validate_python(values)
     except ValidationError as error:
         return explain(error)
     return LineError(None, str(refused))

@@ -7,8 +7,9 @@ numpy sums the batch's new usable rows per key, and one upsert per table adds th
 stored rows: a day's rows grow across batches and imports. Sums, counts and extremes add
 up; ``sessions`` (sessions with at least one score under the key) does not, when a batch
 carries more records of a session stored before it (a session cut between two batches, or
-a file grown since its last import). For those sessions the rows stored before the batch
-are read first, and a session counts under a key only where it had no stored row there.
+a file grown since its last import). For those sessions a session counts under a key only
+where it had no stored row there: store/stored_keys.py holds, for the import's life, which
+keys each such session is counted under already, reading a session's stored rows once.
 
 sql/NAME.sql define the same rows over a range of days; ``council-db db check`` compares
 them with the tables (store/derived.py) and --repair rebuilds a range that differs.
@@ -23,6 +24,7 @@ import numpy as np
 
 from council_db.store.day_sums import EXTREMES, TABLES, TotalsRows, TotalsTable, sums
 from council_db.store.provenance import RECORD_OWNER
+from council_db.store.stored_keys import StoredKeys
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -30,8 +32,7 @@ if TYPE_CHECKING:
     from council_db.contract.score_batch import ScoreColumns
 
 ROWS_PER_STATEMENT = 500
-MODELS_LISTED = 1_000  # a batch's models named in the query of stored rows (more: every row is read)
-OTHER_MODEL = -1  # no model's id: stands for the models a batch does not hold
+KEYS_PER_QUERY = 200  # record keys looked up in one statement
 US_PER_DAY = 86_400_000_000
 FROM_YEAR_ONE = 62_135_596_800_000_000  # microseconds from 0001-01-01 to 1970-01-01 (contract.timestamps.MIN_US)
 UNDATED = 0  # the day of a session without a time
@@ -67,42 +68,68 @@ class DayTotalsWriter:
     def __init__(self, connection: Connection):
         self.connection = connection
         self.dialect = connection.dialect.name
+        self.keys = StoredKeys(connection)
 
     def stored(self, columns: ScoreColumns, day: np.ndarray,
                runs: list[tuple[int, int]]) -> tuple[np.ndarray, TotalsRows | None, set[int | None]]:
         """Read before the batch's insert: per batch row, whether its key is stored already;
-        the usable rows stored of the sessions whose ids lie in ``runs`` (first, last:
-        sessions the batch adds to that were stored before it), None without any (the usual
-        batch); and the imports that stored the held rows (store/provenance.py). ``day`` is
-        each batch row's session's day.
-
-        Only the batch's models need their stored rows one by one (a row can only repeat a
-        key of its own model); the others matter only for the sessions counted under a
-        reviewer, scale or display slot, so the database returns each such combination once,
-        under model OTHER_MODEL. A judge log whose sessions gain records all through the file
-        (fastchat-single) read every stored row of them for every batch: its import time grew
-        with the square of the gradings per session."""
+        rows standing for the keys under which the sessions whose ids lie in ``runs`` (first,
+        last: sessions the batch adds to that were stored before it) are counted already,
+        None without any (the usual batch); and the imports that stored the held rows
+        (store/provenance.py). ``day`` is each batch row's session's day."""
+        held = np.zeros(len(columns.session_id), dtype=bool)
         if not runs:
-            return np.zeros(len(columns.session_id), dtype=bool), None, set()
-        ours = np.unique(columns.model_id[_in_runs(columns.session_id, runs)]).tolist()
+            return held, None, set()
+        self.keys.hold({session for first, last in runs for session in range(first, last + 1)})
+        older = np.flatnonzero(_in_runs(columns.session_id, runs))
+        keys = [column[older] for column in (columns.session_id, columns.reviewer_id, columns.model_id,
+                                             columns.position)]
+        maybe = self.keys.records.contains(keys)
+        owners: set[int | None] = set()
+        if maybe.any():
+            found, owners = self._stored_records([key[maybe] for key in keys])
+            held[older[maybe][found]] = True
+        return held, self._counted(columns, day, older), owners
+
+    def _stored_records(self, keys: list[np.ndarray]) -> tuple[np.ndarray, set[int | None]]:
+        """Which of these record keys are stored (a hash matched them), and the imports that stored them."""
         mark = "%s" if self.dialect == "postgresql" else "?"
-        models = ", ".join([mark] * len(ours))
-        mine = f"model_id IN ({models})" if len(ours) <= MODELS_LISTED else "TRUE"
-        found: list[tuple] = []
-        for run in runs:
-            found += self.connection.exec_driver_sql(
-                f"SELECT DISTINCT session_id, reviewer_id, CASE WHEN {mine} THEN model_id ELSE {OTHER_MODEL} END, "
-                f"CASE WHEN {mine} OR display_order THEN position ELSE 0 END, scale_id, display_order, "
-                f"CASE WHEN exclusion_id IS NULL THEN 1 ELSE 0 END, CASE WHEN {mine} THEN {RECORD_OWNER} END "
-                f"FROM scores WHERE session_id BETWEEN {mark} AND {mark}",
-                (*(ours * 3 if len(ours) <= MODELS_LISTED else ()), *run)).all()
-        if not found:
-            return np.zeros(len(columns.session_id), dtype=bool), None, set()
-        return _stored(columns, day, found)
+        wanted = list(zip(*(key.tolist() for key in keys)))
+        owners: dict[tuple, int | None] = {}
+        for start in range(0, len(wanted), KEYS_PER_QUERY):
+            chunk = wanted[start:start + KEYS_PER_QUERY]
+            values = ", ".join([f"({mark}, {mark}, {mark}, {mark})"] * len(chunk))
+            owners.update((tuple(row[:4]), row[4]) for row in self.connection.exec_driver_sql(
+                f"SELECT session_id, reviewer_id, model_id, position, {RECORD_OWNER} FROM scores "
+                f"WHERE (session_id, reviewer_id, model_id, position) IN (VALUES {values})",
+                tuple(value for key in chunk for value in key)))
+        return np.array([key in owners for key in wanted], dtype=bool), set(owners.values())
+
+    def _counted(self, columns: ScoreColumns, day: np.ndarray, older: np.ndarray) -> TotalsRows | None:
+        """For the usable ``older`` rows whose session is counted under its (day, scale) already,
+        a row standing for the keys it is counted under: its reviewer, model and display slot
+        where it is counted under those, else a value no batch row has (the least less one)."""
+        rows = older[columns.exclusion[older] == 0]
+        session, reviewer, model, scale, slot = (column[rows] for column in (
+            columns.session_id, columns.reviewer_id, columns.model_id, columns.scale_id, columns.position))
+        under = self.keys.counted
+        counted = under["scale"].contains([session, scale])
+        if not counted.any():
+            return None
+        session, reviewer, model, scale, slot, rows = (part[counted] for part in (
+            session, reviewer, model, scale, slot, rows))
+        shown = columns.display_order[rows] & under["slot"].contains([session, scale, slot])
+        reviewer = np.where(under["reviewer"].contains([session, reviewer, scale]), reviewer,
+                            columns.reviewer_id.min() - 1)
+        model = np.where(under["model"].contains([session, model, scale]), model, columns.model_id.min() - 1)
+        no, zero = np.zeros(len(rows), dtype=bool), np.zeros(len(rows))
+        return TotalsRows(session, day[rows], reviewer, model, scale, np.where(shown, slot, 0), shown, no, zero, zero,
+                          no)
 
     def add(self, columns: ScoreColumns, day: np.ndarray, new: np.ndarray, before: TotalsRows | None) -> None:
         """Add the totals of the batch's ``new`` rows, counting a session under a key only
         where the rows stored ``before`` the batch have none. ``day`` as for ``stored``."""
+        self.keys.add(columns, new)
         parts = [] if before is None else [before]
         parts.append(_new_rows(columns, day, new))
         summed = sums(TABLES, TotalsRows.joined(parts))
@@ -121,27 +148,6 @@ class DayTotalsWriter:
             chunk = [column[start:start + ROWS_PER_STATEMENT] for column in data]
             flat = [value for row in zip(*chunk) for value in row]
             self.connection.exec_driver_sql(_values_upsert(table, len(flat) // width), tuple(flat))
-
-
-def _stored(columns: ScoreColumns, day: np.ndarray,
-            before: list[tuple]) -> tuple[np.ndarray, TotalsRows, set[int | None]]:
-    """``DayTotalsWriter.stored`` from the stored rows' keys (session, reviewer, model,
-    position, scale, display order, usable, owner). Only the batch's rows of those sessions
-    can be held: a few, looked up as tuples."""
-    theirs = np.flatnonzero(np.isin(columns.session_id, [row[0] for row in before]))
-    owners = {row[:4]: row[7] for row in before}
-    keys = list(zip(*(column[theirs].tolist() for column in (
-        columns.session_id, columns.reviewer_id, columns.model_id, columns.position))))
-    held = np.zeros(len(columns.session_id), dtype=bool)
-    held[theirs] = [key in owners for key in keys]
-    session_day = dict(zip(columns.session_id[theirs].tolist(), day[theirs].tolist()))
-    usable = [row for row in before if row[6]]
-    session, reviewer, model, slot, scale, shown = (np.array([row[n] for row in usable], dtype=np.int64)
-                                                    for n in range(6))
-    no, zero = np.zeros(len(usable), dtype=bool), np.zeros(len(usable))
-    totals = TotalsRows(session, np.array([session_day[s] for s in session.tolist()], dtype=np.int64), reviewer,
-                        model, scale, slot, shown.astype(bool), no, zero, zero, no)
-    return held, totals, {owners[key] for key in keys if key in owners}
 
 
 def _on_conflict(table: TotalsTable) -> str:

@@ -22,7 +22,7 @@ from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.lines import BOM, LineBatch, parse_batch
 from council_db.ingest.sources import Source
-from council_db.ingest.validation import LINE
+from council_db.ingest.validation import line_adapter
 from tests.conftest import record
 from tests.ingest.test_fuzz import AWKWARD_LITERALS, SHORT, assert_fast_path_agrees, good_line
 from tests.outlets.test_export import bias_records
@@ -60,7 +60,7 @@ def corrupted_lines(draw) -> bytes:
 def authority(line: bytes) -> Record | None:
     """What pydantic makes of the line on its own: its record, or None when it refuses it."""
     try:
-        return as_record(LINE.validate_json(line.strip(b" \t\r").removeprefix(BOM).strip(b" \t\r")))
+        return as_record(line_adapter().validate_json(line.strip(b" \t\r").removeprefix(BOM).strip(b" \t\r")))
     except ValidationError:
         return None
 

@@ -48,6 +48,24 @@ def test_the_streamed_pass_gives_the_p_values_of_the_records_in_memory_to_1e_9(c
     assert min(got.values()) < 1e-4  # the planted broken sessions are in it: the comparison is not all ones
 
 
+def test_the_streamed_residuals_take_each_reviewers_own_length_slope(cli, db, tmp_path):
+    # Judges whose length preferences differ: one slope for the panel would leave each judge's
+    # own in its residuals; the streamed pass subtracts each judge's, as the fit does.
+    judges = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]
+    _imported(cli, tmp_path, sessions=60, seed=4, models=judges,
+              reviewer_verbosity=dict(zip(judges, [0.9, 0.3, -0.3, -0.9])))
+    window = Window()
+    data = load_sample(db, window, 0).data
+    fit = joint_model.fit(data)
+    slopes = [e.estimate for e in fit.length_by_reviewer.values()]
+    assert max(slopes) - min(slopes) > 2.0  # per log length: the judges' own slopes differ
+    cells = every_session.every_session(db, window, data, fit)
+    in_memory = of_records(data, fit.residuals)
+    assert cells is not None
+    order = np.argsort(cells.session_ids)  # the store's session ids follow the sample's sessions
+    assert np.allclose(cells.residual_square[order], in_memory.residual_square, atol=1e-9)
+
+
 PANEL = ["vendor/judge-a", "vendor/judge-b", "vendor/judge-c"]
 
 

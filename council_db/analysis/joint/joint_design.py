@@ -1,5 +1,6 @@
 """The joint model's design: effect-coded columns for reviewers, candidates, display slots,
-group offsets, self-reviews and log length, the contrast that reads each reported effect,
+group offsets, self-reviews and log length (one column per reviewer whose answers' lengths
+vary within its sessions), the contrast that reads each reported effect,
 and the warnings for what this data cannot identify (disconnected reviewer-candidate
 groups, a model always shown in one slot, no self-reviews)."""
 
@@ -22,13 +23,14 @@ class Design:
     slot_codes: np.ndarray  # K x P_all, rows for ``slots``
     slots: list[int]
     self_cols: dict[int, int]  # reviewer index -> column
-    length_col: int
+    length_cols: dict[int, int]  # reviewer index -> its log-length column (none: lengths do not vary)
     factor_columns: int  # columns before this one code reviewers, models and slots
     groups: list[tuple[list[int], list[int]]]
     alone: set[tuple[str, int]]  # ("reviewer"|"model", index) alone in its group: nothing to compare
 
     @staticmethod
-    def build(data: ScoreData, rev, mod, slot, log_len, own, warnings: list[str]) -> Design:
+    def build(data: ScoreData, rev, mod, slot, log_len, own, length_reviewers: list[int],
+              warnings: list[str]) -> Design:
         n_rev, n_mod = len(data.reviewers), len(data.models)
         groups = _groups(rev, mod, n_rev, n_mod)
         rev_e, rev_alone = _effect_codes([g[0] for g in groups], n_rev)
@@ -51,7 +53,11 @@ class Design:
         self_x = np.column_stack([(own & (rev == r)).astype(np.float64) for r in self_reviewers]) \
             if self_reviewers else np.zeros((len(rev), 0))
 
-        blocks = [rev_e[rev], mod_e[mod], slot_e[slot_rows], group_e[rev], self_x, log_len[:, None]]
+        length_x = np.zeros((len(rev), len(length_reviewers)))  # log length x each such reviewer's records
+        termed = np.flatnonzero(np.isin(rev, length_reviewers))
+        length_x[termed, np.searchsorted(length_reviewers, rev[termed])] = log_len[termed]
+
+        blocks = [rev_e[rev], mod_e[mod], slot_e[slot_rows], group_e[rev], self_x, length_x]
         widths = [b.shape[1] for b in blocks]
         starts = np.concatenate([[0], np.cumsum(widths)])
         total = int(starts[-1])
@@ -66,7 +72,8 @@ class Design:
             matrix=np.hstack(blocks), rev_codes=embed(rev_e, 0), mod_codes=embed(mod_e, 1),
             slot_codes=slot_codes, slots=slots,
             self_cols={r: int(starts[4]) + i for i, r in enumerate(self_reviewers)},
-            length_col=int(starts[5]), factor_columns=int(starts[3]), groups=groups, alone=alone,
+            length_cols={r: int(starts[5]) + i for i, r in enumerate(length_reviewers)},
+            factor_columns=int(starts[3]), groups=groups, alone=alone,
         )
         design._design_warnings(data, rev, mod, slot, own, warnings)
         return design
@@ -104,6 +111,22 @@ class Design:
             other = "reviewer" if kind == "reviewer" else "candidate"
             warnings.append(f"{kind} {name} is the only {other} in its group: its {what} has nothing to be "
                             "compared with and is not estimated")
+
+
+def varied_lengths(rev: np.ndarray, log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray,
+                   n_rev: int) -> list[int]:
+    """The reviewers whose known answer lengths vary within some fixed-effect group (a session)
+    of theirs: only they get a length term, read from their own comparisons of longer and
+    shorter answers (a reviewer scoring one answer a session has none to make)."""
+    cell = unit[sized] * n_rev + rev[sized]
+    _, cell = np.unique(cell, return_inverse=True)
+    count = np.bincount(cell)
+    mean = np.bincount(cell, weights=log_len[sized]) / count
+    spread = np.bincount(cell, weights=(log_len[sized] - mean[cell]) ** 2)
+    tolerance = 1e-12 * (1.0 + mean * mean) * count
+    first = np.zeros(len(count), dtype=np.int64)
+    first[cell] = rev[sized]
+    return sorted(np.unique(first[spread > tolerance]).tolist())
 
 
 def _groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -> list[tuple[list[int], list[int]]]:

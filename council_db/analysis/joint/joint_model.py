@@ -246,8 +246,7 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
     else:
         missing.extend(f"length effect of {name} (answer length does not vary within model and session)"
                        for name, e in length_by_reviewer.items() if not e.identified)
-        missing.extend(f"length effect of {data.reviewers[r]} (its answers' lengths do not vary within its "
-                       "sessions)" for r in present_rev if r not in design.length_cols)
+        missing.extend(_without_length(data, [r for r in present_rev if r not in design.length_cols]))
         if length_per_log is None:
             missing.append("length effect (answer length does not vary within model and session)")
 
@@ -263,6 +262,18 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
         groups=[([data.reviewers[r] for r in g[0]], [data.models[m] for m in g[1]]) for g in design.groups],
         not_identified=missing,
     )
+
+
+def _without_length(data: ScoreData, reviewers: list[int], named: int = 5) -> list[str]:
+    """The reviewers left without a length term, each named where there are a few, else
+    counted with the first few named (a panel of hundreds, each scoring one answer a session,
+    would otherwise fill the warning with one entry per reviewer)."""
+    why = "answers' lengths do not vary within {} sessions"
+    if len(reviewers) <= named:
+        return [f"length effect of {data.reviewers[r]} (its {why.format('its')})" for r in reviewers]
+    first = ", ".join(data.reviewers[r] for r in reviewers[:named])
+    return [f"length effect of {len(reviewers):,} reviewers (their {why.format('their')}: {first} and "
+            f"{len(reviewers) - named:,} more)"]
 
 
 def _per_reviewer(inf: Inference, columns: dict[int, int], n_cols: int,

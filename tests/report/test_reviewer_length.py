@@ -9,7 +9,7 @@ import json
 import numpy as np
 
 from council_db.analysis.loading.score_data import from_records
-from council_db.report import model
+from council_db.report import model, render_html
 from council_db.report.builder import build
 from tests.conftest import simulated
 
@@ -34,6 +34,8 @@ def test_each_reviewers_length_effect_is_in_its_profile_with_n_and_ci_and_the_ad
     assert {f.kind for f in report.flags} <= {"verbosity", "reviewer_severity", "position", "self_preference"}
     assert not [f for f in report.flags if f.kind == "verbosity" and f.subject != "answer length"]
     assert as_json["reviewers"][0]["length_effect"]["n_records"] == report.reviewers[0].records
+    drawn = render_html.length_chart(report).svg
+    assert all(f">{name}</text>" in drawn for name in MODELS)  # the HTML report's length chart: one row each
 
 
 def test_the_contract_describes_the_reviewers_length_effect_and_its_minor_version_is_bumped():

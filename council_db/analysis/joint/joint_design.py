@@ -54,8 +54,10 @@ class Design:
             if self_reviewers else np.zeros((len(rev), 0))
 
         length_x = np.zeros((len(rev), len(length_reviewers)))  # log length x each such reviewer's records
-        termed = np.flatnonzero(np.isin(rev, length_reviewers))
-        length_x[termed, np.searchsorted(length_reviewers, rev[termed])] = log_len[termed]
+        column = np.full(n_rev, -1)
+        column[length_reviewers] = np.arange(len(length_reviewers))
+        termed = np.flatnonzero(column[rev] >= 0)
+        length_x[termed, column[rev[termed]]] = log_len[termed]
 
         blocks = [rev_e[rev], mod_e[mod], slot_e[slot_rows], group_e[rev], self_x, length_x]
         widths = [b.shape[1] for b in blocks]
@@ -119,14 +121,15 @@ def varied_lengths(rev: np.ndarray, log_len: np.ndarray, sized: np.ndarray, unit
     of theirs: only they get a length term, read from their own comparisons of longer and
     shorter answers (a reviewer scoring one answer a session has none to make)."""
     cell = unit[sized] * n_rev + rev[sized]
-    _, cell = np.unique(cell, return_inverse=True)
-    count = np.bincount(cell)
+    if cell.max(initial=0) > 4 * len(cell):  # sparse (a wide panel): number the cells present
+        _, cell = np.unique(cell, return_inverse=True)
+    count = np.maximum(np.bincount(cell), 1)  # cells absent from a dense numbering count 1, add nothing
     mean = np.bincount(cell, weights=log_len[sized]) / count
     spread = np.bincount(cell, weights=(log_len[sized] - mean[cell]) ** 2)
     tolerance = 1e-12 * (1.0 + mean * mean) * count
     first = np.zeros(len(count), dtype=np.int64)
     first[cell] = rev[sized]
-    return sorted(np.unique(first[spread > tolerance]).tolist())
+    return np.flatnonzero(np.bincount(first[spread > tolerance], minlength=n_rev)).tolist()
 
 
 def _groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -> list[tuple[list[int], list[int]]]:

@@ -55,8 +55,8 @@ def errors(seed: int, design: dict) -> tuple[np.ndarray, float]:
         bayes, joint = hierarchical_model.fit(prefix), joint_model.fit(prefix)
         b = [bayes.self_preference] + [bayes.severity[r] for r in MODELS]
         j = [joint.self_preference] + [joint.severity[r] for r in MODELS]
-        rows.append([[be.mean - truth_, (be.ci_high - be.ci_low) / 2, je.estimate - truth_, (je.ci_high - je.ci_low) / 2]
-                     for be, je, truth_ in zip(b, j, planted)])
+        rows.append([[be.mean - value, (be.ci_high - be.ci_low) / 2, je.estimate - value, (je.ci_high - je.ci_low) / 2]
+                     for be, je, value in zip(b, j, planted)])
     return np.array(rows), confound(truth)
 
 

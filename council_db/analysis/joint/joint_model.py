@@ -98,7 +98,7 @@ class JointFit:
     quality: dict[str, Effect]  # candidate model -> points vs the average model (of its group)
     slot_effects: dict[int, Effect]  # display slot -> points vs the average slot
     position_test: WaldTest | None  # all slot effects zero; None without slot effects
-    length_per_log: Effect | None  # points per unit of log(chars + 1), within model
+    length_per_log: Effect | None  # points per unit of log(chars + 1), within model: the mean of length_by_reviewer
     length_per_sd: Effect | None  # points per sample SD of log length (SD treated as fixed)
     length_by_reviewer: dict[str, Effect]  # reviewer -> its own points per unit of log length
     self_preference: Effect | None  # unweighted mean of the identified per-reviewer terms

@@ -269,10 +269,7 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         headline = within_session_correlation_from_sums(totals.within)
         naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sized_sessions)
         n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
-    # the panel's adjusted length rests on the records of the reviewers with a length term
-    number = {name: i for i, name in enumerate(context.data.reviewers)}
-    termed = np.isin(context.data.reviewer, [number[name] for name, e in fit.length_by_reviewer.items()
-                                             if e.identified]) & known_lengths(context.data)
+    sized_records = known_lengths(context.data)  # the panel's slope is on every record of known length
     heterogeneity = None
     if meta is not None and meta.k:
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
@@ -284,8 +281,8 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         fixed_effect_r=meta and context.metric(meta.fixed, n_answers, meta.k),
         random_effects_r=meta and context.metric(meta.random, n_answers, meta.k),
         heterogeneity=heterogeneity,
-        adjusted_effect=context.joint(fit.length_per_sd, termed),
-        adjusted_effect_per_log_length=context.joint(fit.length_per_log, termed),
+        adjusted_effect=context.joint(fit.length_per_sd, sized_records),
+        adjusted_effect_per_log_length=context.joint(fit.length_per_log, sized_records),
         log_length_sd=_clean(log_length_sd(data)),
         disagreement=None,
     )

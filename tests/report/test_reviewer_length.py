@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from council_db.analysis.loading.score_data import from_records
 from council_db.report import model, render_html
@@ -29,7 +30,8 @@ def test_each_reviewers_length_effect_is_in_its_profile_with_n_and_ci_and_the_ad
         assert abs(own.estimate - per_sd) < 3 * se, (name, own, per_sd)  # four intervals: 3 SEs, not 95%
         assert own.n_records == profiles[name].records and own.n_sessions == 150
     adjusted = report.length.adjusted_effect
-    assert adjusted.estimate == np.mean([profiles[name].length_effect.estimate for name in MODELS])
+    own_slopes = [profiles[name].length_effect.estimate for name in MODELS]
+    assert adjusted.estimate == pytest.approx(np.mean(own_slopes), abs=1e-12)  # the common slope: their mean
     assert profiles["openai/gpt-4o"].length_effect.ci_low > 0  # its taste for length is found
     assert {f.kind for f in report.flags} <= {"verbosity", "reviewer_severity", "position", "self_preference"}
     assert not [f for f in report.flags if f.kind == "verbosity" and f.subject != "answer length"]

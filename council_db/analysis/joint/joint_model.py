@@ -1,7 +1,7 @@
 """One joint model for every effect that raw means would confound.
 
     score ~ session + candidate model + reviewer severity + display slot
-            + log length (one slope per reviewer) + self-review (one term per reviewer)
+            + log length (a common slope + each reviewer's deviation) + self-review (one term per reviewer)
 
 Raw reviewer means mix a reviewer's severity with *what* it reviewed (a reviewer that never
 sees its own strong answer looks harsh); raw length slopes mix verbosity with *which* models
@@ -25,20 +25,25 @@ Method
   to sit at the average slot and still inform every other effect.
 * Self-preference: one term per reviewer that has self-reviews; the pooled self-preference is
   the unweighted mean of the identified reviewer terms (a linear contrast, with its SE).
-* Length: one slope per reviewer, the coefficient of log(chars + 1) centred within its session
-  (over the known lengths) on that reviewer's records, *within candidate model* (model effects
-  are in the model), per unit of log length (``length_by_reviewer``). Only a reviewer whose
-  answers' lengths vary within some session of its own gets one (one scoring a single answer a
-  session has no longer and shorter answer to compare). The panel's length effect
-  (``length_per_log``) is the unweighted mean of the identified reviewers' slopes, a linear
-  contrast with its SE, as the pooled self-preference is. Why not one slope for the panel: where
-  judges differ in their taste for length and each model writes its own typical length, a
-  judge's length preference moves its scores of its own answers exactly as a self-preference
-  does, and one panel slope left that in the self-preference terms (bench_bayes's design: the
-  pooled self-preference's 95% CI covered 85-92%; docs/methods.md). ``length_per_sd``
-  multiplies estimate, SE and CI by the sample SD of log length
-  (``score_data.log_length_sd``), treating that SD as fixed (its own sampling error is
-  ignored; p-value unchanged).
+* Length: log(chars + 1) centred within its session (over the known lengths), *within
+  candidate model* (model effects are in the model), per unit of log length, as one common
+  slope on every record plus, for the k reviewers whose answers' lengths vary within some
+  session of their own, effect-coded deviations from it (sum to zero over those k: k - 1
+  columns; none for k <= 1). Each such reviewer's slope (``length_by_reviewer``) is a contrast,
+  the common slope plus its deviation (the last one's: the common less the others'); the
+  panel's length effect (``length_per_log``) is the common slope, the unweighted mean of those
+  reviewers' slopes. Why a slope per reviewer: where judges differ in their taste for length
+  and each model writes its own typical length, a judge's length preference moves its scores
+  of its own answers exactly as a self-preference does, and one panel slope left that in the
+  self-preference terms (bench_bayes's design: the pooled self-preference's 95% CI covered
+  85-92%; docs/methods.md). Why the common slope: a reviewer scoring one answer a session has
+  no longer and shorter answer of its own to compare and gets no slope (named not
+  identified); it is taken at the panel's, and its records inform that slope through the
+  comparisons between reviewers within sessions. Where every reviewer has its own slope this
+  is the same model as one column per reviewer (a reparametrisation); where none has, it is
+  one slope for the panel. ``length_per_sd`` multiplies estimate, SE and CI by the sample SD
+  of log length (``score_data.log_length_sd``), treating that SD as fixed (its own sampling
+  error is ignored; p-value unchanged).
 * OLS on the demeaned design, columns scaled to unit norm: Cholesky of the Gram matrix with one
   step of iterative refinement when it is well conditioned (in practice always, for these
   dummy-coded designs), Householder QR (lstsq) otherwise; see ``least_squares.solve``.
@@ -64,10 +69,10 @@ Reviewers and candidates are linked in a bipartite graph (who scored whom); if i
 into several groups, severities and qualities are relative to the average *within their group*
 (not comparable across groups) and the warning lists the groups; one nuisance offset per extra
 group absorbs the group-level difference where groups share sessions. A rank check (sequential
-Cholesky in a fixed priority order: reviewers, models, slots, group offsets, self terms,
-length terms) drops columns that the others already explain, so self and length terms are the
-ones dropped when they cannot be told apart (a dropped self or length term is taken as zero
-and named; a reviewer without a length term is named too). Reviewer, model and slot effects
+Cholesky in a fixed priority order: reviewers, models, slots, group offsets, self terms, the
+common length slope, the length deviations) drops columns that the others already explain, so
+self and length terms are the ones dropped when they cannot be told apart (a dropped self or
+length term is taken as zero and named; a reviewer without a slope of its own is named too). Reviewer, model and slot effects
 are then checked for estimability (orthogonal to the null space their dropped columns leave);
 one that is not identified is reported as an Effect of NaNs (dict entries) or None
 (``length_*``, ``self_preference``), and
@@ -98,9 +103,9 @@ class JointFit:
     quality: dict[str, Effect]  # candidate model -> points vs the average model (of its group)
     slot_effects: dict[int, Effect]  # display slot -> points vs the average slot
     position_test: WaldTest | None  # all slot effects zero; None without slot effects
-    length_per_log: Effect | None  # points per unit of log(chars + 1), within model: the mean of length_by_reviewer
+    length_per_log: Effect | None  # points per unit of log(chars + 1), within model: the common slope
     length_per_sd: Effect | None  # points per sample SD of log length (SD treated as fixed)
-    length_by_reviewer: dict[str, Effect]  # reviewer -> its own points per unit of log length
+    length_by_reviewer: dict[str, Effect]  # reviewer with its own slope -> points per unit of log length
     self_preference: Effect | None  # unweighted mean of the identified per-reviewer terms
     self_preference_by_reviewer: dict[str, Effect]
     residual_sd_by_reviewer: dict[str, float]
@@ -238,15 +243,21 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
     if design.self_cols and self_preference is None:
         missing.append("pooled self-preference")
 
-    length_by_reviewer, pooled = _per_reviewer(inf, design.length_cols, n_cols, data)
-    length_per_log = None if pooled is None else inf.effect(pooled)
+    common = np.zeros(n_cols)
+    common[design.length_col] = 1.0
+    length_per_log: Effect | None = inf.effect(common)  # the panel's slope
+    if not length_per_log.identified:
+        length_per_log = None
     length_per_sd = None if length_per_log is None else per_sd(length_per_log, log_length_sd(data))
+    length_by_reviewer = {data.reviewers[r]: e for r, e in zip(design.length_reviewers,
+                                                                inf.effects(design.length_codes))}
     if not known_lengths(data).any():
         missing.append("length effect (no answer length is known)")
     else:
         missing.extend(f"length effect of {name} (answer length does not vary within model and session)"
                        for name, e in length_by_reviewer.items() if not e.identified)
-        missing.extend(_without_length(data, [r for r in present_rev if r not in design.length_cols]))
+        own_slope = set(design.length_reviewers)
+        missing.extend(_without_length(data, [r for r in present_rev if r not in own_slope]))
         if length_per_log is None:
             missing.append("length effect (answer length does not vary within model and session)")
 
@@ -265,21 +276,21 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
 
 
 def _without_length(data: ScoreData, reviewers: list[int], named: int = 5) -> list[str]:
-    """The reviewers left without a length term, each named where there are a few, else
-    counted with the first few named (a panel of hundreds, each scoring one answer a session,
-    would otherwise fill the warning with one entry per reviewer)."""
-    why = "answers' lengths do not vary within {} sessions"
+    """The reviewers without a slope of their own (taken at the panel's), each named where there
+    are a few, else counted with the first few named (a panel of hundreds, each scoring one
+    answer a session, would otherwise fill the warning with one entry per reviewer)."""
+    why = "answers' lengths do not vary within {} sessions; taken at the panel's slope"
     if len(reviewers) <= named:
         return [f"length effect of {data.reviewers[r]} (its {why.format('its')})" for r in reviewers]
     first = ", ".join(data.reviewers[r] for r in reviewers[:named])
-    return [f"length effect of {len(reviewers):,} reviewers (their {why.format('their')}: {first} and "
-            f"{len(reviewers) - named:,} more)"]
+    return [f"length effect of {len(reviewers):,} reviewers ({first} and {len(reviewers) - named:,} more: "
+            f"their {why.format('their')})"]
 
 
 def _per_reviewer(inf: Inference, columns: dict[int, int], n_cols: int,
                   data: ScoreData) -> tuple[dict[str, Effect], np.ndarray | None]:
-    """Each reviewer's term of one kind (its column's coefficient), and the contrast of the
-    pooled figure: the unweighted mean of the identified terms (None: none is)."""
+    """Each reviewer's self term (its column's coefficient), and the contrast of the pooled
+    figure: the unweighted mean of the identified terms (None: none is)."""
     rows = np.zeros((len(columns), n_cols))
     rows[np.arange(len(columns)), list(columns.values())] = 1.0
     effects = inf.effects(rows)

@@ -4,10 +4,10 @@ Above the sample size the joint model is fitted on the window's sample (its reco
 memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had
 for every session: the window's scores are read in session order a chunk at a time, each
 record's residual is its score less the fit's reviewer, candidate, slot, self-review and
-length terms (its reviewer's own length slope), less its session's mean of that (the session
-effect absorbed, as the fit absorbs it by demeaning; log lengths centred within the session
-over the known ones, as the fit centres them), and each chunk's sessions are reduced to their
-cells before the next is read.
+length terms (its reviewer's own length slope, the panel's for one without), less its
+session's mean of that (the session effect absorbed, as the fit absorbs it by demeaning; log
+lengths centred within the session over the known ones, as the fit centres them), and each
+chunk's sessions are reduced to their cells before the next is read.
 Memory holds the cells, never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
@@ -72,7 +72,9 @@ class _Terms:
         self.slot_offset = -min(slots)
         self.slots = np.full(max(slots) + self.slot_offset + 1, np.nan)
         self.slots[[s + self.slot_offset for s in slots]] = list(slots.values())
-        self.length = np.nan_to_num(by_id({name: e.estimate for name, e in fit.length_by_reviewer.items()}))
+        common = fit.length_per_log.estimate if fit.length_per_log is not None else 0.0
+        own_slope = by_id({name: e.estimate for name, e in fit.length_by_reviewer.items()})
+        self.length = np.where(np.isnan(own_slope), common, own_slope)  # the panel's where it has none
         self.reviewer_index = np.full(size, -1)
         self.reviewer_index[[ids[name] for name in reviewers]] = np.arange(len(reviewers))
 

@@ -93,9 +93,13 @@ def history(seed: int, null: bool, answer_sd: float = 0.0, **changes) -> tuple[S
 
 
 def planted_values(truth: dict) -> dict[str, np.ndarray]:
-    """Each family's planted values as the figures state them (relative to the panel's average)."""
+    """Each family's planted values as the figures state them (relative to the panel's average).
+    A judge's own slot effects are drawn one per slot, not summing to zero: their mean moves all
+    its scores (every session shows every slot), so it is part of its severity, as the rest of
+    them, averaged over judges, is part of the slot effects."""
     own_slots = np.mean([truth["reviewer_position_effects"][r] for r in MODELS], axis=0)
-    return {"severity": centred([truth["reviewer_offsets"][r] for r in MODELS]),
+    own_level = [np.mean(truth["reviewer_position_effects"][r]) for r in MODELS]
+    return {"severity": centred(np.add([truth["reviewer_offsets"][r] for r in MODELS], own_level)),
             "quality": centred([truth["model_quality"][m] for m in MODELS]),
             "slot": centred(np.asarray(truth["position_effects"]) + own_slots),
             "length": np.array([np.mean([truth["reviewer_verbosity"][r] for r in MODELS]) / truth["log_length_sd"]]),

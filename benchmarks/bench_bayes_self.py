@@ -1,6 +1,6 @@
-"""Why the pooled self-preference's intervals cover less than 95% in bench_bayes's design
-(issue 33): the coverage of the planted self-preference, Bayes and joint, on fresh histories
-of that design and of the same design without the judges' own verbosity spread.
+"""Why the pooled self-preference's intervals covered less than 95% in bench_bayes's design
+(issue 33): the coverage of the planted self-preference and severities, Bayes and joint, on
+fresh histories of that design and of the same design without the judges' own verbosity spread.
 
     python benchmarks/bench_bayes_self.py [--sets 150] [--first-seed 1000] [--write-docs]
 
@@ -8,11 +8,13 @@ bench_bayes's judges each have their own length effect (SD 0.1 points per SD of 
 and its candidates their own mean length. A judge's own length effect then moves its scores
 of its own answers as a self-preference would: the confound, per history, is the mean over
 judges of (its length effect - the panel's) x (its own model's mean z - the other models').
-The joint model has one length effect for the panel, so its self-preference carries the
-confound; the hierarchical model has one per judge (partially pooled), so it should not.
-Per design and size it prints the coverage of the planted 0.3 (95% Wilson interval of that
-share), the SD of z = (estimate - 0.3) / SE (1 when the interval is honest), and at the last
-size the slope of the error on the confound (1: the error is the confound; 0: free of it).
+With one length effect for the panel, the joint model's self-preference carried the confound;
+the hierarchical model has one per judge (partially pooled), and so, since issue 33's last
+gap, has the joint model (one per reviewer, unpooled). Per design, method and size it prints
+the coverage of the planted 0.3 (95% Wilson interval of that share), the SD of z = (estimate -
+0.3) / SE (1 when the interval is honest), and at the last size the slope of the error on the
+confound (1: the error is the confound; 0: free of it); and the severities' coverage (four a
+history, vs the average judge) and z SD.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import os
 import time
 
 import numpy as np
-from bench_bayes import MODELS, SIZES, history
+from bench_bayes import MODELS, SIZES, history, planted_values
 
 from council_db.analysis.hierarchical import hierarchical_model
 from council_db.analysis.joint import joint_model
@@ -43,16 +45,18 @@ def confound(truth: dict) -> float:
 
 
 def errors(seed: int, design: dict) -> tuple[np.ndarray, float]:
-    """Per size, (Bayes error, Bayes SE, joint error, joint SE); the history's confound."""
+    """Per size and figure (the self-preference, then each judge's severity): (Bayes error,
+    Bayes CI half width, joint error, joint CI half width); the history's confound."""
     data, truth = history(seed, False, **design)
-    planted = truth["self_preference"]
+    planted = np.r_[truth["self_preference"], planted_values(truth)["severity"]]
     rows = []
     for size in SIZES:
         prefix = keep_sessions(data, np.arange(data.n_sessions) < size)
-        bayes = hierarchical_model.fit(prefix).self_preference
-        joint = joint_model.fit(prefix).self_preference
-        rows.append([bayes.mean - planted, (bayes.ci_high - bayes.ci_low) / 2,
-                     joint.estimate - planted, (joint.ci_high - joint.ci_low) / 2])
+        bayes, joint = hierarchical_model.fit(prefix), joint_model.fit(prefix)
+        b = [bayes.self_preference] + [bayes.severity[r] for r in MODELS]
+        j = [joint.self_preference] + [joint.severity[r] for r in MODELS]
+        rows.append([[be.mean - value, (be.ci_high - be.ci_low) / 2, je.estimate - value, (je.ci_high - je.ci_low) / 2]
+                     for be, je, value in zip(b, j, planted)])
     return np.array(rows), confound(truth)
 
 
@@ -66,16 +70,20 @@ def wilson(hits: int, n: int) -> str:
 def rows_of(name: str, results: list[tuple[np.ndarray, float]]) -> list[list[str]]:
     """Coverage (interval half widths as the methods state them) and z's SD per size; the
     error's slope on the confound at the last size."""
-    e = np.array([r for r, _ in results])  # sets x sizes x 4
+    e = np.array([r for r, _ in results])  # sets x sizes x figures x 4
     c = np.array([c for _, c in results])
     out = []
-    for method, (err, half) in (("Bayes", (0, 1)), ("joint", (2, 3))):
-        covered = np.abs(e[:, :, err]) <= e[:, :, half]
-        z = e[:, :, err] / (e[:, :, half] / Z95)
-        slope = f"{np.polyfit(c, e[:, -1, err], 1)[0]:+.2f}" if c.std() > 0 else "n/a (no confound)"
-        out.append([f"{name}, {method}: coverage; z SD"] + [
-            f"{wilson(int(covered[:, i].sum()), len(c))}; {z[:, i].std():.2f}" for i in range(len(SIZES))]
-            + [slope])
+    for figure, at in (("self-preference", slice(0, 1)), ("severity", slice(1, None))):
+        for method, (err, half) in (("Bayes", (0, 1)), ("joint", (2, 3))):
+            error, width = e[:, :, at, err], e[:, :, at, half]
+            covered = np.abs(error) <= width
+            z = error / (width / Z95)
+            n = covered.shape[0] * covered.shape[2]
+            slope = f"{np.polyfit(c, error[:, -1, 0], 1)[0]:+.2f}" if c.std() > 0 and figure != "severity" \
+                else "n/a" if figure == "severity" else "n/a (no confound)"
+            out.append([f"{name}, {figure}, {method}: coverage; z SD"] + [
+                f"{wilson(int(covered[:, i].sum()), n)}; {z[:, i].std():.2f}" for i in range(len(SIZES))]
+                + [slope])
     return out
 
 

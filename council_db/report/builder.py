@@ -228,8 +228,14 @@ def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
             classification="unknown",
             scale_sd=_clean(fit.residual_sd_by_reviewer.get(name)),
             self_preference=context.joint(fit.self_preference_by_reviewer.get(name), mine & data.self_review),
+            length_effect=context.joint(_per_sd(fit.length_by_reviewer.get(name), data), mine & known_lengths(data)),
         ))
     return profiles
+
+
+def _per_sd(effect: joint_model.Effect | None, data: ScoreData) -> joint_model.Effect | None:
+    """A reviewer's length slope per SD of log length, as the panel's adjusted effect is stated."""
+    return None if effect is None else joint_model.per_sd(effect, log_length_sd(data))
 
 
 def _models(context: _Context, fit) -> list[ModelQuality]:
@@ -263,6 +269,7 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         headline = within_session_correlation_from_sums(totals.within)
         naive = pooled_r_from_sums(totals.pooled, n_sessions=totals.sized_sessions)
         n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths
+    sized_records = known_lengths(context.data)  # the panel's slope is on every record of known length
     heterogeneity = None
     if meta is not None and meta.k:
         heterogeneity = Heterogeneity(q=meta.q, df=meta.df, i2=meta.i2, tau2=meta.tau2,
@@ -274,8 +281,8 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
         fixed_effect_r=meta and context.metric(meta.fixed, n_answers, meta.k),
         random_effects_r=meta and context.metric(meta.random, n_answers, meta.k),
         heterogeneity=heterogeneity,
-        adjusted_effect=context.joint(fit.length_per_sd),
-        adjusted_effect_per_log_length=context.joint(fit.length_per_log),
+        adjusted_effect=context.joint(fit.length_per_sd, sized_records),
+        adjusted_effect_per_log_length=context.joint(fit.length_per_log, sized_records),
         log_length_sd=_clean(log_length_sd(data)),
         disagreement=None,
     )

@@ -28,7 +28,7 @@ from council_db.report.stability_model import SelfConsistency
 
 # Semantic versioning of this contract: a field added bumps the minor version (readers of the
 # old one can ignore it); a field removed, renamed or read another way bumps the major.
-REPORT_SCHEMA_VERSION = "1.9.0"
+REPORT_SCHEMA_VERSION = "1.10.0"
 
 
 def _plain(value: Any) -> Any:
@@ -212,6 +212,9 @@ class ReviewerProfile(Contract, kw_only=True):
         "its scores of its own answers minus other reviewers' scores of the same answers, adjusted for its "
         'severity; null on pairwise data, where self_preference_on_pairs states it'
     ))]
+    length_effect: Annotated[Metric | None, Meta(description=(
+        'joint model: its own score points per SD of log length, within candidate model (length.adjusted_effect is '
+        "the mean over reviewers); null where its answers' lengths do not vary within its sessions"))] = None
     self_preference_on_pairs: Annotated[PairSelfPreference | None, Meta(description=(
         'pairwise data: log odds that it picks its own answer, against third judges on the same pair in the same '
         'order (Mantel-Haenszel over pairs, CI clustered by pair)'

@@ -123,10 +123,12 @@ def length_chart(report: BiasReport) -> Chart:
                   ("naive pooled r (llm-council)", length.naive_pooled_r),
                   ("meta: fixed-effect r", length.fixed_effect_r),
                   ("meta: random-effects r", length.random_effects_r)])
-    adjusted = _rows([("joint model, within model", length.adjusted_effect, True)])
+    adjusted = _rows([("joint model, within model", length.adjusted_effect, True)]
+                     + [(r.reviewer_id, r.length_effect) for r in report.reviewers])
     note = ("Correlation of log answer length and score: the headline within sessions with a CI from resampling "
             "whole sessions; the naive pooled r is llm-council's method and its CI is far too narrow. Below: the "
-            f"joint model's effect in score points per SD of log length. {_sample([length.headline])}")
+            "joint model's effect in score points per SD of log length within candidate model: the mean of the "
+            f"reviewers' own (the flag's), then each reviewer's. {_sample([length.headline])}")
     if length.disagreement:
         note += f" Note: {length.disagreement}."
     drawn, labels = "", svg.label_width(rows + adjusted)  # one label column: the two panels align

@@ -48,6 +48,51 @@ def test_the_streamed_pass_gives_the_p_values_of_the_records_in_memory_to_1e_9(c
     assert min(got.values()) < 1e-4  # the planted broken sessions are in it: the comparison is not all ones
 
 
+def test_the_streamed_residuals_take_each_reviewers_own_length_slope(cli, db, tmp_path):
+    # Judges whose length preferences differ: one slope for the panel would leave each judge's
+    # own in its residuals; the streamed pass subtracts each judge's, as the fit does.
+    judges = ["openai/gpt-4o", "anthropic/claude-3-5-sonnet", "google/gemini-1.5-pro", "meta-llama/llama-3.1-70b"]
+    _imported(cli, tmp_path, sessions=60, seed=4, models=judges,
+              reviewer_verbosity=dict(zip(judges, [0.9, 0.3, -0.3, -0.9])))
+    window = Window()
+    data = load_sample(db, window, 0).data
+    fit = joint_model.fit(data)
+    slopes = [e.estimate for e in fit.length_by_reviewer.values()]
+    assert max(slopes) - min(slopes) > 2.0  # per log length: the judges' own slopes differ
+    cells = every_session.every_session(db, window, data, fit)
+    in_memory = of_records(data, fit.residuals)
+    assert cells is not None
+    order = np.argsort(cells.session_ids)  # the store's session ids follow the sample's sessions
+    assert np.allclose(cells.residual_square[order], in_memory.residual_square, atol=1e-9)
+
+
+def test_a_reviewer_without_its_own_length_slope_is_taken_at_the_panels_in_the_streamed_residuals(cli, db, tmp_path):
+    # Two judges score all three answers of a session, and three of ten others one answer each:
+    # the ten have no slope of their own, and the fit takes them at the panel's (planted 0.8).
+    rng = np.random.default_rng(6)
+    models = ["vendor/model-x", "vendor/model-y", "vendor/model-z"]
+    records = []
+    for g in range(60):
+        lengths = rng.integers(200, 3000, size=3)
+        order = rng.permutation(3)
+        scorers = [(f"vendor/rich-{r}", m) for r in range(2) for m in range(3)]
+        scorers += [(f"vendor/sparse-{r:02d}", m) for m, r in enumerate(rng.choice(10, 3, replace=False).tolist())]
+        records += [record(session_id=f"s-{g:03d}", timestamp=f"2026-01-01T00:{g:02d}:00+00:00", reviewer_id=name,
+                           model_id=models[m], position=int(order[m]), response_length_chars=int(lengths[m]),
+                           score_value=round(float(3.0 + 0.8 * np.log(lengths[m]) + rng.normal(0.0, 0.5)), 1))
+                    for name, m in scorers]
+    assert cli("import", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
+    window = Window()
+    data = load_sample(db, window, 0).data
+    fit = joint_model.fit(data)
+    assert set(fit.length_by_reviewer) == {"vendor/rich-0", "vendor/rich-1"} and fit.length_per_log.ci_low > 0.5
+    cells = every_session.every_session(db, window, data, fit)
+    in_memory = of_records(data, fit.residuals)
+    assert cells is not None
+    order = np.argsort(cells.session_ids)
+    assert np.allclose(cells.residual_square[order], in_memory.residual_square, atol=1e-9)
+
+
 PANEL = ["vendor/judge-a", "vendor/judge-b", "vendor/judge-c"]
 
 

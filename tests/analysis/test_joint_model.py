@@ -49,7 +49,7 @@ def same_sign(effect: joint_model.Effect, value: float) -> bool:
 def planted():
     """Every effect planted at once, with longer answers coming from better models."""
     data, truth = simulate(
-        sessions=400, seed=11, models=MODELS, reviewer_offsets=dict(zip(MODELS, OFFSETS)),
+        sessions=400, seed=17, models=MODELS, reviewer_offsets=dict(zip(MODELS, OFFSETS)),
         position_effects=POSITIONS, self_preference=0.5, verbosity=0.3, length_quality_corr=0.8,
         model_quality=dict(zip(MODELS, QUALITY)),
     )
@@ -154,7 +154,7 @@ def test_raw_model_means_mix_length_into_quality_but_the_joint_model_does_not():
 
 def test_reviewer_that_never_reviews_itself_looks_harsh_raw_but_not_in_the_joint_model():
     judge = "independent/judge"
-    data, _ = simulate(sessions=300, seed=7, models=MODELS, reviewers=MODELS + [judge], self_preference=0.8,
+    data, _ = simulate(sessions=300, seed=17, models=MODELS, reviewers=MODELS + [judge], self_preference=0.8,
                        model_quality=dict(zip(MODELS, QUALITY)))
     raw = np.array([data.score[data.reviewer == i].mean() for i in range(len(data.reviewers))])
     judge_raw = raw[data.reviewers.index(judge)] - raw.mean()
@@ -189,8 +189,10 @@ def test_matches_least_squares_with_explicit_session_dummies_and_cr2_with_bell_m
     slot = dummies(data.slot, 3)
     slot_effect = slot[:, :2] - slot[:, [2]]  # sum-to-zero over slots 0, 1, 2
     self_cols = np.column_stack([data.self_review & (data.reviewer == r) for r in range(4)]).astype(float)
+    session_mean = np.bincount(data.session, weights=data.log_length) / np.bincount(data.session)
+    length_cols = (data.log_length - session_mean[data.session])[:, None] * dummies(data.reviewer, 4)
     slopes = np.column_stack([dummies(data.reviewer, 4)[:, 1:], dummies(data.model, 4)[:, 1:], slot_effect,
-                              self_cols, data.log_length])
+                              self_cols, length_cols])
     x = np.column_stack([dummies(data.session, g), slopes])
     beta, *_ = np.linalg.lstsq(x, data.score, rcond=None)
     e = data.score - x @ beta
@@ -200,7 +202,8 @@ def test_matches_least_squares_with_explicit_session_dummies_and_cr2_with_bell_m
     model = np.concatenate([[0.0], b[3:6]])
     assert [fit.quality[m].estimate for m in data.models] == pytest.approx(centred(model), abs=1e-9)
     assert [fit.slot_effects[s].estimate for s in range(3)] == pytest.approx([b[6], b[7], -b[6] - b[7]], abs=1e-9)
-    assert fit.length_per_log.estimate == pytest.approx(b[-1], abs=1e-9)
+    assert [fit.length_by_reviewer[m].estimate for m in data.reviewers] == pytest.approx(b[-4:], abs=1e-9)
+    assert fit.length_per_log.estimate == pytest.approx(b[-4:].mean(), abs=1e-9)
     assert np.allclose(fit.residuals, e, atol=1e-9)
     # CR2 by hand on the full model, session dummies and all (Pustejovsky & Tipton 2018: the
     # adjustment uses the full hat matrix, pseudo-inverse square root where a session's
@@ -215,7 +218,9 @@ def test_matches_least_squares_with_explicit_session_dummies_and_cr2_with_bell_m
         adjust.append((rows, (vectors * root) @ vectors.T))
     u = np.vstack([x[rows].T @ a @ e[rows] for rows, a in adjust])
     cov = (bread @ u.T @ u @ bread)[g:, g:]
-    assert fit.length_per_log.se == pytest.approx(math.sqrt(cov[-1, -1]), rel=1e-8)
+    pooled = np.zeros(slopes.shape[1])
+    pooled[-4:] = 0.25  # the mean of the reviewers' length terms
+    assert fit.length_per_log.se == pytest.approx(math.sqrt(pooled @ cov @ pooled), rel=1e-8)
     contrast = np.zeros(slopes.shape[1])
     contrast[[0, 1, 2]] = [-0.25, -0.25, 0.75]  # reviewer 3 minus the average reviewer
     severity = fit.severity[data.reviewers[3]]

@@ -58,6 +58,6 @@ def test_a_report_without_repeats_has_no_stability(tmp_path):
     cli = Cli(tmp_path / "council.db")
     assert cli("import", str(write_jsonl(tmp_path / "records.jsonl", records))).exit_code == 0
     report = json.loads(cli("bias-report", "--format", "json").stdout)
-    assert report["report_schema_version"] == "1.9.0"
+    assert report["report_schema_version"] == "1.10.0"
     assert report["self_consistency"]["stability"] is None
     assert "REPEAT STABILITY" not in cli("bias-report").stdout

@@ -1,5 +1,7 @@
 """The joint model's design: effect-coded columns for reviewers, candidates, display slots,
-group offsets, self-reviews and log length, the contrast that reads each reported effect,
+group offsets, self-reviews and log length (one common slope on every record, and effect-coded
+deviations for the reviewers whose answers' lengths vary within their sessions), the contrast
+that reads each reported effect,
 and the warnings for what this data cannot identify (disconnected reviewer-candidate
 groups, a model always shown in one slot, no self-reviews)."""
 
@@ -22,13 +24,16 @@ class Design:
     slot_codes: np.ndarray  # K x P_all, rows for ``slots``
     slots: list[int]
     self_cols: dict[int, int]  # reviewer index -> column
-    length_col: int
+    length_col: int  # the common (panel) log-length slope's column
+    length_reviewers: list[int]  # the reviewers with a slope of their own (lengths vary in their sessions)
+    length_codes: np.ndarray  # len(length_reviewers) x P_all: each one's slope, common + its deviation
     factor_columns: int  # columns before this one code reviewers, models and slots
     groups: list[tuple[list[int], list[int]]]
     alone: set[tuple[str, int]]  # ("reviewer"|"model", index) alone in its group: nothing to compare
 
     @staticmethod
-    def build(data: ScoreData, rev, mod, slot, log_len, own, warnings: list[str]) -> Design:
+    def build(data: ScoreData, rev, mod, slot, log_len, own, length_reviewers: list[int],
+              warnings: list[str]) -> Design:
         n_rev, n_mod = len(data.reviewers), len(data.models)
         groups = _groups(rev, mod, n_rev, n_mod)
         rev_e, rev_alone = _effect_codes([g[0] for g in groups], n_rev)
@@ -51,7 +56,12 @@ class Design:
         self_x = np.column_stack([(own & (rev == r)).astype(np.float64) for r in self_reviewers]) \
             if self_reviewers else np.zeros((len(rev), 0))
 
-        blocks = [rev_e[rev], mod_e[mod], slot_e[slot_rows], group_e[rev], self_x, log_len[:, None]]
+        # the common slope on every record, then each such reviewer's deviation from it (sum to zero)
+        deviation_e, _ = _effect_codes([length_reviewers] if len(length_reviewers) > 1 else [], n_rev)
+        length_e = np.hstack([np.ones((n_rev, 1)), deviation_e])  # reviewer -> its slope's codes
+        length_x = length_e[rev] * log_len[:, None]
+
+        blocks = [rev_e[rev], mod_e[mod], slot_e[slot_rows], group_e[rev], self_x, length_x]
         widths = [b.shape[1] for b in blocks]
         starts = np.concatenate([[0], np.cumsum(widths)])
         total = int(starts[-1])
@@ -66,7 +76,9 @@ class Design:
             matrix=np.hstack(blocks), rev_codes=embed(rev_e, 0), mod_codes=embed(mod_e, 1),
             slot_codes=slot_codes, slots=slots,
             self_cols={r: int(starts[4]) + i for i, r in enumerate(self_reviewers)},
-            length_col=int(starts[5]), factor_columns=int(starts[3]), groups=groups, alone=alone,
+            length_col=int(starts[5]), length_reviewers=list(length_reviewers),
+            length_codes=embed(length_e[length_reviewers], 5),
+            factor_columns=int(starts[3]), groups=groups, alone=alone,
         )
         design._design_warnings(data, rev, mod, slot, own, warnings)
         return design
@@ -104,6 +116,24 @@ class Design:
             other = "reviewer" if kind == "reviewer" else "candidate"
             warnings.append(f"{kind} {name} is the only {other} in its group: its {what} has nothing to be "
                             "compared with and is not estimated")
+
+
+def varied_lengths(rev: np.ndarray, log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray,
+                   n_rev: int) -> list[int]:
+    """The reviewers whose known answer lengths vary within some fixed-effect group (a session)
+    of theirs: only they get a slope of their own (a deviation from the panel's), read from
+    their own comparisons of longer and shorter answers (a reviewer scoring one answer a
+    session has none to make, and is taken at the panel's slope)."""
+    cell = unit[sized] * n_rev + rev[sized]
+    if cell.max(initial=0) > 4 * len(cell):  # sparse (a wide panel): number the cells present
+        _, cell = np.unique(cell, return_inverse=True)
+    count = np.maximum(np.bincount(cell), 1)  # cells absent from a dense numbering count 1, add nothing
+    mean = np.bincount(cell, weights=log_len[sized]) / count
+    spread = np.bincount(cell, weights=(log_len[sized] - mean[cell]) ** 2)
+    tolerance = 1e-12 * (1.0 + mean * mean) * count
+    first = np.zeros(len(count), dtype=np.int64)
+    first[cell] = rev[sized]
+    return np.flatnonzero(np.bincount(first[spread > tolerance], minlength=n_rev)).tolist()
 
 
 def _groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -> list[tuple[list[int], list[int]]]:

@@ -1,7 +1,7 @@
 """One joint model for every effect that raw means would confound.
 
     score ~ session + candidate model + reviewer severity + display slot
-            + log length + self-review (one term per reviewer)
+            + log length (a common slope + each reviewer's deviation) + self-review (one term per reviewer)
 
 Raw reviewer means mix a reviewer's severity with *what* it reviewed (a reviewer that never
 sees its own strong answer looks harsh); raw length slopes mix verbosity with *which* models
@@ -25,10 +25,25 @@ Method
   to sit at the average slot and still inform every other effect.
 * Self-preference: one term per reviewer that has self-reviews; the pooled self-preference is
   the unweighted mean of the identified reviewer terms (a linear contrast, with its SE).
-* Length: the coefficient of log(chars + 1), *within candidate model* (model effects are in the
-  model), per unit of log length; ``length_per_sd`` multiplies estimate, SE and CI by the sample
-  SD of log length (``score_data.log_length_sd``), treating that SD as fixed (its own
-  sampling error is ignored; p-value unchanged).
+* Length: log(chars + 1) centred within its session (over the known lengths), *within
+  candidate model* (model effects are in the model), per unit of log length, as one common
+  slope on every record plus, for the k reviewers whose answers' lengths vary within some
+  session of their own, effect-coded deviations from it (sum to zero over those k: k - 1
+  columns; none for k <= 1). Each such reviewer's slope (``length_by_reviewer``) is a contrast,
+  the common slope plus its deviation (the last one's: the common less the others'); the
+  panel's length effect (``length_per_log``) is the common slope, the unweighted mean of those
+  reviewers' slopes. Why a slope per reviewer: where judges differ in their taste for length
+  and each model writes its own typical length, a judge's length preference moves its scores
+  of its own answers exactly as a self-preference does, and one panel slope left that in the
+  self-preference terms (bench_bayes's design: the pooled self-preference's 95% CI covered
+  85-92%; docs/methods.md). Why the common slope: a reviewer scoring one answer a session has
+  no longer and shorter answer of its own to compare and gets no slope (named not
+  identified); it is taken at the panel's, and its records inform that slope through the
+  comparisons between reviewers within sessions. Where every reviewer has its own slope this
+  is the same model as one column per reviewer (a reparametrisation); where none has, it is
+  one slope for the panel. ``length_per_sd`` multiplies estimate, SE and CI by the sample SD
+  of log length (``score_data.log_length_sd``), treating that SD as fixed (its own sampling
+  error is ignored; p-value unchanged).
 * OLS on the demeaned design, columns scaled to unit norm: Cholesky of the Gram matrix with one
   step of iterative refinement when it is well conditioned (in practice always, for these
   dummy-coded designs), Householder QR (lstsq) otherwise; see ``least_squares.solve``.
@@ -54,12 +69,13 @@ Reviewers and candidates are linked in a bipartite graph (who scored whom); if i
 into several groups, severities and qualities are relative to the average *within their group*
 (not comparable across groups) and the warning lists the groups; one nuisance offset per extra
 group absorbs the group-level difference where groups share sessions. A rank check (sequential
-Cholesky in a fixed priority order: reviewers, models, slots, group offsets, self terms,
-length) drops columns that the others already explain, so self and length terms are the ones
-dropped when they cannot be told apart (a dropped self or length term is taken as zero and
-named). Reviewer, model and slot effects are then checked for estimability (orthogonal to the
-null space their dropped columns leave); one that is not identified is
-reported as an Effect of NaNs (dict entries) or None (``length_*``, ``self_preference``), and
+Cholesky in a fixed priority order: reviewers, models, slots, group offsets, self terms, the
+common length slope, the length deviations) drops columns that the others already explain, so
+self and length terms are the ones dropped when they cannot be told apart (a dropped self or
+length term is taken as zero and named; a reviewer without a slope of its own is named too). Reviewer, model and slot effects
+are then checked for estimability (orthogonal to the null space their dropped columns leave);
+one that is not identified is reported as an Effect of NaNs (dict entries) or None
+(``length_*``, ``self_preference``), and
 named in a warning.
 """
 
@@ -71,7 +87,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from council_db.analysis.joint.fixed_totals import FixedTotals, fixed_totals
-from council_db.analysis.joint.joint_design import Design
+from council_db.analysis.joint.joint_design import Design, varied_lengths
 from council_db.analysis.joint.least_squares import NAN_EFFECT, Effect, Inference, WaldTest, demean, solve
 from council_db.analysis.joint.residual_means import ResidualProjection
 from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
@@ -87,8 +103,9 @@ class JointFit:
     quality: dict[str, Effect]  # candidate model -> points vs the average model (of its group)
     slot_effects: dict[int, Effect]  # display slot -> points vs the average slot
     position_test: WaldTest | None  # all slot effects zero; None without slot effects
-    length_per_log: Effect | None  # points per unit of log(chars + 1), within model
+    length_per_log: Effect | None  # points per unit of log(chars + 1), within model: the common slope
     length_per_sd: Effect | None  # points per sample SD of log length (SD treated as fixed)
+    length_by_reviewer: dict[str, Effect]  # reviewer with its own slope -> points per unit of log length
     self_preference: Effect | None  # unweighted mean of the identified per-reviewer terms
     self_preference_by_reviewer: dict[str, Effect]
     residual_sd_by_reviewer: dict[str, float]
@@ -136,15 +153,15 @@ def fit(data: ScoreData) -> JointFit:
     slot = np.asarray(data.slot, dtype=np.int64)[use]
     log_len = np.asarray(data.log_length, dtype=np.float64)[use]
     sized = ~np.isnan(log_len)
-    if not sized.all():
-        log_len = centred_where_known(log_len, sized, unit)
+    log_len = centred_where_known(log_len, sized, unit)
     y = np.asarray(data.score, dtype=np.float64)[use]
     own = np.asarray(data.self_review, dtype=bool)[use]
     n = len(y)
     n_sessions = int(sess.max()) + 1
     size = np.bincount(unit).astype(np.float64)
 
-    design = Design.build(data, rev, mod, slot, log_len, own, warnings)
+    length_reviewers = varied_lengths(rev, log_len, sized, unit, len(data.reviewers)) if sized.any() else []
+    design = Design.build(data, rev, mod, slot, log_len, own, length_reviewers, warnings)
     x_raw = design.matrix
     x = demean(x_raw, unit, size)
     yt = demean(y, unit, size)
@@ -220,47 +237,72 @@ def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]
         missing.append("position bias test")
 
     n_cols = len(inf.beta)
-    by_reviewer: dict[str, Effect] = {}
-    pooled_rows = []
-    for r, col in design.self_cols.items():
-        unit = np.zeros(n_cols)
-        unit[col] = 1.0
-        effect = inf.effect(unit)
-        by_reviewer[data.reviewers[r]] = effect
-        if effect.identified:
-            pooled_rows.append(unit)
-        else:
-            missing.append(f"self-preference of {data.reviewers[r]}")
-    self_preference = inf.effect(np.mean(pooled_rows, axis=0)) if pooled_rows else None
+    by_reviewer, pooled = _per_reviewer(inf, design.self_cols, n_cols, data)
+    missing.extend(f"self-preference of {name}" for name, e in by_reviewer.items() if not e.identified)
+    self_preference = None if pooled is None else inf.effect(pooled)
     if design.self_cols and self_preference is None:
         missing.append("pooled self-preference")
 
-    unit = np.zeros(n_cols)
-    unit[design.length_col] = 1.0
-    length_per_log: Effect | None = inf.effect(unit)
-    length_per_sd = None
-    if length_per_log.identified:
-        sd = log_length_sd(data)
-        length_per_sd = Effect(length_per_log.estimate * sd, length_per_log.se * sd,
-                               length_per_log.ci_low * sd, length_per_log.ci_high * sd, length_per_log.p_value)
-    elif not known_lengths(data).any():
+    common = np.zeros(n_cols)
+    common[design.length_col] = 1.0
+    length_per_log: Effect | None = inf.effect(common)  # the panel's slope
+    if not length_per_log.identified:
         length_per_log = None
+    length_per_sd = None if length_per_log is None else per_sd(length_per_log, log_length_sd(data))
+    length_by_reviewer = {data.reviewers[r]: e for r, e in zip(design.length_reviewers,
+                                                                inf.effects(design.length_codes))}
+    if not known_lengths(data).any():
         missing.append("length effect (no answer length is known)")
     else:
-        length_per_log = None
-        missing.append("length effect (answer length does not vary within model and session)")
+        missing.extend(f"length effect of {name} (answer length does not vary within model and session)"
+                       for name, e in length_by_reviewer.items() if not e.identified)
+        own_slope = set(design.length_reviewers)
+        missing.extend(_without_length(data, [r for r in present_rev if r not in own_slope]))
+        if length_per_log is None:
+            missing.append("length effect (answer length does not vary within model and session)")
 
     if missing:
         warnings.append("not identified by this design (confounded with other terms; reported as missing): "
                         + "; ".join(missing))
     return JointFit(
         severity=severity, quality=quality, slot_effects=slot_effects, position_test=position_test,
-        length_per_log=length_per_log, length_per_sd=length_per_sd, self_preference=self_preference,
+        length_per_log=length_per_log, length_per_sd=length_per_sd, length_by_reviewer=length_by_reviewer,
+        self_preference=self_preference,
         self_preference_by_reviewer=by_reviewer, residual_sd_by_reviewer={}, residuals=np.zeros(0),
         n_sessions=0, n_records=0, df=0, warnings=warnings,
         groups=[([data.reviewers[r] for r in g[0]], [data.models[m] for m in g[1]]) for g in design.groups],
         not_identified=missing,
     )
+
+
+def _without_length(data: ScoreData, reviewers: list[int], named: int = 5) -> list[str]:
+    """The reviewers without a slope of their own (taken at the panel's), each named where there
+    are a few, else counted with the first few named (a panel of hundreds, each scoring one
+    answer a session, would otherwise fill the warning with one entry per reviewer)."""
+    why = "answers' lengths do not vary within {} sessions; taken at the panel's slope"
+    if len(reviewers) <= named:
+        return [f"length effect of {data.reviewers[r]} (its {why.format('its')})" for r in reviewers]
+    first = ", ".join(data.reviewers[r] for r in reviewers[:named])
+    return [f"length effect of {len(reviewers):,} reviewers ({first} and {len(reviewers) - named:,} more: "
+            f"their {why.format('their')})"]
+
+
+def _per_reviewer(inf: Inference, columns: dict[int, int], n_cols: int,
+                  data: ScoreData) -> tuple[dict[str, Effect], np.ndarray | None]:
+    """Each reviewer's self term (its column's coefficient), and the contrast of the pooled
+    figure: the unweighted mean of the identified terms (None: none is)."""
+    rows = np.zeros((len(columns), n_cols))
+    rows[np.arange(len(columns)), list(columns.values())] = 1.0
+    effects = inf.effects(rows)
+    identified = np.array([e.identified for e in effects], dtype=bool)
+    pooled = rows[identified].mean(axis=0) if identified.any() else None
+    return {data.reviewers[r]: e for r, e in zip(columns, effects)}, pooled
+
+
+def per_sd(effect: Effect, sd: float) -> Effect:
+    """A length effect per unit of log length restated per SD of log length (the SD taken as
+    fixed: p unchanged)."""
+    return Effect(effect.estimate * sd, effect.se * sd, effect.ci_low * sd, effect.ci_high * sd, effect.p_value)
 
 
 def centred_where_known(log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray) -> np.ndarray:
@@ -302,7 +344,7 @@ def _empty(data: ScoreData, warnings: list[str], residuals: np.ndarray, use: np.
         severity={data.reviewers[r]: NAN_EFFECT for r in reviewers},
         quality={data.models[m]: NAN_EFFECT for m in models},
         slot_effects={s: NAN_EFFECT for s in slots},
-        position_test=None, length_per_log=None, length_per_sd=None, self_preference=None,
+        position_test=None, length_per_log=None, length_per_sd=None, length_by_reviewer={}, self_preference=None,
         self_preference_by_reviewer={}, residual_sd_by_reviewer={data.reviewers[r]: math.nan for r in reviewers},
         residuals=residuals, n_sessions=int(len(np.unique(np.asarray(data.session)[use]))) if use.any() else 0,
         n_records=int(use.sum()), df=0, warnings=warnings,

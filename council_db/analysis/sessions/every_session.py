@@ -4,9 +4,10 @@ Above the sample size the joint model is fitted on the window's sample (its reco
 memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had
 for every session: the window's scores are read in session order a chunk at a time, each
 record's residual is its score less the fit's reviewer, candidate, slot, self-review and
-length terms, less its session's mean of that (the session effect absorbed, as the fit
-absorbs it by demeaning; lengths partly unknown are centred within the session as the fit
-centres them), and each chunk's sessions are reduced to their cells before the next is read.
+length terms (its reviewer's own length slope, the panel's for one without), less its
+session's mean of that (the session effect absorbed, as the fit absorbs it by demeaning; log
+lengths centred within the session over the known ones, as the fit centres them), and each
+chunk's sessions are reduced to their cells before the next is read.
 Memory holds the cells, never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
@@ -27,7 +28,7 @@ from council_db.analysis.sessions.session_cells import Cells, extremes, resoluti
 from council_db.store.database import Database
 
 CHUNK = 50_000  # records read at a time (as Python rows, ~250 bytes each, before they become arrays)
-NO_LENGTH = "length effect (no answer length is known)"  # not identified, and then nothing to subtract
+LENGTH_TERM = "length effect"  # one not identified is taken as zero by the fit too: nothing to subtract
 RECORD = np.dtype([("session", "i8"), ("reviewer", "i8"), ("model", "i8"), ("slot", "i8"), ("length", "i8"),
                    ("score", "f8")])
 RECORDS_SQL = """WITH report_window AS ({window})
@@ -46,7 +47,7 @@ def why_not(window: Window, fit: JointFit) -> str | None:
         return "designs that fix each reviewer's totals are fitted per (session, reviewer)"
     if len(fit.groups) > 1:
         return "the reviewers and candidates fall apart into groups"
-    if [name for name in fit.not_identified if name != NO_LENGTH] or fit.n_records == 0:
+    if [name for name in fit.not_identified if not name.startswith(LENGTH_TERM)] or fit.n_records == 0:
         return "the joint model leaves effects unidentified"
     return None
 
@@ -71,7 +72,9 @@ class _Terms:
         self.slot_offset = -min(slots)
         self.slots = np.full(max(slots) + self.slot_offset + 1, np.nan)
         self.slots[[s + self.slot_offset for s in slots]] = list(slots.values())
-        self.length = fit.length_per_log.estimate if fit.length_per_log is not None else 0.0
+        common = fit.length_per_log.estimate if fit.length_per_log is not None else 0.0
+        own_slope = by_id({name: e.estimate for name, e in fit.length_by_reviewer.items()})
+        self.length = np.where(np.isnan(own_slope), common, own_slope)  # the panel's where it has none
         self.reviewer_index = np.full(size, -1)
         self.reviewer_index[[ids[name] for name in reviewers]] = np.arange(len(reviewers))
 
@@ -175,7 +178,7 @@ class _Collected:
         known = rec["length"] >= 0
         log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
         centred = centred_where_known(log_len, known, session)  # as the fit centres them
-        r = less_fitted - self.terms.length * centred
+        r = less_fitted - self.terms.length[rec["reviewer"]] * centred
         count = np.bincount(session, minlength=g)
         residual = r - (np.bincount(session, weights=r, minlength=g) / count)[session]
         used = count >= 2

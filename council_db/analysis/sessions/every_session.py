@@ -2,7 +2,9 @@
 
 Above the sample size the joint model is fitted on the window's sample (its records fit in
 memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had
-for every session: the window's scores are read in session order a chunk at a time, each
+for every session: the window's records are read in session order a chunk of whole sessions
+at a time, from their packed strings (store/packed_records.py: a row a session, not a row a
+record; revision 0020), each
 record's residual is its score less the fit's reviewer, candidate, slot, self-review and
 length terms, less its session's mean of that (the session effect absorbed, as the fit
 absorbs it by demeaning; lengths partly unknown are centred within the session as the fit
@@ -10,13 +12,14 @@ centres them), and each chunk's sessions are reduced to their cells before the n
 Memory holds the cells, never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
-reviewer) costs about as much CPU, and fetching its cells more (docs/benchmarks.md, "Every
-session screened"); here the fit's own numpy arithmetic gives the residuals.
+reviewer) costs about as much CPU as reading the score rows, and fetching its cells more
+(docs/benchmarks.md, "Every session screened"); here the fit's own numpy arithmetic gives the
+residuals.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Iterator
 
 import numpy as np
 
@@ -25,17 +28,10 @@ from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
 from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
 from council_db.store.database import Database
+from council_db.store.packed_records import from_packed, from_scores
 
-CHUNK = 50_000  # records read at a time (as Python rows, ~250 bytes each, before they become arrays)
 NO_LENGTH = "length effect (no answer length is known)"  # not identified, and then nothing to subtract
-RECORD = np.dtype([("session", "i8"), ("reviewer", "i8"), ("model", "i8"), ("slot", "i8"), ("length", "i8"),
-                   ("score", "f8")])
-RECORDS_SQL = """WITH report_window AS ({window})
-SELECT sc.session_id, sc.reviewer_id, sc.model_id, CASE WHEN sc.display_order THEN sc.position ELSE -1 END,
-       sc.response_length_chars, sc.score_value
-FROM scores AS sc
-WHERE sc.session_id IN (SELECT id FROM report_window) AND sc.exclusion_id IS NULL AND sc.scale_id = :scale_id{judges}
-ORDER BY sc.session_id"""
+IN_WINDOW = "session_id IN (SELECT id FROM ({window}) AS report_window)"
 
 
 def why_not(window: Window, fit: JointFit) -> str | None:
@@ -85,10 +81,13 @@ class _Terms:
                 + np.where(own, self.own[rec["reviewer"]], 0.0))
 
 
-def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit) -> Cells | None:
+def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, *, packed: bool = True) \
+        -> Cells | None:
     """The cells of every session of ``window``, with residuals from ``fit`` (fitted on
     ``data``, the window or its sample); None when ``why_not`` says no or a record has a
-    reviewer, candidate or slot the fit never saw."""
+    reviewer, candidate or slot the fit never saw. ``packed`` False: the records are read
+    from ``scores`` row by row, which the packed strings are checked against (the tests and
+    benchmarks/bench_every_session.py compare the two)."""
     if why_not(window, fit) is not None:
         return None
     with db.reading() as reader:
@@ -100,10 +99,9 @@ def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit) 
             return None
         sessions_sql, params = window.session_query()
         in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
-        judges = f" AND sc.reviewer_id NOT IN ({', '.join(map(str, references))})" if references else ""
-        chunks = reader.chunks(RECORDS_SQL.format(window=sessions_sql, judges=judges),
-                               {**params, "scale_id": scale[0][0]}, CHUNK)
-        return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks)
+        chunks = (from_packed if packed else from_scores)(reader, IN_WINDOW.format(window=sessions_sql), params,
+                                                          scale[0][0])
+        return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks, references)
 
 
 class _Collected:
@@ -120,16 +118,12 @@ class _Collected:
         self.session_ids = np.zeros(sessions, dtype=np.int64)
         self.scores = [data.score]  # the scale's values seen: the sample's, and each cell's lowest and highest
 
-    def read(self, chunks: Any) -> Cells | None:
-        carried = np.zeros(0, RECORD)
-        for rows in chunks:
-            rec = np.concatenate([carried, np.fromiter(map(tuple, rows), dtype=RECORD, count=len(rows))])
-            last = rec["session"] == rec["session"][-1]  # the last session may go on in the next chunk
-            if not self._add(rec[~last]):
+    def read(self, chunks: Iterator[np.ndarray], references: list[int]) -> Cells | None:
+        """The cells of the chunks' records (packed_records.RECORDS, whole sessions a chunk)
+        but those of the ``references`` (human raters and gold labels)."""
+        for rec in chunks:
+            if not self._add(rec[~np.isin(rec["reviewer"], references)] if references else rec):
                 return None
-            carried = rec[last]
-        if len(carried) and not self._add(carried):
-            return None
         n, reviewers = self.filled, list(self.data.reviewers)
         return Cells(count=self.count[:n], within=self.within[:n], constant=self.constant[:n],
                      residual_count=self.residual_count[:n], residual_square=self.residual_square[:n],
@@ -148,7 +142,7 @@ class _Collected:
         new = np.r_[True, rec["session"][1:] != rec["session"][:-1]]
         starts, session = np.flatnonzero(new), np.cumsum(new) - 1
         g, n_rev = len(starts), len(self.data.reviewers)
-        score = rec["score"]
+        score = np.ascontiguousarray(rec["score"])  # a field of a structured array is strided: ufunc.at slows 30-fold
         residual, used = self._residuals(rec, session, g, score - fitted)
         cell = session * n_rev + reviewer
 

@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from council_db.store import db_check, packed_check
-from tests.conftest import both_backends, run_module, session, write_jsonl
+from council_db.store import db_check, migrate, packed_check
+from council_db.store.database import open_database
+from tests.conftest import Cli, both_backends, run_module, session, write_jsonl
+from tests.store.sqlite_files import sqlite_objects
 from tests.store.test_derived_tables import by_hand
+from tests.store.test_migration_data import filled_at
 
 # docs/storage.md: reviewer, model, slot, length as little-endian int32, score as float64
 DOCUMENTED = np.dtype([("reviewer", "<i4"), ("model", "<i4"), ("slot", "<i4"), ("length", "<i4"), ("score", "<f8")])
@@ -117,3 +120,20 @@ def test_a_corrupted_string_stops_the_every_session_pass_with_one_line_naming_th
     assert result.returncode == 1 and "Traceback" not in result.stderr.decode()
     assert "packed_records of session id 2 is not a whole number" in result.stderr.decode()
     assert "council-db db check --repair rebuilds it" in result.stderr.decode()
+
+
+def test_the_upgrade_packs_a_filled_store_and_the_downgrade_drops_the_table(tmp_path):
+    path = filled_at(tmp_path, "0019")
+    database = open_database(f"sqlite:///{path}", notify=lambda _: None)  # upgrades to head
+    try:
+        assert migrate.current_revision(database.engine) == "0020"
+        packed = _from_packed(database)
+        assert packed == _from_scores(database) and len(packed) == 2  # FIXTURE_0019's two sessions
+        assert sum(map(len, packed.values())) == 5  # its six scores but the excluded one
+        assert not packed_check.check(database).wrong
+    finally:
+        database.engine.dispose()
+    cli = Cli(path)
+    assert cli("db", "downgrade", "0019").exit_code == 0
+    assert "packed_records" not in sqlite_objects(path)["table"]
+    assert cli("db", "upgrade").exit_code == 0 and len(_from_packed(open_database(f"sqlite:///{path}"))) == 2

@@ -66,7 +66,8 @@ def main() -> None:
     rows: dict[str, list[tuple[float, float, float]]] = {}
     for _ in range(options.runs):  # alternating, so a busy spell on the machine falls on every row
         for name, measure in (("`anomalies` (the report's sample)", lambda: run(options.db, ["anomalies"])),
-                              ("`anomalies --every-session`", lambda: run(options.db, ["anomalies", "--every-session"])),
+                              ("`anomalies --every-session`",
+                               lambda: run(options.db, ["anomalies", "--every-session"])),
                               ("its steps, the pass reading packed records", lambda: steps(options.db, "packed")),
                               ("its steps, the pass reading score rows (before 0020)",
                                lambda: steps(options.db, "rows"))):

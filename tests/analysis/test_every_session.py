@@ -104,7 +104,8 @@ def _mixed_store(cli, db, tmp_path) -> None:
                                                     "m.id = scores.reviewer_id"))[:4]
     extra = [record(session_id=f"undated-{g}", timestamp=None, reviewer_id=panel[r], model_id=panel[m],
                     position=(m + g) % 4, response_length_chars=500 + 50 * m, score_value=float(1 + (g + r * m) % 5),
-                    score_scale=scale) for g in range(6) for scale in ("1-10", "1-5") for r in range(4) for m in range(4)]
+                    score_scale=scale)
+             for g in range(6) for scale in ("1-10", "1-5") for r in range(4) for m in range(4)]
     extra[0]["score_value"], extra[1]["score_value"] = 0.0, 11.0  # unscored, out of scale: excluded
     held_back = extra[44:48]  # undated-1's last judge on 1-10: a second part, in the later import
     path = write_jsonl(tmp_path / "extra.jsonl", extra[:44] + extra[48:])

@@ -37,8 +37,10 @@ SCORE_ROWS = """SELECT session_id, scale_id, reviewer_id, model_id, CASE WHEN di
        response_length_chars, score_value
 FROM scores WHERE {sessions} AND exclusion_id IS NULL{scale}
 ORDER BY session_id, scale_id, reviewer_id, model_id, position"""
+# A session's parts in any order (the pass sums them, the check sorts them): ordering by part too,
+# SQLite sorts each session's rows again where a scale is asked for (a million small sorts).
 PACKED_ROWS = """SELECT session_id, scale_id, data FROM packed_records WHERE {sessions}{scale}
-ORDER BY session_id, scale_id, part"""
+ORDER BY session_id"""
 
 
 class DamagedPart(CouncilDbError):

@@ -99,8 +99,10 @@ def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, 
             return None
         sessions_sql, params = window.session_query()
         in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
-        chunks = (from_packed if packed else from_scores)(reader, IN_WINDOW.format(window=sessions_sql), params,
-                                                          scale[0][0])
+        if in_window == reader.scalar("SELECT COUNT(*) FROM sessions"):  # every session: no look-up each
+            sessions_sql, params = "", {}
+        in_sessions = IN_WINDOW.format(window=sessions_sql) if sessions_sql else "1 = 1"
+        chunks = (from_packed if packed else from_scores)(reader, in_sessions, params, scale[0][0])
         return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks, references)
 
 

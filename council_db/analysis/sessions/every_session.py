@@ -1,15 +1,14 @@
 """The anomaly tests' sums for every session of a window, in one streamed pass over its records.
 
 Above the sample size the joint model is fitted on the window's sample (its records fit in
-memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had
-for every session: the window's records are read in session order a chunk of whole sessions
-at a time, from their packed strings (store/packed_records.py: a row a session, not a row a
-record; revision 0020), each
-record's residual is its score less the fit's reviewer, candidate, slot, self-review and
-length terms, less its session's mean of that (the session effect absorbed, as the fit
-absorbs it by demeaning; lengths partly unknown are centred within the session as the fit
-centres them), and each chunk's sessions are reduced to their cells before the next is read.
-Memory holds the cells, never the window's records.
+memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had for
+every session: the window's records are read in session order a chunk of whole sessions at a
+time, from their packed strings (store/packed_records.py, revision 0020: a row a session, not a
+row a record); each record's residual is its score less the fit's reviewer, candidate, slot,
+self-review and length terms, less its session's mean of that (the session effect absorbed, as
+the fit absorbs it by demeaning; lengths partly unknown are centred within the session as the
+fit centres them), and each chunk's sessions are reduced to their cells before the next is
+read. Memory holds the cells, never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
 reviewer) costs about as much CPU as reading the score rows, and fetching its cells more

@@ -34,11 +34,11 @@ def check(db: Database, *, repair: bool = False) -> tuple[list[Finding], list[Fi
     derived.check, packed_check.check and references.orphans give them."""
     if repair:
         orphans = references.orphans(db, repair=True)
-        return derived.check(db, repair=True) + [packed_check.check(db, repair=True)], orphans
+        return derived.check(db, repair=True) + packed_check.check(db, repair=True), orphans
     with ThreadPoolExecutor(THREADS, thread_name_prefix="db-check") as pool:
         # the longest first (session_stats, then the day totals): the threads end close together
         screen = DayScreen().passes  # the day totals: one sort of the records for the five tables
         tables = [pool.submit(derived.check, db, tables=(table,), screen=screen) for table in derived.DERIVED]
         orphans = pool.submit(references.orphans, db)
-        packed = pool.submit(packed_check.check, db)  # packed_records: store/packed_check.py
-        return [finding for table in tables for finding in table.result()] + [packed.result()], orphans.result()
+        packed = pool.submit(packed_check.check, db)  # packed_records, where kept: store/packed_check.py
+        return [finding for table in tables for finding in table.result()] + packed.result(), orphans.result()

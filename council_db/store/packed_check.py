@@ -1,5 +1,6 @@
-"""``db check`` of ``packed_records``: each (session, scale)'s packed strings against its usable
-scores, a range of sessions at a time; ``--repair`` packs the sessions found wrong again.
+"""``db check`` of ``packed_records``, on a store that keeps them (store/packing.py): each
+(session, scale)'s packed strings against its usable scores, a range of sessions at a time;
+``--repair`` packs the sessions found wrong again.
 
 A range is read both ways (store/packed_records.py) and, each side sorted on every field,
 compared as one block of bytes: the parts of a session may hold its records in another order
@@ -16,7 +17,7 @@ import numpy as np
 
 from council_db.store.derived import EXAMPLES, Finding
 from council_db.store.packed_records import LAYOUT, RECORDS, DamagedPart, from_scores, unpacked
-from council_db.store.packed_writes import rebuild
+from council_db.store.packed_writes import STATE_SQL, rebuild
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -29,13 +30,16 @@ IN_RANGE = "session_id BETWEEN :first AND :last"
 FIELDS = ("session", "scale", *LAYOUT.names)
 
 
-def check(db: Database, *, repair: bool = False) -> Finding:
+def check(db: Database, *, repair: bool = False) -> list[Finding]:
     """Compare every packed string with its scores; with ``repair``, pack the sessions of each
-    range that differs again (under the write lock, checked again inside its transaction)."""
+    range that differs again (under the write lock, checked again inside its transaction).
+    No finding where the store keeps no copy, or `db pack` is still filling it (store/packing.py)."""
     from sqlalchemy import text
 
     finding = Finding(TABLE)
     with db.engine.connect() as connection:
+        if connection.exec_driver_sql(STATE_SQL).scalar() != "on":
+            return []
         finding.rows = connection.execute(text(f"SELECT COUNT(*) FROM {TABLE}")).scalar_one()
         low, high = connection.execute(text(
             f"SELECT MIN(low), MAX(high) FROM (SELECT MIN(id) AS low, MAX(id) AS high FROM sessions UNION ALL "
@@ -47,7 +51,7 @@ def check(db: Database, *, repair: bool = False) -> Finding:
             if wrong and repair:
                 rebuild(connection, wrong)
                 finding.repaired = True
-    return finding
+    return [finding]
 
 
 def _wrong_sessions(connection: Connection, bounds: dict[str, int], finding: Finding) -> set[int]:

@@ -1,24 +1,24 @@
-"""each session's usable records packed into byte strings (issue 32)
+"""each session's usable records packed into byte strings, opt-in per store (issue 32)
 
 Revision ID: 0020
 Revises: 0019
 Create Date: 2026-11-28
 
 `anomalies --every-session` tests every session of a window against the sample's fit, and
-read every record to do it: 16M rows at a million 4x4 sessions, 37 s of CPU, SQLite's cost
+reads every record to do it: 16M rows at a million 4x4 sessions, 37 s of CPU, SQLite's cost
 per row the floor. ``packed_records`` holds per (session, scale, part) the session's usable
 records as one byte string (24 bytes a record, little-endian: reviewer id, candidate id and
 display slot, -1 for none, as int32; answer length in characters, -1 unknown, as int32; the
 score as float64; docs/storage.md), read with ``np.frombuffer``: a million rows, not 16M.
 A part is what one write added (store/packed_writes.py).
 
-The upgrade packs the stored sessions a range of ids at a time (memory stays bounded), in
-the key's order within a session. Written out here, not imported from store/packed_records:
-a migration must do the same thing forever. A session's parts go with it: a foreign key ON
-DELETE CASCADE on SQLite, a statement trigger on PostgreSQL (revision 0008's reasons).
+The copy costs ~455 bytes a 4x4 session, past the product's 1 KB a session, so it is a
+store's choice: ``store_options`` holds it (a row ``packed_records`` once `council-db db pack`
+turned it on, store/packing.py), and this revision packs nothing: no backfill, instant. A
+session's parts go with it: a foreign key ON DELETE CASCADE on SQLite, a statement trigger
+on PostgreSQL (revision 0008's reasons).
 """
 
-import numpy as np
 import sqlalchemy as sa
 from alembic import op
 
@@ -26,14 +26,6 @@ revision = "0020"
 down_revision = "0019"
 branch_labels = None
 depends_on = None
-
-SESSIONS_AT_ONCE = 20_000
-LAYOUT = np.dtype([("reviewer", "<i4"), ("model", "<i4"), ("slot", "<i4"), ("length", "<i4"), ("score", "<f8")])
-ROW = np.dtype([("session", "<i8"), ("scale", "<i8"), *((name, LAYOUT[name]) for name in LAYOUT.names)])
-SCORES = """SELECT session_id, scale_id, reviewer_id, model_id, CASE WHEN display_order THEN position ELSE -1 END,
-       response_length_chars, score_value
-FROM scores WHERE session_id BETWEEN {mark} AND {mark} AND exclusion_id IS NULL
-ORDER BY session_id, scale_id, reviewer_id, model_id, position"""
 
 PARTS_GONE = """
 CREATE FUNCTION council_db_packed_records_gone() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -72,40 +64,16 @@ def upgrade() -> None:
     )
     if postgresql:
         op.execute(PARTS_GONE)
-    _pack_stored_sessions()
-
-
-def _pack_stored_sessions() -> None:
-    """One part per stored (session, scale), SESSIONS_AT_ONCE session ids at a time, through
-    the driver's own cursor (16M rows through SQLAlchemy's would cost several times as long)."""
-    bind = op.get_bind()
-    first, last = bind.execute(sa.text("SELECT MIN(id), MAX(id) FROM sessions")).one()
-    if first is None:
-        return
-    mark = "?" if bind.dialect.paramstyle == "qmark" else "%s"
-    cursor = bind.connection.driver_connection.cursor()
-    insert = f"INSERT INTO packed_records (session_id, scale_id, part, data) VALUES ({mark}, {mark}, 0, {mark})"
-    for low in range(first, last + 1, SESSIONS_AT_ONCE):
-        cursor.execute(SCORES.format(mark=mark), (low, low + SESSIONS_AT_ONCE - 1))
-        rows = cursor.fetchall()
-        if rows:
-            cursor.executemany(insert, _parts(np.fromiter(rows, dtype=ROW, count=len(rows))))
-
-
-def _parts(rows: np.ndarray) -> list[tuple[int, int, bytes]]:
-    """(session, scale, packed string) for each (session, scale) of rows in that order."""
-    new = np.r_[True, (rows["session"][1:] != rows["session"][:-1]) | (rows["scale"][1:] != rows["scale"][:-1])]
-    starts = np.flatnonzero(new).tolist()
-    packed = np.empty(len(rows), LAYOUT)
-    for name in LAYOUT.names:
-        packed[name] = rows[name]
-    data, size = packed.tobytes(), LAYOUT.itemsize
-    ends = [*starts[1:], len(rows)]
-    return [(int(rows["session"][start]), int(rows["scale"][start]), data[start * size:end * size])
-            for start, end in zip(starts, ends)]
+    op.create_table(
+        "store_options",
+        sa.Column("name", sa.String(length=32), nullable=False),
+        sa.Column("value", sa.String(length=32), nullable=False),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_store_options")),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("store_options")
     if op.get_bind().dialect.name == "postgresql":
         op.execute("DROP TRIGGER sessions_delete_packed_records ON sessions")
         op.execute("DROP TRIGGER sessions_truncate_packed_records ON sessions")

@@ -91,13 +91,15 @@ def test_a_broken_session_outside_the_sample_is_found_only_when_every_session_is
     found = {row["session_id"]: row for row in json.loads(screened.stdout)}
     assert broken in found and found[broken]["reason"].startswith("every score is 10")
     assert "every one of the window's 20,000 sessions tested" in screened.stderr
+    assert screened.stderr.count("council-db db pack") == 1  # read from the score rows: said once
 
 
 def _mixed_store(cli, db, tmp_path) -> None:
     """150 simulated sessions with planted anomalies and some unknown lengths; then a second
     scale, undated sessions, excluded scores, a session that gains a reviewer in a later
     import (a second packed part), a re-import, a deleted session and a reviewer re-marked as
-    a human rater (left out of the pass either way)."""
+    a human rater (left out of the pass either way); packed by the writer from the first import."""
+    assert cli("db", "pack").exit_code == 0
     _imported(cli, tmp_path, sessions=150, seed=3, anomaly_rate=0.03, verbosity=0.3, position_effects=[0.2])
     with db.reading() as reader:
         panel = sorted(name for name, in reader.rows("SELECT DISTINCT m.name FROM scores JOIN models AS m ON "

@@ -36,6 +36,7 @@ EXPECTED_TABLES = {
     "slot_day_totals",
     "watch_state",
     "packed_records",
+    "store_options",
 }
 EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
                   "reviewer_daily", "daily_scores", "model_profiles", "dimension_records", "reviewer_identities"}

@@ -1,7 +1,10 @@
-"""packed_records (revision 0020) holds what the usable scores say, per (session, scale),
-through import, re-import, a session gaining records in a later import, re-marked reviewers,
-deleting a session, pruning and undoing an import; db check finds a damaged string and
---repair mends it. Read back here with plain SQL and np.frombuffer of the documented layout."""
+"""packed_records (revision 0020), on a store that `db pack` turned it on for, holds what the
+usable scores say, per (session, scale), through import, re-import, a session gaining records
+in a later import, re-marked reviewers, deleting a session, pruning and undoing an import; db
+check finds a damaged string and --repair mends it; packing a filled store gives what packing
+at import gives, and --off removes it. A default store keeps none: its writer writes no part,
+db check ignores the table. Read back here with plain SQL and np.frombuffer of the documented
+layout."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from council_db.store import db_check, migrate, packed_check
+from council_db.store import db_check, migrate, packed_check, packing
 from council_db.store.database import open_database
 from tests.conftest import Cli, both_backends, run_module, session, write_jsonl
 from tests.store.sqlite_files import sqlite_objects
@@ -48,7 +51,8 @@ def _parts(db) -> int:
 
 def _true_to_scores(db) -> None:
     assert _from_packed(db) == _from_scores(db)
-    assert not packed_check.check(db).wrong
+    (finding,) = packed_check.check(db)
+    assert not finding.wrong
 
 
 def _first_file() -> list[dict]:
@@ -60,8 +64,15 @@ def _first_file() -> list[dict]:
     return lines
 
 
+def _fifth_judge() -> list[dict]:
+    """The dated session of ``_first_file`` scored again by a fifth reviewer: its second part."""
+    dated = session("dated", timestamp="2025-06-01T10:00:00+00:00")
+    return [dict(line, reviewer_id="vendor/judge-5") for line in dated]
+
+
 @both_backends
 def test_the_packed_records_are_what_the_usable_scores_say_through_every_write(cli, db, tmp_path):
+    assert cli("db", "pack").exit_code == 0  # an empty store: the writer packs from the first import on
     first = write_jsonl(tmp_path / "first.jsonl", _first_file())
     assert cli("import", "-q", str(first)).exit_code == 0
     _true_to_scores(db)
@@ -95,6 +106,7 @@ def test_the_packed_records_are_what_the_usable_scores_say_through_every_write(c
 def test_db_check_finds_a_damaged_or_stale_string_and_repair_packs_the_session_again(cli, db, db_url, tmp_path):
     lines = [line for g in range(6) for line in session(f"s{g}", timestamp=f"2025-06-0{g + 1}T10:00:00+00:00")]
     assert cli("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", lines))).exit_code == 0
+    assert cli("db", "pack").exit_code == 0
     cut = "substr(data, 1, 20)" if db_url.startswith("sqlite") else "substring(data from 1 for 20)"
     by_hand(db_url, f"UPDATE packed_records SET data = {cut} WHERE session_id = 2",  # not whole records
             "UPDATE scores SET score_value = 1.0 WHERE session_id = 4 AND reviewer_id = 1",  # a stale string
@@ -115,6 +127,7 @@ def test_db_check_finds_a_damaged_or_stale_string_and_repair_packs_the_session_a
 def test_a_corrupted_string_stops_the_every_session_pass_with_one_line_naming_the_repair(cli, db_url, tmp_path):
     cli("simulate", "-o", str(tmp_path / "sim.jsonl"), "--sessions", "60", "--seed", "3")
     assert cli("import", "-q", str(tmp_path / "sim.jsonl")).exit_code == 0
+    assert cli("db", "pack").exit_code == 0
     by_hand(db_url, "UPDATE packed_records SET data = substr(data, 1, 20) WHERE session_id = 2")
     result = run_module("--db", db_url, "anomalies", "--every-session", "--sample-sessions", "30")
     assert result.returncode == 1 and "Traceback" not in result.stderr.decode()
@@ -122,27 +135,69 @@ def test_a_corrupted_string_stops_the_every_session_pass_with_one_line_naming_th
     assert "council-db db check --repair rebuilds it" in result.stderr.decode()
 
 
-def test_the_upgrade_packs_a_filled_store_and_the_downgrade_drops_the_table(tmp_path):
+def _options(db) -> list[tuple]:
+    with db.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(text("SELECT name, value FROM store_options"))]
+
+
+def test_the_upgrade_packs_nothing_and_the_downgrade_drops_both_tables(tmp_path):
     path = filled_at(tmp_path, "0019")
     database = open_database(f"sqlite:///{path}", notify=lambda _: None)  # upgrades to head
     try:
         assert migrate.current_revision(database.engine) == "0020"
-        packed = _from_packed(database)
-        assert packed == _from_scores(database) and len(packed) == 2  # FIXTURE_0019's two sessions
-        assert sum(map(len, packed.values())) == 5  # its six scores but the excluded one
-        assert not packed_check.check(database).wrong
+        assert _parts(database) == 0 and _options(database) == [] and not packing.is_on(database)
     finally:
         database.engine.dispose()
     cli = Cli(path)
-    assert cli("db", "downgrade", "0019").exit_code == 0
-    assert "packed_records" not in sqlite_objects(path)["table"]
-    assert cli("db", "upgrade").exit_code == 0 and len(_from_packed(open_database(f"sqlite:///{path}"))) == 2
+    assert cli("db", "pack").exit_code == 0 and cli("db", "downgrade", "0019").exit_code == 0
+    assert {"packed_records", "store_options"}.isdisjoint(sqlite_objects(path)["table"])
+    assert cli("db", "upgrade").exit_code == 0
+    database = open_database(f"sqlite:///{path}")
+    try:
+        assert _parts(database) == 0 and _options(database) == []  # the choice went with the downgrade
+    finally:
+        database.engine.dispose()
 
 
 @both_backends
-def test_upgrading_a_store_downgraded_to_0019_packs_its_sessions_again(cli, db, tmp_path):
+def test_a_default_store_writes_no_part_and_db_check_ignores_the_table(cli, db, db_url, tmp_path):
+    first = write_jsonl(tmp_path / "first.jsonl", _first_file())
+    assert cli("import", "-q", str(first)).exit_code == 0
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "later.jsonl", _fifth_judge()))).exit_code == 0
+    assert cli("delete", "--import", "2", "--yes").exit_code == 0  # undoing an import packs nothing again
+    assert _parts(db) == 0 and _options(db) == []
+    by_hand(db_url, "INSERT INTO packed_records (session_id, scale_id, part, data) VALUES (1, 1, 0, 'x')")
+    checked = cli("db", "check", "--json")
+    assert checked.exit_code == 0 and "packed_records" not in checked.stdout + checked.stderr
+    assert cli("db", "check", "--repair").exit_code == 0 and _parts(db) == 1  # not its business
+
+
+@both_backends
+def test_packing_a_filled_store_gives_what_packing_at_import_gives_and_off_then_on_again(cli, db, tmp_path):
+    assert cli("db", "pack").exit_code == 0
     assert cli("import", "-q", str(write_jsonl(tmp_path / "first.jsonl", _first_file()))).exit_code == 0
-    assert cli("db", "downgrade", "0019").exit_code == 0
-    assert cli("db", "upgrade").exit_code == 0  # the migration's own packing, through the driver's cursor
-    assert _parts(db) == 3
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "later.jsonl", _fifth_judge()))).exit_code == 0
+    at_import, parts = _from_packed(db), _parts(db)
+    assert parts == 4 and at_import == _from_scores(db)  # the dated session in two parts
+
+    for _ in range(2):  # --off, twice: the same
+        off = cli("db", "pack", "--off")
+        assert off.exit_code == 0 and _parts(db) == 0 and _options(db) == [] and not packing.is_on(db)
+    assert "keeps no packed records" in off.stderr
+    for _ in range(2):  # on again, twice: the same
+        on = cli("db", "pack")
+        assert on.exit_code == 0 and _from_packed(db) == at_import and _parts(db) == 3  # a part a (session, scale)
+        assert _options(db) == [("packed_records", "on")]
+    assert "packed already" in on.stderr
+    _true_to_scores(db)
+
+
+@both_backends
+def test_an_interrupted_pack_is_trusted_by_nothing_and_done_whole_when_run_again(cli, db, db_url, tmp_path):
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "first.jsonl", _first_file()))).exit_code == 0
+    by_hand(db_url, "INSERT INTO store_options (name, value) VALUES ('packed_records', 'packing')")
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "later.jsonl", _fifth_judge()))).exit_code == 0
+    assert _parts(db) == 1 and not packing.is_on(db)  # the writer packs meanwhile; the copy is not whole
+    assert "packed_records" not in cli("db", "check", "--json").stdout
+    assert cli("db", "pack").exit_code == 0 and packing.is_on(db)
     _true_to_scores(db)

@@ -3,12 +3,13 @@
 Above the sample size the joint model is fitted on the window's sample (its records fit in
 memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had for
 every session: the window's records are read in session order a chunk of whole sessions at a
-time, from their packed strings (store/packed_records.py, revision 0020: a row a session, not a
-row a record); each record's residual is its score less the fit's reviewer, candidate, slot,
-self-review and length terms, less its session's mean of that (the session effect absorbed, as
-the fit absorbs it by demeaning; lengths partly unknown are centred within the session as the
-fit centres them), and each chunk's sessions are reduced to their cells before the next is
-read. Memory holds the cells, never the window's records.
+time, from their packed strings where the store keeps them (store/packed_records.py, revision
+0020, `db pack`: a row a session, not a row a record), else from the score rows; each
+record's residual is its score less the fit's reviewer, candidate, slot, self-review and
+length terms, less its session's mean of that (the session effect absorbed, as the fit absorbs
+it by demeaning; lengths partly unknown are centred within the session as the fit centres
+them), and each chunk's sessions are reduced to their cells before the next is read. Memory
+holds the cells, never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
 reviewer) costs about as much CPU as reading the score rows, and fetching its cells more
@@ -28,6 +29,7 @@ from council_db.analysis.loading.window import Window
 from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
 from council_db.store.database import Database
 from council_db.store.packed_records import from_packed, from_scores
+from council_db.store.packing import is_on
 
 NO_LENGTH = "length effect (no answer length is known)"  # not identified, and then nothing to subtract
 IN_WINDOW = "session_id IN (SELECT id FROM ({window}) AS report_window)"
@@ -80,15 +82,17 @@ class _Terms:
                 + np.where(own, self.own[rec["reviewer"]], 0.0))
 
 
-def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, *, packed: bool = True) \
+def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, *, packed: bool | None = None) \
         -> Cells | None:
     """The cells of every session of ``window``, with residuals from ``fit`` (fitted on
     ``data``, the window or its sample); None when ``why_not`` says no or a record has a
-    reviewer, candidate or slot the fit never saw. ``packed`` False: the records are read
-    from ``scores`` row by row, which the packed strings are checked against (the tests and
-    benchmarks/bench_every_session.py compare the two)."""
+    reviewer, candidate or slot the fit never saw. ``packed`` None: from the packed strings
+    where the store keeps them (store/packing.py), else from ``scores`` row by row; True or
+    False: that way (the tests and benchmarks/bench_every_session.py compare the two)."""
     if why_not(window, fit) is not None:
         return None
+    if packed is None:
+        packed = is_on(db)
     with db.reading() as reader:
         ids = {name: number for number, name in reader.rows("SELECT id, name FROM models")}
         judge_of = dict(reader.rows("SELECT id, COALESCE(model_of, id) FROM models"))

@@ -1,9 +1,11 @@
 """Every session screened: `council-db anomalies` on the report's sample against
 `anomalies --every-session` (every session of the window tested against the sample's fit, in
-one pass over its packed records, revision 0020), and the same steps with the pass reading
-the score rows instead (the path before 0020), paired in one run on one store: wall, CPU and
-peak memory, with the store's size and the machine's load.
+one pass over its packed records, revision 0020, on a store `council-db db pack` packed), and
+the same steps with the pass reading the score rows instead (what a store without `db pack`
+reads), paired in one run on one store: wall, CPU and peak memory, with the store's size and
+the machine's load.
 
+    council-db --db FILE db pack  # once
     python benchmarks/bench_every_session.py --db FILE [--runs 2] [--write-docs]
 
 Issue 32's target: every session at 1,000,000 sessions in <= 5 s and <= 300 MB. The last two
@@ -49,16 +51,26 @@ def steps(db: str, source: str) -> tuple[float, float, float]:
     return float(wall), float(cpu), float(peak)
 
 
+def packed(db: str) -> bool:
+    """Whether `db pack` packed the store (the pass reads score rows elsewhere)."""
+    from council_db.store.database import open_reader
+    from council_db.store.packing import is_on
+
+    return is_on(open_reader(db if "://" in db else f"sqlite:///{os.path.abspath(db)}"))
+
+
 def best(runs: list[tuple[float, float, float]]) -> tuple[float, float, float]:
     return min(runs, key=lambda run: run[1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", required=True, help="a SQLite store at revision 0020 or later, only read")
+    parser.add_argument("--db", required=True, help="a SQLite store `council-db db pack` packed, only read")
     parser.add_argument("--runs", type=int, default=2, help="runs of each row, alternating (the best is shown)")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     options = parser.parse_args()
+    if not packed(options.db):
+        raise SystemExit(f"{options.db} keeps no packed records: run `council-db --db {options.db} db pack` first")
     sessions, records, _ = store_size(options.db)
     compile_council_db()
     load = os.getloadavg()[0]
@@ -69,7 +81,7 @@ def main() -> None:
                               ("`anomalies --every-session`",
                                lambda: run(options.db, ["anomalies", "--every-session"])),
                               ("its steps, the pass reading packed records", lambda: steps(options.db, "packed")),
-                              ("its steps, the pass reading score rows (before 0020)",
+                              ("its steps, the pass reading score rows (no `db pack`)",
                                lambda: steps(options.db, "rows"))):
             wall, cpu, peak = measured = measure()
             rows.setdefault(name, []).append(measured)

@@ -8,9 +8,9 @@ log's session gains records all through its file, and appending a part costs the
 written, where rewriting the session's string would cost the session's records every batch.
 Within a part the records are in the key's order (reviewer, model, position).
 
-Both ways of getting a window's records as ``RECORDS`` arrays live here: from the packed
-strings (what the anomaly pass reads) and from ``scores`` (what they are packed from, and
-checked against by ``db check``).
+Both ways of getting a window's records live here: from the packed strings, a contiguous array
+a field (what the anomaly pass reads), and from ``scores`` as ``RECORDS`` (what they are packed
+from, and checked against by ``db check``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 LAYOUT = np.dtype([("reviewer", "<i4"), ("model", "<i4"), ("slot", "<i4"), ("length", "<i4"), ("score", "<f8")])
 # A record unpacked, with its session and scale.
 RECORDS = np.dtype([("session", "<i8"), ("scale", "<i4"), *((name, LAYOUT[name]) for name in LAYOUT.names)])
+Columns = dict[str, np.ndarray]  # records as one contiguous array per field of RECORDS
 SESSIONS_AT_ONCE = 5_000  # sessions read a chunk (about 80,000 records of a 4x4 council)
 RECORDS_AT_ONCE = 50_000  # score rows read a chunk (as Python rows, ~250 bytes each, before they become arrays)
 
@@ -55,9 +56,10 @@ def packed(records: np.ndarray) -> bytes:
     return out.tobytes()
 
 
-def unpacked(sessions: np.ndarray, scales: np.ndarray, parts: list[bytes]) -> np.ndarray:
+def unpacked_columns(sessions: np.ndarray, scales: np.ndarray, parts: list[bytes]) -> Columns:
     """The records of packed strings (bytes, or PostgreSQL's memoryviews), each with its row's
-    session and scale."""
+    session and scale, a contiguous array a field: what the pass reads each field of several
+    times (a field of a structured array is strided: reading it costs more each time)."""
     counts = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     if (counts % LAYOUT.itemsize).any():
         bad = int(sessions[np.flatnonzero(counts % LAYOUT.itemsize)[0]])
@@ -65,10 +67,26 @@ def unpacked(sessions: np.ndarray, scales: np.ndarray, parts: list[bytes]) -> np
                           "records: council-db db check --repair rebuilds it from the scores")
     counts //= LAYOUT.itemsize
     flat = np.frombuffer(b"".join(parts), LAYOUT)
-    out = np.empty(len(flat), RECORDS)
+    out = {name: np.ascontiguousarray(flat[name]) for name in LAYOUT.names}
     out["session"], out["scale"] = np.repeat(sessions, counts), np.repeat(scales, counts)
-    for name in LAYOUT.names:
-        out[name] = flat[name]
+    return out
+
+
+def unpacked(sessions: np.ndarray, scales: np.ndarray, parts: list[bytes]) -> np.ndarray:
+    """``unpacked_columns`` as ``RECORDS``, which sort and compare as one block (db check)."""
+    return records_of(unpacked_columns(sessions, scales, parts))
+
+
+def columns_of(records: np.ndarray) -> Columns:
+    """``RECORDS`` as a contiguous array a field."""
+    return {name: np.ascontiguousarray(records[name]) for name in RECORDS.names}
+
+
+def records_of(columns: Columns) -> np.ndarray:
+    """Columns as ``RECORDS``."""
+    out = np.empty(len(columns["session"]), RECORDS)
+    for name in RECORDS.names:
+        out[name] = columns[name]
     return out
 
 
@@ -86,7 +104,7 @@ def split_by_key(records: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
 
 
 def from_packed(reader: Reader, sessions: str, params: dict[str, Any], scale_id: int | None = None) \
-        -> Iterator[np.ndarray]:
+        -> Iterator[Columns]:
     """The records of the sessions ``sessions`` (a condition on session_id) selects, from
     their packed strings, in chunks of whole sessions (the caller carries none over)."""
     scale, params = _on_scale(scale_id, params)
@@ -99,10 +117,10 @@ def from_packed(reader: Reader, sessions: str, params: dict[str, Any], scale_id:
         while cut and rows[cut - 1][0] == last:  # the last session's parts may go on in the next chunk
             cut -= 1
         if cut:
-            yield _records_of(rows[:cut])
+            yield _columns_of(rows[:cut])
         carried = rows[cut:]
     if carried:
-        yield _records_of(carried)
+        yield _columns_of(carried)
 
 
 def _on_scale(scale_id: int | None, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -110,9 +128,9 @@ def _on_scale(scale_id: int | None, params: dict[str, Any]) -> tuple[str, dict[s
     return ("", params) if scale_id is None else (" AND scale_id = :scale_id", {**params, "scale_id": scale_id})
 
 
-def _records_of(rows: list[Any]) -> np.ndarray:
+def _columns_of(rows: list[Any]) -> Columns:
     sessions, scales, parts = zip(*rows)
-    return unpacked(np.array(sessions, dtype=np.int64), np.array(scales, dtype=np.int64), list(parts))
+    return unpacked_columns(np.array(sessions, dtype=np.int64), np.array(scales, dtype=np.int64), list(parts))
 
 
 def from_scores(reader: Reader, sessions: str, params: dict[str, Any], scale_id: int | None = None) \

@@ -28,7 +28,7 @@ from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
 from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
 from council_db.store.database import Database
-from council_db.store.packed_records import from_packed, from_scores
+from council_db.store.packed_records import Columns, columns_of, from_packed, from_scores
 from council_db.store.packing import is_on
 
 NO_LENGTH = "length effect (no answer length is known)"  # not identified, and then nothing to subtract
@@ -72,7 +72,7 @@ class _Terms:
         self.reviewer_index = np.full(size, -1)
         self.reviewer_index[[ids[name] for name in reviewers]] = np.arange(len(reviewers))
 
-    def fitted(self, rec: np.ndarray) -> np.ndarray:
+    def fitted(self, rec: Columns) -> np.ndarray:
         """Each record's fitted value less its session's effect and the length term (NaN: unseen level)."""
         slot = rec["slot"] + self.slot_offset
         slot_effect = np.where((slot >= 0) & (slot < len(self.slots)),
@@ -105,7 +105,8 @@ def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, 
         if in_window == reader.scalar("SELECT COUNT(*) FROM sessions"):  # every session: no look-up each
             sessions_sql, params = "", {}
         in_sessions = IN_WINDOW.format(window=sessions_sql) if sessions_sql else "1 = 1"
-        chunks = (from_packed if packed else from_scores)(reader, in_sessions, params, scale[0][0])
+        chunks = (from_packed(reader, in_sessions, params, scale[0][0]) if packed
+                  else map(columns_of, from_scores(reader, in_sessions, params, scale[0][0])))
         return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks, references)
 
 
@@ -123,11 +124,12 @@ class _Collected:
         self.session_ids = np.zeros(sessions, dtype=np.int64)
         self.scores = [data.score]  # the scale's values seen: the sample's, and each cell's lowest and highest
 
-    def read(self, chunks: Iterator[np.ndarray], references: list[int]) -> Cells | None:
-        """The cells of the chunks' records (packed_records.RECORDS, whole sessions a chunk)
-        but those of the ``references`` (human raters and gold labels)."""
+    def read(self, chunks: Iterator[Columns], references: list[int]) -> Cells | None:
+        """The cells of the chunks' records (whole sessions a chunk) but those of the
+        ``references`` (human raters and gold labels)."""
         for rec in chunks:
-            if not self._add(rec[~np.isin(rec["reviewer"], references)] if references else rec):
+            kept = ~np.isin(rec["reviewer"], references) if references else None
+            if not self._add(rec if kept is None else {name: column[kept] for name, column in rec.items()}):
                 return None
         n, reviewers = self.filled, list(self.data.reviewers)
         return Cells(count=self.count[:n], within=self.within[:n], constant=self.constant[:n],
@@ -135,9 +137,9 @@ class _Collected:
                      low=self.low[:n], high=self.high[:n], step=resolution(np.concatenate(self.scores)),
                      reviewers=reviewers, session_ids=self.session_ids[:n])
 
-    def _add(self, rec: np.ndarray) -> bool:
+    def _add(self, rec: Columns) -> bool:
         """Reduce whole sessions' records to their cells; False if a record's level is unseen."""
-        if not len(rec):
+        if not len(rec["session"]):
             return True
         terms = self.terms
         reviewer = terms.reviewer_index[rec["reviewer"]]
@@ -147,7 +149,7 @@ class _Collected:
         new = np.r_[True, rec["session"][1:] != rec["session"][:-1]]
         starts, session = np.flatnonzero(new), np.cumsum(new) - 1
         g, n_rev = len(starts), len(self.data.reviewers)
-        score = np.ascontiguousarray(rec["score"])  # a field of a structured array is strided: ufunc.at slows 30-fold
+        score = rec["score"]
         residual, used = self._residuals(rec, session, g, score - fitted)
         cell = session * n_rev + reviewer
 
@@ -167,7 +169,7 @@ class _Collected:
         self.filled += g
         return True
 
-    def _residuals(self, rec: np.ndarray, session: np.ndarray, g: int, less_fitted: np.ndarray) \
+    def _residuals(self, rec: Columns, session: np.ndarray, g: int, less_fitted: np.ndarray) \
             -> tuple[np.ndarray, np.ndarray]:
         """Per record: the residual (0 in a session of one record, which the fit leaves out);
         per session: whether it was used (two or more records)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from council_db.errors import CouncilDbError
 from council_db.store.packed_records import SESSIONS_AT_ONCE
 from council_db.store.packed_writes import STATE_SQL, repack
 
@@ -63,11 +64,23 @@ def pack(db: Database, progress: Callable[[int, int], None] = lambda done, total
     for first in range(low, high + 1, SESSIONS_AT_ONCE) if low is not None else ():
         last = min(first + SESSIONS_AT_ONCE - 1, high)
         with db.writer() as connection, connection.begin():
-            done.records += repack(connection, first, last)
+            if _still_packing(connection):
+                done.records += repack(connection, first, last)
         progress(last - low + 1, high - low + 1)
     with db.writer() as connection, connection.begin():
-        _set(connection, ON)
+        if _still_packing(connection):
+            _set(connection, ON)
     return done
+
+
+def _still_packing(connection: Connection) -> bool:
+    """Whether to go on: ``--off`` meanwhile stops this pack (CouncilDbError: the copy is
+    gone, and stays so); another pack that finished meanwhile leaves nothing to do."""
+    found = state(connection)
+    if found is None:
+        raise CouncilDbError("council-db db pack --off ran meanwhile: the store keeps no packed records "
+                             "(run council-db db pack again to keep them)")
+    return found == PACKING
 
 
 def unpack(db: Database) -> bool:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
+from council_db.errors import CouncilDbError
 from council_db.store import db_check, migrate, packed_check, packing
 from council_db.store.database import open_database
 from tests.conftest import Cli, both_backends, run_module, session, write_jsonl
@@ -201,3 +202,11 @@ def test_an_interrupted_pack_is_trusted_by_nothing_and_done_whole_when_run_again
     assert "packed_records" not in cli("db", "check", "--json").stdout
     assert cli("db", "pack").exit_code == 0 and packing.is_on(db)
     _true_to_scores(db)
+
+
+def test_db_pack_off_while_a_pack_runs_stops_it_and_leaves_no_copy(cli, db, tmp_path, monkeypatch):
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "first.jsonl", _first_file()))).exit_code == 0
+    monkeypatch.setattr(packing, "SESSIONS_AT_ONCE", 1)  # a transaction a session: --off comes between two
+    with pytest.raises(CouncilDbError, match="--off ran meanwhile"):
+        packing.pack(db, lambda done, total: packing.unpack(db))
+    assert _parts(db) == 0 and _options(db) == [] and not packing.is_on(db)

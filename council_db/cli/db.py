@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import Annotated, Callable, Iterator, Optional
 
 import typer
 
@@ -23,6 +24,7 @@ COMMANDS = {  # in the order --help lists them; each built only when run (lazy_g
     "current": "council_db.cli.db:current",
     "history": "council_db.cli.db:history",
     "check": "council_db.cli.db:check",
+    "pack": "council_db.cli.db:pack",
     "backup": "council_db.cli.db:backup",
     "restore": "council_db.cli.db:restore",
     "copy": "council_db.cli.db:copy",
@@ -166,6 +168,48 @@ def check(
         message(f"{checks:,} checks: {len(left):,} found rows that disagree with the records")
         raise typer.Exit(1)
     message(f"{checks:,} checks: every row true to the records" + (", once repaired" if wrong else ""))
+
+
+def pack(
+    ctx: typer.Context,
+    off: Annotated[bool, typer.Option("--off", help="Remove the packed copy and stop keeping it.")] = False,
+) -> None:
+    """Keep a packed copy of each session's records.
+
+    anomalies --every-session then reads a row a session instead of a row a record: about 4
+    times faster (9-11 s of CPU instead of 37-41 s at a million 4x4 sessions), for about 455
+    bytes a 4x4 session more on disk. Packs every stored session, a range at a time; imports, deletions and db
+    check keep the copy true from then on. Running it again does nothing; --off removes it."""
+    from council_db.store import packing
+
+    database = state(ctx).database()
+    if off:
+        had = packing.unpack(database)
+        message("packed records removed; the store keeps none" if had else "the store keeps no packed records")
+        return
+    with _pack_progress() as progress:
+        done = packing.pack(database, progress)
+    if done.already:
+        message("the store's records are packed already (council-db db check verifies them)")
+        return
+    message(f"packed {done.records:,} records of {done.sessions:,} sessions; imports keep them packed "
+            "(council-db db pack --off removes them)")
+
+
+@contextmanager
+def _pack_progress() -> Iterator[Callable[[int, int], None]]:
+    """A progress bar of session ids on a terminal; nothing otherwise (rich imported only then)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        yield lambda done, total: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("packing session ids"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  transient=True) as bar:
+        task = bar.add_task("pack", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def _sqlite_file(ctx: typer.Context, command: str) -> Path:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from council_db.store import derived, references
+from council_db.store import derived, packed_check, references
 from council_db.store.day_screen import DayScreen
 
 if TYPE_CHECKING:
@@ -30,14 +30,15 @@ THREADS = 2  # the machines council-db is measured on have 2 cores; more only qu
 
 
 def check(db: Database, *, repair: bool = False) -> tuple[list[Finding], list[Finding]]:
-    """(derived-table findings in DERIVED order, reference findings), as derived.check and
-    references.orphans give them."""
+    """(derived-table findings in DERIVED order then packed_records', reference findings), as
+    derived.check, packed_check.check and references.orphans give them."""
     if repair:
         orphans = references.orphans(db, repair=True)
-        return derived.check(db, repair=True), orphans
+        return derived.check(db, repair=True) + packed_check.check(db, repair=True), orphans
     with ThreadPoolExecutor(THREADS, thread_name_prefix="db-check") as pool:
         # the longest first (session_stats, then the day totals): the threads end close together
         screen = DayScreen().passes  # the day totals: one sort of the records for the five tables
         tables = [pool.submit(derived.check, db, tables=(table,), screen=screen) for table in derived.DERIVED]
         orphans = pool.submit(references.orphans, db)
-        return [finding for table in tables for finding in table.result()], orphans.result()
+        packed = pool.submit(packed_check.check, db)  # packed_records, where kept: store/packed_check.py
+        return [finding for table in tables for finding in table.result()] + packed.result(), orphans.result()

@@ -88,11 +88,12 @@ def delete(db: Database, import_id: int) -> ImportDeletion:
 
 def _delete_own_records(connection: Connection, import_id: int) -> None:
     """The import's records, then the sessions they leave empty; the sessions that keep
-    other imports' records get their statistics and first import again, and the day totals
+    other imports' records get their statistics, packed records and first import again, and the day totals
     of every one are counted again (on PostgreSQL by the triggers of revision 0010)."""
     from sqlalchemy import text
 
     from council_db.store.derived import recount_days
+    from council_db.store.packed_writes import rebuild
     from council_db.store.session_stats import refresh
 
     params = {"gone": import_id}
@@ -106,6 +107,7 @@ def _delete_own_records(connection: Connection, import_id: int) -> None:
     for first, last in id_runs(touched):
         connection.execute(emptied, {"first": first, "last": last})
     refresh(connection, set(touched))
+    rebuild(connection, set(touched))
     connection.execute(text("UPDATE sessions SET import_id = (SELECT MIN(import_id) FROM scores "
                             "WHERE session_id = sessions.id) WHERE import_id = :gone"), params)
     if sqlite:

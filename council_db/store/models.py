@@ -41,6 +41,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 # importing this module declares every table.
 from council_db.store.dimension_models import DimensionName, ScoreDimension  # noqa: F401 (re-exported)
 from council_db.store.model_base import NAMING_CONVENTION, Base, schema_filter, sqlite_only  # noqa: F401 (re-exported)
+from council_db.store.packed_models import PackedRecords, StoreOption  # noqa: F401 (re-exported)
 from council_db.store.watch_models import WatchState  # noqa: F401 (re-exported)
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 # What an import writes to: the tables whose statistics it changes.
 IMPORTED_TABLES = ("models", "scales", "sessions", "record_envelopes", "scores", "answer_styles", "session_stats",
                    "reviewer_day_totals", "model_day_totals", "pair_day_totals", "day_totals", "slot_day_totals",
-                   "imports", "rejected_lines", "dimension_names", "score_dimensions")
+                   "imports", "rejected_lines", "dimension_names", "score_dimensions", "packed_records")
 
 
 class DatabaseDamaged(CouncilDbError):

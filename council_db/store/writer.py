@@ -31,6 +31,7 @@ from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, ow
 from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
 from council_db.store.key_hash import key_hash
+from council_db.store.packed_writes import append as append_packed
 from council_db.store.pg_copy import CopyTable, CopyWriter
 from council_db.store.provenance import record_reads
 from council_db.store.reviewer_kinds import mark_stated
@@ -50,7 +51,6 @@ ROWS_PER_STATEMENT = 500  # one multi-row INSERT: ~50% faster than a per-row exe
 BATCH_RECORDS = 16_000
 SESSION_CACHE_LIMIT = 200_000
 ENVELOPE_CACHE_LIMIT = 200_000
-
 
 SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id", "key_hash")
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
@@ -300,6 +300,7 @@ class ScoreWriter:
         if inserted:
             self._session_stats(columns, fresh, touched - created)
             self.totals.add(columns, day, new, before)
+            append_packed(self.connection, self._insert_columns, columns, new, fresh)
         self.created -= touched
         self._transaction = self.connection.get_transaction()
         return inserted

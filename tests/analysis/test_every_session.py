@@ -136,3 +136,46 @@ def test_a_broken_session_outside_the_sample_is_found_only_when_every_session_is
     found = {row["session_id"]: row for row in json.loads(screened.stdout)}
     assert broken in found and found[broken]["reason"].startswith("every score is 10")
     assert "every one of the window's 20,000 sessions tested" in screened.stderr
+    assert screened.stderr.count("council-db db pack") == 1  # read from the score rows: said once
+
+
+def _mixed_store(cli, db, tmp_path) -> None:
+    """150 simulated sessions with planted anomalies and some unknown lengths; then a second
+    scale, undated sessions, excluded scores, a session that gains a reviewer in a later
+    import (a second packed part), a re-import, a deleted session and a reviewer re-marked as
+    a human rater (left out of the pass either way); packed by the writer from the first import."""
+    assert cli("db", "pack").exit_code == 0
+    _imported(cli, tmp_path, sessions=150, seed=3, anomaly_rate=0.03, verbosity=0.3, position_effects=[0.2])
+    with db.reading() as reader:
+        panel = sorted(name for name, in reader.rows("SELECT DISTINCT m.name FROM scores JOIN models AS m ON "
+                                                    "m.id = scores.reviewer_id"))[:4]
+    extra = [record(session_id=f"undated-{g}", timestamp=None, reviewer_id=panel[r], model_id=panel[m],
+                    position=(m + g) % 4, response_length_chars=500 + 50 * m, score_value=float(1 + (g + r * m) % 5),
+                    score_scale=scale)
+             for g in range(6) for scale in ("1-10", "1-5") for r in range(4) for m in range(4)]
+    extra[0]["score_value"], extra[1]["score_value"] = 0.0, 11.0  # unscored, out of scale: excluded
+    held_back = extra[44:48]  # undated-1's last judge on 1-10: a second part, in the later import
+    path = write_jsonl(tmp_path / "extra.jsonl", extra[:44] + extra[48:])
+    assert cli("import", "-q", str(path)).exit_code == 0 and cli("import", "-q", str(path)).exit_code == 0
+    later = held_back + [dict(line, reviewer_id="vendor/rater", score_value=3.0) for line in extra[32:36]]
+    assert cli("import", "-q", str(write_jsonl(tmp_path / "later.jsonl", later))).exit_code == 0
+    assert cli("delete", "--session", "undated-5", "--yes").exit_code == 0
+    assert cli("reviewers", "--kind", "human", "vendor/rater", "--yes").exit_code == 0
+
+
+@both_backends
+def test_the_packed_records_give_the_p_values_of_the_score_rows_to_1e_12(cli, db, tmp_path):
+    _mixed_store(cli, db, tmp_path)
+    window = Window()
+    data = load_sample(db, window, 100).data  # a sample: the pass tests the rest against its fit
+    fit = joint_model.fit(data)
+    with db.reading() as reader:
+        assert reader.scalar("SELECT MAX(part) FROM packed_records") == 1
+    packed = every_session.every_session(db, window, data, fit)
+    rows = every_session.every_session(db, window, data, fit, packed=False)
+    assert packed is not None and rows is not None
+    assert np.array_equal(packed.session_ids, rows.session_ids) and len(packed.session_ids) >= 150
+    by_packed, by_rows = anomalies.session_tests(packed), anomalies.session_tests(rows)
+    assert np.array_equal(by_packed.tested, by_rows.tested) and by_packed.tested.sum() >= 150
+    assert np.max(np.abs(by_packed.p_value[by_packed.tested] - by_rows.p_value[by_rows.tested])) <= 1e-12
+    assert np.min(by_packed.p_value[by_packed.tested]) < 1e-4  # the planted anomalies: not all ones

@@ -35,6 +35,8 @@ EXPECTED_TABLES = {
     "day_totals",
     "slot_day_totals",
     "watch_state",
+    "packed_records",
+    "store_options",
 }
 EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
                   "reviewer_daily", "daily_scores", "model_profiles", "dimension_records", "reviewer_identities"}

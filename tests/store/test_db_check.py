@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from council_db.store import db_check, derived, references
+from council_db.store import db_check, derived, packed_check, references
 from tests.conftest import both_backends
 from tests.store.test_derived_tables import by_hand
 
@@ -24,11 +24,12 @@ def _as_rows(findings) -> list[dict]:
 @both_backends
 def test_the_checks_two_at_a_time_find_what_they_find_one_at_a_time(cli, db, db_url, tmp_path):
     _simulated(cli, tmp_path)
+    assert cli("db", "pack").exit_code == 0  # packed_records checked too
     by_hand(db_url, "DELETE FROM session_stats WHERE session_id = 1",
             "UPDATE scores SET score_value = 1.0 WHERE session_id = 4",
             "UPDATE scores SET envelope_id = 999999 WHERE session_id = 7")  # no such envelope
     findings, orphans = db_check.check(db)
-    assert _as_rows(findings) == _as_rows(derived.check(db))
+    assert _as_rows(findings) == _as_rows(derived.check(db) + packed_check.check(db))
     assert _as_rows(orphans) == _as_rows(references.orphans(db))
     assert sum(finding.wrong for finding in findings) > 0 and sum(finding.extra for finding in orphans) > 0
 

@@ -59,6 +59,18 @@ def test_a_4x4_session_takes_at_most_1kb_including_indexes(cli, tmp_path, db_pat
     assert (used_bytes(db_path) - schema) / sessions <= 1024
 
 
+def test_a_packed_4x4_session_takes_at_most_1450_bytes(cli, tmp_path, db_path):
+    """With `db pack` the store keeps each session's 16 records a second time, 24 bytes each
+    with its row and key (docs/storage.md: 1,413 bytes a session measured); a looser packed
+    layout, or a part too many, fails here."""
+    sessions = 2_000
+    cli("db", "pack")
+    schema = used_bytes(db_path)
+    cli("import", str(write_jsonl(tmp_path / "in.jsonl", realistic_sessions(sessions))))
+    cli("db", "path")
+    assert (used_bytes(db_path) - schema) / sessions <= 1450
+
+
 @both_backends
 def test_stats_counts_what_is_stored(cli, tmp_path):
     lines = session("a") + session("b", schema_version="1.1.0") + session("c", score_value=0.0)

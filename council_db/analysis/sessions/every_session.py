@@ -1,23 +1,26 @@
 """The anomaly tests' sums for every session of a window, in one streamed pass over its records.
 
 Above the sample size the joint model is fitted on the window's sample (its records fit in
-memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had
-for every session: the window's scores are read in session order a chunk at a time, each
+memory), but the anomaly tests need only per (session, reviewer) sums, and those can be had for
+every session: the window's records are read in session order a chunk of whole sessions at a
+time, from their packed strings where the store keeps them (store/packed_records.py, revision
+0020, `db pack`: a row a session, not a row a record), else from the score rows; each
 record's residual is its score less the fit's reviewer, candidate, slot, self-review and
 length terms (its reviewer's own length slope, the panel's for one without), less its
 session's mean of that (the session effect absorbed, as the fit absorbs it by demeaning; log
 lengths centred within the session over the known ones, as the fit centres them), and each
-chunk's sessions are reduced to their cells before the next is read.
-Memory holds the cells, never the window's records.
+chunk's sessions are reduced to their cells before the next is read. Memory holds the cells,
+never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
-reviewer) costs about as much CPU, and fetching its cells more (docs/benchmarks.md, "Every
-session screened"); here the fit's own numpy arithmetic gives the residuals.
+reviewer) costs about as much CPU as reading the score rows, and fetching its cells more
+(docs/benchmarks.md, "Every session screened"); here the fit's own numpy arithmetic gives the
+residuals.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Iterator
 
 import numpy as np
 
@@ -26,17 +29,11 @@ from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
 from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
 from council_db.store.database import Database
+from council_db.store.packed_records import Columns, columns_of, from_packed, from_scores
+from council_db.store.packing import is_on
 
-CHUNK = 50_000  # records read at a time (as Python rows, ~250 bytes each, before they become arrays)
 LENGTH_TERM = "length effect"  # one not identified is taken as zero by the fit too: nothing to subtract
-RECORD = np.dtype([("session", "i8"), ("reviewer", "i8"), ("model", "i8"), ("slot", "i8"), ("length", "i8"),
-                   ("score", "f8")])
-RECORDS_SQL = """WITH report_window AS ({window})
-SELECT sc.session_id, sc.reviewer_id, sc.model_id, CASE WHEN sc.display_order THEN sc.position ELSE -1 END,
-       sc.response_length_chars, sc.score_value
-FROM scores AS sc
-WHERE sc.session_id IN (SELECT id FROM report_window) AND sc.exclusion_id IS NULL AND sc.scale_id = :scale_id{judges}
-ORDER BY sc.session_id"""
+IN_WINDOW = "session_id IN (SELECT id FROM ({window}) AS report_window)"
 
 
 def why_not(window: Window, fit: JointFit) -> str | None:
@@ -78,7 +75,7 @@ class _Terms:
         self.reviewer_index = np.full(size, -1)
         self.reviewer_index[[ids[name] for name in reviewers]] = np.arange(len(reviewers))
 
-    def fitted(self, rec: np.ndarray) -> np.ndarray:
+    def fitted(self, rec: Columns) -> np.ndarray:
         """Each record's fitted value less its session's effect and the length term (NaN: unseen level)."""
         slot = rec["slot"] + self.slot_offset
         slot_effect = np.where((slot >= 0) & (slot < len(self.slots)),
@@ -88,12 +85,17 @@ class _Terms:
                 + np.where(own, self.own[rec["reviewer"]], 0.0))
 
 
-def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit) -> Cells | None:
+def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, *, packed: bool | None = None) \
+        -> Cells | None:
     """The cells of every session of ``window``, with residuals from ``fit`` (fitted on
     ``data``, the window or its sample); None when ``why_not`` says no or a record has a
-    reviewer, candidate or slot the fit never saw."""
+    reviewer, candidate or slot the fit never saw. ``packed`` None: from the packed strings
+    where the store keeps them (store/packing.py), else from ``scores`` row by row; True or
+    False: that way (the tests and benchmarks/bench_every_session.py compare the two)."""
     if why_not(window, fit) is not None:
         return None
+    if packed is None:
+        packed = is_on(db)
     with db.reading() as reader:
         ids = {name: number for number, name in reader.rows("SELECT id, name FROM models")}
         judge_of = dict(reader.rows("SELECT id, COALESCE(model_of, id) FROM models"))
@@ -103,10 +105,12 @@ def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit) 
             return None
         sessions_sql, params = window.session_query()
         in_window = reader.scalar(f"SELECT COUNT(*) FROM ({sessions_sql}) AS w", params)
-        judges = f" AND sc.reviewer_id NOT IN ({', '.join(map(str, references))})" if references else ""
-        chunks = reader.chunks(RECORDS_SQL.format(window=sessions_sql, judges=judges),
-                               {**params, "scale_id": scale[0][0]}, CHUNK)
-        return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks)
+        if in_window == reader.scalar("SELECT COUNT(*) FROM sessions"):  # every session: no look-up each
+            sessions_sql, params = "", {}
+        in_sessions = IN_WINDOW.format(window=sessions_sql) if sessions_sql else "1 = 1"
+        chunks = (from_packed(reader, in_sessions, params, scale[0][0]) if packed
+                  else map(columns_of, from_scores(reader, in_sessions, params, scale[0][0])))
+        return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks, references)
 
 
 class _Collected:
@@ -123,25 +127,22 @@ class _Collected:
         self.session_ids = np.zeros(sessions, dtype=np.int64)
         self.scores = [data.score]  # the scale's values seen: the sample's, and each cell's lowest and highest
 
-    def read(self, chunks: Any) -> Cells | None:
-        carried = np.zeros(0, RECORD)
-        for rows in chunks:
-            rec = np.concatenate([carried, np.fromiter(map(tuple, rows), dtype=RECORD, count=len(rows))])
-            last = rec["session"] == rec["session"][-1]  # the last session may go on in the next chunk
-            if not self._add(rec[~last]):
+    def read(self, chunks: Iterator[Columns], references: list[int]) -> Cells | None:
+        """The cells of the chunks' records (whole sessions a chunk) but those of the
+        ``references`` (human raters and gold labels)."""
+        for rec in chunks:
+            kept = ~np.isin(rec["reviewer"], references) if references else None
+            if not self._add(rec if kept is None else {name: column[kept] for name, column in rec.items()}):
                 return None
-            carried = rec[last]
-        if len(carried) and not self._add(carried):
-            return None
         n, reviewers = self.filled, list(self.data.reviewers)
         return Cells(count=self.count[:n], within=self.within[:n], constant=self.constant[:n],
                      residual_count=self.residual_count[:n], residual_square=self.residual_square[:n],
                      low=self.low[:n], high=self.high[:n], step=resolution(np.concatenate(self.scores)),
                      reviewers=reviewers, session_ids=self.session_ids[:n])
 
-    def _add(self, rec: np.ndarray) -> bool:
+    def _add(self, rec: Columns) -> bool:
         """Reduce whole sessions' records to their cells; False if a record's level is unseen."""
-        if not len(rec):
+        if not len(rec["session"]):
             return True
         terms = self.terms
         reviewer = terms.reviewer_index[rec["reviewer"]]
@@ -171,7 +172,7 @@ class _Collected:
         self.filled += g
         return True
 
-    def _residuals(self, rec: np.ndarray, session: np.ndarray, g: int, less_fitted: np.ndarray) \
+    def _residuals(self, rec: Columns, session: np.ndarray, g: int, less_fitted: np.ndarray) \
             -> tuple[np.ndarray, np.ndarray]:
         """Per record: the residual (0 in a session of one record, which the fit leaves out);
         per session: whether it was used (two or more records)."""

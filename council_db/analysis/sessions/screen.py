@@ -5,9 +5,11 @@ Above it they read the report's sample's, or, with --every-session, the joint mo
 on that sample as before but the tests read every session's sums from one pass over the store
 (``every_session``): a broken judge call is then found wherever it is, not only in the one
 session of two hundred a 5,000-session sample holds at a million. The pass reads every record
-of the window (16M at a million 4x4 sessions: minutes on a shared 2-core machine,
-docs/benchmarks.md), which is why it is asked for, not the default. Where it cannot be made
-(``every_session.why_not``) the sample serves alone, and says so.
+of the window: at a million 4x4 sessions about 38 CPU seconds from the score rows, about 9 s
+and 335 MB from the copy packed a string per session that `db pack` keeps (revision 0020),
+still over the 5 s and 300 MB a command holds (docs/benchmarks.md), which is why it is asked
+for, not the default. Where it cannot be made (``every_session.why_not``) the sample serves
+alone, and says so.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from council_db.analysis.sessions.anomalies import SessionAnomaly, SessionTests,
 from council_db.analysis.sessions.every_session import every_session, why_not
 from council_db.analysis.sessions.session_cells import of_records
 from council_db.store.database import Database
+from council_db.store.packing import is_on
 
 IDS_AT_ONCE = 10_000  # session ids written into one lookup query
+PACK_HINT = ("`council-db db pack` would make this pass about 4 times faster (9-11 s of CPU instead of 37-41 s at "
+             "a million 4x4 sessions, docs/benchmarks.md) for ~455 bytes a session more on disk")
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,14 @@ class Screen:
     db: Database | None  # where the sessions' keys are looked up; None: in ``loaded``
     loaded: WindowData
     why_sampled: str | None = None  # why --every-session could not test every session
+    packed: bool = True  # False: every session's records read from the score rows (no `db pack`)
 
     def note(self) -> str:
         """What a sampled window's tests covered, for the command's stderr."""
         if self.every_session:
             return (f"every one of the window's {self.window_sessions:,} sessions tested, against the joint model "
-                    f"fitted on a sample of {self.fitted_sessions:,} (the bias report's)")
+                    f"fitted on a sample of {self.fitted_sessions:,} (the bias report's)" + ("" if self.packed else
+                    f"; {PACK_HINT}"))
         sample = f"a sample of {self.fitted_sessions:,} of the window's {self.window_sessions:,} sessions tested"
         if self.why_sampled:
             return f"{sample}: --every-session cannot test the rest ({self.why_sampled})"
@@ -69,9 +76,11 @@ def screen(db: Database, window: Window, loaded: WindowData, fit: JointFit, ever
     data = loaded.data
     why = None
     if every and loaded.window_sessions is not None:
-        cells = every_session(db, window, data, fit)
+        packed = is_on(db)
+        cells = every_session(db, window, data, fit, packed=packed)
         if cells is not None:
-            return Screen(session_tests(cells), True, loaded.window_sessions, data.n_sessions, db, loaded)
+            return Screen(session_tests(cells), True, loaded.window_sessions, data.n_sessions, db, loaded,
+                          packed=packed)
         why = why_not(window, fit) or "a reviewer, candidate or display slot of the window is not in the sample"
     tests = session_tests(of_records(data, fit.residuals))
     sampled = loaded.window_sessions is not None

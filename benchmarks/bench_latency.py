@@ -281,7 +281,7 @@ def main() -> None:
         if options.profile:
             profile(db, trees)
         figures = measure(trees, db, options.store, options.repeats, options.llm_council)
-    print_and_write(options, db, trees, figures)
+        print_and_write(options, db, trees, figures)  # the simulated store's size is read before it goes
 
 
 def print_and_write(options: argparse.Namespace, db: Path, trees: dict[str, Path],

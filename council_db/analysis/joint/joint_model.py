@@ -72,8 +72,9 @@ group absorbs the group-level difference where groups share sessions. A rank che
 Cholesky in a fixed priority order: reviewers, models, slots, group offsets, self terms, the
 common length slope, the length deviations) drops columns that the others already explain, so
 self and length terms are the ones dropped when they cannot be told apart (a dropped self or
-length term is taken as zero and named; a reviewer without a slope of its own is named too). Reviewer, model and slot effects
-are then checked for estimability (orthogonal to the null space their dropped columns leave);
+length term is taken as zero and named; a reviewer without a slope of its own is named too).
+Reviewer, model and slot effects are then checked for estimability (orthogonal to the null
+space their dropped columns leave);
 one that is not identified is reported as an Effect of NaNs (dict entries) or None
 (``length_*``, ``self_preference``), and
 named in a warning.

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from council_db.analysis.stats.distributions import chi2_isf
+from council_db.analysis.stats.distributions import chi2_isf, normal_ppf
 
 # From this many yardsticks (reviewers) on, the bisection evaluates them over arrays: an array
 # call of chi2_isf costs ~1.3 ms, a scalar one ~0.14 ms (measured with a scalar bisection of
@@ -83,9 +83,7 @@ def _replayed_bisection(q: np.float64, observed: np.float64) -> float:
 def _wilson_hilferty_x(q: float, observed: float) -> float:
     """A first guess at k^-1/2 from Wilson and Hilferty's cube-root normal approximation of the
     quantile and the median: (1 - a + z sqrt a) / (1 - a) = observed^1/3, a = 2 / (9k)."""
-    from statistics import NormalDist
-
-    z, r = NormalDist().inv_cdf(q), observed ** (1.0 / 3.0) - 1.0
+    z, r = float(normal_ppf(q)), observed ** (1.0 / 3.0) - 1.0
     if r == 0.0 or not math.isfinite(r):
         return 0.0
     roots = [(-z + sign * math.sqrt(z * z + 4.0 * r * r)) / (2.0 * r) for sign in (1.0, -1.0)]

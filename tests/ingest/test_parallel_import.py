@@ -74,13 +74,19 @@ def test_bad_lines_in_later_segments_keep_their_absolute_line_numbers(tmp_path, 
     assert summary.total("inserted") == 320
 
 
-@both_backends
-def test_a_grown_file_resumes_from_the_right_byte_and_line(tmp_path, db, parallel):
+def _imported_then_grown(tmp_path, db, *tail: str):
+    """Ten sessions imported, then one more session and ``tail`` lines appended to the file."""
     path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
     import_files(db, [str(path)])
     with path.open("a") as out:
         out.writelines(json.dumps(line) + "\n" for line in session("late"))
-        out.write("garbage\n")
+        out.writelines(tail)
+    return path
+
+
+@both_backends
+def test_a_grown_file_resumes_from_the_right_byte_and_line(tmp_path, db, parallel):
+    path = _imported_then_grown(tmp_path, db, "garbage\n")
     result = import_files(db, [str(path)]).files[0]
     assert (result.mode, result.inserted, result.lines) == ("incremental", 16, 17)
     assert result.rejected_lines[0].line_number == 177
@@ -186,10 +192,7 @@ def test_a_head_start_stores_what_an_import_without_one_stores(tmp_path, db, par
 def test_a_head_start_is_stopped_unused_when_the_import_resumes_past_the_start(tmp_path, db, parallel):
     from council_db.ingest.importer import head_start, import_sources
 
-    path = write_jsonl(tmp_path / "in.jsonl", many_sessions(10))
-    import_files(db, [str(path)])
-    with path.open("a") as out:
-        out.writelines(json.dumps(line) + "\n" for line in session("late"))
+    path = _imported_then_grown(tmp_path, db)
     sources = resolve_sources([str(path)])
     result = import_sources(db, sources, head_start=head_start(sources)).files[0]
     assert (result.mode, result.inserted, result.lines, result.duplicates) == ("incremental", 16, 16, 0)

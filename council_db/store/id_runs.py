@@ -1,4 +1,5 @@
-"""Integer ids as runs of consecutive values, so that a set of ids becomes a few range queries."""
+"""Integer ids as runs of consecutive values, so that a set of ids becomes a few range queries,
+and an id span cut into ranges that threads read at once."""
 
 from __future__ import annotations
 
@@ -14,3 +15,11 @@ def id_runs(ids: Iterable[int]) -> list[tuple[int, int]]:
         else:
             runs.append((value, value))
     return runs
+
+
+def id_ranges(first_id: int | None, last_id: int | None, parts: int) -> list[tuple[int, int]]:
+    """``first_id..last_id`` cut into at most ``parts`` contiguous ranges of about equal size."""
+    if first_id is None or last_id is None:
+        return [(0, -1)]
+    size = -(-(last_id - first_id + 1) // parts)
+    return [(start, min(start + size - 1, last_id)) for start in range(first_id, last_id + 1, size)]

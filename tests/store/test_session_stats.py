@@ -224,7 +224,7 @@ def test_window_totals_are_the_same_summed_in_one_part_or_in_several(mixed_db, m
 
 @pytest.mark.parametrize("first, last, parts", [(1, 10, 2), (1, 10, 3), (5, 5, 2), (1, 3, 7), (100, 1_000_000, 2)])
 def test_id_ranges_cover_every_id_once(first, last, parts):
-    from council_db.analysis.loading.window_totals import id_ranges
+    from council_db.store.id_runs import id_ranges
 
     ranges = id_ranges(first, last, parts)
     assert 1 <= len(ranges) <= parts

@@ -85,6 +85,17 @@ def test_stats_counts_what_is_stored(cli, tmp_path):
 
 
 @both_backends
+def test_stats_counts_each_reviewer_and_model_once_across_the_scans_id_ranges(cli, tmp_path):
+    """The records are scanned in two id ranges at once (sessions a and b, then c): a model in
+    both ranges is one model, a model only in the second (model-3) is still counted."""
+    lines = session("a", models=2, reviewers=2) + session("b", models=3, reviewers=3) + session("c", reviewers=1)
+    cli("import", str(write_jsonl(tmp_path / "in.jsonl", lines)))
+    stats = json.loads(cli("stats", "--format", "json").stdout)
+    assert (stats["records"], stats["sessions"], stats["reviewers"], stats["models"]) == (4 + 9 + 4, 3, 3, 4)
+    assert stats["self_reviews"] == 2 + 3 + 1
+
+
+@both_backends
 def test_stats_and_sessions_print_as_table_json_and_csv(cli, tmp_path):
     cli("import", str(write_jsonl(tmp_path / "in.jsonl", session("a") + session("b"))))
     assert "records" in cli("stats").stdout

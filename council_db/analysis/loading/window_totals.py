@@ -17,6 +17,7 @@ from council_db.analysis.stats.correlation import PooledSums, WithinSums
 from council_db.analysis.stats.meta_analysis import FisherZSums, RandomSums
 from council_db.resources import read_sql
 from council_db.store.database import Database
+from council_db.store.id_runs import id_ranges
 
 # The sums run in this many id ranges at once (SQLite and psycopg release the GIL while a
 # query runs): over a million sessions they are a report's longest query, and while the
@@ -44,14 +45,6 @@ class WindowTotals:
     within: WithinSums | None
     fisher: FisherZSums | None
     random_sums: RandomSums | None = field(repr=False)
-
-
-def id_ranges(first_id: int | None, last_id: int | None, parts: int) -> list[tuple[int, int]]:
-    """``first_id..last_id`` cut into at most ``parts`` contiguous ranges of about equal size."""
-    if first_id is None or last_id is None:
-        return [(0, -1)]
-    size = -(-(last_id - first_id + 1) // parts)
-    return [(start, min(start + size - 1, last_id)) for start in range(first_id, last_id + 1, size)]
 
 
 def _part_sums(db: Database, sums: str, params: dict[str, Any], scale_ids: list[int],

@@ -34,16 +34,14 @@ import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
 from council_db.analysis.sessions.session_cells import Cells, of_records
-from council_db.analysis.stats.distributions import chi2_cdf, chi2_isf, chi2_sf
+from council_db.analysis.stats.chi2_batches import chi2_tail
+from council_db.analysis.stats.distributions import chi2_isf
 from council_db.analysis.stats.effective_df import effective_df
 
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
 FDR = 0.05
 TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
-# p-values evaluated this many at a time: the distribution functions' temporaries grow with the
-# batch (174 MB for a million at once, the peak of anomalies --every-session at 1M)
-BLOCK = 65_536
 
 
 @dataclass(frozen=True)
@@ -292,8 +290,7 @@ def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float
     scale = median * k_typical / float(chi2_isf(0.5, k_typical))  # s: per-df values ~ s chi2(k)/k
     k = k_typical * nominal_df / typical_nominal
     x = per_df * k / scale
-    tail = chi2_cdf if lower else chi2_sf
-    p = np.concatenate([tail(x[i:i + BLOCK], k[i:i + BLOCK]) for i in range(0, len(x), BLOCK)] or [np.zeros(0)])
+    p = chi2_tail(x, k, lower)  # sessions of one shape share their yardstick's k: one log Gamma each
     return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
 
 

@@ -128,10 +128,7 @@ def _constant_by_chance(cells: Cells, sessions: np.ndarray) -> np.ndarray:
     three judges tying in both orders then happens in one report of ten; the continuous
     yardstick called it p 1e-5 and flagged it. On a fine scale constant cells are rare and
     the floor is far below the yardstick's p."""
-    count = cells.count.ravel()
-    scored = count >= 2
-    sizes = count[scored]
-    share = np.bincount(sizes, weights=cells.constant.ravel()[scored]) / np.maximum(np.bincount(sizes), 1)
+    share = cells.constant_share
     count = cells.count[sessions]
     scored = count >= 2
     log_chance = np.where(scored, np.log(np.maximum(share[np.where(scored, count, 0)], np.finfo(float).tiny)), 0.0)
@@ -156,7 +153,7 @@ def _within_session_ss(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, n
     Within each reviewer, not around the session mean: a reviewer's level (harsh, generous)
     is not flatness, and a session where every reviewer gives every answer one score is as
     flat as one where they also agree: both are the atom at 0 (see ``_flat_p``)."""
-    ss = cells.within.sum(axis=1)
+    ss = cells.within
     present = (cells.count > 0).sum(axis=1)
     return ss, (records - present).astype(float), records / np.maximum(present, 1)
 

@@ -233,10 +233,9 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         found = column(r)
         if found is not None:
             rows, ss, nominal = found
-            per_df = ss / nominal
-            p[rows] = _tail_p(ss, nominal, False, k_of.get(r))
-            typical = float(np.median(per_df))
-            ratio[rows] = np.sqrt(per_df / typical) if typical > 0 else 1.0
+            typical = fits[r][0] if r in fits else 0.0  # the median of ss / nominal (<= 0: no yardstick)
+            p[rows] = _tail_p(ss, nominal, False, k_of.get(r), typical)
+            ratio[rows] = np.sqrt(ss / nominal / typical) if typical > 0 else 1.0
         better = p < best_p if r else np.ones(g, dtype=bool)
         best_p[better], worst[better], best_ratio[better] = p[better], r, ratio[better]
     return np.minimum(1.0, best_p * np.maximum(reviewers_in, 1)), worst, best_ratio
@@ -255,31 +254,34 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     than chi-square(nominal) would say. Quantiles, not moments, so the few broken sessions
     cannot move the yardstick."""
     fit = _yardstick(ss, nominal_df, lower, tail_point)
-    k = None if fit is None else float(effective_df(np.array([fit[1]]), np.array([fit[2]]))[0])
-    return _tail_p(ss, nominal_df, lower, k)
+    if fit is None:
+        return np.ones(len(ss))
+    k = float(effective_df(np.array([fit[1]]), np.array([fit[2]]))[0])
+    return _tail_p(ss, nominal_df, lower, k, fit[0])
 
 
 def _yardstick(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
                tail_point: tuple[float, float] | None = None) -> tuple[float, float, float] | None:
     """The quantile points the yardstick is fitted to: the median of ss / nominal_df, and the
     quantile q with its value over the median (None: a median of 0, no yardstick)."""
-    median = float(np.median(ss / nominal_df))
+    per_df = ss / nominal_df
+    median = float(np.median(per_df))
     if median <= 0:
         return None
     q = TAIL_QUANTILE if not lower else 1.0 - TAIL_QUANTILE
-    observed = float(np.quantile(ss / nominal_df, q)) / median
+    observed = float(np.quantile(per_df, q)) / median
     if tail_point is not None:
         q, observed = tail_point[0], tail_point[1] / median
     return median, q, observed
 
 
-def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float | None) -> np.ndarray:
+def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float | None, median: float) \
+        -> np.ndarray:
     """The tail p-values against the yardstick of effective degrees of freedom ``k_fitted``
-    (None: no yardstick, every p is 1)."""
+    (None: no yardstick, every p is 1) whose ``median`` of ss / nominal_df ``_yardstick`` found."""
     if k_fitted is None:
         return np.ones(len(ss))
     per_df = ss / nominal_df
-    median = float(np.median(per_df))
     typical_nominal = float(np.median(nominal_df))
     # Never more degrees of freedom than the nominal ones: a fitted k above them only says the
     # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.

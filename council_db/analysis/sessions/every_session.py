@@ -123,9 +123,10 @@ class _Collected:
     def __init__(self, sessions: int, terms: _Terms, data: ScoreData):
         shape = (sessions, len(data.reviewers))
         self.terms, self.data, self.filled = terms, data, 0
-        self.count = np.zeros(shape, dtype=np.int32)
-        self.residual_count = np.zeros(shape, dtype=np.int32)
-        self.residual_square = np.zeros(shape)
+        # a reviewer's column contiguous: the erratic test reads the cells a column at a time
+        self.count = np.zeros(shape, dtype=np.int32, order="F")
+        self.residual_count = np.zeros(shape, dtype=np.int32, order="F")
+        self.residual_square = np.zeros(shape, order="F")
         self.within, self.low, self.high = np.zeros(sessions), np.zeros(sessions), np.zeros(sessions)
         self.session_ids = np.zeros(sessions, dtype=np.int64)
         self.tally = Tally(np.zeros(0), np.zeros(0))

@@ -80,11 +80,11 @@ def _tail(a: float, y: np.ndarray, lower: bool) -> np.ndarray:
     tail the series or fraction gives directly, the other as 1 minus it, never below 2^-53
     (as ``special_functions.log_complement`` keeps it)."""
     t = (y - a) / a
-    near = np.abs(t) < 0.5
     # y^a e^-y / Gamma(a) = exp(its log at y = a - a phi), phi = y/a - 1 - log(y/a): by log1p
     # near y = a (no cancellation), by log further out (no 1 + t rounded), as special_functions
-    phi = t - np.where(near, np.log1p(np.where(near, t, 0.0)), np.log(y / a))
-    density = np.exp(gamma_tails(a, a)[2] - a * phi)
+    logs = np.log(y / a)
+    np.log1p(t, out=logs, where=np.abs(t) < 0.5)
+    density = np.exp(gamma_tails(a, a)[2] - a * (t - logs))
     series = y < a + 1.0
     on_series = np.flatnonzero(series)
     on_fraction = np.flatnonzero(~series)

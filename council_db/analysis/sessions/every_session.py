@@ -179,13 +179,12 @@ class _Collected:
 
     def _residuals(self, rec: Columns, session: np.ndarray, g: int, less_fitted: np.ndarray) \
             -> tuple[np.ndarray, np.ndarray]:
-        """Per record: the residual (0 in a session of one record, which the fit leaves out);
-        per session: whether it was used (two or more records)."""
+        """Per record: the residual (0 in a session of one record, which the fit leaves out: its
+        own mean taken from it); per session: whether it was used (two or more records)."""
         known = rec["length"] >= 0
         log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
         centred = centred_where_known(log_len, known, session)  # as the fit centres them
         r = less_fitted - self.terms.length[rec["reviewer"]] * centred
         count = np.bincount(session, minlength=g)
         residual = r - (np.bincount(session, weights=r, minlength=g) / count)[session]
-        used = count >= 2
-        return np.where(used[session], rounding_noise_removed(residual, self.data.score), 0.0), used
+        return rounding_noise_removed(residual, self.data.score), count >= 2

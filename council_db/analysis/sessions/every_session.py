@@ -113,8 +113,28 @@ def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, 
         chunks = (from_packed(reader, in_sessions, params, scale[0][0]) if packed
                   else map(columns_of, from_scores(reader, in_sessions, params, scale[0][0])))
         collected = _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data)
-        with ReadAhead(chunks) as ahead:  # the next chunks read while this one is reduced
-            return collected.read(iter(ahead), references)
+        # the next chunks read, and what of them needs no fit made, while this one is reduced
+        with ReadAhead(_prepared(rec, references) for rec in chunks) as ahead:
+            return collected.read(iter(ahead))
+
+
+def _prepared(rec: Columns, references: list[int]) -> Columns:
+    """A chunk's records but those of the ``references`` (human raters and gold labels), with
+    what needs no fit (made on the reader's thread): each record's session within the chunk
+    (``in_chunk``), each session's first record (``first``), and the log lengths centred within
+    the session over the known ones (``centred``), as the fit centres them."""
+    if references:
+        kept = ~np.isin(rec["reviewer"], references)
+        rec = {name: column[kept] for name, column in rec.items()}
+    session = rec["session"]
+    new = np.empty(len(session), dtype=bool)  # a session's first record
+    new[:1] = True
+    np.not_equal(session[1:], session[:-1], out=new[1:])
+    in_chunk = np.cumsum(new) - 1
+    known = rec["length"] >= 0
+    log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
+    return {**rec, "in_chunk": in_chunk, "first": np.flatnonzero(new),
+            "centred": centred_where_known(log_len, known, in_chunk) if len(in_chunk) else log_len}
 
 
 class _Collected:
@@ -132,12 +152,10 @@ class _Collected:
         self.tally = Tally(np.zeros(0), np.zeros(0))
         self.scores = [np.unique(data.score)]  # the values seen: the sample's, and each cell's lowest and highest
 
-    def read(self, chunks: Iterator[Columns], references: list[int]) -> Cells | None:
-        """The cells of the chunks' records (whole sessions a chunk) but those of the
-        ``references`` (human raters and gold labels)."""
+    def read(self, chunks: Iterator[Columns]) -> Cells | None:
+        """The cells of the chunks' records (whole sessions a chunk, ``_prepared``)."""
         for rec in chunks:
-            kept = ~np.isin(rec["reviewer"], references) if references else None
-            if not self._add(rec if kept is None else {name: column[kept] for name, column in rec.items()}):
+            if not self._add(rec):
                 return None
         n = self.filled
         return Cells(count=self.count[:n], residual_count=self.residual_count[:n],
@@ -154,8 +172,7 @@ class _Collected:
         fitted = terms.fitted(rec)
         if fitted is None or (reviewer < 0).any() or np.isnan(fitted).any():
             return False
-        new = np.r_[True, rec["session"][1:] != rec["session"][:-1]]
-        starts, session = np.flatnonzero(new), np.cumsum(new) - 1
+        starts, session = rec["first"], rec["in_chunk"]
         shape = (len(starts), len(self.data.reviewers))
         score = rec["score"]
         residual, used = self._residuals(rec, session, shape[0], score - fitted)
@@ -181,10 +198,7 @@ class _Collected:
             -> tuple[np.ndarray, np.ndarray]:
         """Per record: the residual (0 in a session of one record, which the fit leaves out: its
         own mean taken from it); per session: whether it was used (two or more records)."""
-        known = rec["length"] >= 0
-        log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
-        centred = centred_where_known(log_len, known, session)  # as the fit centres them
-        r = less_fitted - self.terms.length[rec["reviewer"]] * centred
+        r = less_fitted - self.terms.length[rec["reviewer"]] * rec["centred"]
         count = np.bincount(session, minlength=g)
         residual = r - (np.bincount(session, weights=r, minlength=g) / count)[session]
         return rounding_noise_removed(residual, self.data.score), count >= 2

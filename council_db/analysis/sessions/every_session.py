@@ -181,8 +181,8 @@ class _Collected:
         at = slice(self.filled, self.filled + shape[0])
         self.count[at], self.within[at], self.low[at], self.high[at] = sums.count, sums.within, sums.low, sums.high
         self.residual_count[at] = np.where(used[:, None], sums.count, 0)
-        self.residual_square[at] = np.where(used[:, None], np.bincount(cell, weights=residual ** 2,
-                                                                       minlength=shape[0] * shape[1]).reshape(shape), 0.0)
+        squares = np.bincount(cell, weights=residual ** 2, minlength=shape[0] * shape[1]).reshape(shape)
+        self.residual_square[at] = np.where(used[:, None], squares, 0.0)
         self.session_ids[at] = rec["session"][starts]
         self.tally += sums.tally
         self.scores.append(np.unique(np.concatenate([sums.cell_low, sums.cell_high])))

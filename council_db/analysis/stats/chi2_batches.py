@@ -14,8 +14,6 @@ array operations a term. The same method as ``special_functions``, the same valu
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from council_db.analysis.stats.distributions import chi2_cdf, chi2_sf

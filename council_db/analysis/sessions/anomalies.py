@@ -298,7 +298,8 @@ def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float
     (None: no yardstick, every p is 1) whose ``median`` of ss / nominal_df ``_yardstick`` found."""
     if k_fitted is None:
         return np.ones(len(ss))
-    typical_nominal = float(np.median(nominal_df))
+    one_shape = (nominal_df == nominal_df[0]).all()  # a council of one size: no sort for the median
+    typical_nominal = float(nominal_df[0]) if one_shape else float(np.median(nominal_df))
     # Never more degrees of freedom than the nominal ones: a fitted k above them only says the
     # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.
     k_typical = min(k_fitted, typical_nominal)

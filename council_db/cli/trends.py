@@ -300,7 +300,7 @@ def anomalies(
     every: Annotated[bool, typer.Option(
         "--every-session", help="Above --sample-sessions, test every session of the window against the sample's "
                                 "fit, in one pass over the store (about 40 CPU seconds at a million sessions; "
-                                "10 once `council-db db pack` packed its records).")] = False,
+                                "8 and 290 MB once `council-db db pack` packed its records).")] = False,
     sample_sessions: SampleSessions = SAMPLE_SESSIONS, fmt: ListingFormat = None, as_json: Json = False,
     nl: Lines = False, as_csv: Csv = False, output: Output = None, wide: Wide = False,
 ) -> None:

@@ -15,7 +15,7 @@ from, and checked against by ``db check``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -38,9 +38,10 @@ SCORE_ROWS = """SELECT session_id, scale_id, reviewer_id, model_id, CASE WHEN di
        response_length_chars, score_value
 FROM scores WHERE {sessions} AND exclusion_id IS NULL{scale}
 ORDER BY session_id, scale_id, reviewer_id, model_id, position"""
-# A session's parts in any order (the pass sums them, the check sorts them): ordering by part too,
-# SQLite sorts each session's rows again where a scale is asked for (a million small sorts).
-PACKED_ROWS = """SELECT session_id, scale_id, data FROM packed_records WHERE {sessions}{scale}
+# One scale's strings, a session's parts in any order (the pass sums them): ordering by part too,
+# SQLite sorts each session's rows again (a million small sorts). No scale column: a Python int
+# a row fewer to make.
+PACKED_ROWS = """SELECT session_id, data FROM packed_records WHERE {sessions} AND scale_id = :scale_id
 ORDER BY session_id"""
 
 
@@ -56,10 +57,10 @@ def packed(records: np.ndarray) -> bytes:
     return out.tobytes()
 
 
-def unpacked_columns(sessions: np.ndarray, scales: np.ndarray, parts: list[bytes]) -> Columns:
+def unpacked_columns(sessions: np.ndarray, scales: np.ndarray | int, parts: list[bytes]) -> Columns:
     """The records of packed strings (bytes, or PostgreSQL's memoryviews), each with its row's
-    session and scale, a contiguous array a field: what the pass reads each field of several
-    times (a field of a structured array is strided: reading it costs more each time)."""
+    session and scale (one for all), a contiguous array a field: what the pass reads each field
+    of several times (a field of a structured array is strided: reading it costs more each time)."""
     counts = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     if (counts % LAYOUT.itemsize).any():
         bad = int(sessions[np.flatnonzero(counts % LAYOUT.itemsize)[0]])
@@ -68,7 +69,8 @@ def unpacked_columns(sessions: np.ndarray, scales: np.ndarray, parts: list[bytes
     counts //= LAYOUT.itemsize
     flat = np.frombuffer(b"".join(parts), LAYOUT)
     out = {name: np.ascontiguousarray(flat[name]) for name in LAYOUT.names}
-    out["session"], out["scale"] = np.repeat(sessions, counts), np.repeat(scales, counts)
+    out["session"] = np.repeat(sessions, counts)
+    out["scale"] = np.full(len(flat), scales) if isinstance(scales, int) else np.repeat(scales, counts)
     return out
 
 
@@ -103,24 +105,23 @@ def split_by_key(records: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
     return starts, [data[start * size:end * size] for start, end in zip(starts.tolist(), ends.tolist())]
 
 
-def from_packed(reader: Reader, sessions: str, params: dict[str, Any], scale_id: int | None = None) \
-        -> Iterator[Columns]:
-    """The records of the sessions ``sessions`` (a condition on session_id) selects, from
-    their packed strings, in chunks of whole sessions (the caller carries none over)."""
-    scale, params = _on_scale(scale_id, params)
-    chunks = reader.chunks(PACKED_ROWS.format(sessions=sessions, scale=scale), params, SESSIONS_AT_ONCE)
+def from_packed(reader: Reader, sessions: str, params: dict[str, Any], scale_id: int) -> Iterator[Columns]:
+    """The records on scale ``scale_id`` of the sessions ``sessions`` (a condition on
+    session_id) selects, from their packed strings, in chunks of whole sessions (the caller
+    carries none over)."""
+    chunks = reader.chunks(PACKED_ROWS.format(sessions=sessions), {**params, "scale_id": scale_id}, SESSIONS_AT_ONCE)
     carried: list[Any] = []
     for rows in chunks:
-        rows = carried + list(rows)
+        rows = carried + list(rows) if carried else rows
         last = rows[-1][0]
         cut = len(rows)
         while cut and rows[cut - 1][0] == last:  # the last session's parts may go on in the next chunk
             cut -= 1
         if cut:
-            yield _columns_of(rows[:cut])
-        carried = rows[cut:]
+            yield _columns_of(rows[:cut], scale_id)
+        carried = list(rows[cut:])
     if carried:
-        yield _columns_of(carried)
+        yield _columns_of(carried, scale_id)
 
 
 def _on_scale(scale_id: int | None, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -128,9 +129,11 @@ def _on_scale(scale_id: int | None, params: dict[str, Any]) -> tuple[str, dict[s
     return ("", params) if scale_id is None else (" AND scale_id = :scale_id", {**params, "scale_id": scale_id})
 
 
-def _columns_of(rows: list[Any]) -> Columns:
-    sessions, scales, parts = zip(*rows)
-    return unpacked_columns(np.array(sessions, dtype=np.int64), np.array(scales, dtype=np.int64), list(parts))
+def _columns_of(rows: Sequence[Any], scale_id: int) -> Columns:
+    """(session_id, data) rows' records: the ids and strings taken out a comprehension each (a
+    zip(*rows) of thousands of rows costs more than both)."""
+    sessions = np.fromiter([row[0] for row in rows], dtype=np.int64, count=len(rows))
+    return unpacked_columns(sessions, scale_id, [row[1] for row in rows])
 
 
 def from_scores(reader: Reader, sessions: str, params: dict[str, Any], scale_id: int | None = None) \

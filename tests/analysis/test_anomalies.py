@@ -194,3 +194,40 @@ def test_every_reviewers_yardstick_is_fitted_in_one_bisection_with_the_same_k_ov
     fitted = (arrays > 0.2 * 1.001) & (arrays < 1e5 * 0.999)  # the ratio reached inside the bracket
     ratio = chi2_isf(1.0 - q, arrays) / chi2_isf(0.5, arrays)
     assert fitted.sum() > 40 and np.allclose(ratio[fitted], observed[fitted], rtol=1e-6)
+
+
+def test_the_batched_tails_give_the_element_wise_p_values_and_flags_on_real_and_simulated_data(tmp_path, monkeypatch):
+    """stats/chi2_batches in place of each session's own chi-square tail (what anomalies used
+    before): the same p-values to 1e-12 and the same flags, on MT-bench's GPT-4 grades (tests/data)
+    and on simulated sessions with planted broken ones."""
+    from council_db.analysis.loading.window import Window, load_sample
+    from council_db.analysis.sessions.session_cells import of_records
+    from council_db.analysis.stats import benjamini_hochberg
+    from council_db.analysis.stats.distributions import chi2_cdf, chi2_sf
+    from council_db.store.database import open_reader
+    from tests import realdata
+    from tests.conftest import Cli
+
+    cli = Cli(f"sqlite:///{tmp_path / 'mt.db'}")
+    assert cli(*realdata.mt_bench_import(), "-q").exit_code == 0
+    windows = [load_sample(open_reader(cli.db), Window(), 0).data,
+               simulated(600, seed=11, anomaly_rate=0.03)[0]]
+
+    def element_wise(x, df, lower):
+        return (chi2_cdf if lower else chi2_sf)(x, df)
+
+    flags = 0
+    for data in windows:
+        cells = of_records(data, joint_model.fit(data).residuals)
+        batched = anomalies.session_tests(cells)
+        with monkeypatch.context() as patched:
+            patched.setattr(anomalies, "chi2_tail", element_wise)
+            before = anomalies.session_tests(cells)
+        tested = batched.tested
+        assert np.array_equal(tested, before.tested) and tested.sum() >= 80
+        assert np.max(np.abs(batched.p_value[tested] - before.p_value[tested])) <= 1e-12
+        assert np.array_equal(batched.worst, before.worst) and np.array_equal(batched.flat_first, before.flat_first)
+        q_batched, q_before = benjamini_hochberg(batched.p_value[tested]), benjamini_hochberg(before.p_value[tested])
+        assert np.array_equal(q_batched <= anomalies.FDR, q_before <= anomalies.FDR)
+        flags += int((q_batched <= anomalies.FDR).sum())
+    assert flags >= 10  # the planted broken sessions: the comparison covers flagged ones too

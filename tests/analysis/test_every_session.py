@@ -13,6 +13,7 @@ from council_db.analysis.joint import joint_model
 from council_db.analysis.loading.window import SAMPLE_SESSIONS, Window, load_sample, sample_threshold
 from council_db.analysis.sessions import anomalies, every_session
 from council_db.analysis.sessions.session_cells import of_records
+from council_db.store.database import open_reader
 from council_db.store.key_hash import key_hash
 from tests.conftest import Cli, both_backends, record, simulated, write_jsonl
 
@@ -179,3 +180,19 @@ def test_the_packed_records_give_the_p_values_of_the_score_rows_to_1e_12(cli, db
     assert np.array_equal(by_packed.tested, by_rows.tested) and by_packed.tested.sum() >= 150
     assert np.max(np.abs(by_packed.p_value[by_packed.tested] - by_rows.p_value[by_rows.tested])) <= 1e-12
     assert np.min(by_packed.p_value[by_packed.tested]) < 1e-4  # the planted anomalies: not all ones
+
+
+def test_the_streamed_cells_keep_16_bytes_a_session_reviewer_cell_and_32_a_session(planted):
+    # What the tests read and no more (session_cells.py): per cell its count, residual count and
+    # squared residuals; per session its sum of squares within reviewers, extremes and id. At a
+    # million 4x4 sessions 96 MB, where the cells' own sums and constant flags made 124.
+    cli, _ = planted
+    db = open_reader(cli.db)
+    window = Window()
+    data = load_sample(db, window, SAMPLE_SESSIONS).data
+    cells = every_session.every_session(db, window, data, joint_model.fit(data))
+    assert cells is not None and cells.n_sessions == 20_000
+    arrays = [value for value in vars(cells).values() if isinstance(value, np.ndarray)]
+    per_cell = sum(a.nbytes for a in arrays if a.shape == cells.count.shape)
+    per_session = sum(a.nbytes for a in arrays if a.shape == (cells.n_sessions,))
+    assert per_cell == 16 * cells.count.size and per_session == 32 * cells.n_sessions

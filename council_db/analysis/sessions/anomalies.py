@@ -34,16 +34,14 @@ import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
 from council_db.analysis.sessions.session_cells import Cells, of_records
-from council_db.analysis.stats.distributions import chi2_cdf, chi2_isf, chi2_sf
+from council_db.analysis.stats.chi2_batches import chi2_tail
+from council_db.analysis.stats.distributions import chi2_isf
 from council_db.analysis.stats.effective_df import effective_df
 
 MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
 FDR = 0.05
 TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
-# p-values evaluated this many at a time: the distribution functions' temporaries grow with the
-# batch (174 MB for a million at once, the peak of anomalies --every-session at 1M)
-BLOCK = 65_536
 
 
 @dataclass(frozen=True)
@@ -116,7 +114,8 @@ def _flatness(cells: Cells, records: np.ndarray, tested: np.ndarray) -> tuple[np
     p = np.ones(cells.n_sessions)
     if judged.sum() < MIN_SESSIONS:
         return p, sd, 1.0
-    p[judged] = _flat_p(ss[judged], nominal[judged], per_reviewer[judged], cells.step)
+    p[judged] = _flat_p(*(_where(values, judged) for values in (ss, nominal, per_reviewer)), cells.step)
+    del per_reviewer
     constant = judged & (ss == 0)
     p[constant] = np.maximum(p[constant], _constant_by_chance(cells, np.flatnonzero(constant)))
     return p, sd, float(np.median(sd[judged]))
@@ -130,10 +129,7 @@ def _constant_by_chance(cells: Cells, sessions: np.ndarray) -> np.ndarray:
     three judges tying in both orders then happens in one report of ten; the continuous
     yardstick called it p 1e-5 and flagged it. On a fine scale constant cells are rare and
     the floor is far below the yardstick's p."""
-    count = cells.count.ravel()
-    scored = count >= 2
-    sizes = count[scored]
-    share = np.bincount(sizes, weights=cells.constant.ravel()[scored]) / np.maximum(np.bincount(sizes), 1)
+    share = cells.constant_share
     count = cells.count[sessions]
     scored = count >= 2
     log_chance = np.where(scored, np.log(np.maximum(share[np.where(scored, count, 0)], np.finfo(float).tiny)), 0.0)
@@ -158,9 +154,14 @@ def _within_session_ss(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, n
     Within each reviewer, not around the session mean: a reviewer's level (harsh, generous)
     is not flatness, and a session where every reviewer gives every answer one score is as
     flat as one where they also agree: both are the atom at 0 (see ``_flat_p``)."""
-    ss = cells.within.sum(axis=1)
-    present = (cells.count > 0).sum(axis=1)
+    ss = cells.within
+    present = np.count_nonzero(cells.count, axis=1)
     return ss, (records - present).astype(float), records / np.maximum(present, 1)
+
+
+def _where(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """values[rows], without the copy where every row is in (a million sessions: 8 MB each)."""
+    return values if rows.all() else values[rows]
 
 
 def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, step: float) -> np.ndarray:
@@ -214,37 +215,47 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     fitted in one call (``stats/effective_df``), between a pass that summarises
     each column and one that tests it."""
     g, n_rev = cells.count.shape
-    share = 1.0 - 1.0 / np.maximum(records, 1)
 
     def column(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         rows = cells.residual_count[:, r] >= 2
         if rows.sum() < MIN_SESSIONS:
             return None
-        return rows, cells.residual_square[rows, r], cells.residual_count[rows, r] * share[rows]
+        share = 1.0 - 1.0 / np.maximum(_where(records, rows), 1)  # the session effect's share of a record
+        return rows, cells.residual_square[rows, r], cells.residual_count[rows, r] * share
 
     fits = {}
-    for r in range(n_rev):
-        found = column(r)
-        fit = None if found is None else _yardstick(found[1], found[2], lower=False)
+    for r in range(n_rev):  # a column's arrays live for its own step only (a call each): 17 MB at 1M
+        fit = _fitted_column(column(r))
         if fit is not None:
             fits[r] = fit
     k_of = dict(zip(fits, effective_df(np.array([f[1] for f in fits.values()]),
                                         np.array([f[2] for f in fits.values()])).tolist()))
-    best_p, worst, best_ratio = np.ones(g), np.zeros(g, dtype=np.int64), np.ones(g)
-    reviewers_in = np.zeros(g, dtype=np.int64)
+    # the first reviewer is every session's worst until another fits worse (p 1 and ratio 1 where untested)
+    best_p, worst, best_ratio = np.ones(g), np.zeros(g, dtype=np.int32), np.ones(g)
+    reviewers_in = np.zeros(g, dtype=np.int32)
+
+    def take_worse(r: int) -> None:
+        found = column(r)
+        if found is None:
+            return
+        rows, ss, nominal = found
+        typical = fits[r][0] if r in fits else 0.0  # the median of ss / nominal (<= 0: no yardstick)
+        p = _tail_p(ss, nominal, False, k_of.get(r), typical)
+        ratio = np.sqrt(ss / nominal / typical) if typical > 0 else np.ones(len(ss))
+        at = np.flatnonzero(rows)
+        better = p < best_p[at] if r else np.ones(len(at), dtype=bool)  # untested: p 1, never better
+        at = at[better]
+        best_p[at], worst[at], best_ratio[at] = p[better], r, ratio[better]
+
     for r in range(n_rev):
         reviewers_in += cells.residual_count[:, r] >= 2
-        p, ratio = np.ones(g), np.ones(g)
-        found = column(r)
-        if found is not None:
-            rows, ss, nominal = found
-            per_df = ss / nominal
-            p[rows] = _tail_p(ss, nominal, False, k_of.get(r))
-            typical = float(np.median(per_df))
-            ratio[rows] = np.sqrt(per_df / typical) if typical > 0 else 1.0
-        better = p < best_p if r else np.ones(g, dtype=bool)
-        best_p[better], worst[better], best_ratio[better] = p[better], r, ratio[better]
+        take_worse(r)
     return np.minimum(1.0, best_p * np.maximum(reviewers_in, 1)), worst, best_ratio
+
+
+def _fitted_column(found: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[float, float, float] | None:
+    """A reviewer's column's yardstick points (None: too few sessions, or no yardstick)."""
+    return None if found is None else _yardstick(found[1], found[2], lower=False)
 
 
 def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
@@ -260,41 +271,45 @@ def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     than chi-square(nominal) would say. Quantiles, not moments, so the few broken sessions
     cannot move the yardstick."""
     fit = _yardstick(ss, nominal_df, lower, tail_point)
-    k = None if fit is None else float(effective_df(np.array([fit[1]]), np.array([fit[2]]))[0])
-    return _tail_p(ss, nominal_df, lower, k)
+    if fit is None:
+        return np.ones(len(ss))
+    k = float(effective_df(np.array([fit[1]]), np.array([fit[2]]))[0])
+    return _tail_p(ss, nominal_df, lower, k, fit[0])
 
 
 def _yardstick(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
                tail_point: tuple[float, float] | None = None) -> tuple[float, float, float] | None:
     """The quantile points the yardstick is fitted to: the median of ss / nominal_df, and the
     quantile q with its value over the median (None: a median of 0, no yardstick)."""
-    median = float(np.median(ss / nominal_df))
+    per_df = ss / nominal_df  # ours: sorted in place by both (a million sessions: no copy each)
+    median = float(np.median(per_df, overwrite_input=True))
     if median <= 0:
         return None
     q = TAIL_QUANTILE if not lower else 1.0 - TAIL_QUANTILE
-    observed = float(np.quantile(ss / nominal_df, q)) / median
+    observed = float(np.quantile(per_df, q, overwrite_input=True)) / median
     if tail_point is not None:
         q, observed = tail_point[0], tail_point[1] / median
     return median, q, observed
 
 
-def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float | None) -> np.ndarray:
+def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float | None, median: float) \
+        -> np.ndarray:
     """The tail p-values against the yardstick of effective degrees of freedom ``k_fitted``
-    (None: no yardstick, every p is 1)."""
+    (None: no yardstick, every p is 1) whose ``median`` of ss / nominal_df ``_yardstick`` found."""
     if k_fitted is None:
         return np.ones(len(ss))
-    per_df = ss / nominal_df
-    median = float(np.median(per_df))
-    typical_nominal = float(np.median(nominal_df))
+    one_shape = (nominal_df == nominal_df[0]).all()  # a council of one size: no sort for the median
+    typical_nominal = float(nominal_df[0]) if one_shape else float(np.median(nominal_df))
     # Never more degrees of freedom than the nominal ones: a fitted k above them only says the
     # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.
     k_typical = min(k_fitted, typical_nominal)
     scale = median * k_typical / float(chi2_isf(0.5, k_typical))  # s: per-df values ~ s chi2(k)/k
     k = k_typical * nominal_df / typical_nominal
-    x = per_df * k / scale
-    tail = chi2_cdf if lower else chi2_sf
-    p = np.concatenate([tail(x[i:i + BLOCK], k[i:i + BLOCK]) for i in range(0, len(x), BLOCK)] or [np.zeros(0)])
-    return np.maximum(p, np.finfo(float).tiny)  # never exactly 0: that would be underflow, not evidence
+    x = ss / nominal_df  # per df, then (in place) x = per_df * k / scale
+    x *= k
+    x /= scale
+    p = chi2_tail(x, k, lower)  # sessions of one shape share their yardstick's k: one log Gamma each
+    return np.maximum(p, np.finfo(float).tiny, out=p)  # never exactly 0: that would be underflow, not evidence
 
 
 def _flat_reason(records: int, first: float, constant: bool, sd: float, typical_sd: float) -> str:

@@ -9,8 +9,8 @@ record's residual is its score less the fit's reviewer, candidate, slot, self-re
 length terms (its reviewer's own length slope, the panel's for one without), less its
 session's mean of that (the session effect absorbed, as the fit absorbs it by demeaning; log
 lengths centred within the session over the known ones, as the fit centres them), and each
-chunk's sessions are reduced to their cells before the next is read. Memory holds the cells,
-never the window's records.
+chunk's sessions are reduced to their cells (session_cells.py) while a thread reads the next
+two (store/read_ahead.py). Memory holds the cells, never the window's records.
 
 Doing the arithmetic in SQL instead (the effects as CASE expressions, grouped by session and
 reviewer) costs about as much CPU as reading the score rows, and fetching its cells more
@@ -27,10 +27,11 @@ import numpy as np
 from council_db.analysis.joint.joint_model import JointFit, centred_where_known, rounding_noise_removed
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
-from council_db.analysis.sessions.session_cells import Cells, extremes, resolution, within
+from council_db.analysis.sessions.session_cells import Cells, Tally, resolution, sums_of
 from council_db.store.database import Database
 from council_db.store.packed_records import Columns, columns_of, from_packed, from_scores
 from council_db.store.packing import is_on
+from council_db.store.read_ahead import ReadAhead
 
 LENGTH_TERM = "length effect"  # one not identified is taken as zero by the fit too: nothing to subtract
 IN_WINDOW = "session_id IN (SELECT id FROM ({window}) AS report_window)"
@@ -75,14 +76,15 @@ class _Terms:
         self.reviewer_index = np.full(size, -1)
         self.reviewer_index[[ids[name] for name in reviewers]] = np.arange(len(reviewers))
 
-    def fitted(self, rec: Columns) -> np.ndarray:
-        """Each record's fitted value less its session's effect and the length term (NaN: unseen level)."""
+    def fitted(self, rec: Columns) -> np.ndarray | None:
+        """Each record's fitted value less its session's effect and the length term (NaN: a
+        reviewer or candidate the fit never saw; None: a display slot it never saw)."""
         slot = rec["slot"] + self.slot_offset
-        slot_effect = np.where((slot >= 0) & (slot < len(self.slots)),
-                               self.slots[np.clip(slot, 0, len(self.slots) - 1)], np.nan)
-        own = self.judge_of[rec["reviewer"]] == rec["model"]
-        return (self.severity[rec["reviewer"]] + self.quality[rec["model"]] + slot_effect
-                + np.where(own, self.own[rec["reviewer"]], 0.0))
+        if slot.min() < 0 or slot.max() >= len(self.slots):
+            return None
+        reviewer, model = rec["reviewer"], rec["model"]
+        own = self.judge_of[reviewer] == model
+        return self.severity[reviewer] + self.quality[model] + self.slots[slot] + self.own[reviewer] * own
 
 
 def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, *, packed: bool | None = None) \
@@ -110,7 +112,25 @@ def every_session(db: Database, window: Window, data: ScoreData, fit: JointFit, 
         in_sessions = IN_WINDOW.format(window=sessions_sql) if sessions_sql else "1 = 1"
         chunks = (from_packed(reader, in_sessions, params, scale[0][0]) if packed
                   else map(columns_of, from_scores(reader, in_sessions, params, scale[0][0])))
-        return _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data).read(chunks, references)
+        collected = _Collected(in_window, _Terms(fit, ids, judge_of, data.reviewers), data)
+        # the next chunks read, and their sessions' bounds found, while this one is reduced
+        with ReadAhead(_prepared(rec, references) for rec in chunks) as ahead:
+            return collected.read(iter(ahead))
+
+
+def _prepared(rec: Columns, references: list[int]) -> Columns:
+    """A chunk's records but those of the ``references`` (human raters and gold labels), with
+    each record's session within the chunk (``in_chunk``) and each session's first record
+    (``first``): made on the reader's thread, which then has about as much to do as the main
+    one (the log lengths' centring too made it the slower, 0.27-0.31 s against 0.14-0.16 at 100k)."""
+    if references:
+        kept = ~np.isin(rec["reviewer"], references)
+        rec = {name: column[kept] for name, column in rec.items()}
+    session = rec["session"]
+    new = np.empty(len(session), dtype=bool)  # a session's first record
+    new[:1] = True
+    np.not_equal(session[1:], session[:-1], out=new[1:])
+    return {**rec, "in_chunk": np.cumsum(new) - 1, "first": np.flatnonzero(new)}
 
 
 class _Collected:
@@ -119,26 +139,25 @@ class _Collected:
     def __init__(self, sessions: int, terms: _Terms, data: ScoreData):
         shape = (sessions, len(data.reviewers))
         self.terms, self.data, self.filled = terms, data, 0
-        self.count = np.zeros(shape, dtype=np.int32)
-        self.residual_count = np.zeros(shape, dtype=np.int32)
-        self.within, self.residual_square = np.zeros(shape), np.zeros(shape)
-        self.constant = np.zeros(shape, dtype=bool)
-        self.low, self.high = np.zeros(sessions), np.zeros(sessions)
+        # a reviewer's column contiguous: the erratic test reads the cells a column at a time
+        self.count = np.zeros(shape, dtype=np.int32, order="F")
+        self.residual_count = np.zeros(shape, dtype=np.int32, order="F")
+        self.residual_square = np.zeros(shape, order="F")
+        self.within, self.low, self.high = np.zeros(sessions), np.zeros(sessions), np.zeros(sessions)
         self.session_ids = np.zeros(sessions, dtype=np.int64)
-        self.scores = [data.score]  # the scale's values seen: the sample's, and each cell's lowest and highest
+        self.tally = Tally(np.zeros(0), np.zeros(0))
+        self.scores = [np.unique(data.score)]  # the values seen: the sample's, and each cell's lowest and highest
 
-    def read(self, chunks: Iterator[Columns], references: list[int]) -> Cells | None:
-        """The cells of the chunks' records (whole sessions a chunk) but those of the
-        ``references`` (human raters and gold labels)."""
+    def read(self, chunks: Iterator[Columns]) -> Cells | None:
+        """The cells of the chunks' records (whole sessions a chunk, ``_prepared``)."""
         for rec in chunks:
-            kept = ~np.isin(rec["reviewer"], references) if references else None
-            if not self._add(rec if kept is None else {name: column[kept] for name, column in rec.items()}):
+            if not self._add(rec):
                 return None
-        n, reviewers = self.filled, list(self.data.reviewers)
-        return Cells(count=self.count[:n], within=self.within[:n], constant=self.constant[:n],
-                     residual_count=self.residual_count[:n], residual_square=self.residual_square[:n],
-                     low=self.low[:n], high=self.high[:n], step=resolution(np.concatenate(self.scores)),
-                     reviewers=reviewers, session_ids=self.session_ids[:n])
+        n = self.filled
+        return Cells(count=self.count[:n], residual_count=self.residual_count[:n],
+                     residual_square=self.residual_square[:n], within=self.within[:n], low=self.low[:n],
+                     high=self.high[:n], constant_share=self.tally.share(), step=self._step(),
+                     reviewers=list(self.data.reviewers), session_ids=self.session_ids[:n])
 
     def _add(self, rec: Columns) -> bool:
         """Reduce whole sessions' records to their cells; False if a record's level is unseen."""
@@ -147,40 +166,38 @@ class _Collected:
         terms = self.terms
         reviewer = terms.reviewer_index[rec["reviewer"]]
         fitted = terms.fitted(rec)
-        if (reviewer < 0).any() or np.isnan(fitted).any():
+        if fitted is None or (reviewer < 0).any() or np.isnan(fitted).any():
             return False
-        new = np.r_[True, rec["session"][1:] != rec["session"][:-1]]
-        starts, session = np.flatnonzero(new), np.cumsum(new) - 1
-        g, n_rev = len(starts), len(self.data.reviewers)
+        starts, session = rec["first"], rec["in_chunk"]
+        shape = (len(starts), len(self.data.reviewers))
         score = rec["score"]
-        residual, used = self._residuals(rec, session, g, score - fitted)
-        cell = session * n_rev + reviewer
-
-        def summed(weights: np.ndarray | None = None) -> np.ndarray:
-            return np.bincount(cell, weights=weights, minlength=g * n_rev).reshape(g, n_rev)
-
-        low, high = extremes(cell, score, g * n_rev)
-        count, constant = summed().astype(np.int32), (low == high).reshape(g, n_rev)
-        at = slice(self.filled, self.filled + g)
-        self.count[at], self.constant[at] = count, constant
-        self.within[at] = within(count, summed(score), summed(score ** 2), constant)
-        self.residual_count[at] = np.where(used[:, None], count, 0)
-        self.residual_square[at] = np.where(used[:, None], summed(residual ** 2), 0.0)
-        self.low[at], self.high[at] = extremes(session, score, g)
+        residual, used = self._residuals(rec, session, shape[0], score - fitted)
+        cell = session * shape[1] + reviewer
+        sums = sums_of(cell, score, shape)
+        at = slice(self.filled, self.filled + shape[0])
+        self.count[at], self.within[at], self.low[at], self.high[at] = sums.count, sums.within, sums.low, sums.high
+        self.residual_count[at] = np.where(used[:, None], sums.count, 0)
+        squares = np.bincount(cell, weights=residual ** 2, minlength=shape[0] * shape[1]).reshape(shape)
+        self.residual_square[at] = np.where(used[:, None], squares, 0.0)
         self.session_ids[at] = rec["session"][starts]
-        self.scores.append(np.unique(np.round(np.r_[low[np.isfinite(low)], high[np.isfinite(high)]], 9)))
-        self.filled += g
+        self.tally += sums.tally
+        self.scores.append(np.unique(np.concatenate([sums.cell_low, sums.cell_high])))
+        self.filled += shape[0]
         return True
+
+    def _step(self) -> float:
+        """The scale's step as the scores seen show it (an empty cell's extremes are infinite)."""
+        values = np.concatenate(self.scores)
+        return resolution(values[np.isfinite(values)])
 
     def _residuals(self, rec: Columns, session: np.ndarray, g: int, less_fitted: np.ndarray) \
             -> tuple[np.ndarray, np.ndarray]:
-        """Per record: the residual (0 in a session of one record, which the fit leaves out);
-        per session: whether it was used (two or more records)."""
+        """Per record: the residual (0 in a session of one record, which the fit leaves out: its
+        own mean taken from it); per session: whether it was used (two or more records)."""
         known = rec["length"] >= 0
         log_len = np.log1p(np.where(known, rec["length"], 0).astype(float))
         centred = centred_where_known(log_len, known, session)  # as the fit centres them
         r = less_fitted - self.terms.length[rec["reviewer"]] * centred
         count = np.bincount(session, minlength=g)
         residual = r - (np.bincount(session, weights=r, minlength=g) / count)[session]
-        used = count >= 2
-        return np.where(used[session], rounding_noise_removed(residual, self.data.score), 0.0), used
+        return rounding_noise_removed(residual, self.data.score), count >= 2

@@ -5,10 +5,10 @@ Above it they read the report's sample's, or, with --every-session, the joint mo
 on that sample as before but the tests read every session's sums from one pass over the store
 (``every_session``): a broken judge call is then found wherever it is, not only in the one
 session of two hundred a 5,000-session sample holds at a million. The pass reads every record
-of the window: at a million 4x4 sessions about 38 CPU seconds from the score rows, about 9 s
-and 335 MB from the copy packed a string per session that `db pack` keeps (revision 0020),
-still over the 5 s and 300 MB a command holds (docs/benchmarks.md), which is why it is asked
-for, not the default. Where it cannot be made (``every_session.why_not``) the sample serves
+of the window: at a million 4x4 sessions about 38 CPU seconds from the score rows, about 8 s
+and 287 MB from the copy packed a string per session that `db pack` keeps (revision 0020),
+within the 300 MB a command holds but over its 5 s (docs/benchmarks.md), which is why it is
+asked for, not the default. Where it cannot be made (``every_session.why_not``) the sample serves
 alone, and says so.
 """
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,15 @@ CASES = {
 }
 
 
+# the simulator ends at today's midnight: its times fixed as they were when the digest was taken
+PINNED_END = datetime(2026, 11, 28, tzinfo=timezone.utc)
+
+
 def source(name: str, folder: Path) -> Path:
     if name == "llm-council":  # 300 sessions of 4 judges x 4 candidates, each its own time
         path = folder / "bias_metrics.jsonl"
         with path.open("wb") as out:
-            write_jsonl(SimulationConfig(sessions=300, seed=3), out)
+            write_jsonl(SimulationConfig(sessions=300, seed=3, end=PINNED_END), out)
         return path
     return {"fastchat-single": realdata.MT_BENCH_JUDGMENTS, "fastchat-pair": PAIR, "fastchat-review": REVIEW,
             "openai-evals": DATA / "openai-evals" / "ab-gpt-4o-mini.jsonl"}[name]

@@ -57,8 +57,8 @@ from council_db.ingest.formats.openai_evals_batch import (
     INVALID,
     answer_length,
     completion_chars,
-    event_key,
     decoded,
+    event_key,
     taken,
 )
 from council_db.ingest.formats.openai_evals_columns import graded_columns, graded_records

@@ -74,9 +74,10 @@ def decoded(decoder: msgspec.json.Decoder, batch: LineBatch
             ) -> tuple[range | list[int], list[bytes], list[bytes], list[Any]] | None:
     """The batch's line numbers, lines as read, texts (judge_lines.stripped's) and events
     (``decoder``'s: openai_evals.BatchEvent), decoded in one call; None when msgspec refuses
-    a line (the reader's line-by-line way then says which). A batch whose every line starts with "{" and ends with "}" holds nothing to
-    strip (no blank, carriage return, byte order mark or empty line), so its lines are decoded
-    as read, with no stripped copy of each made; any other batch's texts are stripped first."""
+    a line (the reader's line-by-line way then says which). A batch whose every line starts
+    with "{" and ends with "}" holds nothing to strip (no blank, carriage return, byte order
+    mark or empty line), so its lines are decoded as read, with no stripped copy of each made;
+    any other batch's texts are stripped first."""
     lines = batch.lines
     events = decoded_at_once(decoder, lines)
     if events is not None:

@@ -2,6 +2,7 @@
 writes them, imported into an empty SQLite database.
 
     python benchmarks/bench_openai_evals.py [--records 1000000] [--runs 10] [--repeats 1] [--reading]
+        [--reading-only] [--baseline DIR]
 
 ``--runs`` logs joined with ``cat`` (one candidate each, graded by one grader, over the same
 samples: records / runs sessions), each sample's events as classify.py records them (its
@@ -11,16 +12,27 @@ record of the import (this process, which writes, and its reading process: a lar
 read start to end by one worker, its first line saying whose run the rest is).
 
 ``--reading`` adds what that one reading process spends a record, read here without a
-database: the reader (lines to records) and the normaliser (records to rows) apart. Reading
-bounds the rate: its CPU per record, in one process, is what one worker can give.
+database as pipeline._work reads it: the lines' split, the reader (lines to records or
+columns), the normaliser (to rows) and each chunk pickled, apart. Reading bounds the rate: its
+CPU per record, in one process, is what one worker can give. ``--reading-only`` skips the
+import; ``--baseline DIR`` reads the same log with another checkout's council_db (e.g. ``git
+archive main council_db | tar -x -C DIR``), each in a fresh process, alternating ``--repeats``
+times, and prints each side's medians. ``--reading-of LOG`` reads one log and prints its
+figures as JSON (what ``--baseline`` runs; under ``valgrind --tool=callgrind`` it gives the
+reading's instructions, steady on a loaded machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import pickle
 import resource
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,7 +41,8 @@ from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.importer import import_files
 from council_db.ingest.lines import read_batches
-from council_db.ingest.normalise import PARSE_LINES, Normaliser
+from council_db.ingest.normalise import Normaliser
+from council_db.ingest.pipeline import Chunk
 from council_db.ingest.sources import resolve_sources
 from council_db.store.database import open_database
 
@@ -106,22 +119,60 @@ def timed(template: Path, work: Path, source: Path) -> tuple[float, float, int]:
     return elapsed, used, inserted
 
 
-def reading(path: Path) -> tuple[float, float, int]:
-    """CPU seconds of the reader and of the normaliser over the log, read here as one worker
-    reads it (batches sliced as the normaliser slices them), and the records read."""
+def reading(path: Path) -> dict[str, float]:
+    """CPU seconds of each step of reading the log as one worker reads it (pipeline._work):
+    the lines' split, the reader, the normaliser and each chunk pickled; and the records."""
     source = resolve_sources([str(path)])[0]
     parse = reader(FormatOptions("openai-evals"), source)
-    normaliser, reading_cpu, normalising_cpu, records = Normaliser(parse), 0.0, 0.0, 0
+    steps = {"split": 0.0, "reader": 0.0, "normaliser": 0.0, "pickle": 0.0}
+    records = 0
+    normaliser = Normaliser(lambda part: timed_step(steps, "reader", parse, part))
     with path.open("rb") as stream:
-        for batch in read_batches(stream):
-            for part in batch.slices(PARSE_LINES):
-                start = time.process_time()
-                parsed = parse(part)
-                middle = time.process_time()
-                records += len(normaliser.rows(parsed, part).rows)
-                reading_cpu += middle - start
-                normalising_cpu += time.process_time() - middle
-    return reading_cpu, normalising_cpu, records
+        batches = read_batches(stream)
+        while True:
+            start = time.process_time()
+            batch = next(batches, None)
+            steps["split"] += time.process_time() - start
+            if batch is None:
+                break
+            start, reader_before = time.process_time(), steps["reader"]
+            normalised = normaliser.normalise(batch)
+            middle = time.process_time()
+            steps["normaliser"] += middle - start - (steps["reader"] - reader_before)
+            pickle.dumps(Chunk(batch.end_offset, 0, len(batch.lines), 0, normalised), protocol=pickle.HIGHEST_PROTOCOL)
+            steps["pickle"] += time.process_time() - middle
+            records += len(normalised.rows)
+    return {**steps, "records": records}
+
+
+def timed_step(steps: dict[str, float], name: str, step, *args):
+    """``step(*args)``, its CPU seconds added to ``steps[name]``."""
+    start = time.process_time()
+    try:
+        return step(*args)
+    finally:
+        steps[name] += time.process_time() - start
+
+
+def reading_line(name: str, found: list[dict[str, float]]) -> str:
+    """Medians of the reading runs, us CPU a record per step and in all."""
+    records = found[0]["records"]
+    parts = {step: statistics.median(run[step] for run in found) / records * 1e6
+             for step in ("split", "reader", "normaliser", "pickle")}
+    total = statistics.median(sum(run[step] for step in parts) for run in found) / records * 1e6
+    return (f"{name}: reading, one process, us CPU a record (median of {len(found)}): "
+            + ", ".join(f"{step} {value:.1f}" for step, value in parts.items())
+            + f"; in all {total:.1f} ({records:,} records)")
+
+
+def read_in(checkout: Path | None, path: Path) -> dict[str, float]:
+    """``reading`` of the log in a fresh process, with ``checkout``'s council_db first when given."""
+    env = dict(os.environ)
+    if checkout is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(checkout), *filter(None, [env.get("PYTHONPATH")])])
+    done = subprocess.run([sys.executable, __file__, "--reading-of", str(path)], env=env, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout)
 
 
 def main() -> None:
@@ -130,23 +181,33 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=4, help="candidates, one run log each, over the same samples")
     parser.add_argument("--repeats", type=int, default=1, help="imports of the file; the fastest is shown")
     parser.add_argument("--reading", action="store_true", help="also the reading process's CPU a record, apart")
+    parser.add_argument("--reading-only", action="store_true", help="the reading figures alone, no import")
+    parser.add_argument("--baseline", type=Path, help="another checkout, read paired with this one (alternating)")
+    parser.add_argument("--reading-of", type=Path, help=argparse.SUPPRESS)  # one reading of a log, as JSON
     args = parser.parse_args()
+    if args.reading_of is not None:
+        print(json.dumps(reading(args.reading_of)))
+        return
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        template = work / "template.db"
-        open_database(f"sqlite:///{template}", notify=lambda _: None).engine.dispose()
         source = write_log(work / "runs.jsonl", args.records, args.runs)
-        elapsed, cpu, inserted = min(timed(template, work, source) for _ in range(args.repeats))
         lines = sum(1 for _ in source.open("rb"))
-        print(f"{'file':<44} {'MB':>7} {'lines':>10} {'records':>10} {'sessions':>9} {'seconds':>8} "
-              f"{'records/s':>10} {'CPU/record':>11}")
-        print(f"{f'{args.runs} runs of fact, cot_classify, joined':<44} {source.stat().st_size / 1e6:>7.1f} "
-              f"{lines:>10,} {inserted:>10,} {args.records // args.runs:>9,} {elapsed:>8.2f} "
-              f"{inserted / elapsed:>10,.0f} {cpu / max(inserted, 1) * 1e6:>8.1f} us")
-        if args.reading:
-            reader_cpu, normaliser_cpu, records = min(reading(source) for _ in range(args.repeats))
-            print(f"reading, one process: reader {reader_cpu / records * 1e6:.1f} us + normaliser "
-                  f"{normaliser_cpu / records * 1e6:.1f} us CPU a record ({records:,} records)")
+        print(f"{args.runs} runs of fact, cot_classify, joined: {source.stat().st_size / 1e6:.1f} MB, {lines:,} lines, "
+              f"{args.records // args.runs:,} sessions; load {os.getloadavg()[0]:.1f}")
+        if not args.reading_only:
+            template = work / "template.db"
+            open_database(f"sqlite:///{template}", notify=lambda _: None).engine.dispose()
+            elapsed, cpu, inserted = min(timed(template, work, source) for _ in range(args.repeats))
+            print(f"import: {inserted:,} records, {elapsed:.2f} s, {inserted / elapsed:,.0f} records/s, "
+                  f"{cpu / max(inserted, 1) * 1e6:.1f} us CPU a record")
+        if args.reading or args.reading_only or args.baseline:
+            sides = {"this checkout": None, **({f"baseline ({args.baseline})": args.baseline} if args.baseline else {})}
+            found: dict[str, list] = {name: [] for name in sides}
+            for _ in range(args.repeats):
+                for name, checkout in sides.items():
+                    found[name].append(read_in(checkout, source))
+            for name, runs in found.items():
+                print(reading_line(name, runs))
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from council_db.ingest.formats import openai_evals
+from council_db.ingest.formats import openai_evals, openai_evals_batch
 from council_db.ingest.formats.openai_evals import Reader
+from council_db.ingest.formats.judge_lines import stripped
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.sources import Source
@@ -219,7 +220,22 @@ def test_an_events_position_is_the_digest_of_its_run_and_number_with_the_run_has
                 for run, number in pairs]
     made = []
     blake2b = hashlib.blake2b
-    monkeypatch.setattr(openai_evals.hashlib, "blake2b", lambda *a, **k: made.append(a) or blake2b(*a, **k))
-    openai_evals._run_digest.cache_clear()
-    assert [openai_evals.event_key(run, number) for run, number in pairs] == expected
+    monkeypatch.setattr(openai_evals_batch.hashlib, "blake2b", lambda *a, **k: made.append(a) or blake2b(*a, **k))
+    openai_evals_batch._run_digest.cache_clear()
+    assert [openai_evals_batch.event_key(run, number) for run, number in pairs] == expected
     assert len(made) <= len(runs)
+
+
+def test_a_batch_of_plain_lines_is_decoded_as_read_and_one_with_blanks_stripped_first(monkeypatch):
+    """Lines that each start with "{" and end with "}" (as oaieval writes them) go to msgspec
+    as read, with no stripped copy of each made; a batch with a carriage return or a blank is
+    stripped first, and gives the same records."""
+    strips = []
+    monkeypatch.setattr(openai_evals_batch, "stripped", lambda batch: strips.append(batch) or stripped(batch))
+    lines = (DATA / "ab-gpt-3.5-turbo.jsonl").read_bytes().splitlines()
+    plain = reader()(LineBatch(1, lines, 0))
+    assert strips == []
+    padded = reader()(LineBatch(1, [line + b"\r" for line in lines[:3]] + [b"  " + lines[3]] + lines[4:], 0))
+    assert len(strips) == 1 and len(records_of(plain)) == 5
+    assert described(Parsed(records_of(plain), plain.rejected, plain.no_verdict)) == described(
+        Parsed(records_of(padded), padded.rejected, padded.no_verdict))

@@ -185,3 +185,45 @@ def test_a_refused_line_among_gradings_read_as_columns_is_named_by_its_line_and_
     summary = import_files(db, [str(log)], options=FormatOptions("openai-evals"))
     assert (summary.total("inserted"), summary.total("rejected")) == (13, 2)
     assert [(bad.line_number, bad.field) for bad in summary.files[0].rejected_lines] == refused
+
+
+def odd_log(path: Path, runs: int) -> Path:
+    """run_log's events written with odd lines among them: CRLF and blank-padded lines, an
+    empty line, a byte order mark after a cat, JSON cut short, a metrics event of a score of
+    the wrong type."""
+    lines = [json.dumps(event).encode() for event in run_log(runs, 10)]
+    lines[5] += b"\r"
+    lines[9] = b"  " + lines[9] + b"\t"
+    lines.insert(12, b"")
+    lines[30] = b"\xef\xbb\xbf" + lines[30]
+    lines[41] = lines[41][:-7]
+    bad = next(number for number, line in enumerate(lines) if b'"metrics"' in line and number > 60)
+    lines[bad] = lines[bad].replace(b'"score": ', b'"score": "x", "was": ')
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def rejected(db_file: Path) -> list:
+    import sqlite3
+
+    with sqlite3.connect(db_file) as connection:
+        return connection.execute("SELECT line_number, field, reason FROM rejected_lines ORDER BY id").fetchall()
+
+
+def test_a_log_with_odd_lines_then_grown_stores_and_rejects_what_main_did(tmp_path, small_batches):
+    """Lines read as they are (no stripped copy) or stripped first, a batch msgspec refuses
+    read a line at a time: the rows stored and the lines rejected (each named once, by its
+    number) are main's; the log grown by two runs is read whole again, and stores what
+    main stored then."""
+    log = odd_log(tmp_path / "runs.jsonl", 2)
+    db_file = tmp_path / "odd.db"
+    db = open_database(f"sqlite:///{db_file}", notify=lambda _: None)
+    import_files(db, [str(log)], options=FormatOptions("openai-evals"))
+    first = dump(db_file)
+    odd_log(log, 4)
+    import_files(db, [str(log)], options=FormatOptions("openai-evals"))
+    db.engine.dispose()
+    assert [(line, field) for line, field, _ in rejected(db_file)] == [(42, None), (69, "data.score")]
+    assert [len(found) for _, found in first] == [12, 9, 21, 4, 1]
+    assert (digest(first), digest(dump(db_file)), digest(rejected(db_file))) == (
+        "60c4b2e9a046cb36", "3706dac3daf0f881", "cfca2a7acf0fd82b")  # main at d73455a

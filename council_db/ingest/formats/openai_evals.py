@@ -36,15 +36,12 @@ error ...) and the final report are not read. A batch's gradings are handed on a
 
 from __future__ import annotations
 
-import hashlib
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Union
 
 import msgspec
 
-from council_db.contract.envelope import written_us
-from council_db.contract.fields import MAX_SCORE, LineError
+from council_db.contract.fields import LineError
 from council_db.contract.record import ReadRecord, checked_record
 from council_db.contract.storable import unstorable_field
 from council_db.contract.timestamps import timestamp_us
@@ -55,8 +52,14 @@ from council_db.ingest.formats.judge_lines import (
     Name,
     ParsedColumns,
     Values,
-    decoded_at_once,
-    stripped,
+)
+from council_db.ingest.formats.openai_evals_batch import (
+    INVALID,
+    answer_length,
+    completion_chars,
+    decoded,
+    event_key,
+    taken,
 )
 from council_db.ingest.formats.openai_evals_columns import graded_columns, graded_records
 from council_db.ingest.formats.openai_evals_run import NotGraded, Run, run_of
@@ -67,7 +70,6 @@ from council_db.ingest.sources import Source
 
 SCALE = "0-1"
 NOT_A_SLOT = "1.0.0"  # the schema whose position is no display slot
-INVALID = "__invalid__"  # classify_utils.INVALID_STR: the grader's answer named no choice
 YES_NO = {"Y": 1.0, "Yes": 1.0, "N": 0.0, "No": 0.0}  # choices scored where the spec gives no choice_scores
 NO_SPEC = ('is no spec line: an OpenAI evals log (oaieval --record_path) starts with {"spec": ...}, which names '
            "the completion fns and the eval; give the whole log")
@@ -113,28 +115,6 @@ class BatchEvent(Event, gc=False):
 
 _SAMPLING, _METRICS = msgspec.json.Decoder(Sampling), msgspec.json.Decoder(Metrics)
 _EVENTS = msgspec.json.Decoder(BatchEvent)
-_FIELDS = {field.name: field.type for field in msgspec.inspect.type_info(ReadRecord).fields}
-_LENGTHS = next(kind for kind in _FIELDS["response_length_chars"].types if isinstance(kind, msgspec.inspect.IntType))
-
-
-def event_key(run_id: str, event_id: int) -> int:
-    """A 31-bit digest of the event: the position that keeps two gradings of one sample apart.
-    Blake2b of "run_id NUL event_id", its run's part hashed once (a hash a grading cost 2 us)."""
-    digest = _run_digest(run_id).copy()
-    digest.update(b"%d" % event_id)
-    return int.from_bytes(digest.digest(), "little") & 0x7FFF_FFFF
-
-
-@lru_cache(maxsize=64)
-def _run_digest(run_id: str) -> Any:
-    """The digest of a run's part of its events' keys, to be copied for each event."""
-    return hashlib.blake2b(f"{run_id}\x00".encode("utf-8", "surrogatepass"), digest_size=4)
-
-
-def completion_chars(sampled: Any) -> int | None:
-    """The characters of a sampling event's first completion; None when it holds no text."""
-    first = sampled[0] if isinstance(sampled, list) and sampled else sampled
-    return len(first) if isinstance(first, str) else None
 
 
 class Reader(LineReader):
@@ -194,18 +174,15 @@ class Reader(LineReader):
 
     def __call__(self, batch: LineBatch) -> Parsed:
         """A batch's lines decoded in one call with their events' data, and each usual event
-        (a sampling, a metrics, one the import ignores) taken here, its grading held to the
-        record's limits; any other line goes through ``records`` line by line, as a batch
-        msgspec refuses does (LineReader), which names what is wrong. The gradings are columns
-        when no record came the other way (openai_evals_columns), else a record each."""
-        lines = stripped(batch)
-        events = decoded_at_once(_EVENTS, [text for _, _, text in lines])
-        if events is None:
+        taken in one pass (openai_evals_batch); any other line goes through ``records`` line by
+        line, as a batch msgspec refuses does (LineReader), which names what is wrong. The
+        gradings are columns when no record came the other way (openai_evals_columns), else a
+        record each."""
+        found = decoded(_EVENTS, batch)
+        if found is None:
             return super().__call__(batch)
-        parsed, gradings = Parsed(), []
-        for (number, raw, text), event in zip(lines, events):
-            if not self._took(number, event, parsed, gradings):
-                self._read(number, raw, text, parsed)
+        parsed = Parsed()
+        gradings = taken(self, *found, parsed)
         columns = None if parsed.records or not gradings else graded_columns(gradings, NOT_A_SLOT,
                                                                                   self.scale or SCALE)
         if columns is not None:
@@ -213,54 +190,9 @@ class Reader(LineReader):
         parsed.records = sorted(parsed.records + graded_records(gradings), key=itemgetter(0))
         return parsed
 
-    def _took(self, number: int, event: BatchEvent, parsed: Parsed, gradings: list[tuple]) -> bool:
-        """True when the event was taken as ``records`` would take it; False, having changed
-        nothing, when only ``records`` can say what it is (a spec line, a problem, text or a
-        value that needs the record's checks)."""
-        run, kind = self.run, event.type
-        if run is None or event.spec:
-            return False
-        if event.final_report:
-            return True
-        if kind is None:
-            return False
-        if kind != "sampling" and kind != "metrics":
-            return True  # an event the import does not read
-        sample, data = event.sample_id, event.data
-        if event.run_id != run.run_id or sample is None or data is None or data.choice is None and kind == "metrics":
-            return False
-        if kind == "sampling":
-            self.answers.setdefault(sample, []).append(completion_chars(data.sampled))
-            return True
-        if data.choice == INVALID:  # no verdict: the sample's answers are done with, no record
-            self.answers.pop(sample, None)
-            parsed.no_verdict += 1
-            return True
-        grading = self._usual_grading(number, event, run, sample, data)
-        if grading is None:
-            return False
-        gradings.append(grading)
-        return True
-
-    def _usual_grading(self, number: int, event: BatchEvent, run: Run, sample: str, data: EventData) -> tuple | None:
-        """A metrics event's grading (openai_evals_columns), its record what ``_graded`` makes
-        and the contract checks, or None (nothing changed) when the event needs those checks' words."""
-        template, time = self.template, event.created_at
-        if template is None or event.event_id is None or not time or not sample.isascii() or "\x00" in sample:
-            return None
-        ts_us = written_us(time)  # read once; None (no time, or one as time_text would not write it): _graded's
-        if ts_us is None:
-            return None
-        try:
-            score = self._score(data)
-        except LineError:
-            return None
-        lengths = self.answers.get(sample)
-        length = lengths[0] if lengths is not None and len(lengths) >= 2 else None
-        if not -MAX_SCORE <= score <= MAX_SCORE or length is not None and length > _LENGTHS.le:
-            return None
-        self.answers.pop(sample, None)
-        return number, run, template, sample, time, ts_us, score, event_key(run.run_id, event.event_id), length
+    def read_line(self, number: int, raw: bytes, text: bytes, parsed: Parsed) -> None:
+        """The line read on its own (LineReader's way), which names what is wrong with it."""
+        self._read(number, raw, text, parsed)
 
     def line_records(self, number: int, line: Event) -> tuple[list[Values], int]:
         self.line = number
@@ -322,7 +254,7 @@ class Reader(LineReader):
     def _graded(self, line: Event, sample: str, metrics: Metrics) -> tuple[list[Values], int]:
         """A metrics event's record; none for an invalid choice."""
         assert self.run is not None
-        lengths = self.answers.pop(sample, [])
+        pending = self.answers.pop(sample, None)
         if metrics.choice == INVALID:
             return [], 1
         if line.event_id is None:
@@ -333,7 +265,7 @@ class Reader(LineReader):
         except LineError as error:
             raise LineError("created_at", error.problem) from None
         return [self._values(run, sample, time, event_key(run.run_id, line.event_id),
-                             lengths[0] if len(lengths) >= 2 else None, self._score(metrics))], 0
+                             answer_length(pending), self.score(metrics))], 0
 
     def _values(self, run: Run, sample: str, time: str, position: int, length: int | None,
                 score: float) -> Values:
@@ -355,7 +287,7 @@ class Reader(LineReader):
             return None
         return None if unstorable_field(record) else record
 
-    def _score(self, metrics: Metrics | EventData) -> float:
+    def score(self, metrics: Metrics | EventData) -> float:
         """The choice's score: the spec's, else the documented one; LineError when only --scale
         can say what scale it is on."""
         choice, score = metrics.choice, metrics.score

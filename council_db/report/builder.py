@@ -5,9 +5,9 @@ for the flags, and a warning wherever a number cannot be had."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
+import msgspec
 import numpy as np
 
 from council_db.analysis import stats
@@ -44,8 +44,7 @@ FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "
 BOOTSTRAP_RESAMPLES = 1000
 
 
-@dataclass
-class _Context:
+class _Context(msgspec.Struct):
     data: ScoreData
     tier: str
     rng: np.random.Generator

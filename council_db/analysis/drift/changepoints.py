@@ -36,8 +36,7 @@ largest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from council_db.analysis.drift.subjects import median_of_others
@@ -53,8 +52,7 @@ MIN_TIMES_EACH_SIDE = 3
 MIN_BLOCKS_EACH = 3  # a subject's line needs a third block to leave anything to test
 
 
-@dataclass(frozen=True)
-class ChangeSearch:
+class ChangeSearch(msgspec.Struct, frozen=True):
     """The search's result for one subject; ``at_us`` is when the later segment starts."""
 
     subject: str
@@ -159,8 +157,7 @@ def why_not_tested(timed: TimedResiduals) -> str | None:
             "(sessions sharing a timestamp are one instant)")
 
 
-@dataclass(frozen=True)
-class _Blocks:
+class _Blocks(msgspec.Struct, frozen=True):
     """Consecutive blocks of whole instants, about equal in sessions."""
 
     of_session: np.ndarray  # block per session

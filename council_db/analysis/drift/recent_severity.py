@@ -18,16 +18,15 @@ out of the line, not of the severity.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.drift.trends import MIN_TIMES, PER_30_DAYS_US, TimedResiduals
 from council_db.analysis.joint.least_squares import Effect
 
 
-@dataclass(frozen=True)
-class RecentSeverity:
+class RecentSeverity(msgspec.Struct, frozen=True):
     """Severity (points vs the average reviewer) at ``at_us``, the window's last time."""
 
     reviewer: str

@@ -12,8 +12,7 @@ instants refits every slope with one matrix product.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 MAX_CELLS = 2_000_000  # cell sums per dense block in Cells.slopes (16 MB)
@@ -24,8 +23,7 @@ MAX_CELLS = 2_000_000  # cell sums per dense block in Cells.slopes (16 MB)
 DENSE_PER_RECORD = 2
 
 
-@dataclass(frozen=True)
-class LineFits:
+class LineFits(msgspec.Struct, frozen=True):
     """Per subject: its within-pair slope and the slopes' joint clustered covariance."""
 
     beta: np.ndarray  # NaN where not identified
@@ -37,8 +35,7 @@ class LineFits:
     spread: np.ndarray  # instants x subjects: each instant's share of the subject's time variation (Sxx)
 
 
-@dataclass(frozen=True)
-class Records:
+class Records(msgspec.Struct, frozen=True):
     """The records a fit uses, as codes: instant (0..T-1), session, subject (0..S-1), pair
     (0..P-1, nested in subject), time (any unit, centred) and residual."""
 
@@ -110,8 +107,7 @@ def _small_sample_factor(r: Records, cell: np.ndarray, dt: np.ndarray, pair_n: n
     return np.where(room > 1e-9, 1.0 / np.sqrt(np.maximum(room, 1e-9)), 0.0)
 
 
-@dataclass(frozen=True)
-class Cells:
+class Cells(msgspec.Struct, frozen=True):
     """The records' n, n t, n t^2, residual and residual x t, in pair order, which ``slopes``
     sums per pair under each resample's instant weights. Plain numpy: scipy.sparse held the
     cells before, and importing it cost a report about a quarter second (and its products were

@@ -49,10 +49,11 @@ contrast is still tested: a rate is estimable over any span, only stating it per
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 from functools import cached_property
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.drift.slope_fits import Cells, Records, line_fits
 from council_db.analysis.drift.subjects import (
@@ -78,8 +79,7 @@ _CHUNK = 256  # subjects whose per-instant variances one matrix product gives (o
 # quadratic in the panel; a product for all of them holds instants x subjects numbers)
 
 
-@dataclass(frozen=True)
-class Slope:
+class Slope(msgspec.Struct, frozen=True):
     """Score points per 30 days relative to the typical other subject (the anchors' mean)."""
 
     subject: str
@@ -119,8 +119,7 @@ class Slope:
         return not observed_over(self.span_us, unit_us(window_span_us))
 
 
-@dataclass
-class TimedResiduals:
+class TimedResiduals(msgspec.Struct, dict=True):  # dict: the cached properties
     """The residuals a time analysis uses: finite, in dated sessions, in time order."""
 
     subject: np.ndarray  # subject code per record
@@ -277,8 +276,7 @@ def _spans_us(ts_us: np.ndarray, records: Records) -> np.ndarray:
     return spans
 
 
-@dataclass(frozen=True)
-class Typical:
+class Typical(msgspec.Struct, frozen=True):
     """Who each subject's slope is told against: the anchors of its own session group, chosen
     among the group's subjects observed over the unit (all of the group's when fewer than two
     are: within a group, spans are then alike)."""

@@ -23,8 +23,8 @@ are already taken out:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.joint.residual_means import ResidualProjection
@@ -42,8 +42,7 @@ from council_db.analysis.stats.slopes import SlopePart, slope_contrast_cr2
 MIN_PAIR_SESSIONS = 10
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(msgspec.Struct, frozen=True):
     reviewer: str
     model: str
     estimate: Estimate
@@ -138,8 +137,7 @@ def _mirror_images(held: np.ndarray, total: np.ndarray, count: np.ndarray, repor
     return {code: root(code) for code in reported}
 
 
-@dataclass(frozen=True)
-class Anchoring:
+class Anchoring(msgspec.Struct, frozen=True):
     reviewer: str | None  # None: pooled over reviewers
     estimate: Estimate
     n_records: int
@@ -196,8 +194,7 @@ def _slope_difference(session, x1, y1, x2, y2) -> Estimate | None:
     return found if found.computable else None
 
 
-@dataclass(frozen=True)
-class Retest:
+class Retest(msgspec.Struct, frozen=True):
     reviewer: str
     mean_abs_difference: Estimate
     pairs: int

@@ -9,10 +9,10 @@ and 25 ms against 40 ms for a 2,000-session window): a third of a report on a sm
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.dimension_scores import (
@@ -52,8 +52,7 @@ IDENTITIES = ("SELECT r.id, r.model_of, m.name, r.prompt, r.temperature, r.seed 
               "JOIN models AS m ON m.id = r.model_of")
 
 
-@dataclass(frozen=True)
-class Records:
+class Records(msgspec.Struct, frozen=True):
     """The window's records as stored (ids), with the names of what they refer to."""
 
     rows: np.ndarray  # RECORD (STYLED_RECORD where answers have a style), grouped by session in time order

@@ -13,8 +13,7 @@ both orders in one session is two calls, a swap design).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
@@ -25,8 +24,7 @@ from council_db.analysis.stats.unique_rows import unique_rows
 NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgments
 
 
-@dataclass
-class Judgments:
+class Judgments(msgspec.Struct):
     session: np.ndarray  # the session of each judgment (for clustered CIs)
     reviewer: np.ndarray  # who judged
     first_won: np.ndarray  # 1.0 when the answer shown first scored higher, 0.0 when lower

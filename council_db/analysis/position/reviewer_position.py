@@ -16,9 +16,9 @@ A test rests on at least MIN_SESSIONS sessions, so no reviewer is flagged from o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.joint import joint_model
 from council_db.analysis.joint.least_squares import Effect, WaldTest
@@ -31,8 +31,7 @@ MIN_SESSIONS = 10
 NONE = np.zeros(0, dtype=np.int64)  # the positions of a reviewer's judgments or swaps when it has none
 
 
-@dataclass(frozen=True)
-class ReviewerPosition:
+class ReviewerPosition(msgspec.Struct, frozen=True):
     reviewer: str
     slot_effects: dict[int, Effect]  # identified effects only; empty when none is
     test: WaldTest | None  # all of its slots equal; None below MIN_SESSIONS or when not identified

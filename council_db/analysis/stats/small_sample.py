@@ -18,9 +18,9 @@ for a symmetric A_g = f(X_g M X_g'), A_g X_g = X_g f(M X_g'X_g) (f(AB)A = A f(BA
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
+import msgspec
 import numpy as np
 
 _FULL_LEVERAGE = 1e-10  # 1 - eigenvalue below which a direction has full leverage (pseudo-inverse: 0)
@@ -81,8 +81,7 @@ def _by_records(block: np.ndarray, root: np.ndarray) -> np.ndarray:
     return np.eye(block.shape[2]) + np.swapaxes(w, 1, 2) @ (w * shrink[:, :, None])
 
 
-@dataclass
-class CR2:
+class CR2(msgspec.Struct):
     """The CR2 covariance of least-squares coefficients, and the degrees of freedom of
     contrasts of them. ``gram_inv`` is M = (X'X)^-1, ``cross`` the per-cluster X_g'X_g and
     ``adjust`` the per-cluster L_g with A_g X_g = X_g L_g."""

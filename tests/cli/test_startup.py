@@ -98,9 +98,12 @@ def test_the_cli_runs_numpys_blas_on_one_thread_unless_the_user_set_it(given, ex
 
 
 # What a text or JSON report of llm-council's records (no judge scores an answer twice, no
-# --method bayes) never runs: loaded where their section is drawn (tests/report/test_stability_report.py,
-# test_hierarchical_report.py show those sections), not at every report's start-up (issue 32).
-UNSHOWN = {"council_db.report.stability_section", "council_db.report.hierarchical_chart"}
+# --method bayes, no pairwise verdicts) never runs: loaded where their section is drawn
+# (tests/report/test_stability_report.py, test_hierarchical_report.py, test_pairwise_odds_flags.py
+# show those sections), not at every report's start-up (issue 32).
+UNSHOWN = {"council_db.report.stability_section", "council_db.report.hierarchical_chart",
+           "council_db.analysis.pairwise.games", "council_db.analysis.pairwise.slot_odds",
+           "council_db.analysis.pairwise.bradley_terry", "council_db.analysis.self_preference.on_pairs"}
 
 
 @pytest.fixture(scope="module")

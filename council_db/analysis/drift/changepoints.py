@@ -41,6 +41,7 @@ import numpy as np
 
 from council_db.analysis.drift.subjects import median_of_others
 from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals
+from council_db.analysis.stats.unique_rows import distinct
 
 MAX_BLOCKS = 100
 PERMUTATIONS = 4999
@@ -104,7 +105,7 @@ def _shifts(detrended: np.ndarray, records: np.ndarray, time: np.ndarray, where:
     there: one fit per split used, not one per subject (which had cost subjects x blocks x
     subjects: 3.4 s of a 1,000-reviewer report)."""
     shifts = np.zeros(len(where))
-    for k in np.unique(where).tolist():
+    for k in distinct(where).tolist():
         steps = _steps_beyond_trend(detrended, records, time, k)
         mine = np.flatnonzero(where == k)
         shifts[mine] = steps[mine] - median_of_others(steps)[mine]
@@ -179,7 +180,7 @@ class _Blocks(msgspec.Struct, frozen=True):
         _, block_of_instant = np.unique(sessions_before * target // g, return_inverse=True)
         block_of_instant = block_of_instant.reshape(-1)
         n = int(block_of_instant.max()) + 1
-        times = np.unique(timed.ts_us)
+        times = distinct(timed.ts_us)
         first_instant = np.searchsorted(block_of_instant, np.arange(n))
         sessions = np.bincount(block_of_instant, weights=per_instant, minlength=n)
         share = (times - times[0]) / (times[-1] - times[0])

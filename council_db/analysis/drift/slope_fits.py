@@ -15,6 +15,8 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
+from council_db.analysis.stats.unique_rows import distinct
+
 MAX_CELLS = 2_000_000  # cell sums per dense block in Cells.slopes (16 MB)
 # Cells.slopes sums through an instants x pairs matrix of cell sums (one matrix product per
 # batch of resamples) when it has at most this many entries per record: a panel every pair of
@@ -84,7 +86,7 @@ def line_fits(r: Records, min_times: int) -> LineFits:
 def _distinct(subject: np.ndarray, code: np.ndarray, n_subjects: int) -> np.ndarray:
     """Per subject: how many distinct values of ``code`` its records have."""
     span = int(code.max()) + 1 if len(code) else 1
-    return np.bincount(np.unique(subject * span + code) // span, minlength=n_subjects)
+    return np.bincount(distinct(subject * span + code) // span, minlength=n_subjects)
 
 
 def _small_sample_factor(r: Records, cell: np.ndarray, dt: np.ndarray, pair_n: np.ndarray,

@@ -65,6 +65,7 @@ from council_db.analysis.drift.subjects import (
 )
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
+from council_db.analysis.stats.unique_rows import distinct
 
 DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US
@@ -257,7 +258,7 @@ def alone(timed: TimedResiduals) -> list[str]:
     """The subjects that share no session with another subject of their kind: no trend is
     given for them (their drift cannot be told from a change in the questions)."""
     groups = session_groups(timed.session, timed.subject, len(timed.names))
-    present = np.unique(timed.subject)
+    present = distinct(timed.subject)
     lone = present[np.bincount(groups[present], minlength=len(timed.names))[groups[present]] == 1]
     return [f"{timed.kind} {timed.names[code]} shares no session with another {timed.kind}: its drift cannot be told "
             f"from a change in the questions, so no trend is given for it" for code in lone.tolist()]
@@ -292,7 +293,7 @@ class Typical(msgspec.Struct, frozen=True):
     def anchors_of_rows(self, betas: np.ndarray, cov: np.ndarray, df: float) -> np.ndarray:
         """``anchors`` for each row of ``betas`` (resampled slopes), one mask per row."""
         chosen = np.zeros(betas.shape, dtype=bool)
-        for group in np.unique(self.groups):
+        for group in distinct(self.groups):
             among = np.flatnonzero(self.groups == group)
             if self.observed[among].sum() >= 2:
                 among = among[self.observed[among]]

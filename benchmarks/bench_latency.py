@@ -18,8 +18,10 @@ Without --db it builds a 2,000-session store (`council-db simulate` + `import`).
 Each figure is the median over --repeats such runs.
 
 With --baseline (a detached worktree of main: `git worktree add --detach /tmp/main-wt main`, or
-`git archive main` unpacked) every figure is measured for both trees, old then new, alternating
-within each repeat, so a slow spell on a shared machine hits both. A tree runs from its own
+`git archive main` unpacked) the two trees' report JSON is first compared field by field (every
+session, --sessions 1000 and 100: 1e-9 relative, or it stops), then every figure is measured for
+both trees, old then new, alternating within each repeat, so a slow spell on a shared machine
+hits both. A tree runs from its own
 source (its folder first on PYTHONPATH and as the working folder). --profile prints where a warm
 report's time goes: cProfile (new tree), then each part's thread CPU time in every tree. Targets:
 warm <= 100 ms, first <= 250 ms, whole process <= 0.3 s on any store, the 2,000-session report
@@ -245,6 +247,44 @@ def measure(trees: dict[str, Path], db: Path, stores: list[Path], repeats: int,
     return {row: {name: statistics.median(times) for name, times in by_tree.items()} for row, by_tree in rows.items()}
 
 
+WINDOWS = [[], ["--sessions", "1000"], ["--sessions", "100"]]  # the windows whose reports must agree
+TOLERANCE = 1e-9  # relative, field by field (absolute below 1e-12)
+
+
+def differences(old: object, new: object, where: str = "report") -> tuple[float, str]:
+    """The largest relative difference between two reports' JSON and where it is; a field
+    missing, a length or any non-number value that differs is an error (generated_at aside)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        if old.keys() != new.keys():
+            raise SystemExit(f"{where}: fields {sorted(old.keys() ^ new.keys())} in one report only")
+        pairs = [(old[key], new[key], f"{where}.{key}") for key in old if key != "generated_at"]
+    elif isinstance(old, list) and isinstance(new, list):
+        if len(old) != len(new):
+            raise SystemExit(f"{where}: {len(old)} items against {len(new)}")
+        pairs = [(a, b, f"{where}[{i}]") for i, (a, b) in enumerate(zip(old, new))]
+    elif isinstance(old, float) and isinstance(new, (int, float)) and old != new:
+        return abs(old - new) / max(abs(old), 1e-12), where
+    elif old != new:
+        raise SystemExit(f"{where}: {old!r} against {new!r}")
+    else:
+        return 0.0, where
+    return max((differences(a, b, at) for a, b, at in pairs), default=(0.0, where))
+
+
+def compare_reports(trees: dict[str, Path], db: Path) -> None:
+    """Each window's `bias-report --json` from the baseline and this tree, field by field."""
+    for window in WINDOWS:
+        reports = [json.loads(subprocess.run([sys.executable, "-m", "council_db", "--db", str(db), "bias-report",
+                                              "--json", *window], env=tree_env(tree), cwd=tree, check=True,
+                                             capture_output=True, text=True).stdout) for tree in trees.values()]
+        worst, where = differences(*reports)
+        said = f"{' '.join(window) or 'every session'}: largest relative difference {worst:.1e}" + \
+            (f" ({where})" if worst else "")
+        if worst > TOLERANCE:
+            raise SystemExit(f"the reports differ: {said}")
+        print(f"same report as the baseline, {said}", flush=True)
+
+
 def profile(db: Path, trees: dict[str, Path]) -> None:
     """Where a warm report's time goes: cProfile's cumulative times (which inflate code made
     of many small Python calls several times over), then each part's thread CPU time in each
@@ -278,6 +318,8 @@ def main() -> None:
         db = (options.db or small_store(work, options.sessions)).resolve()
         trees = {"main": options.baseline.resolve()} if options.baseline else {}
         trees["this tree"] = HERE
+        if options.baseline:
+            compare_reports(trees, db)
         if options.profile:
             profile(db, trees)
         figures = measure(trees, db, options.store, options.repeats, options.llm_council)

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from bench_commands import COMMAND, run  # benchmarks/ is on the path when run as a script
 from compiled import compile_council_db
+from msgspec.structs import replace as replace_struct
 
 from council_db.analysis.loading.score_data import from_records
 from council_db.analysis.pairwise.games import games_of
@@ -53,7 +54,7 @@ def ranking(sessions: int, seed: int, boot: int, planted: dict[str, float]):
     out = io.StringIO()
     chosen = config(sessions, seed, **planted)
     write_jsonl(chosen, out)
-    data = replace(from_records(json.loads(line) for line in out.getvalue().splitlines()), scale=chosen.scale)
+    data = replace_struct(from_records(json.loads(line) for line in out.getvalue().splitlines()), scale=chosen.scale)
     return bradley_terry_ranking(games_of(data), style=("length",), n_boot=boot, seed=seed)
 
 
@@ -108,7 +109,8 @@ def report_flags(sets: int, sessions: int) -> None:
             out = io.StringIO()
             chosen = replace(config(sessions, 20_000 + seed, tie_band=0.5, **planted), reviewers=["judge-1", "judge-2"])
             write_jsonl(chosen, out)
-            data = replace(from_records(json.loads(line) for line in out.getvalue().splitlines()), scale=chosen.scale)
+            records = from_records(json.loads(line) for line in out.getvalue().splitlines())
+            data = replace_struct(records, scale=chosen.scale)
             subjects = {f.subject for f in build(data, resamples=200, seed=seed).flags}
             model = {s for s in subjects if s.endswith("(pairwise model)")}
             flagged["any pairwise odds"] += bool(model)

@@ -32,9 +32,9 @@ import platform
 import statistics
 import time
 from collections import defaultdict
-from dataclasses import replace
 
 import msgspec
+from msgspec.structs import replace
 
 from council_db.analysis.loading.score_data import ScoreData, from_records, judges_only
 from council_db.analysis.reference.summary import reference_summary

@@ -10,13 +10,12 @@ no byte more; self-preference matches a reviewer to its own answers by the model
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 SEPARATOR = " · "
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(msgspec.Struct, frozen=True):
     """A reviewer's model and, when a log says so, its prompt, temperature and seed."""
 
     model: str

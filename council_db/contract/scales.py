@@ -4,13 +4,13 @@ but never scored", is kept but excluded from analyses, with its reason."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from council_db.contract.fields import EXCLUSION_REASONS, LineError
 
 
-@dataclass(frozen=True)
-class ScoreScale:
+class ScoreScale(msgspec.Struct, frozen=True):
     name: str
     low: float
     high: float

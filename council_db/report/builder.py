@@ -5,9 +5,9 @@ for the flags, and a warning wherever a number cannot be had."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
+import msgspec
 import numpy as np
 
 from council_db.analysis import stats
@@ -19,6 +19,7 @@ from council_db.analysis.loading.window import SAMPLE_METHOD, Requested, unreada
 from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
+from council_db.analysis.stats.unique_rows import distinct
 from council_db.contract.timestamps import format_us
 from council_db.report import coverage, pairwise_odds, pairwise_section, position_section, reference_section
 from council_db.report import sections as report_sections
@@ -44,8 +45,7 @@ FLAG_ORDER = ["reviewer_severity", "position", "verbosity", "self_preference", "
 BOOTSTRAP_RESAMPLES = 1000
 
 
-@dataclass
-class _Context:
+class _Context(msgspec.Struct):
     data: ScoreData
     tier: str
     rng: np.random.Generator
@@ -68,7 +68,7 @@ class _Context:
         sessions: a session with one score adds nothing to a model with an effect per session,
         so it counts in the window but not here."""
         used = self.fitted if among is None else self.fitted & among
-        return self.metric(value, int(used.sum()), len(np.unique(self.data.session[used])), cls, **extra)
+        return self.metric(value, int(used.sum()), len(distinct(self.data.session[used])), cls, **extra)
 
 
 def _missing(value) -> bool:
@@ -218,7 +218,7 @@ def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
         mine = data.reviewer == number
         if not mine.any():
             continue
-        records, sessions = int(mine.sum()), len(np.unique(data.session[mine]))
+        records, sessions = int(mine.sum()), len(distinct(data.session[mine]))
         raw = stats.mean_figure(data.score[mine], data.session[mine])
         profiles.append(ReviewerProfile(
             reviewer_id=name, identity=reviewer_identity(data.identities, name), records=records,
@@ -260,7 +260,7 @@ def _length(context: _Context, fit, resamples: int, totals: WindowTotals | None)
                                                     resamples, context.rng)
         naive = naive_pooled_r(data)
         sized = known_lengths(data)
-        n_answers, n_sessions, n_records = len(answers.session), len(np.unique(data.session[sized])), int(sized.sum())
+        n_answers, n_sessions, n_records = len(answers.session), len(distinct(data.session[sized])), int(sized.sum())
     elif totals.within is None:  # the counts alone (check's): no correlation summed, none stated
         meta = headline = naive = None
         n_answers, n_sessions, n_records = totals.answers, totals.sized_sessions, totals.known_lengths

@@ -4,8 +4,9 @@ so the three can never give different reports of the same window."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:
     from council_db.analysis.loading.score_data import ScoreData
@@ -14,8 +15,7 @@ if TYPE_CHECKING:
     from council_db.store.database import Database
 
 
-@dataclass
-class WindowReport:
+class WindowReport(msgspec.Struct):
     report: BiasReport
     data: ScoreData  # the scores analysed (a sample of a large window): the HTML page charts their session means
     empty_window_hint: str | None = None  # where the data is, when the window holds none of it

@@ -7,13 +7,14 @@ report's one flag family (p-values on a cluster-robust SE: docs/methods.md, "Pai
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from council_db.analysis.loading.score_data import ScoreData
-from council_db.analysis.pairwise.games import games_of, without_self_judgments
-from council_db.analysis.pairwise.slot_odds import Odds, SlotOdds, slot_odds
 from council_db.report.model import BiasReport
 from council_db.report.pairwise_model import OddsMetric, PairwiseOdds
+
+if TYPE_CHECKING:
+    from council_db.analysis.pairwise.slot_odds import Odds, SlotOdds
 
 RELATION = ("the position section's first-shown share is raw (decided verdicts on pairs seen in both orders): a "
             "share s is odds s / (1 - s); these odds are the model's, net of the candidates' strengths")
@@ -23,6 +24,10 @@ Candidate = tuple[str, str, float, float, str]
 
 def attach(report: BiasReport, data: ScoreData, metric: Callable) -> None:
     """Fit the model on the report's games (self-judgments left out) and state its odds."""
+    # Loaded here, on pairwise verdicts only: a report of scores never fits the model.
+    from council_db.analysis.pairwise.games import games_of, without_self_judgments
+    from council_db.analysis.pairwise.slot_odds import slot_odds
+
     found = slot_odds(without_self_judgments(games_of(data)))
     if found is None:
         report.warnings.append("the pairwise model's first-shown odds are null: no game's display order is known")

@@ -11,7 +11,6 @@ import math
 from typing import Callable
 
 from council_db.analysis.loading.score_data import ScoreData
-from council_db.analysis.self_preference.on_pairs import self_preference_on_pairs
 from council_db.report.model import BiasReport, NotIdentified, PairSelfPreference
 
 NOT_IDENTIFIED = ["reviewer severity (harsh or generous)", "reviewer trends and change points (a drift of severity)",
@@ -41,6 +40,8 @@ def attach(report: BiasReport, data: ScoreData, fit, metric: Callable) -> None:
 
 def _self_preference(report: BiasReport, data: ScoreData, metric: Callable) -> None:
     """Each judge's and the pooled log odds ratio in place of the joint model's points."""
+    from council_db.analysis.self_preference.on_pairs import self_preference_on_pairs  # pairwise verdicts only
+
     report.self_preference = None
     for profile in report.reviewers:
         profile.self_preference = None

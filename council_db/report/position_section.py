@@ -15,6 +15,7 @@ from council_db.analysis.position.consistency import first_shown_judgments, firs
 from council_db.analysis.position.reviewer_position import ReviewerPosition as Found
 from council_db.analysis.position.reviewer_position import by_reviewer
 from council_db.analysis.position.swaps import SwapSummary, summarise, swaps
+from council_db.analysis.stats.unique_rows import distinct
 from council_db.report.model import (
     BiasReport,
     Consistency,
@@ -44,10 +45,10 @@ def position(data: ScoreData, fit, metric: Callable, joint: Callable, warnings: 
     if not shown.any():
         return None
     slot_means = []
-    for slot in np.unique(data.slot[shown]):
+    for slot in distinct(data.slot[shown]):
         here = shown & (data.slot == slot)
         estimate = stats.mean_figure(data.score[here], data.session[here])
-        slot_means.append(metric(estimate, int(here.sum()), len(np.unique(data.session[here])),
+        slot_means.append(metric(estimate, int(here.sum()), len(distinct(data.session[here])),
                                  cls=SlotMetric, position=int(slot)))
     slot_effects = [joint(effect, data.slot == slot, cls=SlotMetric, position=int(slot))
                     for slot, effect in sorted(fit.slot_effects.items())]

@@ -4,9 +4,9 @@ residuals, and their tests, which join the report's one Benjamini-Hochberg famil
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.drift import changepoints, panel, recent_severity, trends
@@ -35,19 +35,18 @@ SWAPS_ONLY = ("the same as position consistency: the only repeats are the two di
               "whose consistency the position section states (swapped pairs: same preference in both orders)")
 
 
-@dataclass
-class Sections:
+class Sections(msgspec.Struct):
     """What the sections found; ``fill`` puts it in the report once the q-values are known."""
 
-    trends: list[Trend] = field(default_factory=list)
-    changes: dict[tuple[str, str], changepoints.ChangeSearch] = field(default_factory=dict)
-    sessions: list[anomalies.SessionAnomaly] = field(default_factory=list)
-    affinity: list[AffinityCell] = field(default_factory=list)
-    anchoring: list[AnchoringEffect] = field(default_factory=list)
+    trends: list[Trend] = msgspec.field(default_factory=list)
+    changes: dict[tuple[str, str], changepoints.ChangeSearch] = msgspec.field(default_factory=dict)
+    sessions: list[anomalies.SessionAnomaly] = msgspec.field(default_factory=list)
+    affinity: list[AffinityCell] = msgspec.field(default_factory=list)
+    anchoring: list[AnchoringEffect] = msgspec.field(default_factory=list)
     self_consistency: SelfConsistency | None = None
-    recent_severity: dict[str, tuple[Metric, str]] = field(default_factory=dict)  # reviewer -> (metric, at)
-    groups: dict[str, list[Candidate]] = field(default_factory=dict)  # tests entering the family as one member
-    notes: list[str] = field(default_factory=list)  # why a section's tests were not run
+    recent_severity: dict[str, tuple[Metric, str]] = msgspec.field(default_factory=dict)  # reviewer -> (metric, at)
+    groups: dict[str, list[Candidate]] = msgspec.field(default_factory=dict)  # tests entering the family as one member
+    notes: list[str] = msgspec.field(default_factory=list)  # why a section's tests were not run
 
     def add(self, group: str, candidate: Candidate) -> None:
         self.groups.setdefault(group, []).append(candidate)

@@ -98,19 +98,65 @@ def test_the_cli_runs_numpys_blas_on_one_thread_unless_the_user_set_it(given, ex
 
 
 # What a text or JSON report of llm-council's records (no judge scores an answer twice, no
-# --method bayes) never runs: loaded where their section is drawn (tests/report/test_stability_report.py,
-# test_hierarchical_report.py show those sections), not at every report's start-up (issue 32).
-UNSHOWN = {"council_db.report.stability_section", "council_db.report.hierarchical_chart"}
+# --method bayes, no pairwise verdicts) never runs: loaded where their section is drawn
+# (tests/report/test_stability_report.py, test_hierarchical_report.py, test_pairwise_odds_flags.py
+# show those sections), not at every report's start-up (issue 32).
+UNSHOWN = {"council_db.report.stability_section", "council_db.report.hierarchical_chart",
+           "council_db.analysis.pairwise.games", "council_db.analysis.pairwise.slot_odds",
+           "council_db.analysis.pairwise.bradley_terry", "council_db.analysis.self_preference.on_pairs"}
 
 
-def test_the_report_loads_no_pydantic_nor_the_sections_it_does_not_show(tmp_path):
-    """The report's contract is msgspec structs: pydantic's import and model building were
-    0.1 s of every report. pydantic stays the authority on imported lines."""
-    records, db = tmp_path / "records.jsonl", tmp_path / "council.db"
+@pytest.fixture(scope="module")
+def report_db(tmp_path_factory) -> str:
+    """A 30-session store of simulated llm-council records."""
+    folder = tmp_path_factory.mktemp("startup")
+    records, db = folder / "records.jsonl", folder / "council.db"
     for args in (["simulate", "-o", str(records), "--sessions", "30"], ["--db", str(db), "import", str(records)]):
         subprocess.run([sys.executable, "-m", "council_db", *args], capture_output=True, check=True, timeout=120)
+    return str(db)
 
+
+def test_the_report_loads_no_pydantic_nor_the_sections_it_does_not_show(report_db):
+    """The report's contract is msgspec structs: pydantic's import and model building were
+    0.1 s of every report. pydantic stays the authority on imported lines."""
+    db = report_db
     for fmt in ("text", "json"):
         modules = loaded_modules("--db", str(db), "bias-report", "--format", fmt)
         assert "pydantic" not in libraries(modules)
         assert not modules & UNSHOWN
+
+
+def test_the_report_imports_no_statistics_module(report_db):
+    """The normal quantile is AS 241 written out, not statistics.NormalDist: the module and
+    the fractions and decimal it imports were 5-9 ms of every report's first call."""
+    assert "statistics" not in libraries(loaded_modules("--db", report_db, "bias-report"))
+
+
+# Python 3.11 compiles each dataclass's __init__, __repr__ and __eq__ from source as its module
+# is imported: the 60 a report loaded cost 80 ms of every process's start-up (issue 32). Its
+# records are msgspec structs (tens of microseconds each) but these, each for a reason: the
+# joint model's (joint/: JointFit, Solved, Effect, FixedTotals, Design, ResidualProjection) and
+# the session tests' (sessions/: Cells, SessionAnomaly, SessionTests), rewritten this round by
+# their owners; Window (a field kept out of repr and equality, which a struct cannot say),
+# WindowTotals (likewise) and the CLI's State (--help loads no msgspec).
+DATACLASS_BUDGET = 12
+
+
+def test_the_reports_start_up_compiles_no_more_dataclasses_than_its_budget(report_db):
+    script = ("import contextlib, dataclasses, io, sys\n"
+              "from council_db.cli.app import main\n"
+              f"sys.argv = ['council-db', '--db', {report_db!r}, 'bias-report']\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    try:\n"
+              "        main()\n"
+              "    except SystemExit as done:\n"
+              "        assert done.code == 0, done.code\n"
+              "print(sorted(f'{name}.{value.__name__}' for name, module in list(sys.modules.items())\n"
+              "             if name.startswith('council_db') for value in vars(module).values()\n"
+              "             if isinstance(value, type) and dataclasses.is_dataclass(value)\n"
+              "             and value.__module__ == name))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    made = eval(result.stdout)
+
+    assert len(made) <= DATACLASS_BUDGET, made

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from council_db.analysis.loading.score_data import from_records
 from council_db.report.builder import build

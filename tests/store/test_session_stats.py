@@ -205,7 +205,7 @@ def test_on_postgresql_window_totals_give_the_numbers_that_reading_every_record_
 def test_window_totals_are_the_same_summed_in_one_part_or_in_several(mixed_db, monkeypatch):
     """The sums run over id ranges at once and are added up: any cut gives the same totals,
     a window of the newest sessions included (its ids need not fill the ranges evenly)."""
-    from dataclasses import astuple
+    from msgspec.structs import astuple
 
     from council_db.analysis.loading import window_totals
 

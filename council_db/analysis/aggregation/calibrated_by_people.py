@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Mapping
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.aggregation.leaderboard import Standing
@@ -155,7 +156,7 @@ def _candidate(data: ScoreData, found: Answers, number: int, judged: np.ndarray,
 
 def _figure(found: Estimate) -> Estimate:
     """A mean whose test against 0 means nothing (a score, a win rate)."""
-    return replace(found, p_value=None)
+    return msgspec.structs.replace(found, p_value=None)
 
 
 def _ranked(candidates: list[Calibrated]) -> list[Calibrated]:

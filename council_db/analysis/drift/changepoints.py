@@ -36,12 +36,12 @@ largest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from council_db.analysis.drift.subjects import median_of_others
 from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals
+from council_db.analysis.stats.unique_rows import distinct
 
 MAX_BLOCKS = 100
 PERMUTATIONS = 4999
@@ -53,8 +53,7 @@ MIN_TIMES_EACH_SIDE = 3
 MIN_BLOCKS_EACH = 3  # a subject's line needs a third block to leave anything to test
 
 
-@dataclass(frozen=True)
-class ChangeSearch:
+class ChangeSearch(msgspec.Struct, frozen=True):
     """The search's result for one subject; ``at_us`` is when the later segment starts."""
 
     subject: str
@@ -106,7 +105,7 @@ def _shifts(detrended: np.ndarray, records: np.ndarray, time: np.ndarray, where:
     there: one fit per split used, not one per subject (which had cost subjects x blocks x
     subjects: 3.4 s of a 1,000-reviewer report)."""
     shifts = np.zeros(len(where))
-    for k in np.unique(where).tolist():
+    for k in distinct(where).tolist():
         steps = _steps_beyond_trend(detrended, records, time, k)
         mine = np.flatnonzero(where == k)
         shifts[mine] = steps[mine] - median_of_others(steps)[mine]
@@ -159,8 +158,7 @@ def why_not_tested(timed: TimedResiduals) -> str | None:
             "(sessions sharing a timestamp are one instant)")
 
 
-@dataclass(frozen=True)
-class _Blocks:
+class _Blocks(msgspec.Struct, frozen=True):
     """Consecutive blocks of whole instants, about equal in sessions."""
 
     of_session: np.ndarray  # block per session
@@ -182,7 +180,7 @@ class _Blocks:
         _, block_of_instant = np.unique(sessions_before * target // g, return_inverse=True)
         block_of_instant = block_of_instant.reshape(-1)
         n = int(block_of_instant.max()) + 1
-        times = np.unique(timed.ts_us)
+        times = distinct(timed.ts_us)
         first_instant = np.searchsorted(block_of_instant, np.arange(n))
         sessions = np.bincount(block_of_instant, weights=per_instant, minlength=n)
         share = (times - times[0]) / (times[-1] - times[0])

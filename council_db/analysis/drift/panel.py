@@ -11,6 +11,7 @@ import numpy as np
 
 from council_db.analysis.drift.subjects import Kind, codes_and_names
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.unique_rows import distinct
 from council_db.contract.timestamps import format_us
 
 EDGE = 0.25  # absent from the window's first or last quarter of distinct times
@@ -20,7 +21,7 @@ MIN_SESSIONS = 20  # a subject in this many sessions misses a quarter by chance 
 def changes(data: ScoreData) -> list[str]:
     """One warning per reviewer (then candidate) that scores (is scored) only in part of the window."""
     dated = data.session_ts_us >= 0
-    times = np.unique(data.session_ts_us[dated])
+    times = distinct(data.session_ts_us[dated])
     if len(times) < 4:
         return []
     early, late = times[int(EDGE * len(times))], times[int((1 - EDGE) * len(times)) - 1]
@@ -33,9 +34,9 @@ def _changes(data: ScoreData, kind: Kind, dated: np.ndarray, early: int, late: i
     use = dated[data.session]
     out = []
     total = int(dated.sum())
-    for code in np.unique(codes[use]).tolist():
+    for code in distinct(codes[use]).tolist():
         mine = use & (codes == code)
-        sessions = len(np.unique(data.session[mine]))
+        sessions = len(distinct(data.session[mine]))
         first, last = int(ts[mine].min()), int(ts[mine].max())
         if sessions < MIN_SESSIONS or (first < early and last > late):
             continue

@@ -18,16 +18,16 @@ out of the line, not of the severity.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.drift.trends import MIN_TIMES, PER_30_DAYS_US, TimedResiduals
 from council_db.analysis.joint.least_squares import Effect
+from council_db.analysis.stats.unique_rows import distinct
 
 
-@dataclass(frozen=True)
-class RecentSeverity:
+class RecentSeverity(msgspec.Struct, frozen=True):
     """Severity (points vs the average reviewer) at ``at_us``, the window's last time."""
 
     reviewer: str
@@ -53,7 +53,7 @@ def at_window_end(timed: TimedResiduals, severity: dict[str, Effect]) -> dict[st
     for code, name in enumerate(timed.names):
         mine = timed.subject == code
         level = severity.get(name)
-        if level is None or not level.identified or len(np.unique(instant[mine])) < MIN_TIMES:
+        if level is None or not level.identified or len(distinct(instant[mine])) < MIN_TIMES:
             continue
         t = timed.ts_us[mine] / PER_30_DAYS_US
         slope, slope_se = _line(t, timed.residual[mine], instant[mine])
@@ -62,7 +62,7 @@ def at_window_end(timed: TimedResiduals, severity: dict[str, Effect]) -> dict[st
         se = math.sqrt(level.se ** 2 + (reach * slope_se) ** 2)
         low, high = t_interval(estimate, se, timed.n_instants - 2)
         out[name] = RecentSeverity(name, estimate, se, low, high, slope, end_us,
-                                   int(len(np.unique(timed.session[mine]))), int(mine.sum()))
+                                   int(len(distinct(timed.session[mine]))), int(mine.sum()))
     return out
 
 

@@ -12,9 +12,10 @@ instants refits every slope with one matrix product.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
+
+from council_db.analysis.stats.unique_rows import distinct
 
 MAX_CELLS = 2_000_000  # cell sums per dense block in Cells.slopes (16 MB)
 # Cells.slopes sums through an instants x pairs matrix of cell sums (one matrix product per
@@ -24,8 +25,7 @@ MAX_CELLS = 2_000_000  # cell sums per dense block in Cells.slopes (16 MB)
 DENSE_PER_RECORD = 2
 
 
-@dataclass(frozen=True)
-class LineFits:
+class LineFits(msgspec.Struct, frozen=True):
     """Per subject: its within-pair slope and the slopes' joint clustered covariance."""
 
     beta: np.ndarray  # NaN where not identified
@@ -37,8 +37,7 @@ class LineFits:
     spread: np.ndarray  # instants x subjects: each instant's share of the subject's time variation (Sxx)
 
 
-@dataclass(frozen=True)
-class Records:
+class Records(msgspec.Struct, frozen=True):
     """The records a fit uses, as codes: instant (0..T-1), session, subject (0..S-1), pair
     (0..P-1, nested in subject), time (any unit, centred) and residual."""
 
@@ -87,7 +86,7 @@ def line_fits(r: Records, min_times: int) -> LineFits:
 def _distinct(subject: np.ndarray, code: np.ndarray, n_subjects: int) -> np.ndarray:
     """Per subject: how many distinct values of ``code`` its records have."""
     span = int(code.max()) + 1 if len(code) else 1
-    return np.bincount(np.unique(subject * span + code) // span, minlength=n_subjects)
+    return np.bincount(distinct(subject * span + code) // span, minlength=n_subjects)
 
 
 def _small_sample_factor(r: Records, cell: np.ndarray, dt: np.ndarray, pair_n: np.ndarray,
@@ -110,8 +109,7 @@ def _small_sample_factor(r: Records, cell: np.ndarray, dt: np.ndarray, pair_n: n
     return np.where(room > 1e-9, 1.0 / np.sqrt(np.maximum(room, 1e-9)), 0.0)
 
 
-@dataclass(frozen=True)
-class Cells:
+class Cells(msgspec.Struct, frozen=True):
     """The records' n, n t, n t^2, residual and residual x t, in pair order, which ``slopes``
     sums per pair under each resample's instant weights. Plain numpy: scipy.sparse held the
     cells before, and importing it cost a report about a quarter second (and its products were

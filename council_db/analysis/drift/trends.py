@@ -49,10 +49,11 @@ contrast is still tested: a rate is estimable over any span, only stating it per
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 from functools import cached_property
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.drift.slope_fits import Cells, Records, line_fits
 from council_db.analysis.drift.subjects import (
@@ -64,6 +65,7 @@ from council_db.analysis.drift.subjects import (
 )
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
+from council_db.analysis.stats.unique_rows import distinct
 
 DAY_US = 86_400 * 1_000_000
 PER_30_DAYS_US = 30 * DAY_US
@@ -78,8 +80,7 @@ _CHUNK = 256  # subjects whose per-instant variances one matrix product gives (o
 # quadratic in the panel; a product for all of them holds instants x subjects numbers)
 
 
-@dataclass(frozen=True)
-class Slope:
+class Slope(msgspec.Struct, frozen=True):
     """Score points per 30 days relative to the typical other subject (the anchors' mean)."""
 
     subject: str
@@ -119,8 +120,7 @@ class Slope:
         return not observed_over(self.span_us, unit_us(window_span_us))
 
 
-@dataclass
-class TimedResiduals:
+class TimedResiduals(msgspec.Struct, dict=True):  # dict: the cached properties
     """The residuals a time analysis uses: finite, in dated sessions, in time order."""
 
     subject: np.ndarray  # subject code per record
@@ -258,7 +258,7 @@ def alone(timed: TimedResiduals) -> list[str]:
     """The subjects that share no session with another subject of their kind: no trend is
     given for them (their drift cannot be told from a change in the questions)."""
     groups = session_groups(timed.session, timed.subject, len(timed.names))
-    present = np.unique(timed.subject)
+    present = distinct(timed.subject)
     lone = present[np.bincount(groups[present], minlength=len(timed.names))[groups[present]] == 1]
     return [f"{timed.kind} {timed.names[code]} shares no session with another {timed.kind}: its drift cannot be told "
             f"from a change in the questions, so no trend is given for it" for code in lone.tolist()]
@@ -277,8 +277,7 @@ def _spans_us(ts_us: np.ndarray, records: Records) -> np.ndarray:
     return spans
 
 
-@dataclass(frozen=True)
-class Typical:
+class Typical(msgspec.Struct, frozen=True):
     """Who each subject's slope is told against: the anchors of its own session group, chosen
     among the group's subjects observed over the unit (all of the group's when fewer than two
     are: within a group, spans are then alike)."""
@@ -294,7 +293,7 @@ class Typical:
     def anchors_of_rows(self, betas: np.ndarray, cov: np.ndarray, df: float) -> np.ndarray:
         """``anchors`` for each row of ``betas`` (resampled slopes), one mask per row."""
         chosen = np.zeros(betas.shape, dtype=bool)
-        for group in np.unique(self.groups):
+        for group in distinct(self.groups):
             among = np.flatnonzero(self.groups == group)
             if self.observed[among].sum() >= 2:
                 among = among[self.observed[among]]

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
@@ -37,8 +37,7 @@ def family(model_id: str) -> str:
     return match.group("family") if match else model_id
 
 
-@dataclass(frozen=True)
-class VersionSeverity:
+class VersionSeverity(msgspec.Struct, frozen=True):
     reviewer: str  # the reviewer id, or the family for model-id versions
     version_kind: str  # "council_config_version" or "model_id"
     version: str

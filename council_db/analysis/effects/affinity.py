@@ -23,8 +23,8 @@ are already taken out:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.joint.residual_means import ResidualProjection
@@ -38,12 +38,12 @@ from council_db.analysis.stats.agreement import repeat_pairs
 from council_db.analysis.stats.answers import answer_index
 from council_db.analysis.stats.clustered import clustered_mean_from_influence
 from council_db.analysis.stats.slopes import SlopePart, slope_contrast_cr2
+from council_db.analysis.stats.unique_rows import distinct
 
 MIN_PAIR_SESSIONS = 10
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(msgspec.Struct, frozen=True):
     reviewer: str
     model: str
     estimate: Estimate
@@ -65,7 +65,7 @@ def affinity(data: ScoreData, residuals: np.ndarray, projection: ResidualProject
     n_models, g = len(data.models), data.n_sessions
     pair = data.reviewer[use] * n_models + data.model[use]
     n_pairs = len(data.reviewers) * n_models
-    sessions_held = np.bincount(np.unique(pair * g + data.session[use]) // g, minlength=n_pairs)
+    sessions_held = np.bincount(distinct(pair * g + data.session[use]) // g, minlength=n_pairs)
     fitted = np.isfinite(residuals)
     held = np.bincount(data.reviewer[fitted] * n_models + data.model[fitted], minlength=n_pairs) > 0
     grid = held.reshape(-1, n_models)
@@ -138,8 +138,7 @@ def _mirror_images(held: np.ndarray, total: np.ndarray, count: np.ndarray, repor
     return {code: root(code) for code in reported}
 
 
-@dataclass(frozen=True)
-class Anchoring:
+class Anchoring(msgspec.Struct, frozen=True):
     reviewer: str | None  # None: pooled over reviewers
     estimate: Estimate
     n_records: int
@@ -156,7 +155,7 @@ def anchoring(data: ScoreData, residuals: np.ndarray) -> list[Anchoring]:
     pooled = _slope_difference(session, first, first_rest, last, last_rest)
     if pooled is not None:
         out.append(Anchoring(None, pooled, int(records.sum())))
-    for r in np.unique(reviewer).tolist():
+    for r in distinct(reviewer).tolist():
         mine = reviewer == r
         estimate = _slope_difference(session[mine], first[mine], first_rest[mine], last[mine], last_rest[mine])
         if estimate is not None:
@@ -189,15 +188,14 @@ def _first_last(data: ScoreData, residuals: np.ndarray):
 def _slope_difference(session, x1, y1, x2, y2) -> Estimate | None:
     """Slope of y1 on x1 minus slope of y2 on x2 (least squares with intercepts), with a
     CR2 (by session) SE, t with Bell-McCaffrey df (stats/slopes.slope_contrast_cr2)."""
-    if len(np.unique(session)) < MIN_PAIR_SESSIONS:
+    if len(distinct(session)) < MIN_PAIR_SESSIONS:
         return None
     found = slope_contrast_cr2([SlopePart(x1, y1, session), SlopePart(x2, y2, session, -1.0)],
                                method="slope difference, CR2 by session, Bell-McCaffrey df")
     return found if found.computable else None
 
 
-@dataclass(frozen=True)
-class Retest:
+class Retest(msgspec.Struct, frozen=True):
     reviewer: str
     mean_abs_difference: Estimate
     pairs: int
@@ -217,7 +215,7 @@ def self_consistency(data: ScoreData) -> list[Retest]:
     found = repeat_pairs(unit * len(data.reviewers) + data.reviewer, data.score)
     reviewer, session = data.reviewer[found.first], data.session[found.first]
     out = []
-    for r in np.unique(reviewer).tolist():
+    for r in distinct(reviewer).tolist():
         mine = reviewer == r
         totals = np.bincount(session[mine], weights=found.absolute[mine], minlength=data.n_sessions)
         pairs = np.bincount(session[mine], weights=found.pairs[mine], minlength=data.n_sessions)

@@ -8,17 +8,17 @@ session cheaply (``np.bincount``, ``np.add.reduceat``) and resampled by session.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
 from typing import Iterable
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS, UNKNOWN_LENGTH
 from council_db.contract.reviewer_identity import Identity
 
 
-@dataclass
-class ScoreData:
+class ScoreData(msgspec.Struct):
     session: np.ndarray  # int64, 0..n_sessions-1, sessions in time order
     reviewer: np.ndarray  # int64 index into ``reviewers``
     model: np.ndarray  # int64 index into ``models`` (the candidate)
@@ -31,11 +31,11 @@ class ScoreData:
     session_keys: list[str]
     session_ts_us: np.ndarray  # int64 per session; -1 when the session has no timestamp
     scale: str = DEFAULT_SCALE
-    excluded: dict[str, int] = field(default_factory=dict)  # records left out, by reason
-    kinds: dict[str, str] = field(default_factory=dict)  # reviewer -> "human" or "gold"; the others are judges
+    excluded: dict[str, int] = msgspec.field(default_factory=dict)  # records left out, by reason
+    kinds: dict[str, str] = msgspec.field(default_factory=dict)  # reviewer -> "human" or "gold"; the others are judges
     # reviewer -> its identity, for a reviewer with provenance (contract/reviewer_identity); the
     # others are their model: self-preference matches a judge to its own answers by the model
-    identities: dict[str, Identity] = field(default_factory=dict)
+    identities: dict[str, Identity] = msgspec.field(default_factory=dict)
     # (n_records, 4) float64: the answer's tokens, markdown headers, list items and bold spans
     # (fields.STYLE_FIELDS), NaN unknown; None when no record has any (no cost without style)
     style: np.ndarray | None = None

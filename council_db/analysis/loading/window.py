@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading import strata
@@ -41,8 +42,7 @@ def _now_us() -> int:
     return timestamp_us(datetime.now(timezone.utc).isoformat())
 
 
-@dataclass(frozen=True)
-class Requested:
+class Requested(msgspec.Struct, frozen=True):
     """The span a window asks for: its options' bounds, counted from its as-of time (or the
     time it was made), whatever the data holds. Beside the span the data fills (the first and
     last session's time), it is the other half of what a report states about its window."""
@@ -154,8 +154,7 @@ class Window:
         return f"SELECT {columns} FROM sessions AS s{where}{limit}", params
 
 
-@dataclass
-class WindowData:
+class WindowData(msgspec.Struct):
     """What a report analyses: the window's scores, or, for a window of more than the sample
     size, the scores of a sample of its sessions plus whole-window totals. ``data`` holds the
     judges' scores only; ``with_reference`` the same sessions with their human raters' and gold
@@ -287,8 +286,7 @@ def _has_reference(db: Database) -> bool:
         return bool(reference_kinds(reader))
 
 
-@dataclass(frozen=True)
-class _Chosen:
+class _Chosen(msgspec.Struct, frozen=True):
     """A sample's session ids: the hash-based base sample, and those the stratification added."""
 
     base: list[int]

@@ -9,10 +9,10 @@ and 25 ms against 40 ms for a 2,000-session window): a third of a report on a sm
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.dimension_scores import (
@@ -23,6 +23,7 @@ from council_db.analysis.loading.dimension_scores import (
     window_dimensions,
 )
 from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
+from council_db.analysis.stats.unique_rows import distinct
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.reviewer_identity import Identity
 from council_db.contract.timestamps import MAX_US, MIN_US
@@ -52,8 +53,7 @@ IDENTITIES = ("SELECT r.id, r.model_of, m.name, r.prompt, r.temperature, r.seed 
               "JOIN models AS m ON m.id = r.model_of")
 
 
-@dataclass(frozen=True)
-class Records:
+class Records(msgspec.Struct, frozen=True):
     """The window's records as stored (ids), with the names of what they refer to."""
 
     rows: np.ndarray  # RECORD (STYLED_RECORD where answers have a style), grouped by session in time order
@@ -178,9 +178,9 @@ def _judge_ids(reviewer_ids: np.ndarray, identities: dict[int, tuple[int, Identi
 
 def _codes(ids: np.ndarray, names: dict[int, str]) -> tuple[list[str], np.ndarray]:
     """The sorted distinct names of ``ids`` and each id's index among them."""
-    distinct = np.unique(ids)
-    named = sorted((names[int(i)], int(i)) for i in distinct)
-    index = np.zeros(int(distinct.max()) + 1 if len(distinct) else 0, dtype=np.int64)
+    found = distinct(ids)
+    named = sorted((names[int(i)], int(i)) for i in found)
+    index = np.zeros(int(found.max()) + 1 if len(found) else 0, dtype=np.int64)
     index[[i for _, i in named]] = np.arange(len(named))
     return [name for name, _ in named], index[ids]
 

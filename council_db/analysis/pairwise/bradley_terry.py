@@ -21,8 +21,8 @@ parts (the one-step bootstrap: first-order equal to refitting, Davison, Hinkley 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.pairwise.games import Games
@@ -35,8 +35,7 @@ MAX_STEPS = 100
 TOLERANCE = 1e-9
 
 
-@dataclass(frozen=True)
-class Design:
+class Design(msgspec.Struct, frozen=True):
     """The games as the model sees them: columns of the linear predictor and the outcomes."""
 
     x: np.ndarray  # (G, P) strengths (all but ``held``), slot per judge, standardised style
@@ -87,8 +86,7 @@ def _penalty(k: int, held: int, p: int, t: int) -> np.ndarray:
     return RIDGE * out
 
 
-@dataclass(frozen=True)
-class Fit:
+class Fit(msgspec.Struct, frozen=True):
     design: Design
     params: np.ndarray  # (P + T,) free strengths, slot, style, thresholds
     loglik: float

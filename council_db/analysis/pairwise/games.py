@@ -20,9 +20,9 @@ al. 2024's style control), NaN where unknown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.answers import answer_index, within_session_pairs
@@ -32,8 +32,7 @@ ROUNDING = 1e-9
 MARKDOWN = ("headers", "list items", "bold spans")  # ScoreData.style's columns 1..3 (column 0: tokens)
 
 
-@dataclass(frozen=True)
-class Games:
+class Games(msgspec.Struct, frozen=True):
     session: np.ndarray  # (G,) int64: the cluster, the session number
     reviewer: np.ndarray  # (G,) int64 index into ``reviewers``
     first: np.ndarray  # (G,) int64 model index of the answer shown first (lower-numbered when unknown)
@@ -48,7 +47,7 @@ class Games:
     reviewers: list[str]
     n_sessions: int
     unpaired: int  # records of two-answer sessions with no record of the other answer to pair with
-    judge_models: dict[str, str] = field(default_factory=dict)  # ScoreData.judge_models: a reviewer's model
+    judge_models: dict[str, str] = msgspec.field(default_factory=dict)  # ScoreData.judge_models: a reviewer's model
 
     def __len__(self) -> int:
         return len(self.session)

@@ -20,16 +20,14 @@ The per-game derivatives below are exact; the fit (bradley_terry) sums them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 ROUNDING = 1e-9
 STRONG_COUNT = 3.0  # arena-hard: A>>B counts as three wins
 
 
-@dataclass(frozen=True)
-class OutcomeModel:
+class OutcomeModel(msgspec.Struct, frozen=True):
     name: str  # "bradley-terry", "rao-kupper", "ordinal", "quasi-binomial"
     values: np.ndarray  # (L,) each level's result for the first answer, ascending
     thresholds: np.ndarray  # (L-1, T): each threshold as a combination of the T threshold parameters
@@ -111,8 +109,7 @@ def _logistic(x: np.ndarray) -> np.ndarray:
         return np.exp(-np.logaddexp(0.0, -x))
 
 
-@dataclass(frozen=True)
-class Derivatives:
+class Derivatives(msgspec.Struct, frozen=True):
     """Each game's log-likelihood and its derivatives in eta and the threshold parameters."""
 
     loglik: np.ndarray  # (G,)

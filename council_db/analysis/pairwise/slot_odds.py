@@ -11,8 +11,8 @@ resamples: what keeps the report's cost within a tenth of itself (docs/methods.m
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.pairwise.bradley_terry import design, fit, robust_covariance
@@ -22,8 +22,7 @@ from council_db.analysis.stats import Estimate, t_interval, t_p_value
 METHOD = "Bradley-Terry fit, cluster-robust (sandwich) SE over sessions, t(G - 1)"
 
 
-@dataclass(frozen=True)
-class Odds:
+class Odds(msgspec.Struct, frozen=True):
     name: str  # "first shown, pooled", "first shown, JUDGE" or "length (UNIT), per SD"
     judge: str | None  # None: pooled over judges, or the length effect
     estimate: Estimate  # log odds
@@ -31,15 +30,14 @@ class Odds:
     sessions: int
 
 
-@dataclass(frozen=True)
-class SlotOdds:
+class SlotOdds(msgspec.Struct, frozen=True):
     outcome_model: str
     first_shown: list[Odds]  # pooled first, then per judge; a lone judge's only
     length: Odds | None  # per SD of Arena's normalised length difference; None: lengths unknown
     length_unit: str
     n_games: int
     n_sessions: int
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 def slot_odds(games: Games) -> SlotOdds | None:

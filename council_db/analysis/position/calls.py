@@ -14,15 +14,13 @@ calls are read off the slots of one reviewer in one session:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
 
 
-@dataclass
-class Calls:
+class Calls(msgspec.Struct):
     call: np.ndarray  # per record: its call number, -1 when not a display slot or unresolved
     swap_group: np.ndarray  # per record: its swap number (two calls of one pair), -1 when not in a swap
     unresolved: int  # (session, reviewer) groups with repeated slots that are not a two-answer swap

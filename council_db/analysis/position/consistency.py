@@ -13,20 +13,18 @@ both orders in one session is two calls, a swap design).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.position.calls import calls
 from council_db.analysis.stats import Estimate, clustered_share
-from council_db.analysis.stats.unique_rows import unique_rows
+from council_db.analysis.stats.unique_rows import distinct, unique_rows
 
 NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgments
 
 
-@dataclass
-class Judgments:
+class Judgments(msgspec.Struct):
     session: np.ndarray  # the session of each judgment (for clustered CIs)
     reviewer: np.ndarray  # who judged
     first_won: np.ndarray  # 1.0 when the answer shown first scored higher, 0.0 when lower
@@ -81,7 +79,7 @@ def first_shown_judgments(data: ScoreData) -> Judgments:
     both = ((low_first > 0) & (high_first > 0)) | (keys[1] == keys[2])
     margin = data.score[first] - data.score[later]
     keep = both[pair_of] & (margin != 0)
-    swaps = np.unique(found.swap_group[found.swap_group >= 0]).size
+    swaps = distinct(found.swap_group[found.swap_group >= 0]).size
     return Judgments(session[keep], data.reviewer[first][keep], (margin[keep] > 0).astype(np.float64),
                      int(both.sum()), swaps, found.unresolved)
 

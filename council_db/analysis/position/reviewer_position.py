@@ -16,9 +16,9 @@ A test rests on at least MIN_SESSIONS sessions, so no reviewer is flagged from o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.joint import joint_model
 from council_db.analysis.joint.least_squares import Effect, WaldTest
@@ -26,13 +26,13 @@ from council_db.analysis.loading.score_data import ScoreData, known_style
 from council_db.analysis.position.consistency import Judgments, first_shown_share
 from council_db.analysis.position.swaps import Swaps, SwapSummary, summarise
 from council_db.analysis.stats import Estimate
+from council_db.analysis.stats.unique_rows import distinct
 
 MIN_SESSIONS = 10
 NONE = np.zeros(0, dtype=np.int64)  # the positions of a reviewer's judgments or swaps when it has none
 
 
-@dataclass(frozen=True)
-class ReviewerPosition:
+class ReviewerPosition(msgspec.Struct, frozen=True):
     reviewer: str
     slot_effects: dict[int, Effect]  # identified effects only; empty when none is
     test: WaldTest | None  # all of its slots equal; None below MIN_SESSIONS or when not identified
@@ -55,7 +55,7 @@ def by_reviewer(data: ScoreData, judgments: Judgments, found: Swaps) -> list[Rev
         effects, test, n_sessions, n_records = _slots(data, np.sort(rows))
         mine, swaps_of = judged.get(number, NONE), swapped.get(number, NONE)
         first_shown = None
-        if len(np.unique(judgments.session[mine])) >= MIN_SESSIONS:
+        if len(distinct(judgments.session[mine])) >= MIN_SESSIONS:
             first_shown = first_shown_share(Judgments(judgments.session[mine], judgments.reviewer[mine],
                                                       judgments.first_won[mine], 0))
         out.append(ReviewerPosition(

@@ -13,8 +13,7 @@ towards the first-shown answer says which way the reviewer leans (0.5: no lean).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
@@ -24,15 +23,13 @@ from council_db.analysis.stats import Estimate, clustered_share
 CONSISTENT, PRIMACY, RECENCY, ONE_TIE = range(4)
 
 
-@dataclass(frozen=True)
-class Swaps:
+class Swaps(msgspec.Struct, frozen=True):
     session: np.ndarray  # per swapped pair
     reviewer: np.ndarray
     outcome: np.ndarray  # CONSISTENT, PRIMACY, RECENCY or ONE_TIE
 
 
-@dataclass(frozen=True)
-class SwapSummary:
+class SwapSummary(msgspec.Struct, frozen=True):
     swaps: int
     consistent: Estimate  # share with the same preference in both orders, CI clustered by session
     primacy: int

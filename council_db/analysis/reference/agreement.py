@@ -22,9 +22,10 @@ other on the same pairs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.reference.verdicts import Majority, Pairs
 from council_db.analysis.stats.clustered import clustered_mean

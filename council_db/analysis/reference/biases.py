@@ -20,9 +20,10 @@ Every CI is cluster-robust by item, from the slopes' influence functions (stats/
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.loading.score_data import ScoreData, known_lengths
 from council_db.analysis.reference.verdicts import Answers, Majority, Pairs

@@ -23,9 +23,10 @@ size (stats/linearized.py), as accuracies near 1 need; they are figures, without
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.reference.verdicts import ROUNDING, Answers, Majority, Pairs

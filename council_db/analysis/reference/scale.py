@@ -18,9 +18,9 @@ CIs are cluster-robust by item: alpha's by the delta method on its per-item sums
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.reference.verdicts import Answers
 from council_db.analysis.stats.agreement import alpha_of_parts, answer_alpha_parts

@@ -29,8 +29,8 @@ itself, and sessions play no part.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
@@ -43,16 +43,14 @@ from council_db.analysis.stats.unique_rows import unique_rows
 METHOD = "Mantel-Haenszel log odds ratio over (pair, order) strata, delta-method CR1 by pair, t(G-1)"
 
 
-@dataclass(frozen=True)
-class PairSelfPreference:
+class PairSelfPreference(msgspec.Struct, frozen=True):
     judge: str | None  # None: pooled over every judge with own answers in pairs
     estimate: Estimate  # log odds ratio; n_sessions: the pairs (clusters)
     n_records: int  # scores of the calls in the informative strata
     n_sessions: int  # sessions holding those calls
 
 
-@dataclass(frozen=True)
-class _Sides:
+class _Sides(msgspec.Struct, frozen=True):
     """One row per (call, judge whose answer is in it): whose stratum, and how it went."""
 
     judge: np.ndarray  # the candidate model whose answer this row follows

@@ -16,8 +16,8 @@ noisy than one judgment is. The repeats themselves are test-retest data (``retes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -86,8 +86,7 @@ def krippendorff_alpha_interval(unit: ArrayLike, value: ArrayLike, rater: ArrayL
     return float(_alpha_from_sums(_alpha_parts(m, s1, s2).sum(axis=0))[0])
 
 
-@dataclass(frozen=True)
-class Agreement:
+class Agreement(msgspec.Struct, frozen=True):
     """alpha with what it rests on: ``units`` answers scored by at least two reviewers,
     ``values`` their scores (one per reviewer), in ``alpha.n_sessions`` sessions."""
 
@@ -128,8 +127,7 @@ def answer_agreement(session: np.ndarray, model: np.ndarray, log_length: np.ndar
     return Agreement(bootstrap_estimate(per_session, _alpha_from_sums, n_boot, rng, level, method), units, values)
 
 
-@dataclass(frozen=True)
-class Repeats:
+class Repeats(msgspec.Struct, frozen=True):
     """Test-retest over every pair of scores one reviewer gave one answer: the share of pairs
     scored identically and the mean absolute difference, over ``pairs`` pairs from ``units``
     (answer, reviewer) groups with ``records`` scores."""
@@ -141,8 +139,7 @@ class Repeats:
     records: int
 
 
-@dataclass(frozen=True)
-class RepeatPairs:
+class RepeatPairs(msgspec.Struct, frozen=True):
     """Per group scored at least twice (one reviewer's scores of one answer): a record of it,
     its scores, the pairs among them, the pairs scored identically, and the sum of |difference|
     over the pairs."""

@@ -3,13 +3,11 @@ average score) and the unit reviewers agree or disagree about."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 
-@dataclass(frozen=True)
-class AnswerTable:
+class AnswerTable(msgspec.Struct, frozen=True):
     """Candidate answers, ordered by (session, model, log_length).
 
     ``n_sessions`` is the session count of the data the table came from (sessions are

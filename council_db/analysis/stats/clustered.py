@@ -10,9 +10,9 @@ sessions) keeps intervals honest when there are few sessions.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
+from msgspec.structs import replace
 from numpy.typing import ArrayLike
 
 from council_db.analysis.stats.estimate import Estimate

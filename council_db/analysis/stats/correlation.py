@@ -14,10 +14,11 @@ that calls for long answers) removed; resampling whole sessions gives its interv
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 from typing import Literal
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 from numpy.typing import ArrayLike
 
 from council_db.analysis.stats.answers import AnswerTable
@@ -29,8 +30,7 @@ LLM_COUNCIL_MIN_RECORDS = 10  # pooled_correlation_with_ci returns None below th
 WRITEUP_MIN_SESSIONS = 10  # run_aggregated_bias_audit's min_sessions in the write-up
 
 
-@dataclass(frozen=True)
-class SessionMoments:
+class SessionMoments(msgspec.Struct, frozen=True):
     """Per-session sufficient statistics of (x, y): point count and centred sums
     sxx = sum (x - mean_x)^2, syy likewise, sxy = sum (x - mean_x)(y - mean_y). Every
     correlation here is a function of these, so a caller can keep them per session (one
@@ -130,8 +130,7 @@ def pooled_r_over_records(length_chars: ArrayLike, score: ArrayLike, level: floa
                               n_sessions)
 
 
-@dataclass(frozen=True)
-class PooledSums:
+class PooledSums(msgspec.Struct, frozen=True):
     """Record count and centred sums of squares and products of (length, score) over records:
     all the naive pooled r needs (a database can add them up from per-session sums)."""
 
@@ -191,8 +190,7 @@ def mean_fisher_z_r(r_s: ArrayLike, level: float = 0.95, min_sessions: int = WRI
 # --------------------------------------------------------------------------- the headline
 
 
-@dataclass(frozen=True)
-class WithinSums:
+class WithinSums(msgspec.Struct, frozen=True):
     """Sums over sessions (those with >= 2 points) of the per-session moments and of their
     products: the within-session r and its cluster-robust SE need nothing else, so a
     database can compute them in one pass over per-session rows."""

@@ -4,11 +4,11 @@ the same way: a point estimate, its confidence interval, and how it was had."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class Estimate:
+class Estimate(msgspec.Struct, frozen=True):
     """A point estimate with its confidence interval.
 
     Missing values follow one rule: ``estimate``, ``ci_low`` and ``ci_high`` are ``math.nan``

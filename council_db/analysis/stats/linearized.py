@@ -14,10 +14,10 @@ section cheap where a bootstrap of thousands of resamples per judge and figure w
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Callable
 
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.stats.estimate import Estimate
 from council_db.analysis.stats.inference import t_interval, t_quantile

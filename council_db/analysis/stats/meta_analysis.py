@@ -11,9 +11,9 @@ sessions (benchmarks/bench_correlation.py). The within-session correlation is th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Callable
 
+import msgspec
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -24,8 +24,7 @@ FIXED = "fixed effect (inverse variance) on Fisher z, variance 1/(n-3), normal C
 RANDOM = "random effects (DerSimonian-Laird) on Fisher z, normal CI"
 
 
-@dataclass(frozen=True)
-class MetaAnalysis:
+class MetaAnalysis(msgspec.Struct, frozen=True):
     """Pooled per-session correlations. ``fixed`` and ``random`` are on the r scale
     (back-transformed from Fisher z; their ``se`` is None); ``z_*``/``se_*`` are on the z
     scale. ``k`` sessions were used; ``dropped`` were left out, for the reasons counted in
@@ -46,7 +45,7 @@ class MetaAnalysis:
     se_fixed: float
     z_random: float
     se_random: float
-    dropped_reasons: dict[str, int] = field(default_factory=dict)
+    dropped_reasons: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 def _pooled(z: float, se: float, crit: float, level: float, k: int, method: str) -> Estimate:
@@ -54,8 +53,7 @@ def _pooled(z: float, se: float, crit: float, level: float, k: int, method: str)
                     normal_p_value(z / se), level, k, method)
 
 
-@dataclass(frozen=True)
-class FisherZSums:
+class FisherZSums(msgspec.Struct, frozen=True):
     """What fixed-effect pooling and Cochran's Q need from the k usable sessions: sums of
     w = n - 3, w^2, w z and w z^2 (z = atanh r). A database can add these up per session."""
 
@@ -64,7 +62,7 @@ class FisherZSums:
     sw2: float
     swz: float
     swz2: float
-    dropped_reasons: dict[str, int] = field(default_factory=dict)
+    dropped_reasons: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 # Given tau^2, (sum w*, sum w* z) with random-effects weights w* = 1 / (1/w + tau^2): a

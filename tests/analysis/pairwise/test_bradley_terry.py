@@ -3,9 +3,8 @@ finite under separation, and intervals that resample sessions, not games."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
+from msgspec.structs import replace
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 

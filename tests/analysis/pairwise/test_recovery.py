@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import replace
 
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.loading.score_data import from_records
 from council_db.analysis.pairwise.games import games_of

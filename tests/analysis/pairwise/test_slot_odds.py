@@ -4,9 +4,8 @@ leaderboard's fit, and a cluster-robust SE that agrees with the one-step session
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
+from msgspec.structs import replace
 
 from council_db.analysis.pairwise.games import keep_games
 from council_db.analysis.pairwise.ranking import bradley_terry_ranking

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy import special
 
 from council_db.analysis.stats.distributions import (
+    FEW,
     chi2_cdf,
     chi2_isf,
     chi2_sf,
@@ -57,6 +58,24 @@ def test_t_cdf_on_single_floats_is_the_array_result():
     singles = np.array([t_cdf(float(a), float(b)) for a, b in zip(t.ravel(), df.ravel())]).reshape(t.shape)
     np.testing.assert_allclose(singles, t_cdf(t, df), rtol=1e-12)  # numpy and math round logs apart
     assert isinstance(t_cdf(-2.0, 7), float) and isinstance(t_cdf(np.float64(-2.0), np.int64(7)), float)
+
+
+@pytest.mark.parametrize("function, args", [
+    (t_cdf, ([-2.5, 0.3, 4.0, -30.0], [3.5, 12.0, 57.2, 2.0])),
+    (t_ppf, (0.975, [3.5, 12.0, 57.2, 1e5])),
+    (chi2_sf, ([0.5, 7.0, 30.0, 900.0], [1.0, 4.5, 12.0, 800.0])),
+    (chi2_isf, ([1e-8, 0.01, 0.5, 0.99], [1.0, 4.5, 12.0, 800.0])),
+    (f_sf, ([0.5, 3.0, 12.0, 1e3], 3.0, [4.0, 30.0, 120.0, 9.5])),
+])
+def test_a_few_elements_are_each_what_their_single_float_gives(function, args):
+    """Up to FEW elements go through the float kernel one at a time: the array kernel's fixed
+    iterations cost 1-4 ms a call even for 4 elements (a report's trend CIs)."""
+    arrays = np.broadcast_arrays(*(np.asarray(arg, dtype=float) for arg in args))
+    singles = [function(*values) for values in zip(*(array.tolist() for array in arrays))]
+
+    assert function(*args).tolist() == singles
+    many = [np.resize(array, FEW + 1) for array in arrays]  # past FEW, the array kernel: the same to rounding
+    np.testing.assert_allclose(function(*many), np.resize(singles, FEW + 1), rtol=1e-12)
 
 
 def test_t_ppf_matches_scipy_and_inverts_the_cdf_far_into_the_tail():
@@ -168,6 +187,21 @@ def test_normal_cdf_and_ppf_match_scipy():
     assert_close(np.array([normal_cdf(float(v)) for v in z]), special.ndtr(z))
     p = np.concatenate([np.geomspace(1e-300, 0.5, 80), 1 - np.geomspace(1e-16, 0.5, 40)])
     assert_close(normal_ppf(p), special.ndtri(p))
+
+
+def test_normal_ppf_is_normaldists_inv_cdf_to_the_bit_on_floats_and_arrays():
+    """AS 241 written out (importing statistics cost every report's first call 5-9 ms): the
+    same operations give the same floats, over both branches and the far tails."""
+    from statistics import NormalDist
+
+    rng = np.random.default_rng(241)
+    p = np.concatenate([rng.random(20_000), 10.0 ** -rng.uniform(0, 300, 5_000), 1 - 10.0 ** -rng.uniform(0, 16, 5_000),
+                        [0.5, 0.075, 0.925, 0.0749999, 0.9250001, 5e-324, 1 - 2 ** -53]])
+    p = p[(p > 0) & (p < 1)]
+    expected = np.array([NormalDist().inv_cdf(float(v)) for v in p])
+
+    assert np.array_equal(normal_ppf(p), expected)
+    assert [normal_ppf(float(v)) for v in p] == expected.tolist()
 
 
 nan, inf = math.nan, math.inf

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
@@ -41,8 +42,7 @@ class Cells:
         return len(self.session_ids)
 
 
-@dataclass
-class Sums:
+class Sums(msgspec.Struct):
     """A chunk of sessions' cells as ``Cells`` keeps them, its tally of constant cells and each
     cell's lowest and highest score (inf and -inf where empty)."""
 
@@ -55,8 +55,7 @@ class Sums:
     cell_high: np.ndarray
 
 
-@dataclass
-class Tally:
+class Tally(msgspec.Struct):
     """By cell size n (index n): the cells of n >= 2 scores, and those whose scores are one value."""
 
     cells: np.ndarray

@@ -171,6 +171,11 @@ class Database:
             self._engine = read_only_engine(self.url) or create_engine_for(self.url, create=False)
         return self._engine
 
+    def dispose(self) -> None:
+        """Close the engine's pooled connections, if it was ever made."""
+        if self._engine is not None:
+            self._engine.dispose()
+
     @property
     def dialect(self) -> str:
         return "sqlite" if self._sqlite_target is not None else self.engine.dialect.name

@@ -99,8 +99,7 @@ def test_an_import_through_sqlite3_stores_every_row_and_summary_the_engines_impo
         with db.bulk_writer() as connection:
             assert isinstance(connection, SqliteConnection) == (side == "plain")
         summaries = imports(db, folder)
-        if db._engine is not None:
-            db.engine.dispose()
+        db.dispose()
         shown = json.dumps(summaries, default=bytes.hex).replace(str(folder), "FOLDER")
         found[side] = (every_row(path), json.loads(shown))
 

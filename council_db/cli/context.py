@@ -32,15 +32,17 @@ class State:
 
         return shown_location(self.url)
 
-    def database(self, *, read_only: bool = False) -> Database:
+    def database(self, *, read_only: bool = False, importing: bool = False) -> Database:
         """The database, created or upgraded on first use (a newer one is refused).
 
         ``read_only`` is for commands that only read: a SQLite file that this process may
-        not write (a read-only directory or file) is then opened read-only, not refused."""
+        not write (a read-only directory or file) is then opened read-only, not refused.
+        ``importing``: a current SQLite file is written through sqlite3 (open_writer)."""
         if self._database is None:
-            from council_db.store.database import open_database, open_reader
+            from council_db.store.database import open_database, open_reader, open_writer
 
-            self._database = open_reader(self.url, given=self.db_option) if read_only else open_database(self.url)
+            opener = open_writer if importing else open_database
+            self._database = open_reader(self.url, given=self.db_option) if read_only else opener(self.url)
         return self._database
 
 

@@ -219,7 +219,7 @@ def command(
                 "default; --baseline MODEL names another")
     started = head_start(sources, options)  # reading while the database opens: the importer closes it
     try:
-        db = state(ctx).database()
+        db = state(ctx).database(importing=True)
         progress = _progress() if sys.stderr.isatty() and not quiet else None
         summary = import_sources(db, sources, strict=strict, progress=progress, options=options, head_start=started)
     finally:

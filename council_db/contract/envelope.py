@@ -55,6 +55,16 @@ class Envelope:
                         self.schema_version_raw, self.council_config_version, self.query_hash, self.query_metadata,
                         self.category, self.language, self.length_bucket, self.display_order)
 
+    def at(self, given: str | int | None) -> Envelope:
+        """This envelope at a record's time ``given``, read as ``envelope`` reads it: what
+        ``envelope`` makes of a record that differs from this envelope's only in its time,
+        without its schema version and metadata made again (a new session's envelope a line
+        or a session, in the reading processes)."""
+        text, ts_us = _time(given)
+        return Envelope(text, ts_us, self.consent_level, self.schema_version, self.schema_version_raw,
+                        self.council_config_version, self.query_hash, self.query_metadata, self.category,
+                        self.language, self.length_bucket, self.display_order)
+
     def own_time(self, text: str) -> int | None:
         """The time of ``text`` when ``with_time`` gives it back exactly (so a record with that
         text can share this envelope and store only a number); None otherwise, and for the
@@ -168,12 +178,11 @@ def envelope(record: Record) -> Envelope:
     """The record's envelope; a time given as UTC microseconds (record.ReadRecord) is written
     as FastChat's isoformat() writes it (timestamps.time_text), its number kept as it is."""
     version = schema_version(record.schema_version)
-    given = record.timestamp
-    text = time_text(given, "T") if isinstance(given, int) else given or ""
     metadata, category, language, bucket = _metadata(record.query_metadata)
+    text, ts_us = _time(record.timestamp)
     return Envelope(
         timestamp=text,
-        ts_us=given if isinstance(given, int) else timestamp_us(text),
+        ts_us=ts_us,
         consent_level=record.consent_level,
         schema_version=version.normalised,
         schema_version_raw=version.raw_literal,
@@ -186,3 +195,12 @@ def envelope(record: Record) -> Envelope:
         display_order=version.display_order,
     )
 
+
+
+def _time(given: str | int | None) -> tuple[str, int | None]:
+    """A record's time as its envelope keeps it: its text (a time given as UTC microseconds,
+    record.ReadRecord, written as FastChat's isoformat() writes it) and its microseconds."""
+    if isinstance(given, int):
+        return time_text(given, "T"), given
+    text = given or ""
+    return text, timestamp_us(text)

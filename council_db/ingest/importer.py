@@ -27,6 +27,7 @@ from council_db.ingest.sniff import check, stopped_when_all_bad
 from council_db.ingest.sources import Source, resolve_sources
 from council_db.store.database import Database
 from council_db.store.import_locks import import_lock
+from council_db.store.named_sql import inserted_id, run, same_as
 from council_db.store.provenance import record_reads
 from council_db.store.upkeep import refresh_statistics
 from council_db.store.writer import ScoreWriter
@@ -150,30 +151,24 @@ class FileImport:
         return self.result
 
     def _read(self, connection, start: Start) -> None:
-        from sqlalchemy import insert
-
-        from council_db.store.models import Import
-
-        imports = Import.__table__
-        self.result.import_id = connection.execute(insert(imports).values(
-            source=self.source.name, source_kind=self.source.kind, mode=self.result.mode,
+        self.result.import_id = _insert_import(
+            connection, source=self.source.name, source_kind=self.source.kind, mode=self.result.mode,
             start_offset=start.offset, end_offset=start.offset, start_line=start.lines_read,
             end_line=start.lines_read, inserted=0, duplicates=0, rejected=0, skipped=0, status="running",
             started_at=now_utc(), council_db_version=__version__,
             file_identity=_identity(self.source.path), file_size=self.source.size, format=self.options.format,
-            options=self.options.key(),
-        )).inserted_primary_key[0]
+            options=self.options.key())
         with import_lock(self.db, self.result.import_id):  # before the row can be seen: see import_locks
-            end_offset, end_line = self._read_chunks(connection, imports, start)
+            end_offset, end_line = self._read_chunks(connection, start)
             if self.strict and self.result.rejected:
-                self._fail_strict(connection, imports)
+                self._fail_strict(connection)
                 return
-            self._checkpoint(connection, imports, end_offset, end_line, "complete")
+            self._checkpoint(connection, end_offset, end_line, "complete")
             if self.result.inserted or self.result.rejected:
                 refresh_statistics(self.db, connection)
             connection.commit()
 
-    def _read_chunks(self, connection, imports, start: Start) -> tuple[int, int]:
+    def _read_chunks(self, connection, start: Start) -> tuple[int, int]:
         """Write the source's chunks, committing every COMMIT_EVERY_LINES; the end reached.
 
         On PostgreSQL the first commit carries an ANALYZE too: an import killed later never
@@ -198,7 +193,7 @@ class FileImport:
             self.progress.advance(chunk.position)
             if since_commit >= COMMIT_EVERY_LINES and not self.strict:
                 writer.settle()
-                self._checkpoint(connection, imports, end_offset, end_line, "running")
+                self._checkpoint(connection, end_offset, end_line, "running")
                 if first_commit and (self.result.inserted or self.result.rejected):
                     refresh_statistics(self.db, connection)
                 connection.commit()
@@ -234,10 +229,6 @@ class FileImport:
         options) kept already, at the same line number with the same hash: a file read again
         after an import was deleted keeps each bad line once, and store/provenance notes whose
         it is."""
-        from sqlalchemy import insert
-
-        from council_db.store.models import RejectedLine
-
         rows = _rejected_rows(connection, self.result.import_id, rejected)
         if self.source.kind in ("file", "gzip"):
             earlier = self._kept_before(connection, min(r.line_number for r in rejected),
@@ -247,29 +238,22 @@ class FileImport:
             rows = [row for row in rows if (row["line_number"], row["line_hash"]) not in earlier]
             record_reads(connection, self.result.import_id, owners)
             self.result.rejected_earlier = sorted(owners | set(self.result.rejected_earlier))
-        if rows:
-            connection.execute(insert(RejectedLine.__table__), rows)
+        _insert_rejected(connection, rows)
 
     def _kept_before(self, connection, first: int, last: int) -> dict[tuple[int, str | None], int]:
         """Bad lines ``first``..``last`` that other imports of this file (format and options)
         kept, by (line number, line hash): which import kept each. A strict import's failed
         attempt is a record of the attempt, not a reading of the file."""
-        from sqlalchemy import select
-
-        from council_db.store.models import Import, RejectedLine
-
-        found = connection.execute(
-            select(RejectedLine.line_number, RejectedLine.line_hash, RejectedLine.import_id)
-            .join(Import, Import.id == RejectedLine.import_id)
-            .where(Import.source == self.source.name, Import.source_kind == self.source.kind,
-                   Import.format == self.options.format, Import.options.is_not_distinct_from(self.options.key()),
-                   Import.status != "strict-failed", Import.id != self.result.import_id,
-                   RejectedLine.line_number.between(first, last)))
+        found = run(connection, (
+            "SELECT r.line_number, r.line_hash, r.import_id FROM rejected_lines AS r JOIN imports AS i "
+            "ON i.id = r.import_id WHERE i.source = :source AND i.source_kind = :kind AND i.format = :format "
+            f"AND i.options {same_as(connection)} :options AND i.status != 'strict-failed' AND i.id != :me "
+            "AND r.line_number BETWEEN :first AND :last"),
+            {"source": self.source.name, "kind": self.source.kind, "format": self.options.format,
+             "options": self.options.key(), "me": self.result.import_id, "first": first, "last": last})
         return {(number, digest): owner for number, digest, owner in found}
 
-    def _checkpoint(self, connection, imports, end_offset: int, end_line: int, status: str) -> None:
-        from sqlalchemy import update
-
+    def _checkpoint(self, connection, end_offset: int, end_line: int, status: str) -> None:
         values = dict(
             end_offset=end_offset, end_line=end_line, inserted=self.result.inserted,
             duplicates=self.result.duplicates, rejected=self.result.rejected, skipped=self.result.skipped,
@@ -279,23 +263,22 @@ class FileImport:
             values["finished_at"] = now_utc()
         if self.source.kind == "file" and end_offset:  # at every commit: an interrupted import resumes too
             values["head_sha256"], values["tail_sha256"] = fingerprint(self.source.path, end_offset)
-        connection.execute(update(imports).where(imports.c.id == self.result.import_id).values(**values))
+        assignments = ", ".join(f"{name} = :{name}" for name in values)
+        run(connection, f"UPDATE imports SET {assignments} WHERE id = :id", {**values, "id": self.result.import_id})
         self.result.status = status
 
-    def _fail_strict(self, connection, imports) -> None:
+    def _fail_strict(self, connection) -> None:
         """Undo the file, then keep only the record of the attempt and its bad lines."""
-        from sqlalchemy import insert
-
         connection.rollback()
         result = self.result
-        result.import_id = connection.execute(insert(imports).values(
-            source=self.source.name, source_kind=self.source.kind, mode=result.mode,
+        result.import_id = _insert_import(
+            connection, source=self.source.name, source_kind=self.source.kind, mode=result.mode,
             start_offset=0, end_offset=0, start_line=0, end_line=0, inserted=0, duplicates=0,
             rejected=result.rejected, skipped=0, status="strict-failed", started_at=now_utc(),
             finished_at=now_utc(), council_db_version=__version__, format=self.options.format,
-            options=self.options.key(),
-        )).inserted_primary_key[0]
-        _store_rejected(connection, result.import_id, result.rejected_lines)
+            options=self.options.key())
+        if result.rejected_lines:
+            _insert_rejected(connection, _rejected_rows(connection, result.import_id, result.rejected_lines))
         connection.commit()
         result.status = "strict-failed"
         result.note = f"--strict: {result.rejected} bad line(s), nothing imported from this file"
@@ -304,13 +287,16 @@ class FileImport:
         result.remarked = []
 
 
-def _store_rejected(connection, import_id: int, rejected: list[Rejected]) -> None:
-    from sqlalchemy import insert
+def _insert_import(connection, **values) -> int:
+    """A new ``imports`` row; its id."""
+    return inserted_id(connection, f"INSERT INTO imports ({', '.join(values)}) VALUES "
+                                   f"({', '.join(':' + name for name in values)})", values)
 
-    from council_db.store.models import RejectedLine
 
-    if rejected:
-        connection.execute(insert(RejectedLine.__table__), _rejected_rows(connection, import_id, rejected))
+def _insert_rejected(connection, rows: list[dict]) -> None:
+    if rows:
+        run(connection, f"INSERT INTO rejected_lines ({', '.join(rows[0])}) VALUES "
+                        f"({', '.join(':' + name for name in rows[0])})", rows)
 
 
 def _rejected_rows(connection, import_id: int, rejected: list[Rejected]) -> list[dict]:

@@ -4,6 +4,7 @@ distinct envelope and scale so a session's 16 records cost one normalisation."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import compress
 from operator import attrgetter, ne
 from typing import Callable
@@ -68,7 +69,8 @@ class Normaliser:
         every grading its own time, and an envelope a record cost the reader 14 us a record and
         the writer a row. A session's first record gets its envelope, which a new session takes."""
         key, form = envelope_key(fields), _form(fields[0])
-        return self._known(key, form, record.session_id) or (self._new(key, form, record), ENVELOPE_TIME)
+        found = self._known(key, form, record.session_id)
+        return found or (self._new(key, form, self._made(key, form, record.timestamp, lambda: record)), ENVELOPE_TIME)
 
     def _known(self, key: tuple, form: str | None, session: str) -> tuple[Envelope, int] | None:
         """``_envelope`` of a record with envelope_key ``key`` in ``session`` where it needs no
@@ -84,13 +86,13 @@ class Normaliser:
                 return base, own
         return None
 
-    def _new(self, key: tuple, form: str | None, record: Record) -> Envelope:
-        """The record's own envelope, kept for the records after it."""
+    def _new(self, key: tuple, form: str | None, made: Envelope) -> Envelope:
+        """A record's own envelope (``made``), kept for the records after it."""
         if len(self._envelopes) > CACHE_LIMIT:
             self._envelopes.clear()
             self._timeless.clear()
             self._dated.clear()
-        found = self._envelopes[key] = envelope(record)
+        found = self._envelopes[key] = made
         self._timeless.setdefault((form, *key[1:]), found)
         self._dated.setdefault(key[1:], set()).add(key[0])
         return found
@@ -202,12 +204,22 @@ class Normaliser:
         codes, own = [], []
         for start, time, rest, session in zip(starts, times, runs, sessions):
             key = (time, *rests[rest])
-            found, own_time = (self._known(key, form, session)
-                               or (self._new(key, form, columns.record(start)), ENVELOPE_TIME))
+            found, own_time = self._known(key, form, session) or (
+                self._new(key, form, self._made(key, form, columns.time(start), partial(columns.record, start))),
+                ENVELOPE_TIME)
             self._seen(session)
             codes.append(envelopes.code(found))
             own.append(own_time)
         return codes, own
+
+    def _made(self, key: tuple, form: str | None, given: str | int | None, record: Callable[[], Record]) -> Envelope:
+        """A new session's envelope: where its time (``given``) is all that sets it apart from
+        an envelope made before (a judge log's next question, llm-council's next session),
+        that one at its time (Envelope.at: the same in every field); else its first record's
+        (``record``). A session's envelope made from its record was the reading processes'
+        largest cost for a judge log of a session a line."""
+        base = self._timeless.get((form, *key[1:]))
+        return envelope(record()) if base is None else base.at(given)
 
     def _at_once(self, rests: list[tuple], form: str | None, times: list, runs: np.ndarray,
                  sessions: list[str]) -> dict[int, Envelope] | None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from council_db.ingest.formats.options import FormatOptions, described
 from council_db.store.import_locks import abandoned
+from council_db.store.named_sql import run, same_as
 from council_db.store.upkeep import check_after_crash
 
 if TYPE_CHECKING:
@@ -27,6 +28,22 @@ if TYPE_CHECKING:
 
 FINGERPRINT_BYTES = 64 * 1024
 LOCKED_KINDS = ("file", "gzip", "stdin", "stream", "copy")  # imports that hold a lock while they run
+# Earlier reads of a file: this format, finished (an interrupted row without hashes was written
+# before they were kept at every commit)
+SAME_FILE = ("source = :source AND source_kind = 'file' AND format = :format AND (status = 'complete' OR "
+             "(status = 'interrupted' AND head_sha256 IS NOT NULL))")
+
+
+class Read(NamedTuple):
+    """An earlier import's read of a file (its ``imports`` row)."""
+
+    id: int
+    start_offset: int
+    end_offset: int
+    end_line: int
+    head_sha256: str | None
+    tail_sha256: str | None
+    records_lost: bool
 
 
 @dataclass(frozen=True)
@@ -51,16 +68,12 @@ def fingerprint(path: Path, end: int) -> tuple[str, str]:
 def close_abandoned(db: Database, connection: Connection) -> None:
     """Mark the imports whose process is gone ``interrupted``, in the caller's write
     transaction. Finding one means an unclean shutdown, so SQLite is checked first."""
-    from sqlalchemy import select, update
-
-    from council_db.store.models import Import
-
-    running = list(connection.execute(
-        select(Import.id).where(Import.status == "running", Import.source_kind.in_(LOCKED_KINDS))).scalars())
+    running = [import_id for (import_id,) in run(connection, "SELECT id FROM imports WHERE status = 'running' AND "
+                                                              "source_kind IN :kinds", {"kinds": LOCKED_KINDS})]
     gone = abandoned(db, connection, running)
     if gone:
         check_after_crash(db, connection)
-        connection.execute(update(Import).where(Import.id.in_(gone)).values(status="interrupted"))
+        run(connection, "UPDATE imports SET status = 'interrupted' WHERE id IN :gone", {"gone": gone})
 
 
 def resume_point(connection: Connection, source: Source, options: FormatOptions | None = None) -> Start:
@@ -70,25 +83,16 @@ def resume_point(connection: Connection, source: Source, options: FormatOptions 
     options, is read whole with these. Reads whose records went with a deleted import
     (``records_lost``, store/provenance.py), or a read deleted itself, leave a gap: the next
     import reads the file again from there."""
-    from sqlalchemy import and_, select
-
-    from council_db.store.models import Import
-
     options = options or FormatOptions()
     if source.kind != "file":
         return Start()
-    # an interrupted row without hashes was written before they were kept at every commit
-    finished = (Import.status == "complete") | ((Import.status == "interrupted") & Import.head_sha256.is_not(None))
-    same_file = and_(Import.source == source.name, Import.source_kind == "file", Import.format == options.format,
-                     finished)
-    key = options.key()
-    reads = connection.execute(
-        select(Import.id, Import.start_offset, Import.end_offset, Import.end_line, Import.head_sha256,
-               Import.tail_sha256, Import.records_lost)
-        .where(same_file, Import.options.is_not_distinct_from(key)).order_by(Import.id)).all()
+    same_file = {"source": source.name, "format": options.format, "options": options.key()}
+    reads = [Read(*row) for row in run(
+        connection, f"SELECT {', '.join(Read._fields)} FROM imports WHERE {SAME_FILE} "
+                    f"AND options {same_as(connection)} :options ORDER BY id", same_file)]
     first, last = _read_through(reads)
     if last is None or last.end_offset == 0:
-        return Start(note=_why_whole(connection, same_file, key, reads))
+        return Start(note=_why_whole(connection, same_file, reads))
     if (source.size or 0) < last.end_offset:
         return Start(note="file is shorter than when last imported (truncated or replaced): reading it whole")
     if fingerprint(source.path, last.end_offset) != (last.head_sha256, last.tail_sha256):
@@ -100,7 +104,7 @@ def resume_point(connection: Connection, source: Source, options: FormatOptions 
     return start
 
 
-def _read_through(reads: list) -> tuple[Any, Any]:
+def _read_through(reads: list[Read]) -> tuple[Read | None, Read | None]:
     """The first and the last of the reads that cover the file without a gap from its start:
     the last read of it whole (start_offset 0), then the reads after it that continue where
     the bytes read so far end (or one byte further: a newline left by a line taken without
@@ -119,22 +123,20 @@ def _read_through(reads: list) -> tuple[Any, Any]:
     return first, last
 
 
-def _why_whole(connection: Connection, same_file: Any, key: str | None, reads: list) -> str | None:
+def _why_whole(connection: Connection, same_file: dict[str, Any], reads: list[Read]) -> str | None:
     """Why a file imported before is read whole: its reads went with a deleted import, or it
     was imported with other options (the most recent such import named)."""
-    from sqlalchemy import select
-
-    from council_db.store.models import Import
-
     if any(read.end_offset for read in reads):
         return "reading it whole: what earlier imports of it read went with a deleted import"
-    other = connection.execute(select(Import.id, Import.options).where(same_file, Import.options.is_distinct_from(key))
-                               .order_by(Import.id.desc()).limit(1)).first()
+    other = run(connection, f"SELECT id, options FROM imports WHERE {SAME_FILE} "
+                            f"AND options {same_as(connection, False)} :options ORDER BY id DESC LIMIT 1",
+                same_file).first()
     if other is None:
         return None
-    return (f"imported before with other options (import {other.id}: {described(other.options)}): reading it whole "
-            f"with these ({described(key)}); records import {other.id} stored stay as it stored them (delete "
-            f"--import {other.id} first to store them as read now)")
+    (other_id, other_options), key = other, same_file["options"]
+    return (f"imported before with other options (import {other_id}: {described(other_options)}): reading it whole "
+            f"with these ({described(key)}); records import {other_id} stored stay as it stored them (delete "
+            f"--import {other_id} first to store them as read now)")
 
 
 def _line_start(path: Path, offset: int, lines_read: int) -> Start:

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from council_db.errors import CouncilDbError
 from council_db.store import key_hash
 from council_db.store.location import ENV_VAR, POSTGRES_DRIVERS, checked_url, sqlite_path
+from council_db.store.plain_sqlite import SqliteConnection, begin_writing
 from council_db.terminal_text import terminal_text
 
 if TYPE_CHECKING:
@@ -106,28 +107,9 @@ def _on_sqlite_begin(connection: Connection) -> None:
 
 
 def _begin_writing(connection: Connection) -> None:
-    """BEGIN IMMEDIATE, which waits up to the busy timeout for the writer ahead; longer while
-    that may be a running import (a --strict import holds the lock for its whole file, and a
-    commit of 500,000 lines can take more than 30 s on a busy machine), saying so once. A
-    writer that is no import still stops this one after the busy timeout."""
-    from sqlalchemy import exc
-
-    from council_db.store.import_lock_files import live_imports
-
-    told = False
-    while True:
-        try:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
-            return
-        except exc.OperationalError as error:
-            path = sqlite_path(connection.engine.url.render_as_string(hide_password=False))
-            running = live_imports(path) if path is not None and "database is locked" in str(error) else []
-            if not running:
-                raise
-            if not told:
-                say(f"waiting for the running import{'s' * (len(running) > 1)} {', '.join(map(str, running))} to "
-                    "finish writing (the database is locked meanwhile; a --strict import holds it for its whole file)")
-                told = True
+    """BEGIN IMMEDIATE, waiting for a running import (plain_sqlite.begin_writing)."""
+    path = sqlite_path(connection.engine.url.render_as_string(hide_password=False))
+    begin_writing(lambda: connection.exec_driver_sql("BEGIN IMMEDIATE"), path, say)
 
 
 def _on_postgres_begin(connection: Connection) -> None:
@@ -173,10 +155,12 @@ class Database:
     SQLAlchemy ``engine``, which a database opened by ``open_reader`` on a current SQLite file
     creates only when first asked for (reading() then uses sqlite3: see store/reading.py)."""
 
-    def __init__(self, url: str, engine: Engine | None = None, *, sqlite_target: str | None = None):
+    def __init__(self, url: str, engine: Engine | None = None, *, sqlite_target: str | None = None,
+                 plain_writes: bool = False):
         self.url = url
         self._engine = engine
         self._sqlite_target = sqlite_target  # the file, or a read-only file: URI, sqlite3 reads
+        self.plain_writes = plain_writes  # bulk_writer through sqlite3 too (open_writer)
 
     def __repr__(self) -> str:
         return f"Database(url={self.url!r})"
@@ -186,6 +170,11 @@ class Database:
         if self._engine is None:
             self._engine = read_only_engine(self.url) or create_engine_for(self.url, create=False)
         return self._engine
+
+    def dispose(self) -> None:
+        """Close the engine's pooled connections, if it was ever made."""
+        if self._engine is not None:
+            self._engine.dispose()
 
     @property
     def dialect(self) -> str:
@@ -215,7 +204,18 @@ class Database:
         between commits. Foreign keys are not checked (four lookups a score row, ~10% of
         the writer's time): ScoreWriter only uses ids it read or inserted in the same
         transaction, under the write lock, so they exist. All three are put back before the
-        connection returns to the pool, so readers keep their bounded memory."""
+        connection returns to the pool, so readers keep their bounded memory. A database
+        opened by ``open_writer`` on a current SQLite file writes through sqlite3
+        (store/plain_sqlite.py), on a connection of its own closed after."""
+        if self.plain_writes:
+            plain = SqliteConnection(Path(self._sqlite_target), busy_timeout_ms=BUSY_TIMEOUT_MS, notify=say)
+            try:
+                for name, value in BULK_PRAGMAS.items():
+                    plain.raw.execute(f"PRAGMA {name}={value}")
+                yield plain
+            finally:
+                plain.close()
+            return
         with self.writer() as connection:
             if self.dialect != "sqlite":
                 yield connection
@@ -249,6 +249,19 @@ def open_database(url: str, *, notify: Callable[[str], None] = say) -> Database:
         raise
     use_wal(engine)
     return Database(url=url, engine=engine)
+
+
+def open_writer(url: str, *, notify: Callable[[str], None] = say) -> Database:
+    """``open_database`` for an import: a SQLite file that needs nothing done on open (at this
+    code's schema, in WAL mode, writable here) is written through sqlite3, without
+    SQLAlchemy (store/plain_sqlite.py); anything else is opened, created or upgraded as
+    ``open_database`` does."""
+    from council_db.store import migrate
+
+    path = sqlite_path(url)
+    if path is not None and path.exists() and _current_sqlite_file(url, migrate.HEAD) == str(path):
+        return Database(url, sqlite_target=str(path), plain_writes=True)
+    return open_database(url, notify=notify)
 
 
 def _may_write(path: Path) -> bool:

@@ -69,9 +69,9 @@ def abandoned(db: Database, connection: Connection, running: list[int]) -> list[
     """The ``running`` import ids whose process is gone. ``connection`` is in the caller's
     write transaction, so no import can commit meanwhile. On SQLite, lock files that no
     import holds any more (a process killed before its first commit) are removed too."""
-    from sqlalchemy import text
-
     if db.dialect == "postgresql":  # a transaction-level try: released when the caller commits
+        from sqlalchemy import text
+
         probe = text("SELECT pg_try_advisory_xact_lock(:kind, :id)")
         return [i for i in running if connection.execute(probe, {"kind": LIVE_IMPORT_KEY, "id": i}).scalar()]
     db_file = sqlite_path(db.url)

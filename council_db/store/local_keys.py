@@ -18,14 +18,13 @@ LINE_HASH_CHARS = 16
 
 def line_hash_key(connection) -> bytes:
     """This database's key for line hashes (made here if a database lost it)."""
-    from sqlalchemy import insert, select
+    from council_db.store.named_sql import run
 
-    from council_db.store.models import LocalKey
-
-    value = connection.execute(select(LocalKey.value).where(LocalKey.name == LINE_HASH)).scalar()
+    value = run(connection, "SELECT value FROM local_keys WHERE name = :name", {"name": LINE_HASH}).scalar()
     if value is None:
         value = secrets.token_hex(32)
-        connection.execute(insert(LocalKey.__table__).values(name=LINE_HASH, value=value))
+        run(connection, "INSERT INTO local_keys (name, value) VALUES (:name, :value)",
+            {"name": LINE_HASH, "value": value})
     return bytes.fromhex(value)
 
 

@@ -56,13 +56,13 @@ def append(connection: Connection, insert: Insert, columns: ScoreColumns, new: n
 
 def _next_parts(connection: Connection, sessions: set[int]) -> dict[tuple[int, int], int]:
     """(session, scale) -> the part after its last, for these sessions' stored parts."""
-    from sqlalchemy import text
+    from council_db.store.named_sql import run
 
     found: dict[tuple[int, int], int] = {}
     for first, last in id_runs(sessions):
-        for session, scale, part in connection.execute(text(
-                "SELECT session_id, scale_id, MAX(part) FROM packed_records WHERE session_id BETWEEN :first AND :last "
-                "GROUP BY session_id, scale_id"), {"first": first, "last": last}):
+        for session, scale, part in run(
+                connection, "SELECT session_id, scale_id, MAX(part) FROM packed_records WHERE session_id BETWEEN "
+                ":first AND :last GROUP BY session_id, scale_id", {"first": first, "last": last}):
             found[(session, scale)] = part + 1
     return found
 

@@ -22,14 +22,14 @@ RECORD_OWNER = "COALESCE(import_id, (SELECT s.import_id FROM sessions AS s WHERE
 def record_reads(connection: Connection, import_id: int | None, owners: Iterable[int | None]) -> None:
     """Note that import ``import_id`` read records or bad lines the ``owners`` stored first,
     in its transaction."""
-    from sqlalchemy import text
+    from council_db.store.named_sql import run
 
     others = sorted({owner for owner in owners if owner is not None} - {import_id})
     if import_id is None or not others:
         return
-    connection.execute(text("INSERT INTO import_overlaps (import_id, first_id, last_id) VALUES (:me, :other, :other) "
-                            "ON CONFLICT (import_id, first_id, last_id) DO NOTHING"),
-                       [{"me": import_id, "other": other} for other in others])
+    run(connection, "INSERT INTO import_overlaps (import_id, first_id, last_id) VALUES (:me, :other, :other) "
+                    "ON CONFLICT (import_id, first_id, last_id) DO NOTHING",
+        [{"me": import_id, "other": other} for other in others])
 
 
 def readers_of(connection: Connection, import_id: int) -> list[int]:

@@ -49,14 +49,13 @@ class Remarking:
 
 def set_kinds(connection: Connection, kinds: dict[str, str]) -> None:
     """Store each name's kind (one statement per kind), in the connection's transaction."""
-    from sqlalchemy import bindparam, text
+    from council_db.store.named_sql import run
 
-    statement = text("UPDATE models SET reviewer_kind = :kind WHERE name IN :names").bindparams(
-        bindparam("names", expanding=True))
     for kind in sorted(set(kinds.values())):
         names = sorted(name for name, stated in kinds.items() if stated == kind)
         for start in range(0, len(names), 500):
-            connection.execute(statement, {"kind": kind, "names": names[start:start + 500]})
+            run(connection, "UPDATE models SET reviewer_kind = :kind WHERE name IN :names",
+                {"kind": kind, "names": names[start:start + 500]})
 
 
 def mark_stated(connection: Connection, stated: dict[str, str], stored: dict[str, str]) -> list[dict[str, str]]:

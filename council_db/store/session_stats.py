@@ -31,13 +31,12 @@ def refresh(connection: Connection, session_ids: set[int]) -> None:
     transaction (a session's records can arrive in several batches or imports, or go with an
     import, and an answer's mean score is not additive). Ids come in runs (new sessions get
     consecutive ids), so each run is one range query."""
-    from sqlalchemy import text
+    from council_db.store.named_sql import run
 
     for first, last in id_runs(session_ids):
         bounds = {"first": first, "last": last}
-        connection.execute(text("DELETE FROM session_stats WHERE session_id BETWEEN :first AND :last"), bounds)
-        connection.execute(text(f"INSERT INTO session_stats ({', '.join(COLUMNS)}) " + read_sql("session_stats")),
-                           bounds)
+        run(connection, "DELETE FROM session_stats WHERE session_id BETWEEN :first AND :last", bounds)
+        run(connection, f"INSERT INTO session_stats ({', '.join(COLUMNS)}) " + read_sql("session_stats"), bounds)
 
 
 def sort_order(*keys: np.ndarray) -> np.ndarray:

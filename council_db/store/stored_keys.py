@@ -45,12 +45,12 @@ class StoredKeys:
     """The stored keys of the sessions it holds (``sessions``), on one connection."""
 
     def __init__(self, connection: Connection):
-        from sqlalchemy import event
+        from council_db.store.plain_sqlite import on_commit
 
         self.connection = connection
         self.sqlite = connection.dialect.name == "sqlite"
         self._committed: object = None  # the last transaction committed (one rolled back leaves what it added)
-        event.listen(connection, "commit", self._on_commit)
+        on_commit(connection, self._on_commit)
         self.forget()
 
     def forget(self) -> None:

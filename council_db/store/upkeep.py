@@ -32,12 +32,12 @@ def check_after_crash(db: Database, connection: Connection) -> None:
     recovers from its own WAL."""
     if db.dialect != "sqlite":
         return
-    from sqlalchemy import exc
+    from council_db.store.plain_sqlite import driver_errors
 
     where = sqlite_path(db.url) or db.url
     try:
         found = [str(row[0]) for row in connection.exec_driver_sql("PRAGMA quick_check(1)")]
-    except exc.DatabaseError as error:  # so damaged that the check itself cannot read it
+    except driver_errors() as error:  # so damaged that the check itself cannot read it
         found = [str(getattr(error, "orig", error))]
     if found == ["ok"]:
         return

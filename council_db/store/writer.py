@@ -30,6 +30,7 @@ from council_db.store.dimension_writer import DimensionWriter
 from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
 from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
+from council_db.store.model_rows import ModelRows
 from council_db.store.key_hash import key_hash
 from council_db.store.packed_writes import append as append_packed
 from council_db.store.pg_copy import CopyTable, CopyWriter
@@ -81,8 +82,8 @@ class ScoreWriter:
         self.copies = CopyWriter(connection)
         self.totals = DayTotalsWriter(connection)
         self.dimensions = DimensionWriter(connection, self.copies, self._insert_columns, self._select_ids)
-        self.models: dict[str, int] = {}
-        self.kinds: dict[str, str] = {}  # name -> its stored reviewer_kind
+        self.names = ModelRows(connection, self._insert, self._select_ids)
+        self.models, self.kinds = self.names.ids, self.names.kinds  # name -> its id, its stored reviewer_kind
         self.remarked: list[dict[str, str]] = []  # the stored reviewers' kinds write() changed (reviewer_kinds)
         self.scales: dict[str, int] = {}
         self.sessions: dict[str, tuple[int, tuple, int | None]] = {}  # key: id, stored envelope, ts_us
@@ -141,19 +142,13 @@ class ScoreWriter:
         """Ids of the names, inserting new ones: plain names, then identities pointing at their model's."""
         missing = sorted(names - self.models.keys() - identities.keys())
         if missing:
-            self._insert("models", ("name", "reviewer_kind"), "name",
-                         [(name, kinds.get(name, DEFAULT_REVIEWER_KIND)) for name in missing])
-            self._cache_models(missing)
+            self.names.add(("name", "reviewer_kind"), [(name, kinds.get(name, DEFAULT_REVIEWER_KIND))
+                                                       for name in missing])
         labels = sorted(identities.keys() - self.models.keys())
         if labels:
-            self._insert("models", IDENTITY_COLUMNS, "name", [
+            self.names.add(IDENTITY_COLUMNS, [
                 (label, kinds.get(label, DEFAULT_REVIEWER_KIND), self.models[identities[label].model],
                  identities[label].prompt, identities[label].temperature, identities[label].seed) for label in labels])
-            self._cache_models(labels)
-
-    def _cache_models(self, names: list[str]) -> None:
-        for name, model_id, kind in self._select_ids("models", "name", names, ", reviewer_kind"):
-            self.models[name], self.kinds[name] = model_id, kind
 
     def _scale_ids(self, scales: dict[str, ScoreScale]) -> None:
         missing = [scale for name, scale in scales.items() if name not in self.scales]

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from council_db.contract.record_columns import RecordColumns
 from council_db.contract.score_batch import ENVELOPE_TIME
 from council_db.ingest.formats import arena_hard, fastchat_pair, fastchat_review, fastchat_single, judgebench
 from council_db.ingest.formats.judge_columns import unix_us_column
@@ -147,6 +148,24 @@ def test_pairwise_lines_as_columns_normalise_as_their_records(seed, answers, tmp
     assert sum(len(part.rejected) for part in columns) == 2
     assert any(isinstance(fastchat_pair.Reader(options, resolve_sources([str(path)])[0])(
         LineBatch(1, lines[start:start + 20], 0)), ParsedColumns) for start in range(0, len(lines), 20))
+
+
+def test_a_new_sessions_envelope_that_differs_only_in_its_time_is_made_without_its_record(tmp_path, monkeypatch):
+    """A pairwise log has a session a line, each at its own time: its envelope is the one made
+    before at that time (the same in every field as its first record's), not a record made."""
+    path = tmp_path / "gpt-4_pair.jsonl"
+    lines = made_pair_lines(300, 4)
+    path.write_bytes(b"\n".join(lines))
+    options = FormatOptions("fastchat-pair")
+    records = normalised(record_by_record(fastchat_pair.Reader), options, path, lines, 20)
+    made = []
+    record = RecordColumns.record
+    monkeypatch.setattr(RecordColumns, "record", lambda self, row: made.append(row) or record(self, row))
+    columns = normalised(fastchat_pair.Reader, options, path, lines, 20)
+
+    assert [summary(part) for part in columns] == [summary(part) for part in records]
+    assert [part.rows.envelopes for part in columns] == [part.rows.envelopes for part in records]
+    assert len(made) == 1 and len({key for part in columns for key in part.rows.session_keys}) > 100
 
 
 def made_review_lines(count: int, seed: int) -> list[bytes]:

@@ -22,6 +22,7 @@ from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.contract.timestamps import format_us
 from council_db.report import coverage, pairwise_odds, pairwise_section, position_section, reference_section
 from council_db.report import sections as report_sections
+from council_db.report import wide_panel
 from council_db.report.identity_model import reviewer_identity
 from council_db.report.model import (
     AgreementMetric,
@@ -129,6 +130,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
         reference_section.attach(report, with_reference)
     if fit is not None:
         pairwise_section.attach(report, data, fit, context.metric)
+        wide_panel.attach(report, fit)
         if fit.fixed_totals is not None and fit.fixed_totals.pairwise:
             pairwise_odds.attach(report, data, context.metric)
     report.flags = _flags(report, sections)

@@ -299,3 +299,21 @@ def test_mt_bench_forced_through_the_absorbed_fit_gives_the_dense_fits_figures(c
     dense, wide = joint_model.fit(data), joint_model.fit(data, absorbed=True)
     assert sum(e.identified for e in dense.quality.values()) >= 4 and dense.length_per_log is not None
     assert all(value <= 1e-9 for value in largest_differences(wide, dense).values()), largest_differences(wide, dense)
+
+
+def test_the_stratified_samples_round_probes_each_sessions_scores_once_not_once_per_short_subject(tmp_path):
+    """A wide panel's subjects are all short of the sample's floor: SQLite had probed the
+    scores' key once per (session, listed subject), 2.5e9 probes (minutes) at 50,000 reviewers."""
+    import sqlite3
+
+    from council_db.analysis.loading import strata
+    from tests.conftest import Cli, write_jsonl
+    from tests.report.test_report_pinned import panel_records
+
+    db = tmp_path / "panel.db"
+    assert Cli(db)("import", "-q", str(write_jsonl(tmp_path / "p.jsonl", panel_records(300, 4, 100)))).exit_code == 0
+    keyed = "SELECT s.id, s.key_hash, s.session_key, s.ts_us FROM sessions AS s"
+    sql = strata._round_sql(keyed, "w.key_hash", {"reviewer_id": {i: 1 for i in range(1, 301)}, "model_id": {}}, 200)
+    with sqlite3.connect(db) as connection:
+        plan = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + sql, {"low": 0, "high": 2 ** 40})]
+    assert any("sc USING PRIMARY KEY (session_id=?)" in step for step in plan), plan

@@ -317,3 +317,17 @@ def test_the_stratified_samples_round_probes_each_sessions_scores_once_not_once_
     with sqlite3.connect(db) as connection:
         plan = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + sql, {"low": 0, "high": 2 ** 40})]
     assert any("sc USING PRIMARY KEY (session_id=?)" in step for step in plan), plan
+
+
+def test_a_wide_panels_change_point_search_takes_only_subjects_with_ten_sessions():
+    """Past the dense limit, a subject under the absorbed fit's floor is not searched (every
+    permutation's statistic spans the subjects searched: 50,000 of them had held the report
+    for minutes); the subjects with ten sessions still are."""
+    from council_db.analysis.joint.joint_model import DENSE_COLUMNS
+
+    timed = timed_panel(DENSE_COLUMNS + 100, 1_000)
+    for number, first in ((0, 0), (1, 10)):  # r/0 and r/1 score in every 20th session
+        common = np.flatnonzero(np.isin(timed.session, np.arange(first, 1_000, 20)))
+        timed.subject[common[::3]] = number
+    found = changepoints.search(timed, np.random.default_rng(1), permutations=20)
+    assert sorted(c.subject for c in found) == ["r/0", "r/1"]

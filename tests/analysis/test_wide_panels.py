@@ -331,3 +331,23 @@ def test_a_wide_panels_change_point_search_takes_only_subjects_with_ten_sessions
         timed.subject[common[::3]] = number
     found = changepoints.search(timed, np.random.default_rng(1), permutations=20)
     assert sorted(c.subject for c in found) == ["r/0", "r/1"]
+
+
+def test_a_wide_panels_trends_are_the_slopes_of_its_subjects_with_ten_sessions_alone():
+    """Past the dense limit the slopes' subjects x subjects covariance (20 GB at 50,000
+    reviewers) holds only the subjects at the floor: their slopes are those of the panel of
+    their records alone."""
+    from council_db.analysis.drift import trends
+    from council_db.analysis.joint.joint_model import DENSE_COLUMNS
+
+    timed = timed_panel(DENSE_COLUMNS + 100, 1_000)
+    for number in range(4):  # r/0-r/3 score in every 10th session, each from its own start
+        common = np.flatnonzero(np.isin(timed.session, np.arange(number, 1_000, 10)))
+        timed.subject[common[::3]] = number
+    slopes = trends.slopes(timed, np.random.default_rng(1))
+    assert len(slopes) >= 2 and {s.subject for s in slopes} <= {"r/0", "r/1", "r/2", "r/3"}
+    mine = timed.subject < 4
+    _, session = np.unique(timed.session[mine], return_inverse=True)
+    alone = TimedResiduals(timed.subject[mine], timed.names, session, timed.ts_us[mine], timed.residual[mine],
+                           "reviewer")
+    assert slopes == trends.slopes(alone, np.random.default_rng(1))

@@ -41,9 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.drift.subjects import median_of_others
-from council_db.analysis.joint import absorbed_fit
-from council_db.analysis.joint.joint_model import DENSE_COLUMNS
-from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals
+from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals, wide_panel_floor
 
 MAX_BLOCKS = 100
 PERMUTATIONS = 4999
@@ -100,17 +98,6 @@ def search(timed: TimedResiduals, rng: np.random.Generator, permutations: int = 
             sessions_before=int(layout.sessions[:k + 1].sum()), sessions_after=int(layout.sessions[k + 1:].sum()),
         ))
     return out
-
-
-def wide_panel_floor(timed: TimedResiduals) -> np.ndarray | bool:
-    """Past the joint model's dense limit (a wide panel: absorbed_fit), only subjects with
-    absorbed_fit.MIN_SESSIONS sessions are searched, as only they get a severity there: every
-    permutation's statistic spans all subjects searched (50,000 at the widest shape)."""
-    if len(timed.names) <= DENSE_COLUMNS:
-        return True
-    cells = np.unique(timed.subject.astype(np.int64) * (int(timed.session.max()) + 1) + timed.session)
-    sessions = np.bincount(cells // (int(timed.session.max()) + 1), minlength=len(timed.names))
-    return sessions >= absorbed_fit.MIN_SESSIONS
 
 
 def _shifts(detrended: np.ndarray, records: np.ndarray, time: np.ndarray, where: np.ndarray) -> np.ndarray:

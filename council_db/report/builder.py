@@ -21,7 +21,7 @@ from council_db.analysis.stats.correlation import pooled_r_from_sums, within_ses
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.analysis.stats.unique_rows import distinct
 from council_db.contract.timestamps import format_us
-from council_db.report import coverage, pairwise_odds, pairwise_section, position_section, reference_section
+from council_db.report import coverage, pairwise_odds, pairwise_section, position_section, reference_section, wide_panel
 from council_db.report import sections as report_sections
 from council_db.report.identity_model import reviewer_identity
 from council_db.report.model import (
@@ -69,6 +69,14 @@ class _Context(msgspec.Struct):
         so it counts in the window but not here."""
         used = self.fitted if among is None else self.fitted & among
         return self.metric(value, int(used.sum()), len(distinct(self.data.session[used])), cls, **extra)
+
+    def joint_rows(self, value, rows: np.ndarray) -> Metric | None:
+        """``joint`` over the records at ``rows`` (ascending positions): each reviewer of a wide
+        panel reads its own rows, not a mask over every record (reviewers x records)."""
+        if value is None or _missing(value.estimate):
+            return None
+        used = rows[self.fitted[rows]]
+        return self.metric(value, len(used), len(np.unique(self.data.session[used])))
 
 
 def _missing(value) -> bool:
@@ -129,6 +137,7 @@ def build(data: ScoreData, *, as_of: str | None = None, filters: dict | None = N
         reference_section.attach(report, with_reference)
     if fit is not None:
         pairwise_section.attach(report, data, fit, context.metric)
+        wide_panel.attach(report, fit)
         if fit.fixed_totals is not None and fit.fixed_totals.pairwise:
             pairwise_odds.attach(report, data, context.metric)
     report.flags = _flags(report, sections)
@@ -214,21 +223,25 @@ def _single_score_sessions(data: ScoreData, fit) -> list[str]:
 def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
     data = context.data
     profiles = []
+    order = np.argsort(data.reviewer, kind="stable")  # each reviewer's rows, ascending: one sort, not a mask each
+    bounds = np.searchsorted(data.reviewer[order], np.arange(len(data.reviewers) + 1))
+    sized = known_lengths(data)
     for number, name in enumerate(data.reviewers):
-        mine = data.reviewer == number
-        if not mine.any():
+        mine = order[bounds[number]:bounds[number + 1]]
+        if not len(mine):
             continue
-        records, sessions = int(mine.sum()), len(distinct(data.session[mine]))
+        records, sessions = len(mine), len(distinct(data.session[mine]))
         raw = stats.mean_figure(data.score[mine], data.session[mine])
         profiles.append(ReviewerProfile(
             reviewer_id=name, identity=reviewer_identity(data.identities, name), records=records,
             raw_mean=context.metric(raw, records, sessions),
             raw_sd=float(np.std(data.score[mine], ddof=1)) if records > 1 else None,
-            severity=context.joint(fit.severity.get(name), mine),
+            severity=context.joint_rows(fit.severity.get(name), mine),
             classification="unknown",
             scale_sd=_clean(fit.residual_sd_by_reviewer.get(name)),
-            self_preference=context.joint(fit.self_preference_by_reviewer.get(name), mine & data.self_review),
-            length_effect=context.joint(_per_sd(fit.length_by_reviewer.get(name), data), mine & known_lengths(data)),
+            self_preference=context.joint_rows(fit.self_preference_by_reviewer.get(name),
+                                               mine[data.self_review[mine]]),
+            length_effect=context.joint_rows(_per_sd(fit.length_by_reviewer.get(name), data), mine[sized[mine]]),
         ))
     return profiles
 

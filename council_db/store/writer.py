@@ -30,8 +30,8 @@ from council_db.store.dimension_writer import DimensionWriter
 from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
 from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, unnest_statement
-from council_db.store.model_rows import ModelRows
 from council_db.store.key_hash import key_hash
+from council_db.store.model_rows import ModelRows
 from council_db.store.packed_writes import append as append_packed
 from council_db.store.pg_copy import CopyTable, CopyWriter
 from council_db.store.provenance import record_reads

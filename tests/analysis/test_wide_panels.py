@@ -155,3 +155,216 @@ def test_resampled_trend_slopes_cost_resamples_x_records_not_x_instants_x_pairs(
                 sxx[p % 6] += (w[mine] * (small.t[mine] - t_bar) ** 2).sum()
                 sxy[p % 6] += (w[mine] * (small.t[mine] - t_bar) * (small.residual[mine] - r_bar)).sum()
         assert np.allclose(got, sxy / sxx, rtol=1e-9, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- the absorbed fit
+
+
+def panel_data(reviewers: int, candidates: int, sessions: int, *, planted: dict[int, float] | None = None,
+               seed: int = 32):
+    """bench_absorb's wide panel as ScoreData: sessions of 3 records, reviewer and candidate
+    drawn at random; severities N(0, 0.5) unless ``planted`` (reviewer -> severity, the rest 0)."""
+    from council_db.analysis.loading.score_data import ScoreData
+
+    rng = np.random.default_rng(seed)
+    n = sessions * 3
+    reviewer = rng.permutation(np.resize(np.arange(reviewers), n))
+    candidate = rng.permutation(np.resize(np.arange(candidates), n))
+    severity = rng.normal(0, 0.5, reviewers) if planted is None else np.zeros(reviewers)
+    for r, value in (planted or {}).items():
+        severity[r] = value
+    quality = rng.normal(0, 0.5, candidates)
+    score = 6 + severity[reviewer] + quality[candidate] + rng.normal(0, 1, n)
+    return ScoreData(session=np.arange(n) // 3, reviewer=reviewer, model=candidate, slot=np.arange(n) % 3,
+                     log_length=np.log(rng.integers(200, 3000, n) + 1.0), score=score,
+                     self_review=np.zeros(n, dtype=bool), reviewers=[f"r/{i}" for i in range(reviewers)],
+                     models=[f"m/{i}" for i in range(candidates)], session_keys=[f"s{i}" for i in range(sessions)],
+                     session_ts_us=np.arange(sessions, dtype=np.int64))
+
+
+def largest_differences(wide, dense) -> dict[str, float]:
+    """The largest |estimate| and |SE| difference of each figure both fits identified."""
+    pairs = []
+    for name in ("severity", "quality", "slot_effects", "length_by_reviewer", "self_preference_by_reviewer"):
+        mine = getattr(wide, name)
+        pairs += [(name, mine[key], effect) for key, effect in getattr(dense, name).items() if effect.identified]
+    pairs += [(name, getattr(wide, name), getattr(dense, name)) for name in ("length_per_log", "self_preference")
+              if getattr(dense, name) is not None]
+    assert all(w.identified for _, w, _ in pairs)
+    out = {"estimate": max(abs(w.estimate - d.estimate) for _, w, d in pairs),
+           "se": max(abs(w.se - d.se) for _, w, d in pairs),
+           "residual": float(np.nanmax(np.abs(wide.residuals - dense.residuals)))}
+    if dense.position_test is not None:
+        out["position F"] = abs(wide.position_test.statistic - dense.position_test.statistic)
+    return out
+
+
+def test_the_absorbed_fit_gives_a_1000_reviewer_panel_the_dense_fits_estimates_and_cr1_ses(monkeypatch):
+    from council_db.analysis.joint import absorbed_fit, joint_model
+
+    data = panel_data(1_000, 4, 1_000)  # 1,000 sessions: the dense fit's SEs are CR1 (CR2 stops at 1,000)
+    dense = joint_model.fit(data, absorbed=False)
+    monkeypatch.setattr(absorbed_fit, "MIN_SESSIONS", 0)  # every subject's SE, to compare them all
+    wide = joint_model.fit(data, absorbed=True)
+    assert wide.absorbed and not dense.absorbed
+    assert len(wide.severity) == 1_000 and (wide.n_sessions, wide.n_records) == (dense.n_sessions, dense.n_records)
+    assert all(value <= 1e-9 for value in largest_differences(wide, dense).values()), largest_differences(wide, dense)
+
+
+def test_the_demos_panel_forced_through_the_absorbed_fit_gives_the_dense_fits_figures(monkeypatch):
+    """The demo (self-reviews, a slope per judge, four slots) with the dense fit's CR1 (its CR2,
+    for fewer than 1,000 sessions, is what the dense path alone gives)."""
+    from council_db.analysis.joint import absorbed_fit, joint_model
+    from council_db.analysis.loading.score_data import from_records
+    from council_db.analysis.stats import small_sample
+    from tests.conftest import simulated
+
+    records, _ = simulated(sessions=300, seed=7, reviewer_offsets={"openai/gpt-4o": -0.8,
+                                                                  "anthropic/claude-3-5-sonnet": 0.6},
+                           position_effects=[0.4, 0, 0, -0.2], self_preference=0.5, verbosity=0.3,
+                           unscored_rate=0.01)
+    data = from_records(records)
+    monkeypatch.setattr(small_sample, "MAX_CLUSTERS", 0)
+    dense = joint_model.fit(data)
+    wide = joint_model.fit(data, absorbed=True)
+    assert len(dense.self_preference_by_reviewer) == 4 and len(dense.length_by_reviewer) == 4
+    assert all(value <= 1e-9 for value in largest_differences(wide, dense).values()), largest_differences(wide, dense)
+    assert abs(wide.position_test.p_value - dense.position_test.p_value) <= 1e-12
+    assert not absorbed_fit.MIN_SESSIONS > 300 and not wide.too_few  # the demo's judges are all above the floor
+
+
+def test_a_wide_panel_past_the_dense_limit_is_absorbed_and_its_rare_subjects_get_no_estimate():
+    from council_db.analysis.joint import joint_model
+
+    data = panel_data(1_200, 4, 1_200)
+    fit = joint_model.fit(data)
+    assert fit.absorbed and any("absorbed the reviewer and candidate effects" in w for w in fit.warnings)
+    sessions = {name: len(np.unique(data.session[data.reviewer == i])) for i, name in enumerate(data.reviewers)}
+    assert max(sessions.values()) < 10
+    assert set(fit.too_few) == set(data.reviewers) and not any(e.identified for e in fit.severity.values())
+    assert all(e.identified and e.se > 0 for e in fit.quality.values())  # 900 sessions each: tested
+    assert all(np.isnan(sd) for sd in fit.residual_sd_by_reviewer.values())
+
+
+def test_the_absorbed_fit_finds_planted_severities_and_flags_at_most_5_percent_under_the_null():
+    """Wide panels of 150 reviewers (about 20 sessions each) x 20 candidates: 10 reviewers
+    planted at +-1.5 points are found (BH q <= 0.05); with none planted, the share of reviewers
+    at p < 0.05 stays near 5% and BH flags almost none."""
+    from council_db.analysis.joint import joint_model
+    from council_db.analysis.stats.inference import benjamini_hochberg
+
+    planted = {r: (1.5 if r % 2 else -1.5) for r in range(10)}
+    found, null_p, null_flags = [], [], 0
+    for seed in range(4):
+        fit = joint_model.fit(panel_data(150, 20, 1_000, planted=planted, seed=seed), absorbed=True)
+        q = benjamini_hochberg([e.p_value for e in fit.severity.values()])
+        found += [q[r] <= 0.05 and np.sign(fit.severity[f"r/{r}"].estimate) == np.sign(planted[r])
+                  for r in planted]
+        null = joint_model.fit(panel_data(150, 20, 1_000, planted={}, seed=100 + seed), absorbed=True)
+        p = np.array([e.p_value for e in null.severity.values()])
+        null_p += p.tolist()
+        null_flags += int((benjamini_hochberg(p) <= 0.05).sum())
+    assert np.mean(found) >= 0.9
+    assert 0.02 <= np.mean(np.array(null_p) < 0.05) <= 0.065, np.mean(np.array(null_p) < 0.05)  # 600 tests
+    assert null_flags <= 1
+
+
+def test_the_absorbed_residual_sds_charge_the_average_leverage_close_to_each_reviewers_own():
+    """The dense fit divides each reviewer's RSS by the sum of 1 - h_ii over its records; the
+    absorbed fit by the average leverage's share. On 150 reviewers of ~20 sessions each they
+    differ by 0.3% in the median and under 4% at most (a reviewer's own column's leverage is
+    about one record's worth of its ~40 within-session degrees of freedom), and the absorbed
+    SDs are near the true SD of 1."""
+    from council_db.analysis.joint import joint_model
+
+    data = panel_data(150, 20, 1_000, planted={}, seed=7)
+    dense, wide = joint_model.fit(data, absorbed=False), joint_model.fit(data, absorbed=True)
+    ratio = np.array([wide.residual_sd_by_reviewer[name] / sd for name, sd in dense.residual_sd_by_reviewer.items()])
+    assert np.median(np.abs(ratio - 1)) < 0.01 and np.abs(ratio - 1).max() < 0.04, np.abs(ratio - 1).max()
+    assert abs(np.mean(np.array(list(wide.residual_sd_by_reviewer.values())) ** 2) - 1) < 0.05
+
+
+def test_mt_bench_forced_through_the_absorbed_fit_gives_the_dense_fits_figures(cli, db, monkeypatch):
+    """Real judge data (tests/data: MT-bench's GPT-4 single grading, one judge of many
+    candidates) through both fits: the same figures, and no flag the dense fit does not give."""
+    from council_db.analysis.joint import absorbed_fit, joint_model
+    from council_db.analysis.loading.window import Window, load_sample
+    from council_db.analysis.stats import small_sample
+    from tests import realdata
+
+    assert cli(*realdata.mt_bench_import(), "-q").exit_code == 0
+    data = load_sample(db, Window(), 0).data
+    monkeypatch.setattr(small_sample, "MAX_CLUSTERS", 0)
+    monkeypatch.setattr(absorbed_fit, "MIN_SESSIONS", 0)
+    dense, wide = joint_model.fit(data), joint_model.fit(data, absorbed=True)
+    assert sum(e.identified for e in dense.quality.values()) >= 4 and dense.length_per_log is not None
+    assert all(value <= 1e-9 for value in largest_differences(wide, dense).values()), largest_differences(wide, dense)
+
+
+def test_the_stratified_samples_round_probes_each_sessions_scores_once_not_once_per_short_subject(tmp_path):
+    """A wide panel's subjects are all short of the sample's floor: SQLite had probed the
+    scores' key once per (session, listed subject), 2.5e9 probes (minutes) at 50,000 reviewers."""
+    import sqlite3
+
+    from council_db.analysis.loading import strata
+    from tests.conftest import Cli, write_jsonl
+    from tests.report.test_report_pinned import panel_records
+
+    db = tmp_path / "panel.db"
+    assert Cli(db)("import", "-q", str(write_jsonl(tmp_path / "p.jsonl", panel_records(300, 4, 100)))).exit_code == 0
+    keyed = "SELECT s.id, s.key_hash, s.session_key, s.ts_us FROM sessions AS s"
+    sql = strata._round_sql(keyed, "w.key_hash", {"reviewer_id": {i: 1 for i in range(1, 301)}, "model_id": {}}, 200)
+    with sqlite3.connect(db) as connection:
+        plan = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + sql, {"low": 0, "high": 2 ** 40})]
+    assert any("sc USING PRIMARY KEY (session_id=?)" in step for step in plan), plan
+
+
+def test_a_wide_panels_change_point_search_takes_only_subjects_with_ten_sessions():
+    """Past the dense limit, a subject under the absorbed fit's floor is not searched (every
+    permutation's statistic spans the subjects searched: 50,000 of them had held the report
+    for minutes); the subjects with ten sessions still are."""
+    from council_db.analysis.joint.joint_model import DENSE_COLUMNS
+
+    timed = timed_panel(DENSE_COLUMNS + 100, 1_000)
+    for number, first in ((0, 0), (1, 10)):  # r/0 and r/1 score in every 20th session
+        common = np.flatnonzero(np.isin(timed.session, np.arange(first, 1_000, 20)))
+        timed.subject[common[::3]] = number
+    found = changepoints.search(timed, np.random.default_rng(1), permutations=20)
+    assert sorted(c.subject for c in found) == ["r/0", "r/1"]
+
+
+def test_a_wide_panels_trends_are_the_slopes_of_its_subjects_with_ten_sessions_alone():
+    """Past the dense limit the slopes' subjects x subjects covariance (20 GB at 50,000
+    reviewers) holds only the subjects at the floor: their slopes are those of the panel of
+    their records alone."""
+    from council_db.analysis.drift import trends
+    from council_db.analysis.joint.joint_model import DENSE_COLUMNS
+
+    timed = timed_panel(DENSE_COLUMNS + 100, 1_000)
+    for number in range(4):  # r/0-r/3 score in every 10th session, each from its own start
+        common = np.flatnonzero(np.isin(timed.session, np.arange(number, 1_000, 10)))
+        timed.subject[common[::3]] = number
+    slopes = trends.slopes(timed, np.random.default_rng(1))
+    assert len(slopes) >= 2 and {s.subject for s in slopes} <= {"r/0", "r/1", "r/2", "r/3"}
+    mine = timed.subject < 4
+    _, session = np.unique(timed.session[mine], return_inverse=True)
+    alone = TimedResiduals(timed.subject[mine], timed.names, session, timed.ts_us[mine], timed.residual[mine],
+                           "reviewer")
+    assert slopes == trends.slopes(alone, np.random.default_rng(1))
+
+
+def test_the_panel_change_warnings_read_each_subjects_rows_not_a_mask_over_every_record_each():
+    """30,000 reviewers of 3 records each (and one that joins late): the warnings name the late
+    joiner alone, in well under a second (a mask per subject was 30,000 x 90,000 comparisons)."""
+    import time
+
+    from council_db.analysis.drift import panel
+
+    data = panel_data(30_000, 4, 30_000)
+    late = data.session >= 20_000
+    data.reviewer[np.flatnonzero(late)[::3]] = 0  # r/0 scores from two thirds of the way on
+    data.session_ts_us = data.session_ts_us * 3_600_000_000
+    began = time.process_time()
+    warnings = panel.changes(data)
+    assert time.process_time() - began < 1.0
+    assert len(warnings) == 1 and "reviewer r/0 scores only from" in warnings[0]

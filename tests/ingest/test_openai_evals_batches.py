@@ -15,8 +15,8 @@ import msgspec
 import pytest
 
 from council_db.ingest.formats import openai_evals, openai_evals_batch
-from council_db.ingest.formats.openai_evals import Reader
 from council_db.ingest.formats.judge_lines import stripped
+from council_db.ingest.formats.openai_evals import Reader
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.lines import LineBatch, Parsed
 from council_db.ingest.sources import Source

@@ -20,8 +20,9 @@ PINNED = Path("tests/data/report_pinned")
 UNTESTED_CHANGE = "points is more than the whole"  # report/scale_bound.py's warning
 PANEL_END = datetime(2026, 11, 1, tzinfo=timezone.utc)  # the panel's times fixed, so its window's are too
 # the demo's times fixed as they were when it was pinned: the simulator ends at today's midnight
-DEMO = ["--end", "2026-11-28", "--sessions", "300", "--seed", "7", "--reviewer-offset", "openai/gpt-4o=-0.8,anthropic/claude-3-5-sonnet=0.6",
-        "--position-effect", "0.4,0,0,-0.2", "--self-preference", "0.5", "--verbosity", "0.3", "--unscored", "0.01"]
+DEMO = ["--end", "2026-11-28", "--sessions", "300", "--seed", "7",
+        "--reviewer-offset", "openai/gpt-4o=-0.8,anthropic/claude-3-5-sonnet=0.6", "--position-effect", "0.4,0,0,-0.2",
+        "--self-preference", "0.5", "--verbosity", "0.3", "--unscored", "0.01"]
 
 
 def report_json(cli: Cli) -> dict:

@@ -40,7 +40,7 @@ import msgspec
 import numpy as np
 
 from council_db.analysis.drift.subjects import median_of_others
-from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals
+from council_db.analysis.drift.trends import MIN_TIMES, TimedResiduals, wide_panel_floor
 from council_db.analysis.stats.unique_rows import distinct
 
 MAX_BLOCKS = 100
@@ -79,7 +79,7 @@ def search(timed: TimedResiduals, rng: np.random.Generator, permutations: int = 
     detrended, sd = _detrend(totals, records, layout.time), np.zeros(n_all)
     spread = (records > 0).sum(axis=0) >= MIN_BLOCKS_EACH
     sd[spread] = _residual_sd(totals[:, spread], records[:, spread], squares[spread], layout.time)
-    present = np.flatnonzero(spread & (sd > 0))
+    present = np.flatnonzero(spread & (sd > 0) & wide_panel_floor(timed))
     if len(present) < 2:
         return []
     detrended, records = detrended[:, present], records[:, present]

@@ -34,8 +34,10 @@ def _changes(data: ScoreData, kind: Kind, dated: np.ndarray, early: int, late: i
     use = dated[data.session]
     out = []
     total = int(dated.sum())
-    for code in distinct(codes[use]).tolist():
-        mine = use & (codes == code)
+    rows = np.flatnonzero(use)
+    rows = rows[np.argsort(codes[rows], kind="stable")]  # each subject's rows, ascending: one sort, not a mask each
+    present, starts = np.unique(codes[rows], return_index=True)
+    for code, mine in zip(present.tolist(), np.split(rows, starts[1:])):
         sessions = len(distinct(data.session[mine]))
         first, last = int(ts[mine].min()), int(ts[mine].max())
         if sessions < MIN_SESSIONS or (first < early and last > late):

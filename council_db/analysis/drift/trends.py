@@ -63,6 +63,8 @@ from council_db.analysis.drift.subjects import (
     reference_contrast,
     session_groups,
 )
+from council_db.analysis.joint import absorbed_fit
+from council_db.analysis.joint.joint_model import DENSE_COLUMNS
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
 from council_db.analysis.stats.unique_rows import distinct
@@ -183,12 +185,36 @@ def timed_residuals(data: ScoreData, residuals: np.ndarray, kind: Kind) -> Timed
                           np.asarray(partner)[use].astype(np.int64))
 
 
+def wide_panel_floor(timed: TimedResiduals) -> np.ndarray | bool:
+    """Past the joint model's dense limit (a wide panel: absorbed_fit), only subjects with
+    absorbed_fit.MIN_SESSIONS sessions get a trend or a change search, as only they get a
+    severity there: the slopes' covariance is subjects x subjects (20 GB at 50,000 reviewers)
+    and every permutation's statistic spans the subjects searched. True: every subject."""
+    if len(timed.names) <= DENSE_COLUMNS:
+        return True
+    cells = np.unique(timed.subject.astype(np.int64) * (int(timed.session.max()) + 1) + timed.session)
+    sessions = np.bincount(cells // (int(timed.session.max()) + 1), minlength=len(timed.names))
+    return sessions >= absorbed_fit.MIN_SESSIONS
+
+
+def at_floor(timed: TimedResiduals) -> TimedResiduals:
+    """The records of the subjects ``wide_panel_floor`` keeps (all of them up to the limit)."""
+    keep = wide_panel_floor(timed)
+    if keep is True:
+        return timed
+    mine = keep[timed.subject]
+    _, session = np.unique(timed.session[mine], return_inverse=True)
+    return TimedResiduals(timed.subject[mine], timed.names, session.astype(np.int64), timed.ts_us[mine],
+                          timed.residual[mine], timed.kind, None if timed.partner is None else timed.partner[mine])
+
+
 def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> list[Slope]:
     """Every subject's slope contrast; empty when fewer than two subjects have scores at
     MIN_TIMES distinct times. ``rng`` draws the resamples of instants that measure how much
     the choice of the typical subjects varies (a fixed seed when None)."""
     from council_db.analysis.stats.inference import t_intervals, t_p_value
 
+    timed = at_floor(timed)
     if timed.n_instants < MIN_TIMES:
         return []
     records = timed.fit_records()

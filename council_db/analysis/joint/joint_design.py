@@ -35,15 +35,12 @@ class Design:
     def build(data: ScoreData, rev, mod, slot, log_len, own, length_reviewers: list[int],
               warnings: list[str]) -> Design:
         n_rev, n_mod = len(data.reviewers), len(data.models)
-        groups = _groups(rev, mod, n_rev, n_mod)
-        rev_e, rev_alone = _effect_codes([g[0] for g in groups], n_rev)
-        mod_e, mod_alone = _effect_codes([g[1] for g in groups], n_mod)
+        groups = connected_groups(rev, mod, n_rev, n_mod)
+        rev_e, rev_alone = effect_codes([g[0] for g in groups], n_rev)
+        mod_e, mod_alone = effect_codes([g[1] for g in groups], n_mod)
         alone = {("reviewer", i) for i in rev_alone} | {("model", i) for i in mod_alone}
 
-        slots = sorted(np.unique(slot[slot >= 0]).tolist())
-        slot_e, _ = _effect_codes([slots] if len(slots) > 1 else [], max(slots, default=-1) + 2)
-        slot_e[-1] = 0.0  # the extra last row: slot -1, the average slot
-        slot_rows = np.where(slot >= 0, slot, slot_e.shape[0] - 1)
+        slots, slot_e, slot_rows = display_slots(slot)
 
         group_of = np.zeros(n_rev, dtype=np.int64)
         for number, (reviewers, _) in enumerate(groups):
@@ -57,7 +54,7 @@ class Design:
             if self_reviewers else np.zeros((len(rev), 0))
 
         # the common slope on every record, then each such reviewer's deviation from it (sum to zero)
-        deviation_e, _ = _effect_codes([length_reviewers] if len(length_reviewers) > 1 else [], n_rev)
+        deviation_e, _ = effect_codes([length_reviewers] if len(length_reviewers) > 1 else [], n_rev)
         length_e = np.hstack([np.ones((n_rev, 1)), deviation_e])  # reviewer -> its slope's codes
         length_x = length_e[rev] * log_len[:, None]
 
@@ -118,6 +115,15 @@ class Design:
                             "compared with and is not estimated")
 
 
+def display_slots(slot: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The display slots shown, their effect codes (a row per slot number, and a last row of
+    zeros for slot -1: the average slot) and each record's row of them."""
+    slots = sorted(np.unique(slot[slot >= 0]).tolist())
+    slot_e, _ = effect_codes([slots] if len(slots) > 1 else [], max(slots, default=-1) + 2)
+    slot_e[-1] = 0.0  # the extra last row: slot -1, the average slot
+    return slots, slot_e, np.where(slot >= 0, slot, slot_e.shape[0] - 1)
+
+
 def varied_lengths(rev: np.ndarray, log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray,
                    n_rev: int) -> list[int]:
     """The reviewers whose known answer lengths vary within some fixed-effect group (a session)
@@ -136,7 +142,7 @@ def varied_lengths(rev: np.ndarray, log_len: np.ndarray, sized: np.ndarray, unit
     return np.flatnonzero(np.bincount(first[spread > tolerance], minlength=n_rev)).tolist()
 
 
-def _groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -> list[tuple[list[int], list[int]]]:
+def connected_groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -> list[tuple[list[int], list[int]]]:
     """Connected components of the reviewer-candidate graph (an edge: the reviewer scored the model)."""
     parent = list(range(n_rev + n_mod))
 
@@ -159,7 +165,7 @@ def _groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -> list[tu
     return sorted(members.values(), key=lambda g: g[0][0])
 
 
-def _effect_codes(groups: list[list[int]], n_levels: int) -> tuple[np.ndarray, list[int]]:
+def effect_codes(groups: list[list[int]], n_levels: int) -> tuple[np.ndarray, list[int]]:
     """Sum-to-zero coding within each group: level -> row of codes; the last level of a group is
     minus the sum of the others. Levels alone in their group get no column."""
     width = sum(len(g) - 1 for g in groups if len(g) > 1)

@@ -83,49 +83,31 @@ named in a warning.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from council_db.analysis.joint.fixed_totals import FixedTotals, fixed_totals
+from council_db.analysis.joint import absorbed_fit
+from council_db.analysis.joint.fixed_totals import fixed_totals
 from council_db.analysis.joint.joint_design import Design, varied_lengths
-from council_db.analysis.joint.least_squares import NAN_EFFECT, Effect, Inference, WaldTest, demean, solve
+from council_db.analysis.joint.joint_fit import JointFit, centred_where_known, per_sd, rounding_noise_removed, scale_use
+from council_db.analysis.joint.least_squares import NAN_EFFECT, Effect, Inference, demean, solve
 from council_db.analysis.joint.residual_means import ResidualProjection
 from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
 from council_db.analysis.stats.small_sample import CR2
 
 FEW_SESSIONS = 30  # below this, CR1 SEs are unreliable and any interval is wide
-ROUNDING = 1e-9  # a residual this small, relative to the scores' spread, is floating-point noise
-
-
-@dataclass
-class JointFit:
-    severity: dict[str, Effect]  # reviewer -> points vs the average reviewer (of its group)
-    quality: dict[str, Effect]  # candidate model -> points vs the average model (of its group)
-    slot_effects: dict[int, Effect]  # display slot -> points vs the average slot
-    position_test: WaldTest | None  # all slot effects zero; None without slot effects
-    length_per_log: Effect | None  # points per unit of log(chars + 1), within model: the common slope
-    length_per_sd: Effect | None  # points per sample SD of log length (SD treated as fixed)
-    length_by_reviewer: dict[str, Effect]  # reviewer with its own slope -> points per unit of log length
-    self_preference: Effect | None  # unweighted mean of the identified per-reviewer terms
-    self_preference_by_reviewer: dict[str, Effect]
-    residual_sd_by_reviewer: dict[str, float]
-    residuals: np.ndarray  # aligned with the data; NaN for records the fit could not use
-    n_sessions: int  # sessions used (with >= 2 records) = clusters G
-    n_records: int  # records used = N
-    df: int  # degrees of freedom of every t / F denominator: G - 1
-    warnings: list[str] = field(default_factory=list)
-    groups: list[tuple[list[str], list[str]]] = field(default_factory=list)  # (reviewers, models) per group
-    not_identified: list[str] = field(default_factory=list)  # effects reported as NaN / None
-    fixed_totals: FixedTotals | None = None  # the design fixes each reviewer's total in a session
-    projection: ResidualProjection | None = None  # what residual means' SEs need (affinity)
+# Reviewers + candidates past which the fit absorbs them: the dense fit's traced peak is ~130 MB
+# at 1,004 columns (3,000 records) and ~300 MB at 1,504 (benchmarks/bench_absorb.py)
+DENSE_COLUMNS = 1_100
 
 
 # --------------------------------------------------------------------------- public entry
 
 
-def fit(data: ScoreData) -> JointFit:
-    """Fit the joint model; never raises on thin or degenerate data (warnings instead)."""
+def fit(data: ScoreData, absorbed: bool | None = None) -> JointFit:
+    """Fit the joint model; never raises on thin or degenerate data (warnings instead). A panel
+    of more than DENSE_COLUMNS reviewers and candidates (or ``absorbed=True``) is fitted with
+    those factors absorbed (absorbed_fit), its design never made dense."""
     warnings: list[str] = []
     n_all = data.n_records
     residuals = np.full(n_all, np.nan)
@@ -136,8 +118,8 @@ def fit(data: ScoreData) -> JointFit:
     session = np.asarray(data.session, dtype=np.int64)
     counts = np.bincount(session)
     fixed = fixed_totals(data)
-    absorbed = session if fixed is None else fixed.group  # what the fixed effects are for
-    use = np.bincount(absorbed)[absorbed] >= 2
+    units = session if fixed is None else fixed.group  # what the fixed effects are for
+    use = np.bincount(units)[units] >= 2
     if not use.any() or len(np.unique(session[use])) < 2:
         warnings.append(f"joint model: too little data ({int((counts >= 2).sum())} session(s) with at least two "
                         "records; need at least 2) - no effects estimated")
@@ -146,9 +128,11 @@ def fit(data: ScoreData) -> JointFit:
         warnings.append(f"{fixed.reason()}, so they carry no information: the joint model compares the answers "
                         "within each reviewer's scores of a session, and reviewer severity, which lives only in "
                         "those totals, is not identified")
+    if absorbed or (absorbed is None and is_wide(data, use)):
+        return absorbed_fit.fit(data, use, fixed, warnings)
 
     _, sess = np.unique(session[use], return_inverse=True)  # the clusters
-    _, unit = np.unique(absorbed[use], return_inverse=True)
+    _, unit = np.unique(units[use], return_inverse=True)
     rev = np.asarray(data.reviewer, dtype=np.int64)[use]
     mod = np.asarray(data.model, dtype=np.int64)[use]
     slot = np.asarray(data.slot, dtype=np.int64)[use]
@@ -200,7 +184,7 @@ def fit(data: ScoreData) -> JointFit:
     leverage = 1.0 / size[unit] + ((xs @ solved.gram_inv) * xs).sum(axis=1)
     result = _result(design, inference, data, warnings)
     result.residuals = residuals
-    result.residual_sd_by_reviewer = _scale_use(data, rev, e, leverage)
+    result.residual_sd_by_reviewer = scale_use(data, rev, e, leverage)
     result.n_sessions, result.n_records, result.df = n_sessions, n, n_sessions - 1
     result.fixed_totals = fixed
     result.projection = ResidualProjection(np.flatnonzero(use), session[use], xs, solved.gram_inv, e)
@@ -211,6 +195,12 @@ def fit(data: ScoreData) -> JointFit:
                         f"are {how} with fewer than about {FEW_SESSIONS}")
     result.warnings = warnings
     return result
+
+
+def is_wide(data: ScoreData, use: np.ndarray) -> bool:
+    """Whether the panel the records ``use`` marks is too wide for the dense fit."""
+    reviewers = len(np.unique(np.asarray(data.reviewer)[use]))
+    return reviewers + len(np.unique(np.asarray(data.model)[use])) > DENSE_COLUMNS
 
 
 def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]) -> JointFit:
@@ -298,41 +288,6 @@ def _per_reviewer(inf: Inference, columns: dict[int, int], n_cols: int,
     identified = np.array([e.identified for e in effects], dtype=bool)
     pooled = rows[identified].mean(axis=0) if identified.any() else None
     return {data.reviewers[r]: e for r, e in zip(columns, effects)}, pooled
-
-
-def per_sd(effect: Effect, sd: float) -> Effect:
-    """A length effect per unit of log length restated per SD of log length (the SD taken as
-    fixed: p unchanged)."""
-    return Effect(effect.estimate * sd, effect.se * sd, effect.ci_low * sd, effect.ci_high * sd, effect.p_value)
-
-
-def centred_where_known(log_len: np.ndarray, sized: np.ndarray, unit: np.ndarray) -> np.ndarray:
-    """Log length centred within each fixed-effect group (a session) over the answers whose
-    length is known, 0 where it is not: the length term then rests on known lengths alone (a
-    session with none adds nothing to it), and an unknown length claims no answer is longer or
-    shorter than average."""
-    count = np.bincount(unit[sized], minlength=int(unit.max()) + 1)
-    total = np.bincount(unit[sized], weights=log_len[sized], minlength=len(count))
-    centred = np.zeros(len(log_len))
-    centred[sized] = log_len[sized] - (total / np.maximum(count, 1))[unit[sized]]
-    return centred
-
-
-def _scale_use(data: ScoreData, rev: np.ndarray, e: np.ndarray, leverage: np.ndarray) -> dict[str, float]:
-    n_rev = len(data.reviewers)
-    rss = np.bincount(rev, weights=e * e, minlength=n_rev)
-    dof = np.bincount(rev, weights=1.0 - leverage, minlength=n_rev)
-    present = np.bincount(rev, minlength=n_rev) > 0
-    return {data.reviewers[r]: (math.sqrt(rss[r] / dof[r]) if dof[r] > 1e-9 else math.nan)
-            for r in np.flatnonzero(present).tolist()}
-
-
-def rounding_noise_removed(residuals: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Residuals with floating-point noise set to 0. Where the model fits the scores exactly
-    (a noise-free log), residuals are ~1e-16 and their tests would read noise as an effect
-    (an affinity of 5.6e-17 was flagged); nothing 1e-9 of the scores' spread is a finding."""
-    spread = float(np.ptp(y)) if len(y) else 0.0
-    return np.where(np.abs(residuals) <= ROUNDING * max(spread, 1.0), 0.0, residuals)
 
 
 def _empty(data: ScoreData, warnings: list[str], residuals: np.ndarray, use: np.ndarray,

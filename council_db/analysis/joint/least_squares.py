@@ -171,6 +171,14 @@ def _rank_check(gram: np.ndarray, live: np.ndarray) -> tuple[list[int], dict[int
     return cols[kept].tolist(), fitted
 
 
+def effect_of(estimate: float, variance: float, df: float) -> Effect:
+    """An estimate with its variance as an Effect: SE, 95% t interval and two-sided p on df."""
+    se = math.sqrt(max(variance, 0.0))
+    p_value = t_p_value(estimate / se, df) if se > 0 else math.nan
+    crit = t_quantile(0.95, df)
+    return Effect(estimate, se, estimate - crit * se, estimate + crit * se, p_value)
+
+
 class Inference:
     """Estimates, t inference and estimability of linear contrasts of the coefficients: on
     ``df_of(contrast rows)`` degrees of freedom when given (CR2's Bell-McCaffrey / HTZ df,
@@ -194,7 +202,7 @@ class Inference:
     def effect(self, contrast: np.ndarray) -> Effect:
         if not self.estimable(contrast):
             return NAN_EFFECT
-        return self._effect(float(contrast @ self.beta), float(contrast @ self.cov @ contrast),
+        return effect_of(float(contrast @ self.beta), float(contrast @ self.cov @ contrast),
                             self._df(contrast[None, :]))
 
     def effects(self, contrasts: np.ndarray) -> list[Effect]:
@@ -207,14 +215,9 @@ class Inference:
             (np.linalg.norm(contrasts @ self.null, axis=1) <= _ESTIMABLE_TOL * scale)
         estimates = contrasts @ self.beta
         variances = np.einsum("ij,ij->i", contrasts @ self.cov, contrasts)
-        return [self._effect(float(e), float(v), self._df(contrasts[i:i + 1])) if ok else NAN_EFFECT
+        return [effect_of(float(e), float(v), self._df(contrasts[i:i + 1])) if ok else NAN_EFFECT
                 for i, (e, v, ok) in enumerate(zip(estimates.tolist(), variances.tolist(), estimable.tolist()))]
 
-    def _effect(self, estimate: float, variance: float, df: float) -> Effect:
-        se = math.sqrt(max(variance, 0.0))
-        p_value = t_p_value(estimate / se, df) if se > 0 else math.nan
-        crit = t_quantile(0.95, df)
-        return Effect(estimate, se, estimate - crit * se, estimate + crit * se, p_value)
 
     def wald(self, contrasts: np.ndarray) -> WaldTest | None:
         """H0: every row's contrast is zero, on the identified part of the rows' span."""

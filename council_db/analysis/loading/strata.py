@@ -100,13 +100,15 @@ def _round_sql(keyed_sql: str, hashed: str, short: dict[str, dict[int, int]], fl
     """One round: the short subjects' sessions with hash in [low, high), at most ``floor``
     each, lowest hash first (the ids of the subjects are integers from the database). The
     CROSS JOIN keeps SQLite probing the scores of the range's sessions (the key's first
-    column) rather than scanning every score for the subject's."""
+    column) rather than scanning every score for the subject's; the unary + keeps it from
+    probing the key once per (session, listed subject): with 50,000 short reviewers that was
+    2.5e9 probes, minutes, where testing each score against the list takes 0.3 s."""
     parts = []
     for role, needs in short.items():
         if needs:
             subjects = ", ".join(map(str, needs))
             parts.append(f"SELECT '{role}' AS role, sc.{role} AS subject, w.id AS session, w.h AS h FROM in_range AS w "
-                         f"CROSS JOIN scores AS sc WHERE sc.session_id = w.id AND sc.{role} IN ({subjects}) "
+                         f"CROSS JOIN scores AS sc WHERE sc.session_id = w.id AND +sc.{role} IN ({subjects}) "
                          f"AND sc.exclusion_id IS NULL GROUP BY sc.{role}, w.id, w.h")
     ranked = (f"SELECT role, subject, session, ROW_NUMBER() OVER (PARTITION BY role, subject ORDER BY h, session) "
               f"AS n FROM ({' UNION ALL '.join(parts)}) AS found")

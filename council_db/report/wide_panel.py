@@ -5,7 +5,6 @@ identify it."""
 
 from __future__ import annotations
 
-from council_db.analysis.joint.absorbed_fit import TOO_FEW
 from council_db.analysis.joint.joint_fit import JointFit
 from council_db.report.model import BiasReport
 
@@ -14,6 +13,8 @@ def attach(report: BiasReport, fit: JointFit) -> None:
     """Each reviewer the absorbed fit left under its floor gets ``severity_reason``."""
     if not fit.absorbed:
         return
+    from council_db.analysis.joint.absorbed_fit import TOO_FEW  # loaded by a wide panel's report alone
+
     short = set(fit.too_few)
     for profile in report.reviewers:
         if profile.severity is None and profile.reviewer_id in short:

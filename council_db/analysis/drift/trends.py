@@ -63,7 +63,6 @@ from council_db.analysis.drift.subjects import (
     reference_contrast,
     session_groups,
 )
-from council_db.analysis.joint import absorbed_fit
 from council_db.analysis.joint.joint_model import DENSE_COLUMNS
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.bootstrap import session_weights
@@ -192,6 +191,7 @@ def wide_panel_floor(timed: TimedResiduals) -> np.ndarray | bool:
     and every permutation's statistic spans the subjects searched. True: every subject."""
     if len(timed.names) <= DENSE_COLUMNS:
         return True
+    from council_db.analysis.joint import absorbed_fit  # a wide panel's alone: its fit's modules load with it
     cells = np.unique(timed.subject.astype(np.int64) * (int(timed.session.max()) + 1) + timed.session)
     sessions = np.bincount(cells // (int(timed.session.max()) + 1), minlength=len(timed.names))
     return sessions >= absorbed_fit.MIN_SESSIONS

@@ -86,7 +86,6 @@ import math
 
 import numpy as np
 
-from council_db.analysis.joint import absorbed_fit
 from council_db.analysis.joint.fixed_totals import fixed_totals
 from council_db.analysis.joint.joint_design import Design, varied_lengths
 from council_db.analysis.joint.joint_fit import JointFit, centred_where_known, per_sd, rounding_noise_removed, scale_use
@@ -129,6 +128,8 @@ def fit(data: ScoreData, absorbed: bool | None = None) -> JointFit:
                         "within each reviewer's scores of a session, and reviewer severity, which lives only in "
                         "those totals, is not identified")
     if absorbed or (absorbed is None and is_wide(data, use)):
+        from council_db.analysis.joint import absorbed_fit  # loaded by a wide panel's report alone
+
         return absorbed_fit.fit(data, use, fixed, warnings)
 
     _, sess = np.unique(session[use], return_inverse=True)  # the clusters

@@ -1,4 +1,4 @@
--- The record-level totals of the sessions with ids in :first_id..:last_id, one scan of their
+-- The record-level totals of the sessions whose ids lie in a range (first_id, last_id), one scan of their
 -- scores in primary-key order. The reviewers and models come back as comma-separated lists
 -- of their distinct ids (the dialect's aggregate, filled in by store/contents.py), so the lists of
 -- several id ranges, read at once, can be joined into one count.

@@ -108,8 +108,8 @@ def _on_sqlite_begin(connection: Connection) -> None:
 
 def _begin_writing(connection: Connection) -> None:
     """BEGIN IMMEDIATE, waiting for a running import (plain_sqlite.begin_writing)."""
-    path = sqlite_path(connection.engine.url.render_as_string(hide_password=False))
-    begin_writing(lambda: connection.exec_driver_sql("BEGIN IMMEDIATE"), path, say)
+    begin_writing(lambda: connection.exec_driver_sql("BEGIN IMMEDIATE"),
+                  lambda: sqlite_path(connection.engine.url.render_as_string(hide_password=False)), say)
 
 
 def _on_postgres_begin(connection: Connection) -> None:

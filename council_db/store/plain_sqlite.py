@@ -82,7 +82,7 @@ class SqliteConnection:
         return Result(self.raw.execute(sql, parameters))
 
     def begin(self) -> object:
-        begin_writing(lambda: self.raw.execute("BEGIN IMMEDIATE"), self.path, self.notify)
+        begin_writing(lambda: self.raw.execute("BEGIN IMMEDIATE"), lambda: self.path, self.notify)
         self._transaction = object()
         return self._transaction
 
@@ -134,18 +134,21 @@ def driver_errors(kind: str = "DatabaseError") -> tuple[type[BaseException], ...
     return tuple(found)
 
 
-def begin_writing(begin: Callable[[], object], path: Path | None, notify: Callable[[str], None]) -> None:
+def begin_writing(begin: Callable[[], object], path: Callable[[], Path | None], notify: Callable[[str], None]) -> None:
     """``begin`` (BEGIN IMMEDIATE), which waits up to the busy timeout for the writer ahead;
     longer while that may be a running import (a --strict import holds the lock for its whole
     file, and a commit of 500,000 lines can take more than 30 s on a busy machine), saying so
-    once. A writer that is no import still stops this one after the busy timeout."""
+    once. A writer that is no import still stops this one after the busy timeout. ``path``
+    gives the file only when the lock is taken: rendering an engine's URL fails for a file
+    name that is not UTF-8, which a database may have."""
     told = False
     while True:
         try:
             begin()
             return
         except driver_errors("OperationalError") as error:
-            running = live_imports(path) if path is not None and "database is locked" in str(error) else []
+            file = path() if "database is locked" in str(error) else None
+            running = live_imports(file) if file is not None else []
             if not running:
                 raise
             if not told:

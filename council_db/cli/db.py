@@ -176,8 +176,8 @@ def pack(
 ) -> None:
     """Keep a packed copy of each session's records.
 
-    anomalies --every-session then reads a row a session instead of a row a record: about 4
-    times faster (9-11 s of CPU instead of 37-41 s at a million 4x4 sessions), for about 455
+    anomalies --every-session then reads a row a session instead of a row a record: about 6
+    times faster (6-7 s of CPU instead of 37-40 s at a million 4x4 sessions), for about 455
     bytes a 4x4 session more on disk. Packs every stored session, a range at a time; imports, deletions and db
     check keep the copy true from then on. Running it again does nothing; --off removes it."""
     from council_db.store import packing

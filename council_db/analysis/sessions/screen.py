@@ -27,7 +27,7 @@ from council_db.store.database import Database
 from council_db.store.packing import is_on
 
 IDS_AT_ONCE = 10_000  # session ids written into one lookup query
-PACK_HINT = ("`council-db db pack` would make this pass about 4 times faster (9-11 s of CPU instead of 37-41 s at "
+PACK_HINT = ("`council-db db pack` would make this pass about 6 times faster (6-7 s of CPU instead of 37-40 s at "
              "a million 4x4 sessions, docs/benchmarks.md) for ~455 bytes a session more on disk")
 
 

@@ -368,3 +368,15 @@ def test_the_panel_change_warnings_read_each_subjects_rows_not_a_mask_over_every
     warnings = panel.changes(data)
     assert time.process_time() - began < 1.0
     assert len(warnings) == 1 and "reviewer r/0 scores only from" in warnings[0]
+
+
+def test_a_wide_panels_trend_floor_with_no_timed_record_keeps_every_subject():
+    """Past the dense limit with no dated finite residual left (nothing to count sessions of),
+    the floor removes nobody instead of failing on an empty array."""
+    from council_db.analysis.drift.trends import wide_panel_floor
+    from council_db.analysis.joint.joint_model import DENSE_COLUMNS
+
+    empty = np.zeros(0, dtype=np.int64)
+    timed = TimedResiduals(empty, [f"r/{i}" for i in range(DENSE_COLUMNS + 1)], empty, empty,
+                           np.zeros(0), "reviewer", empty)
+    assert wide_panel_floor(timed) is True

@@ -189,7 +189,7 @@ def wide_panel_floor(timed: TimedResiduals) -> np.ndarray | bool:
     absorbed_fit.MIN_SESSIONS sessions get a trend or a change search, as only they get a
     severity there: the slopes' covariance is subjects x subjects (20 GB at 50,000 reviewers)
     and every permutation's statistic spans the subjects searched. True: every subject."""
-    if len(timed.names) <= DENSE_COLUMNS:
+    if len(timed.names) <= DENSE_COLUMNS or not len(timed.session):
         return True
     from council_db.analysis.joint import absorbed_fit  # a wide panel's alone: its fit's modules load with it
     cells = np.unique(timed.subject.astype(np.int64) * (int(timed.session.max()) + 1) + timed.session)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from council_db.store.reading import sqlite_params
+from council_db.store.reading import engine_text, sqlite_params
 
 
 def run(connection: Any, sql: str, parameters: dict[str, Any] | list[dict[str, Any]] | None = None) -> Any:
@@ -18,11 +18,7 @@ def run(connection: Any, sql: str, parameters: dict[str, Any] | list[dict[str, A
         if isinstance(parameters, list):
             return connection.exec_driver_sql(sql, [sqlite_params(sql, one)[1] for one in parameters])
         return connection.exec_driver_sql(*sqlite_params(sql, parameters or {}))
-    from sqlalchemy import bindparam, text
-
-    named = parameters if isinstance(parameters, dict) else {}
-    lists = [bindparam(name, expanding=True) for name, value in named.items() if isinstance(value, (list, tuple))]
-    return connection.execute(text(sql).bindparams(*lists), parameters)
+    return connection.execute(engine_text(sql, parameters if isinstance(parameters, dict) else {}), parameters)
 
 
 def inserted_id(connection: Any, sql: str, parameters: dict[str, Any]) -> int:

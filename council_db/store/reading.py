@@ -62,12 +62,10 @@ class EngineReader(Reader):
         self.connection = connection
 
     def _run(self, sql: str, params: dict[str, Any] | None):
-        from sqlalchemy import String, bindparam, text
+        from sqlalchemy import String
 
         params = params or {}
-        lists = [bindparam(name, expanding=True, type_=String) for name, value in params.items()
-                 if isinstance(value, (list, tuple)) and f":{name}" in sql]
-        return self.connection.execute(text(sql).bindparams(*lists), params)
+        return self.connection.execute(engine_text(sql, params, String), params)
 
     def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[Sequence[Any]]:
         return self._run(sql, params).fetchall()
@@ -99,6 +97,16 @@ class SqliteReader(Reader):
         cursor = self._run(sql, params)
         (row,) = cursor.fetchall()
         return dict(zip((column[0] for column in cursor.description), row))
+
+
+def engine_text(sql: str, params: dict[str, Any], list_type: Any = None) -> Any:
+    """``sql`` as SQLAlchemy's text(), each list value among ``params`` an expanding ``IN``
+    parameter (of ``list_type``, if given)."""
+    from sqlalchemy import bindparam, text
+
+    lists = [bindparam(name, expanding=True, type_=list_type) for name, value in params.items()
+             if isinstance(value, (list, tuple)) and f":{name}" in sql]
+    return text(sql).bindparams(*lists)
 
 
 def sqlite_params(sql: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:

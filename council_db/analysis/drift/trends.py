@@ -192,8 +192,7 @@ def wide_panel_floor(timed: TimedResiduals) -> np.ndarray | bool:
     if len(timed.names) <= DENSE_COLUMNS or not len(timed.session):
         return True
     from council_db.analysis.joint import absorbed_fit  # a wide panel's alone: its fit's modules load with it
-    cells = np.unique(timed.subject.astype(np.int64) * (int(timed.session.max()) + 1) + timed.session)
-    sessions = np.bincount(cells // (int(timed.session.max()) + 1), minlength=len(timed.names))
+    sessions = absorbed_fit.sessions_per_level(timed.subject.astype(np.int64), timed.session, len(timed.names))
     return sessions >= absorbed_fit.MIN_SESSIONS
 
 

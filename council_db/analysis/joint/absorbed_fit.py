@@ -103,7 +103,7 @@ def fit(data: ScoreData, use: np.ndarray, fixed: FixedTotals | None, warnings: l
     size = op.size[unit]
     leverage = 1.0 / size + p / (n - len(op.size)) * (1.0 - 1.0 / size)
     scale = scale_use(data, rev, e, leverage)
-    sessions_of = _sessions_per_level(rev, sess, n_rev)
+    sessions_of = sessions_per_level(rev, sess, n_rev)
     number = {name: i for i, name in enumerate(data.reviewers)}
     scale = {name: (sd if sessions_of[number[name]] >= MIN_SESSIONS else math.nan) for name, sd in scale.items()}
     found = length_per_log if length_per_log.identified else None
@@ -163,7 +163,7 @@ def _subjects(cr1: _CR1, theta: np.ndarray, op: Absorbed, groups: list[tuple[lis
     candidates share the solves' batches."""
     tested, out = [], []
     for block, level in enumerate(levels):
-        sessions = _sessions_per_level(level, sess, op.starts[block + 1] - op.starts[block])
+        sessions = sessions_per_level(level, sess, op.starts[block + 1] - op.starts[block])
         short = []
         for members in (g[block] for g in groups):
             if len(members) > 1:
@@ -185,7 +185,8 @@ def _subjects(cr1: _CR1, theta: np.ndarray, op: Absorbed, groups: list[tuple[lis
     return out
 
 
-def _sessions_per_level(level: np.ndarray, sess: np.ndarray, n: int) -> np.ndarray:
+def sessions_per_level(level: np.ndarray, sess: np.ndarray, n: int) -> np.ndarray:
+    """How many sessions each of the ``n`` levels has a record in."""
     cells = np.unique(level * (int(sess.max()) + 1) + sess)
     return np.bincount(cells // (int(sess.max()) + 1), minlength=n)
 
@@ -211,20 +212,7 @@ def _clusters_of_groups(groups: list[tuple[list[int], list[int]]], rev: np.ndarr
     group_of = np.zeros(n_rev, dtype=np.int64)
     for number, (reviewers, _) in enumerate(groups):
         group_of[reviewers] = number
-    parent = list(range(len(groups)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    pairs = np.unique(np.column_stack([unit, group_of[rev]]), axis=0)
-    first = np.flatnonzero(np.r_[True, pairs[1:, 0] != pairs[:-1, 0]])
-    leader = pairs[np.repeat(first, np.diff(np.r_[first, len(pairs)])), 1]
-    for a, b in zip(leader.tolist(), pairs[:, 1].tolist()):
-        parent[find(b)] = find(a)
-    return len({find(i) for i in range(len(groups))})
+    return len(connected_groups(unit, group_of[rev], int(unit.max()) + 1, len(groups)))
 
 
 def _embed(op: Absorbed, block: int, rows: np.ndarray) -> np.ndarray:

@@ -51,16 +51,17 @@ class Envelope:
         """The envelope at another time, its text in this one's form (timestamps.time_text).
         Made field by field: dataclasses.replace took three times as long (a new session's
         envelope, in the writer)."""
-        return Envelope(time_text(ts_us, self.timestamp), ts_us, self.consent_level, self.schema_version,
-                        self.schema_version_raw, self.council_config_version, self.query_hash, self.query_metadata,
-                        self.category, self.language, self.length_bucket, self.display_order)
+        return self._timed(time_text(ts_us, self.timestamp), ts_us)
 
     def at(self, given: str | int | None) -> Envelope:
         """This envelope at a record's time ``given``, read as ``envelope`` reads it: what
         ``envelope`` makes of a record that differs from this envelope's only in its time,
         without its schema version and metadata made again (a new session's envelope a line
         or a session, in the reading processes)."""
-        text, ts_us = _time(given)
+        return self._timed(*_time(given))
+
+    def _timed(self, text: str, ts_us: int | None) -> Envelope:
+        """This envelope with another time's text and microseconds, made field by field."""
         return Envelope(text, ts_us, self.consent_level, self.schema_version, self.schema_version_raw,
                         self.council_config_version, self.query_hash, self.query_metadata, self.category,
                         self.language, self.length_bucket, self.display_order)
@@ -194,7 +195,6 @@ def envelope(record: Record) -> Envelope:
         length_bucket=bucket,
         display_order=version.display_order,
     )
-
 
 
 def _time(given: str | int | None) -> tuple[str, int | None]:

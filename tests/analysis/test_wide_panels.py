@@ -380,3 +380,24 @@ def test_a_wide_panels_trend_floor_with_no_timed_record_keeps_every_subject():
     timed = TimedResiduals(empty, [f"r/{i}" for i in range(DENSE_COLUMNS + 1)], empty, empty,
                            np.zeros(0), "reviewer", empty)
     assert wide_panel_floor(timed) is True
+
+
+def test_a_wide_panels_rolling_series_lists_the_subjects_at_the_floor_alone_and_says_so():
+    """`council-db trends`' rolling series of a wide panel lists the subjects its trends test
+    (50,000 reviewers' periods had been most of its 219 s), and a warning says how many were
+    left out; up to the dense limit nothing is, and nothing is said."""
+    from council_db.analysis.drift import trends
+    from council_db.analysis.joint.joint_model import DENSE_COLUMNS
+    from council_db.cli.trends import EVERY_US, _series
+
+    timed = timed_panel(DENSE_COLUMNS + 100, 1_000)
+    for number in range(4):  # r/0-r/3 score in every 10th session, each from its own start
+        common = np.flatnonzero(np.isin(timed.session, np.arange(number, 1_000, 10)))
+        timed.subject[common[::3]] = number
+    rows = _series(trends.at_floor(timed), EVERY_US["7d"], {})
+    assert {row["subject"] for row in rows} == {"r/0", "r/1", "r/2", "r/3"}
+    present = len(np.unique(timed.subject))  # some of the panel's subjects gave all their records to r/0-r/3
+    assert trends.floor_note(timed) == (f"wide panel: {present - 4:,} of {present:,} reviewers "
+                                        "have fewer than 10 sessions and no trend, change search or rolling series "
+                                        "(as they have no severity)")
+    assert trends.floor_note(timed_panel(100, 1_000)) is None

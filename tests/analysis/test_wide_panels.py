@@ -418,3 +418,21 @@ def test_a_reviewers_position_count_holds_its_own_sessions_not_a_bin_per_window_
     tracemalloc.stop()
     assert data.session[rows[0]] != data.session[rows[1]] and found == ({}, None, 0, 0)
     assert peak < 1_000_000, f"{peak / 2 ** 20:.1f} MB"
+
+
+def test_the_absorbed_fits_component_count_is_the_union_finds_on_connected_nested_and_split_graphs():
+    """absorbed_fit.components (whole-array label propagation) counts the groups
+    joint_design.connected_groups finds, on a random graph, chains, a graph in many pieces and
+    one with nodes no edge touches."""
+    from council_db.analysis.joint.absorbed_fit import components
+    from council_db.analysis.joint.joint_design import connected_groups
+
+    rng = np.random.default_rng(7)
+    chain = np.arange(500)
+    graphs = [(rng.integers(0, 300, 400), rng.integers(0, 200, 400), 300, 200),  # many pieces, untouched nodes
+              (rng.integers(0, 50, 5_000), rng.integers(0, 40, 5_000), 50, 40),  # one piece
+              (np.r_[chain, chain[1:]], np.r_[chain, chain[:-1]], 500, 500),  # a chain 1,000 nodes long
+              (np.arange(6) // 2, np.arange(6) % 3, 3, 3)]
+    counts = [components(*graph) for graph in graphs]
+    assert counts == [len(connected_groups(*graph)) for graph in graphs]
+    assert counts[0] > 20 and counts[1] == counts[2] == 1

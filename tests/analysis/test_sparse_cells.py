@@ -112,7 +112,8 @@ def test_a_wide_panels_cells_take_memory_in_its_records_not_in_sessions_times_re
     n = 6_000
     records = [{"session_id": f"s{i // 3:05d}", "reviewer_id": f"r/{r}", "model_id": f"m/{m}", "position": i % 3,
                 "score_value": float(s), "score_scale": "1-10", "schema_version": "1.2.0", "consent_level": 1,
-                "response_length_chars": 800, "timestamp": datetime.fromtimestamp(1_700_000_000 + i // 3 * 60, timezone.utc).isoformat()}
+                "response_length_chars": 800,
+                "timestamp": datetime.fromtimestamp(1_700_000_000 + i // 3 * 60, timezone.utc).isoformat()}
                for i, (r, m, s) in enumerate(zip(rng.permutation(np.resize(np.arange(6_000), n)).tolist(),
                                                  rng.integers(0, 4, n).tolist(), rng.integers(1, 11, n).tolist()))]
     data = from_records(records)
@@ -123,3 +124,16 @@ def test_a_wide_panels_cells_take_memory_in_its_records_not_in_sessions_times_re
     tracemalloc.stop()
     assert len(cells.count) == len(np.unique(data.session * 6_000 + data.reviewer))
     assert peak < 5_000_000
+
+
+def test_a_reviewers_cells_found_by_a_scan_each_or_by_one_sort_give_the_same_tests(monkeypatch):
+    # A scan per tested reviewer holds one reviewer's cells (a million 4x4 sessions); one sort
+    # serves a wide panel's many tested reviewers: the same columns, so the same tests.
+    data, residuals = wide_panel()
+    cells = of_records(data, residuals)
+    scanned = anomalies.session_tests(cells)
+    monkeypatch.setattr(anomalies, "SCANNED_CELLS", 0)
+    sorted_once = anomalies.session_tests(cells)
+    assert len(set(scanned.worst.tolist())) > 100  # many reviewers tested
+    for name in ("p_value", "worst", "ratio", "flat_first"):
+        np.testing.assert_array_equal(getattr(scanned, name), getattr(sorted_once, name))

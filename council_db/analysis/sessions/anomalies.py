@@ -29,11 +29,12 @@ Benjamini-Hochberg q-values are the caller's business: over the sessions alone i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
-from council_db.analysis.sessions.session_cells import Cells, of_records
+from council_db.analysis.sessions.session_cells import Cells, of_records, per_session
 from council_db.analysis.stats.chi2_batches import chi2_tail
 from council_db.analysis.stats.distributions import chi2_isf
 from council_db.analysis.stats.effective_df import effective_df
@@ -42,6 +43,7 @@ MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
 FDR = 0.05
 TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
+SCANNED_CELLS = 200_000_000  # tested reviewers x cells up to which each one's cells are found by a scan
 
 
 @dataclass(frozen=True)
@@ -133,10 +135,15 @@ def _constant_by_chance(cells: Cells, sessions: np.ndarray) -> np.ndarray:
     share = cells.constant_share
     asked = np.zeros(cells.n_sessions, dtype=bool)
     asked[sessions] = True
-    session = cells.session_of()
-    scored = asked[session] & (cells.count >= 2)
-    log_chance = np.log(np.maximum(share[cells.count[scored]], np.finfo(float).tiny))
-    return np.exp(np.bincount(session[scored], weights=log_chance, minlength=cells.n_sessions)[sessions])
+    chosen = np.flatnonzero(asked)
+    count = cells.count[np.repeat(asked, cells.present)]  # their cells, session by session
+    session = np.repeat(np.arange(len(chosen)), cells.present[chosen])
+    scored = count >= 2
+    log_chance = np.zeros(cells.n_sessions)
+    log_chance[chosen] = np.bincount(session[scored], weights=np.log(np.maximum(share[count[scored]],
+                                                                                np.finfo(float).tiny)),
+                                     minlength=len(chosen))
+    return np.exp(log_chance[sessions])
 
 
 def flat_p_values(data: ScoreData) -> np.ndarray:
@@ -219,15 +226,15 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     reviewer's yardstick is fitted in one call (``stats/effective_df``), between a pass that
     summarises each column and one that tests it."""
     g = cells.n_sessions
+    read = cells.residual_count >= 2  # the cells the test reads
+    reviewers_in = per_session(read.astype(np.int32), cells.present, np.add, 0)  # its copy gone before the columns
     session = cells.session_of()
-    read = np.flatnonzero(cells.residual_count >= 2)  # the cells the test reads
-    by_reviewer = read[np.argsort(cells.reviewer[read], kind="stable")]  # a reviewer's cells together, in session order
     sizes = np.bincount(cells.reviewer[read], minlength=len(cells.reviewers))
-    bounds = np.concatenate([[0], np.cumsum(sizes)])
     tested = np.flatnonzero(sizes >= MIN_SESSIONS).tolist()
+    cells_of = _reviewer_cells(cells.reviewer, read, len(tested))
 
     def column(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        cell = by_reviewer[bounds[r]:bounds[r + 1]]
+        cell = cells_of(r)
         rows = session[cell]
         share = 1.0 - 1.0 / np.maximum(records[rows], 1)  # the session effect's share of a record
         return rows, cells.residual_square[cell], cells.residual_count[cell] * share
@@ -249,8 +256,20 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         better = p < best_p[at] if r else np.ones(len(at), dtype=bool)  # untested: p 1, never better
         at = at[better]
         best_p[at], worst[at], best_ratio[at] = p[better], r, ratio[better]
-    reviewers_in = np.bincount(session[read], minlength=g)
     return np.minimum(1.0, best_p * np.maximum(reviewers_in, 1)), worst, best_ratio
+
+
+def _reviewer_cells(reviewer: np.ndarray, read: np.ndarray, tested: int) -> Callable[[int], np.ndarray]:
+    """A reviewer's cells the test reads (``read``), in session order: found by a scan of every
+    cell per reviewer while the ``tested`` reviewers are few against the cells (no more memory
+    than one reviewer's: a million 4x4 sessions), else from one stable sort by reviewer (a wide
+    panel's many tested reviewers: a scan each would be reviewers x cells)."""
+    if tested * len(reviewer) <= SCANNED_CELLS:
+        return lambda r: np.flatnonzero(read & (reviewer == r))
+    at = np.flatnonzero(read)
+    by_reviewer = at[np.argsort(reviewer[at], kind="stable")]
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(reviewer[at], minlength=int(reviewer.max()) + 1))])
+    return lambda r: by_reviewer[bounds[r]:bounds[r + 1]]
 
 
 def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,

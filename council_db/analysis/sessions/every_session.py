@@ -27,7 +27,7 @@ import numpy as np
 from council_db.analysis.joint.joint_model import JointFit, centred_where_known, rounding_noise_removed
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
-from council_db.analysis.sessions.session_cells import Cells, Tally, resolution, sums_of
+from council_db.analysis.sessions.session_cells import Cells, Tally, resolution, reviewer_type, sums_of
 from council_db.store.database import Database
 from council_db.store.packed_records import Columns, columns_of, from_packed, from_scores
 from council_db.store.packing import is_on
@@ -143,7 +143,8 @@ class _Collected:
         self.present = np.zeros(sessions, dtype=np.int32)
         self.within, self.low, self.high = np.zeros(sessions), np.zeros(sessions), np.zeros(sessions)
         self.session_ids = np.zeros(sessions, dtype=np.int64)
-        self.per_cell = {"reviewer": np.zeros(0, dtype=np.int32), "count": np.zeros(0, dtype=np.int32),
+        self.per_cell = {"reviewer": np.zeros(0, dtype=reviewer_type(len(data.reviewers))),
+                         "count": np.zeros(0, dtype=np.int32),
                          "residual_count": np.zeros(0, dtype=np.int32), "residual_square": np.zeros(0)}
         self.tally = Tally(np.zeros(0), np.zeros(0))
         self.scores = [np.unique(data.score)]  # the values seen: the sample's, and each cell's lowest and highest

@@ -220,9 +220,9 @@ def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, st
 
 def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per session: Bonferroni p of its worst reviewer (the first of the smallest p), that
-    reviewer, its residual SD ratio. A reviewer's cells at a time, sessions in order (the cells
-    the test reads sorted by reviewer once): only reviewers with MIN_SESSIONS such cells are
-    tested, so a panel of 50,000 rare judges costs its cells, not a pass per reviewer. Every
+    reviewer, its residual SD ratio. A reviewer's cells at a time, sessions in order
+    (``_reviewer_cells``): only reviewers with MIN_SESSIONS cells the test reads are tested,
+    so a panel of 50,000 rare judges costs its cells, not a pass per reviewer. Every
     reviewer's yardstick is fitted in one call (``stats/effective_df``), between a pass that
     summarises each column and one that tests it."""
     g = cells.n_sessions

@@ -16,6 +16,11 @@ matrix-free (np.bincount), several right-hand sides a pass. The study measures
   sum_g (s_g' M c)^2, M = (X'X)^-1), so every subject's would cost about reviewers x that
   (the fit gives one only to subjects with >= 10 sessions).
 
+* on a panel where every subject's exact SE runs (``--own-columns``, the 5,000 x 500 shape at a
+  tenth): each subject's SE from its own column alone (the others' effects as if known: one
+  bincount pass for all), against the exact ones, the range of their ratio: what a report at
+  that shape's full size could give in its budget, and how far it would be from the exact.
+
 It prints its figures (``--write-docs``: into docs/benchmarks.md, table "absorb").
 """
 
@@ -93,6 +98,46 @@ def wide(reviewers: int) -> list[list[str]]:
              f"{per_subject:.2f} s CPU: x {reviewers:,} subjects = {per_subject * reviewers / 3600:.1f} h CPU"]]
 
 
+def own_columns(reviewers: int, candidates: int, sessions: int) -> list[list[str]]:
+    """Each subject's CR1 SE with its own column alone (M c taken as D^-1 c, D the diagonal of
+    X'X: the others' effects as if known), one bincount pass for every subject, against the
+    exact CR1 SEs (a solve each) on a panel where both run: table rows. The panel of the
+    5,000 x 500 shape at a tenth has every subject above the floor."""
+    data = panel(reviewers, candidates, sessions)
+    made: list[Absorbed] = []
+    kept = Absorbed.__post_init__
+
+    def keep(op: Absorbed) -> None:
+        kept(op)
+        made.append(op)
+
+    floor, absorbed_fit.MIN_SESSIONS, Absorbed.__post_init__ = absorbed_fit.MIN_SESSIONS, 0, keep
+    began = time.process_time()
+    fit = joint_model.fit(data, absorbed=True)
+    exact_cpu = time.process_time() - began
+    absorbed_fit.MIN_SESSIONS, Absorbed.__post_init__ = floor, kept
+    op, e = made[0], fit.residuals
+    began = time.process_time()
+    n, p = data.n_records, op.width - op.starts[2] + reviewers + candidates - 2  # a connected panel's rank
+    factor = sessions / (sessions - 1) * (n - 1) / (n - p)
+    rows = []
+    for label, level, count, start, exact in (("severity", data.reviewer, reviewers, 0, fit.severity),
+                                              ("quality", data.model, candidates, 1, fit.quality)):
+        d = op.diagonal[op.starts[start]:op.starts[start + 1]]
+        totals = np.bincount(level * sessions + data.session, weights=e, minlength=count * sessions)
+        by_cell = totals.reshape(count, sessions)  # the subject's residual total in each session
+        shared = np.bincount(data.session, weights=e / d[level], minlength=sessions)  # the group mean's part
+        var = factor * ((by_cell ** 2).sum(axis=1) / d ** 2 - 2.0 / (count * d) * (by_cell @ shared)
+                        + (shared ** 2).sum() / count ** 2)
+        names = data.reviewers if label == "severity" else data.models
+        ratio = np.sqrt(var) / np.array([exact[name].se for name in names])
+        rows.append([f"{reviewers:,} reviewers x {candidates:,} candidates, {sessions:,} sessions, {n:,} records",
+                     f"{label}: own-column CR1 SE against the exact (a solve per subject, {exact_cpu:.1f} s CPU "
+                     "for the fit)", f"ratio {ratio.min():.3f} to {ratio.max():.3f} (median {np.median(ratio):.3f})"])
+    rows[-1][2] += f"; both in {time.process_time() - began:.2f} s CPU"
+    return rows
+
+
 def _store(reviewers: int, records: int) -> str:
     return f"{reviewers:,} reviewers x 4 candidates, {reviewers:,} sessions, {records:,} records"
 
@@ -101,10 +146,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reviewers", type=int, default=50_000, help="the wide panel's reviewers (and sessions)")
     parser.add_argument("--compare", type=int, default=1_000, help="reviewers of the panel compared with the dense fit")
+    parser.add_argument("--own-columns", default="50,500,10000",
+                        help="reviewers,candidates,sessions of the panel where own-column SEs meet the exact ones")
     parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md (absorb)")
     options = parser.parse_args()
     print(machine())
-    rows = [compare(options.compare), *wide(options.reviewers)]
+    rows = [compare(options.compare), *wide(options.reviewers),
+            *own_columns(*(int(part) for part in options.own_columns.split(",")))]
     for row in rows:
         print(" | ".join(row), flush=True)
     if options.write_docs:

@@ -125,13 +125,15 @@ def trends(
     change_q = dict(zip(changes, q[len(slopes):]))
     rows = [_trend_row(s, slope_q[s.subject], changes.get(s.subject), change_q.get(s.subject), timed.span_us)
             for s in slopes]
-    series = _series(timed, EVERY_US[every.value], {s: c for s, c in changes.items() if change_q[s] <= 0.05})
+    flagged = {s: c for s, c in changes.items() if change_q[s] <= 0.05}
+    series = _series(trend_analysis.at_floor(timed), EVERY_US[every.value], flagged)  # a wide panel's: those tested
     versions = version_drift.load_config_versions(db, data)
     drift = []
     if by is By.reviewer:
         drift = [_version_row(v) for v in version_drift.config_version_severities(data, versions)
                  + version_drift.model_id_severities(data, fit.severity)]
     warnings = version_drift.mixed_version_warnings(data, versions) + panel.changes(data) + trend_analysis.alone(timed)
+    warnings += [note for note in [trend_analysis.floor_note(timed)] if note]
     warnings += [s.one_instant_note() for s in slopes if s.one_instant]
     untested = changepoints.why_not_tested(timed)
     if untested is not None:

@@ -18,6 +18,7 @@ from council_db.analysis.loading.score_data import ScoreData, keep_sessions, kno
 from council_db.analysis.loading.window import SAMPLE_METHOD, Requested, unreadable_warnings
 from council_db.analysis.loading.window_totals import WindowTotals
 from council_db.analysis.stats.correlation import pooled_r_from_sums, within_session_correlation_from_sums
+from council_db.analysis.stats.group_means import group_means
 from council_db.analysis.stats.meta_analysis import meta_analysis_from_sums
 from council_db.analysis.stats.unique_rows import distinct
 from council_db.contract.timestamps import format_us
@@ -226,16 +227,16 @@ def _reviewers(context: _Context, fit) -> list[ReviewerProfile]:
     order = np.argsort(data.reviewer, kind="stable")  # each reviewer's rows, ascending: one sort, not a mask each
     bounds = np.searchsorted(data.reviewer[order], np.arange(len(data.reviewers) + 1))
     sized = known_lengths(data)
+    raw = group_means(data.score, data.reviewer, data.session, len(data.reviewers))  # every reviewer's in one pass
     for number, name in enumerate(data.reviewers):
         mine = order[bounds[number]:bounds[number + 1]]
         if not len(mine):
             continue
-        records, sessions = len(mine), len(distinct(data.session[mine]))
-        raw = stats.mean_figure(data.score[mine], data.session[mine])
+        records = len(mine)
         profiles.append(ReviewerProfile(
             reviewer_id=name, identity=reviewer_identity(data.identities, name), records=records,
-            raw_mean=context.metric(raw, records, sessions),
-            raw_sd=float(np.std(data.score[mine], ddof=1)) if records > 1 else None,
+            raw_mean=context.metric(raw.figure(number), records, int(raw.sessions[number])),
+            raw_sd=float(raw.sd[number]) if records > 1 else None,
             severity=context.joint_rows(fit.severity.get(name), mine),
             classification="unknown",
             scale_sd=_clean(fit.residual_sd_by_reviewer.get(name)),

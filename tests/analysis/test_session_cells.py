@@ -48,9 +48,10 @@ def test_the_chunks_tallies_add_up_to_the_windows():
     cell, score = cells_in_runs(400, 3, 3, seed=2)
     score[::5] = 7.0
     score[:90] = 7.0  # ten whole sessions constant
-    whole = sums_of(cell, score, (400, 3)).tally
-    first, second = sums_of(cell[:1800], score[:1800], (200, 3)).tally, sums_of(cell[1800:] - 600, score[1800:],
-                                                                               (200, 3)).tally
+    session, reviewer = cell // 3, cell % 3
+    whole = sums_of(session, reviewer, score, (400, 3)).tally
+    first = sums_of(session[:1800], reviewer[:1800], score[:1800], (200, 3)).tally
+    second = sums_of(session[1800:] - 200, reviewer[1800:], score[1800:], (200, 3)).tally
     added = Tally(np.zeros(0), np.zeros(0)) + first + second
     np.testing.assert_array_equal(added.cells, whole.cells)
     np.testing.assert_array_equal(added.constant, whole.constant)

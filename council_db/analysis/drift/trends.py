@@ -207,6 +207,21 @@ def at_floor(timed: TimedResiduals) -> TimedResiduals:
                           timed.residual[mine], timed.kind, None if timed.partner is None else timed.partner[mine])
 
 
+def floor_note(timed: TimedResiduals) -> str | None:
+    """What ``at_floor`` leaves out of a wide panel's trends, change searches and rolling series
+    (None: nothing, as up to the dense limit)."""
+    keep = wide_panel_floor(timed)
+    if keep is True:
+        return None
+    from council_db.analysis.joint.absorbed_fit import MIN_SESSIONS
+
+    seen = np.zeros(len(timed.names), dtype=bool)
+    seen[timed.subject] = True
+    under = int((seen & ~keep).sum())
+    return (f"wide panel: {under:,} of {int(seen.sum()):,} {timed.kind}s have fewer than {MIN_SESSIONS} sessions and "
+            "no trend, change search or rolling series (as they have no severity)") if under else None
+
+
 def slopes(timed: TimedResiduals, rng: np.random.Generator | None = None) -> list[Slope]:
     """Every subject's slope contrast; empty when fewer than two subjects have scores at
     MIN_TIMES distinct times. ``rng`` draws the resamples of instants that measure how much

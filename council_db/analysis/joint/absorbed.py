@@ -82,6 +82,12 @@ class Absorbed:
         self.starts = np.concatenate([[0], np.cumsum(widths)]).astype(int)
         self.width = int(self.starts[-1])
         self._cells: dict[tuple[str, int], np.ndarray] = {}
+        # the records of the reviewers with a slope of their own, and each one's place among them:
+        # their deviations read and sum those records alone, not a column per reviewer of the panel
+        self._sloped = np.flatnonzero(np.isin(self.rev, self.length_reviewers)) if k > 1 else np.zeros(0, dtype=int)
+        place = np.zeros(self.n_rev, dtype=np.int64)
+        place[self.length_reviewers] = np.arange(k)
+        self._slope_of = place[self.rev[self._sloped]]
         self.diagonal = self._diagonal()
 
     def block(self, theta: np.ndarray, number: int) -> np.ndarray:
@@ -112,18 +118,19 @@ class Absorbed:
             self_value = np.zeros((self.n_rev,) + theta.shape[1:])
             self_value[self.self_reviewers] = self.block(theta, 3)
             v[self.own] += self_value[self.rev[self.own]]
-        if len(self.length_reviewers) > 1:
-            v += log_len * effect_coded(self.block(theta, 5), self.length_reviewers, self.n_rev)[self.rev]
+        k, at = len(self.length_reviewers), self._sloped
+        if k > 1:
+            v[at] += log_len[at] * effect_coded(self.block(theta, 5), np.arange(k), k)[self._slope_of]
         return self.demean(v)
 
     def transposed(self, w: np.ndarray) -> np.ndarray:
         """X'w for w demeaned within units (N or N x b): P (or P x b)."""
         log_len = self.log_len[:, None] if w.ndim == 2 else self.log_len
-        members, empty = self.length_reviewers, np.zeros((0,) + w.shape[1:])
+        k, at, empty = len(self.length_reviewers), self._sloped, np.zeros((0,) + w.shape[1:])
         deviations = empty
-        if len(members) > 1:
-            by_length = self._sums("rev", log_len * w, self.n_rev)
-            deviations = by_length[members[:-1]] - by_length[members[-1]]
+        if k > 1:
+            by_length = per_level(self._slope_of, log_len[at] * w[at], k)
+            deviations = by_length[:-1] - by_length[-1]
         own = per_level(self.rev[self.own], w[self.own], self.n_rev)[self.self_reviewers] \
             if len(self.self_reviewers) else empty
         return np.concatenate([self._sums("rev", w, self.n_rev), self._sums("mod", w, self.n_mod),

@@ -198,8 +198,8 @@ def _factor_rank(groups: list[tuple[list[int], list[int]]], rev: np.ndarray, mod
     reviewer nested in its sessions is absorbed), less the group offsets both factors span
     (one per reviewer-candidate group, less those the units absorb)."""
     n_units = int(unit.max()) + 1
-    reviewers = len(np.unique(rev)) - len(connected_groups(unit, rev, n_units, n_rev))
-    candidates = len(np.unique(mod)) - len(connected_groups(unit, mod, n_units, n_mod))
+    reviewers = len(np.unique(rev)) - components(unit, rev, n_units, n_rev)
+    candidates = len(np.unique(mod)) - components(unit, mod, n_units, n_mod)
     return reviewers + candidates - (len(groups) - _clusters_of_groups(groups, rev, unit, n_rev))
 
 
@@ -212,7 +212,27 @@ def _clusters_of_groups(groups: list[tuple[list[int], list[int]]], rev: np.ndarr
     group_of = np.zeros(n_rev, dtype=np.int64)
     for number, (reviewers, _) in enumerate(groups):
         group_of[reviewers] = number
-    return len(connected_groups(unit, group_of[rev], int(unit.max()) + 1, len(groups)))
+    return components(unit, group_of[rev], int(unit.max()) + 1, len(groups))
+
+
+def components(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int) -> int:
+    """How many connected components the edges (a_i, b_i) of a bipartite graph form over the
+    nodes they touch: ``len(joint_design.connected_groups(a, b, n_a, n_b))``, by propagating
+    each node's smallest reachable label along the edges and through the labels (pointer
+    jumping) in whole-array steps, not a Python union-find over every edge (1-4 s at 150,000
+    records, three calls a fit)."""
+    pairs = np.unique(a.astype(np.int64) * n_b + b)
+    left, right = pairs // n_b, n_a + pairs % n_b
+    label = np.arange(n_a + n_b)
+    while True:
+        lowest = label.copy()
+        np.minimum.at(lowest, left, label[right])
+        np.minimum.at(lowest, right, label[left])
+        while not np.array_equal(jumped := lowest[lowest], lowest):
+            lowest = jumped
+        if np.array_equal(lowest, label):
+            return len(np.unique(label[np.concatenate([left, right])]))
+        label = lowest
 
 
 def _embed(op: Absorbed, block: int, rows: np.ndarray) -> np.ndarray:

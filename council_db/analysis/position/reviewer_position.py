@@ -69,10 +69,10 @@ def _slots(data: ScoreData, rows: np.ndarray) -> tuple[dict[int, Effect], WaldTe
     and the sessions and records they rest on. The joint model needs two sessions holding two
     or more of the reviewer's scores; with fewer it estimates nothing and uses what those
     hold, which is said without a fit (a panel of 50,000 reviewers of 3 scores each)."""
-    per_session = np.bincount(data.session[rows])
+    per_session = np.unique(data.session[rows], return_counts=True)[1]  # its sessions', not a bin per window session
     sessions = int((per_session >= 2).sum())
     if sessions < 2:
-        return {}, None, sessions, int((per_session[data.session[rows]] >= 2).sum())
+        return {}, None, sessions, int(per_session[per_session >= 2].sum())
     fit = joint_model.fit(_own_records(data, rows))
     effects = {slot: effect for slot, effect in fit.slot_effects.items() if effect.identified}
     if len(effects) < 2:

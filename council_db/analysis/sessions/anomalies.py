@@ -29,11 +29,12 @@ Benjamini-Hochberg q-values are the caller's business: over the sessions alone i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
-from council_db.analysis.sessions.session_cells import Cells, of_records
+from council_db.analysis.sessions.session_cells import Cells, of_records, per_session
 from council_db.analysis.stats.chi2_batches import chi2_tail
 from council_db.analysis.stats.distributions import chi2_isf
 from council_db.analysis.stats.effective_df import effective_df
@@ -42,6 +43,7 @@ MIN_SESSIONS = 20
 MIN_RECORDS = 4  # a session with fewer scores has no spread worth judging
 FDR = 0.05
 TAIL_QUANTILE = 0.9  # the yardstick's tail point: 90th percentile (10th for the lower tail)
+SCANNED_CELLS = 200_000_000  # tested reviewers x cells up to which each one's cells are found by a scan
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class SessionTests:
     never a million objects until a caller asks for the few it shows)."""
 
     cells: Cells
+    records: np.ndarray  # per session: its scores
     tested: np.ndarray  # bool: at least MIN_RECORDS scores
     p_value: np.ndarray  # twice the smaller of the two tests' p, at most 1
     flat_first: np.ndarray  # bool: the flat test gave the smaller p
@@ -74,7 +77,7 @@ class SessionTests:
         cells = self.cells
         if self.flat_first[g]:
             constant = bool(cells.low[g] == cells.high[g])
-            reason = _flat_reason(int(cells.count[g].sum()), float(cells.low[g]), constant, self.sd[g],
+            reason = _flat_reason(int(self.records[g]), float(cells.low[g]), constant, self.sd[g],
                                   self.typical_sd)
             spread = self.sd[g] / self.typical_sd
         else:
@@ -94,14 +97,14 @@ def sessions(data: ScoreData, residuals: np.ndarray) -> list[SessionAnomaly]:
 
 def session_tests(cells: Cells) -> SessionTests | None:
     """Both tests of every session with at least MIN_RECORDS scores; None below MIN_SESSIONS."""
-    records = cells.count.sum(axis=1)
+    records = cells.records()
     tested = records >= MIN_RECORDS
     if tested.sum() < MIN_SESSIONS:
         return None
     flat_p, sd, typical_sd = _flatness(cells, records, tested)
     erratic_p, worst, ratio = _erratic(cells, records)
     p = np.minimum(1.0, 2.0 * np.minimum(flat_p, erratic_p))
-    return SessionTests(cells, tested, p, flat_p <= erratic_p, sd, typical_sd, worst, ratio)
+    return SessionTests(cells, records, tested, p, flat_p <= erratic_p, sd, typical_sd, worst, ratio)
 
 
 def _flatness(cells: Cells, records: np.ndarray, tested: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -130,16 +133,23 @@ def _constant_by_chance(cells: Cells, sessions: np.ndarray) -> np.ndarray:
     yardstick called it p 1e-5 and flagged it. On a fine scale constant cells are rare and
     the floor is far below the yardstick's p."""
     share = cells.constant_share
-    count = cells.count[sessions]
+    asked = np.zeros(cells.n_sessions, dtype=bool)
+    asked[sessions] = True
+    chosen = np.flatnonzero(asked)
+    count = cells.count[np.repeat(asked, cells.present)]  # their cells, session by session
+    session = np.repeat(np.arange(len(chosen)), cells.present[chosen])
     scored = count >= 2
-    log_chance = np.where(scored, np.log(np.maximum(share[np.where(scored, count, 0)], np.finfo(float).tiny)), 0.0)
-    return np.exp(log_chance.sum(axis=1))
+    log_chance = np.zeros(cells.n_sessions)
+    log_chance[chosen] = np.bincount(session[scored], weights=np.log(np.maximum(share[count[scored]],
+                                                                                np.finfo(float).tiny)),
+                                     minlength=len(chosen))
+    return np.exp(log_chance[sessions])
 
 
 def flat_p_values(data: ScoreData) -> np.ndarray:
     """Per session, the lower-tail p of "flatter than the window's sessions" (1 where untested)."""
     cells = of_records(data, np.full(data.n_records, np.nan))
-    records = cells.count.sum(axis=1)
+    records = cells.records()
     tested = records >= MIN_RECORDS
     if tested.sum() < MIN_SESSIONS:
         return np.ones(data.n_sessions)
@@ -155,7 +165,7 @@ def _within_session_ss(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, n
     is not flatness, and a session where every reviewer gives every answer one score is as
     flat as one where they also agree: both are the atom at 0 (see ``_flat_p``)."""
     ss = cells.within
-    present = np.count_nonzero(cells.count, axis=1)
+    present = cells.present
     return ss, (records - present).astype(float), records / np.maximum(present, 1)
 
 
@@ -210,52 +220,56 @@ def _flat_p(ss: np.ndarray, nominal_df: np.ndarray, per_reviewer: np.ndarray, st
 
 def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per session: Bonferroni p of its worst reviewer (the first of the smallest p), that
-    reviewer, its residual SD ratio. A reviewer's column at a time: at a million sessions a
-    (sessions x reviewers) matrix of each is a memory peak. Every reviewer's yardstick is
-    fitted in one call (``stats/effective_df``), between a pass that summarises
-    each column and one that tests it."""
-    g, n_rev = cells.count.shape
+    reviewer, its residual SD ratio. A reviewer's cells at a time, sessions in order
+    (``_reviewer_cells``): only reviewers with MIN_SESSIONS cells the test reads are tested,
+    so a panel of 50,000 rare judges costs its cells, not a pass per reviewer. Every
+    reviewer's yardstick is fitted in one call (``stats/effective_df``), between a pass that
+    summarises each column and one that tests it."""
+    g = cells.n_sessions
+    read = cells.residual_count >= 2  # the cells the test reads
+    reviewers_in = per_session(read.astype(np.int32), cells.present, np.add, 0)  # its copy gone before the columns
+    session = cells.session_of()
+    sizes = np.bincount(cells.reviewer[read], minlength=len(cells.reviewers))
+    tested = np.flatnonzero(sizes >= MIN_SESSIONS).tolist()
+    cells_of = _reviewer_cells(cells.reviewer, read, len(tested))
 
-    def column(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        rows = cells.residual_count[:, r] >= 2
-        if rows.sum() < MIN_SESSIONS:
-            return None
-        share = 1.0 - 1.0 / np.maximum(_where(records, rows), 1)  # the session effect's share of a record
-        return rows, cells.residual_square[rows, r], cells.residual_count[rows, r] * share
+    def column(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        cell = cells_of(r)
+        rows = session[cell]
+        share = 1.0 - 1.0 / np.maximum(records[rows], 1)  # the session effect's share of a record
+        return rows, cells.residual_square[cell], cells.residual_count[cell] * share
 
     fits = {}
-    for r in range(n_rev):  # a column's arrays live for its own step only (a call each): 17 MB at 1M
-        fit = _fitted_column(column(r))
+    for r in tested:  # a column's arrays live for its own step only (a call each): 17 MB at 1M
+        fit = _yardstick(*column(r)[1:], lower=False)
         if fit is not None:
             fits[r] = fit
     k_of = dict(zip(fits, effective_df(np.array([f[1] for f in fits.values()]),
                                         np.array([f[2] for f in fits.values()])).tolist()))
     # the first reviewer is every session's worst until another fits worse (p 1 and ratio 1 where untested)
     best_p, worst, best_ratio = np.ones(g), np.zeros(g, dtype=np.int32), np.ones(g)
-    reviewers_in = np.zeros(g, dtype=np.int32)
-
-    def take_worse(r: int) -> None:
-        found = column(r)
-        if found is None:
-            return
-        rows, ss, nominal = found
+    for r in tested:
+        at, ss, nominal = column(r)
         typical = fits[r][0] if r in fits else 0.0  # the median of ss / nominal (<= 0: no yardstick)
         p = _tail_p(ss, nominal, False, k_of.get(r), typical)
         ratio = np.sqrt(ss / nominal / typical) if typical > 0 else np.ones(len(ss))
-        at = np.flatnonzero(rows)
         better = p < best_p[at] if r else np.ones(len(at), dtype=bool)  # untested: p 1, never better
         at = at[better]
         best_p[at], worst[at], best_ratio[at] = p[better], r, ratio[better]
-
-    for r in range(n_rev):
-        reviewers_in += cells.residual_count[:, r] >= 2
-        take_worse(r)
     return np.minimum(1.0, best_p * np.maximum(reviewers_in, 1)), worst, best_ratio
 
 
-def _fitted_column(found: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[float, float, float] | None:
-    """A reviewer's column's yardstick points (None: too few sessions, or no yardstick)."""
-    return None if found is None else _yardstick(found[1], found[2], lower=False)
+def _reviewer_cells(reviewer: np.ndarray, read: np.ndarray, tested: int) -> Callable[[int], np.ndarray]:
+    """A reviewer's cells the test reads (``read``), in session order: found by a scan of every
+    cell per reviewer while the ``tested`` reviewers are few against the cells (no more memory
+    than one reviewer's: a million 4x4 sessions), else from one stable sort by reviewer (a wide
+    panel's many tested reviewers: a scan each would be reviewers x cells)."""
+    if tested * len(reviewer) <= SCANNED_CELLS:
+        return lambda r: np.flatnonzero(read & (reviewer == r))
+    at = np.flatnonzero(read)
+    by_reviewer = at[np.argsort(reviewer[at], kind="stable")]
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(reviewer[at], minlength=int(reviewer.max()) + 1))])
+    return lambda r: by_reviewer[bounds[r]:bounds[r + 1]]
 
 
 def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,

@@ -27,7 +27,7 @@ import numpy as np
 from council_db.analysis.joint.joint_model import JointFit, centred_where_known, rounding_noise_removed
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.loading.window import Window
-from council_db.analysis.sessions.session_cells import Cells, Tally, resolution, sums_of
+from council_db.analysis.sessions.session_cells import Cells, Tally, resolution, reviewer_type, sums_of
 from council_db.store.database import Database
 from council_db.store.packed_records import Columns, columns_of, from_packed, from_scores
 from council_db.store.packing import is_on
@@ -134,17 +134,18 @@ def _prepared(rec: Columns, references: list[int]) -> Columns:
 
 
 class _Collected:
-    """The window's cells, filled a chunk of whole sessions at a time."""
+    """The window's cells, filled a chunk of whole sessions at a time: the per-session arrays
+    made once for the window's sessions, the cells' grown as they come (by half again, sized
+    from the cells a session the first chunk had: a council of one shape is never copied)."""
 
     def __init__(self, sessions: int, terms: _Terms, data: ScoreData):
-        shape = (sessions, len(data.reviewers))
-        self.terms, self.data, self.filled = terms, data, 0
-        # a reviewer's column contiguous: the erratic test reads the cells a column at a time
-        self.count = np.zeros(shape, dtype=np.int32, order="F")
-        self.residual_count = np.zeros(shape, dtype=np.int32, order="F")
-        self.residual_square = np.zeros(shape, order="F")
+        self.terms, self.data, self.filled, self.cells = terms, data, 0, 0
+        self.present = np.zeros(sessions, dtype=np.int32)
         self.within, self.low, self.high = np.zeros(sessions), np.zeros(sessions), np.zeros(sessions)
         self.session_ids = np.zeros(sessions, dtype=np.int64)
+        self.per_cell = {"reviewer": np.zeros(0, dtype=reviewer_type(len(data.reviewers))),
+                         "count": np.zeros(0, dtype=np.int32),
+                         "residual_count": np.zeros(0, dtype=np.int32), "residual_square": np.zeros(0)}
         self.tally = Tally(np.zeros(0), np.zeros(0))
         self.scores = [np.unique(data.score)]  # the values seen: the sample's, and each cell's lowest and highest
 
@@ -153,11 +154,10 @@ class _Collected:
         for rec in chunks:
             if not self._add(rec):
                 return None
-        n = self.filled
-        return Cells(count=self.count[:n], residual_count=self.residual_count[:n],
-                     residual_square=self.residual_square[:n], within=self.within[:n], low=self.low[:n],
-                     high=self.high[:n], constant_share=self.tally.share(), step=self._step(),
-                     reviewers=list(self.data.reviewers), session_ids=self.session_ids[:n])
+        n, kept = self.filled, {name: values[:self.cells] for name, values in self.per_cell.items()}
+        return Cells(present=self.present[:n], **kept, within=self.within[:n], low=self.low[:n], high=self.high[:n],
+                     constant_share=self.tally.share(), step=self._step(), reviewers=list(self.data.reviewers),
+                     session_ids=self.session_ids[:n])
 
     def _add(self, rec: Columns) -> bool:
         """Reduce whole sessions' records to their cells; False if a record's level is unseen."""
@@ -169,21 +169,34 @@ class _Collected:
         if fitted is None or (reviewer < 0).any() or np.isnan(fitted).any():
             return False
         starts, session = rec["first"], rec["in_chunk"]
-        shape = (len(starts), len(self.data.reviewers))
         score = rec["score"]
-        residual, used = self._residuals(rec, session, shape[0], score - fitted)
-        cell = session * shape[1] + reviewer
-        sums = sums_of(cell, score, shape)
-        at = slice(self.filled, self.filled + shape[0])
-        self.count[at], self.within[at], self.low[at], self.high[at] = sums.count, sums.within, sums.low, sums.high
-        self.residual_count[at] = np.where(used[:, None], sums.count, 0)
-        squares = np.bincount(cell, weights=residual ** 2, minlength=shape[0] * shape[1]).reshape(shape)
-        self.residual_square[at] = np.where(used[:, None], squares, 0.0)
+        residual, used = self._residuals(rec, session, len(starts), score - fitted)
+        sums = sums_of(session, reviewer, score, (len(starts), len(self.data.reviewers)))
+        at = slice(self.filled, self.filled + len(starts))
+        self.present[at], self.within[at], self.low[at], self.high[at] = sums.present, sums.within, sums.low, sums.high
         self.session_ids[at] = rec["session"][starts]
+        cell_used = np.repeat(used, sums.present)
+        self._append(len(starts), reviewer=sums.reviewer, count=sums.count,
+                     residual_count=np.where(cell_used, sums.count, 0),
+                     residual_square=np.where(cell_used, sums.summed(residual ** 2), 0.0))
         self.tally += sums.tally
         self.scores.append(np.unique(np.concatenate([sums.cell_low, sums.cell_high])))
-        self.filled += shape[0]
+        self.filled += len(starts)
         return True
+
+    def _append(self, sessions: int, **cells: np.ndarray) -> None:
+        """Add a chunk's cells (of ``sessions`` sessions), growing the arrays where they are full:
+        to the window's sessions at the cells a session seen so far, or by half again."""
+        end = self.cells + len(cells["count"])
+        if end > len(self.per_cell["count"]):
+            size = max(-(-end * len(self.present) // (self.filled + sessions)), end + end // 2)
+            for name, values in self.per_cell.items():
+                grown = np.zeros(size, dtype=values.dtype)
+                grown[:self.cells] = values[:self.cells]
+                self.per_cell[name] = grown
+        for name, values in cells.items():
+            self.per_cell[name][self.cells:end] = values
+        self.cells = end
 
     def _step(self) -> float:
         """The scale's step as the scores seen show it (an empty cell's extremes are infinite)."""

@@ -5,10 +5,13 @@ Both tests are sums of squares within a session's reviewers. The erratic test ju
 reviewer's squared residuals apart (per cell); the flat test reads only each session's sum of
 its cells' squares around their means, whether its scores are all one value (its lowest and
 highest) and, across the window, how often a cell of n scores is constant. So a cell keeps
-its count, residual count and squared residuals, and a session its sum of squares and
-extremes: a million 4x4 sessions' cells 96 MB, not 124. They come from a window's records in
-memory (``of_records``) or from one pass over every session of the window (``every_session``),
-a chunk of sessions at a time (``sums_of``): the tests cannot tell the two apart.
+its reviewer, count, residual count and squared residuals, and a session its number of cells,
+sum of squares and extremes. Cells are kept only where records are, a session's together: a
+panel of 50,000 reviewers over 50,000 sessions of 3 records has 150,000 cells, where a
+sessions x reviewers array had 2.5e9 (18.6 GiB); a million 4x4 sessions' cells take 108 MB.
+They come from a window's records in memory (``of_records``) or from one pass over every
+session of the window (``every_session``), a chunk of sessions at a time (``sums_of``): the
+tests cannot tell the two apart.
 """
 
 from __future__ import annotations
@@ -20,13 +23,18 @@ import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
 
+TABLE_PER_RECORD = 4  # cells found through a table of every (session, reviewer) up to 4 per record, else by a sort
+
 
 @dataclass(frozen=True)
 class Cells:
-    """Dense (session, reviewer) arrays and per-session ones, sessions in ``session_ids``' order
-    (indices into the records' sessions, or store ids); an empty cell has count 0."""
+    """The (session, reviewer) cells that hold records, a session's cells together and the
+    sessions in ``session_ids``' order (sessions are indices into the records' sessions, or
+    store ids), its reviewers ascending; and per-session arrays."""
 
-    count: np.ndarray  # (sessions, reviewers) integers: scores
+    present: np.ndarray  # (sessions,) int32: its cells (the reviewers who scored in it)
+    reviewer: np.ndarray  # (cells,) the cell's reviewer, an index into ``reviewers`` (``reviewer_type``)
+    count: np.ndarray  # (cells,) integers: scores
     residual_count: np.ndarray  # scores with a joint-model residual
     residual_square: np.ndarray  # the sum of their squared residuals
     within: np.ndarray  # (sessions,) the sum over its cells of each one's squares around its mean (0 if constant)
@@ -41,18 +49,34 @@ class Cells:
     def n_sessions(self) -> int:
         return len(self.session_ids)
 
+    def session_of(self) -> np.ndarray:
+        """Each cell's session, an index into the per-session arrays."""
+        return np.repeat(np.arange(self.n_sessions, dtype=np.int32), self.present)  # 4 bytes a cell: a million sessions
+
+    def records(self) -> np.ndarray:
+        """Per session: its scores."""
+        return per_session(self.count, self.present, np.add, 0).astype(np.int64)
+
 
 class Sums(msgspec.Struct):
-    """A chunk of sessions' cells as ``Cells`` keeps them, its tally of constant cells and each
-    cell's lowest and highest score (inf and -inf where empty)."""
+    """A chunk of sessions' cells as ``Cells`` keeps them (its reviewers at most ``reviewers``),
+    each record's cell (``cell_of``: an index into the cells), its tally of constant cells and
+    each cell's lowest and highest score."""
 
+    present: np.ndarray
+    reviewer: np.ndarray
     count: np.ndarray
     within: np.ndarray
     low: np.ndarray
     high: np.ndarray
+    cell_of: np.ndarray
     tally: Tally
     cell_low: np.ndarray
     cell_high: np.ndarray
+
+    def summed(self, values: np.ndarray) -> np.ndarray:
+        """Per cell: the sum of its records' ``values``."""
+        return np.bincount(self.cell_of, weights=values, minlength=len(self.count))
 
 
 class Tally(msgspec.Struct):
@@ -73,35 +97,62 @@ class Tally(msgspec.Struct):
         return self.constant / np.maximum(self.cells, 1)
 
 
-def sums_of(cell: np.ndarray, score: np.ndarray, shape: tuple[int, int]) -> Sums:
-    """The cells (``shape``: sessions x reviewers) of records with cell index ``cell``
-    (session x reviewers + reviewer) and ``score``."""
-    size = shape[0] * shape[1]
+def sums_of(session: np.ndarray, reviewer: np.ndarray, score: np.ndarray, shape: tuple[int, int]) -> Sums:
+    """The cells of records with ``session`` (of ``shape[0]``), ``reviewer`` (of ``shape[1]``)
+    and ``score``, kept where records are."""
+    keys, cell_of = distinct_keys(session * shape[1] + reviewer, shape[0] * shape[1])
+    cells = len(keys)
+    count = np.bincount(cell_of, minlength=cells)
+    cell_low, cell_high = extremes(cell_of, score, cells)
+    constant = cell_low == cell_high
+    spread = within(count, np.bincount(cell_of, weights=score, minlength=cells),
+                    np.bincount(cell_of, weights=score ** 2, minlength=cells), constant)
+    cell_session = keys // shape[1]
+    present = np.bincount(cell_session, minlength=shape[0]).astype(np.int32)
+    scored = count >= 2
+    sizes = count[scored]
+    tally = Tally(np.bincount(sizes).astype(float), np.bincount(sizes, weights=constant[scored]))
+    low, high = per_session(cell_low, present, np.minimum, np.inf), per_session(cell_high, present, np.maximum, -np.inf)
+    return Sums(present, (keys % shape[1]).astype(reviewer_type(shape[1])), count,
+                np.bincount(cell_session, weights=spread, minlength=shape[0]), low, high, cell_of, tally, cell_low,
+                cell_high)
 
-    def summed(weights: np.ndarray | None = None) -> np.ndarray:
-        return np.bincount(cell, weights=weights, minlength=size).reshape(shape)
 
-    low, high = extremes(cell, score, size)
-    count, constant = summed().astype(np.int64), (low == high).reshape(shape)
-    scored = count.ravel() >= 2
-    sizes = count.ravel()[scored]
-    tally = Tally(np.bincount(sizes).astype(float), np.bincount(sizes, weights=constant.ravel()[scored]))
-    return Sums(count, within(count, summed(score), summed(score ** 2), constant).sum(axis=1),
-                by_row(low.reshape(shape), np.minimum), by_row(high.reshape(shape), np.maximum), tally, low, high)
+def reviewer_type(reviewers: int) -> type:
+    """The smallest integer type a cell's reviewer fits (a million 4x4 sessions' cells: 8 MB less than int32)."""
+    return np.uint16 if reviewers <= np.iinfo(np.uint16).max + 1 else np.int32
 
 
 def of_records(data: ScoreData, residuals: np.ndarray) -> Cells:
     """The cells of records in memory, with their joint-model residuals (NaN: unused)."""
-    n_rev, g = len(data.reviewers), data.n_sessions
-    cell = data.session * n_rev + data.reviewer
+    sums = sums_of(data.session, data.reviewer, data.score, (data.n_sessions, len(data.reviewers)))
     ok = np.isfinite(residuals)
-    sums = sums_of(cell, data.score, (g, n_rev))
-    return Cells(count=sums.count, within=sums.within,
-                 residual_count=np.bincount(cell[ok], minlength=n_rev * g).reshape(g, n_rev),
-                 residual_square=np.bincount(cell[ok], weights=residuals[ok] ** 2, minlength=n_rev * g
-                                             ).astype(float).reshape(g, n_rev),
+    return Cells(present=sums.present, reviewer=sums.reviewer, count=sums.count, within=sums.within,
+                 residual_count=sums.summed(ok).astype(np.int64),
+                 residual_square=sums.summed(np.where(ok, residuals, 0.0) ** 2),
                  low=sums.low, high=sums.high, constant_share=sums.tally.share(), step=resolution(data.score),
-                 reviewers=list(data.reviewers), session_ids=np.arange(g, dtype=np.int64))
+                 reviewers=list(data.reviewers), session_ids=np.arange(data.n_sessions, dtype=np.int64))
+
+
+def distinct_keys(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys (of ``size`` possible) in order, and each one's index among them:
+    through a table of every possible key where they are few against the keys (a chunk of a
+    small council's sessions: no sort), by one sort where not (a wide panel)."""
+    if size > TABLE_PER_RECORD * len(key):
+        found, index = np.unique(key, return_inverse=True)
+        return found, index.reshape(-1)
+    seen = np.zeros(size, dtype=bool)
+    seen[key] = True
+    return np.flatnonzero(seen), (np.cumsum(seen) - 1)[key]
+
+
+def per_session(values: np.ndarray, present: np.ndarray, reduce: np.ufunc, empty: float) -> np.ndarray:
+    """``reduce`` (np.add, np.minimum, np.maximum) over each session's cells (``empty`` for a session with none)."""
+    out = np.full(len(present), empty, dtype=np.result_type(values, empty))
+    has = present > 0
+    if has.any():
+        out[has] = reduce.reduceat(values, (np.cumsum(present) - present)[has])
+    return out
 
 
 def within(count: np.ndarray, total: np.ndarray, square: np.ndarray, constant: np.ndarray) -> np.ndarray:

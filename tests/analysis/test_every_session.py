@@ -189,12 +189,12 @@ def test_the_packed_records_give_the_p_values_of_the_score_rows_to_1e_12(cli, db
     assert np.min(by_packed.p_value[by_packed.tested]) < 1e-4  # the planted anomalies: not all ones
 
 
-def test_the_streamed_cells_keep_18_bytes_a_session_reviewer_cell_and_36_a_session(planted):
+def test_the_streamed_cells_keep_14_bytes_a_session_reviewer_cell_and_36_a_session(planted):
     # What the tests read and no more (session_cells.py): per cell its reviewer (2 bytes in a
-    # panel of up to 65,536), count, residual count and squared residuals; per session its
-    # number of cells, sum of squares within reviewers, extremes and id. At a million 4x4
-    # sessions 108 MB (the dense sessions x reviewers cells took 96, and 18.6 GiB at 50,000
-    # reviewers over 50,000 sessions).
+    # panel of up to 65,536), count and residual count (2 bytes each while a cell holds at most
+    # 65,535 scores) and squared residuals; per session its number of cells, sum of squares
+    # within reviewers, extremes and id. At a million 4x4 sessions 92 MB (the dense sessions x
+    # reviewers cells took 96, and 18.6 GiB at 50,000 reviewers over 50,000 sessions).
     cli, _ = planted
     db = open_reader(cli.db)
     window = Window()
@@ -205,4 +205,4 @@ def test_the_streamed_cells_keep_18_bytes_a_session_reviewer_cell_and_36_a_sessi
     per_cell = sum(a.nbytes for a in arrays if a.shape == cells.count.shape)
     per_session = sum(a.nbytes for a in arrays if a.shape == (cells.n_sessions,))
     assert len(cells.count) == cells.present.sum() > cells.n_sessions
-    assert per_cell == 18 * len(cells.count) and per_session == 36 * cells.n_sessions
+    assert per_cell == 14 * len(cells.count) and per_session == 36 * cells.n_sessions

@@ -236,8 +236,11 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     def column(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         cell = cells_of(r)
         rows = session[cell]
-        share = 1.0 - 1.0 / np.maximum(records[rows], 1)  # the session effect's share of a record
-        return rows, cells.residual_square[cell], cells.residual_count[cell] * share
+        nominal = np.maximum(records[rows], 1).astype(float)  # made in place from here: 8 MB a step at 1M
+        np.reciprocal(nominal, out=nominal)
+        np.subtract(1.0, nominal, out=nominal)  # the session effect's share of a record
+        nominal *= cells.residual_count[cell]
+        return rows, cells.residual_square[cell], nominal
 
     fits = {}
     for r in tested:  # a column's arrays live for its own step only (a call each): 17 MB at 1M
@@ -252,7 +255,12 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         at, ss, nominal = column(r)
         typical = fits[r][0] if r in fits else 0.0  # the median of ss / nominal (<= 0: no yardstick)
         p = _tail_p(ss, nominal, False, k_of.get(r), typical)
-        ratio = np.sqrt(ss / nominal / typical) if typical > 0 else np.ones(len(ss))
+        ratio = np.ones(len(ss))
+        if typical > 0:  # sqrt(ss / nominal / typical), made in place
+            np.divide(ss, nominal, out=ratio)
+            ratio /= typical
+            np.sqrt(ratio, out=ratio)
+        del ss, nominal
         better = p < best_p[at] if r else np.ones(len(at), dtype=bool)  # untested: p 1, never better
         at = at[better]
         best_p[at], worst[at], best_ratio[at] = p[better], r, ratio[better]
@@ -318,7 +326,8 @@ def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float
     # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.
     k_typical = min(k_fitted, typical_nominal)
     scale = median * k_typical / float(chi2_isf(0.5, k_typical))  # s: per-df values ~ s chi2(k)/k
-    k = k_typical * nominal_df / typical_nominal
+    # one shape: one k, broadcast rather than an array a session (8 MB at a million)
+    k = np.broadcast_to(k_typical, len(ss)) if one_shape else k_typical * nominal_df / typical_nominal
     x = ss / nominal_df  # per df, then (in place) x = per_df * k / scale
     x *= k
     x /= scale

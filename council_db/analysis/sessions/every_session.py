@@ -144,8 +144,8 @@ class _Collected:
         self.within, self.low, self.high = np.zeros(sessions), np.zeros(sessions), np.zeros(sessions)
         self.session_ids = np.zeros(sessions, dtype=np.int64)
         self.per_cell = {"reviewer": np.zeros(0, dtype=reviewer_type(len(data.reviewers))),
-                         "count": np.zeros(0, dtype=np.int32),
-                         "residual_count": np.zeros(0, dtype=np.int32), "residual_square": np.zeros(0)}
+                         "count": np.zeros(0, dtype=np.uint16),  # widened by _append if a cell holds more
+                         "residual_count": np.zeros(0, dtype=np.uint16), "residual_square": np.zeros(0)}
         self.tally = Tally(np.zeros(0), np.zeros(0))
         self.scores = [np.unique(data.score)]  # the values seen: the sample's, and each cell's lowest and highest
 
@@ -195,7 +195,10 @@ class _Collected:
                 grown[:self.cells] = values[:self.cells]
                 self.per_cell[name] = grown
         for name, values in cells.items():
-            self.per_cell[name][self.cells:end] = values
+            kept = self.per_cell[name]
+            if kept.dtype.kind == "u" and len(values) and values.max() > np.iinfo(kept.dtype).max:
+                self.per_cell[name] = kept = kept.astype(np.int64)  # a cell of more scores than its type holds
+            kept[self.cells:end] = values
         self.cells = end
 
     def _step(self) -> float:

@@ -178,7 +178,8 @@ def fit(data: ScoreData, absorbed: bool | None = None) -> JointFit:
     cov = np.zeros((n_cols, n_cols))
     cov[np.ix_(keep, keep)] = cov_scaled / np.outer(scale, scale)
     inference = Inference(beta, cov, solved.null, solved.removed, n_sessions - 1,
-                          None if small is None else lambda rows: small.df(rows[:, keep] / scale))
+                          None if small is None else lambda rows: small.df(rows[:, keep] / scale),
+                          None if small is None else lambda rows: small.single_dfs(rows[:, keep] / scale))
 
     used = np.flatnonzero(use)
     residuals[used] = e

@@ -19,6 +19,7 @@ import numpy as np
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.position.calls import calls
 from council_db.analysis.stats import Estimate, clustered_share
+from council_db.analysis.stats.unique_rows import distinct
 
 CONSISTENT, PRIMACY, RECENCY, ONE_TIE = range(4)
 
@@ -66,4 +67,4 @@ def summarise(found: Swaps, keep: np.ndarray | None = None) -> SwapSummary | Non
         swaps=len(outcome), consistent=clustered_share(outcome == CONSISTENT, session),
         primacy=int(counts[PRIMACY]), recency=int(counts[RECENCY]), one_tie=int(counts[ONE_TIE]),
         first_preferred=clustered_share(outcome[flipped] == PRIMACY, session[flipped], null=0.5),
-        n_sessions=len(np.unique(session)))
+        n_sessions=len(distinct(session)))

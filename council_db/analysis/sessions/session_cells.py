@@ -19,6 +19,7 @@ import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.unique_rows import distinct
 
 
 @dataclass(frozen=True)
@@ -148,5 +149,5 @@ def by_row(matrix: np.ndarray, reduce: np.ufunc) -> np.ndarray:
 def resolution(scores: np.ndarray) -> float:
     """The scale's step as the scores show it: 1 on integer scores, 0.1 on tenths, ~0 when
     the scores are continuous; 0 when every score is the same."""
-    gaps = np.diff(np.unique(np.round(scores, 9)))
+    gaps = np.diff(distinct(np.round(scores, 9)))
     return float(gaps.min()) if gaps.size else 0.0

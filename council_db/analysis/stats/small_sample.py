@@ -182,8 +182,8 @@ class CR2(msgspec.Struct):
         """``df`` of q contrast rows through the q x q Gram numbers of every cluster (any q)."""
         q, m = contrasts.shape[0], self.gram_inv
         d, w = self._parts(contrasts)
-        mw = m @ w  # G x p x q
-        diag = np.swapaxes(w, 1, 2) @ mw  # (W_a M W_b')[g, g]: G x q x q
+        g, p = w.shape[:2]
+        diag = (np.swapaxes(w, 1, 2).reshape(g * q, p) @ m).reshape(g, q, p) @ w  # (W_a M W_b')[g, g]: G x q x q
         working = (d - diag).sum(axis=0)  # E[C V C'] under the working model (iid errors, variance 1)
         values, vectors = np.linalg.eigh(working)
         if values.min() <= 0:
@@ -192,13 +192,14 @@ class CR2(msgspec.Struct):
         d, w = normal @ d @ normal.T, w @ normal.T
         diag = normal @ diag @ normal.T
         outer = np.tensordot(w, w, axes=([0], [0])).transpose(1, 3, 0, 2)  # W_a'W_c, p x p per pair (a, c)
-
-        def frob(a: int, b: int, c: int, e: int) -> float:
-            """sum over clusters h, i of P_ab[h, i] P_ce[h, i], P_ab = diag(d_ab) - W_a M W_b'."""
-            return float(d[:, a, b] @ d[:, c, e] - d[:, a, b] @ diag[:, c, e] - d[:, c, e] @ diag[:, a, b]
-                         + np.trace(m @ outer[a, c] @ m @ outer[e, b]))
-
-        total = sum(frob(s, t, s, t) + frob(s, s, t, t) for s in range(q) for t in range(q))
+        # sum over s, t of frob(s, t, s, t) + frob(s, s, t, t), frob(a, b, c, e) being the sum over
+        # clusters h, i of P_ab[h, i] P_ce[h, i], P_ab = diag(d_ab) - W_a M W_b': its per-cluster
+        # parts over every pair at once, its trace parts tr(M O_ss M O_tt) and tr(M O_st M O_ts)
+        trace_d, trace_diag = np.trace(d, axis1=1, axis2=2), np.trace(diag, axis1=1, axis2=2)
+        by_pair = m @ outer  # M W_s'W_t: q x q x p x p
+        own = by_pair[np.arange(q), np.arange(q)].sum(axis=0)
+        total = float((d * d).sum() + trace_d @ trace_d - 2.0 * (d * diag).sum() - 2.0 * (trace_d @ trace_diag)
+                      + np.einsum("ij,ji->", own, own) + np.einsum("stij,tsji->", by_pair, by_pair))
         return q * (q + 1) / total if total > 0 else float("nan")
 
     def single_dfs(self, contrasts: np.ndarray) -> np.ndarray:

@@ -55,7 +55,8 @@ def textbook(x, e, cluster, gram_inv, contrasts):
     return gram_inv @ meat @ gram_inv, q * (q + 1) / total
 
 
-@pytest.mark.parametrize("contrasts", [np.array([[1.0, -1.0, 0.0]]), np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]])])
+@pytest.mark.parametrize("contrasts", [np.array([[1.0, -1.0, 0.0]]), np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]]),
+                                       np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [0.5, 0.2, 1.0]])])
 def test_cr2_and_its_degrees_of_freedom_equal_the_textbook_formulas(contrasts):
     x, e, cluster, gram_inv = design(1)
     fitted = CR2.fit(x, e, cluster, cluster.max() + 1, gram_inv)

@@ -71,22 +71,19 @@ def cluster_cross_products(x: np.ndarray, cluster: np.ndarray, n_clusters: int) 
     return out
 
 
-def _low_leverage(leverage: np.ndarray) -> np.ndarray:
-    """Per cluster: whether ``_by_series`` takes it, its leverage's Frobenius norm (at least
-    its largest eigenvalue) being at most _SERIES_RADIUS."""
-    return np.sqrt(np.einsum("gij,gij->g", leverage, leverage)) <= _SERIES_RADIUS
+def _norms(leverage: np.ndarray) -> np.ndarray:
+    """Per cluster: its leverage's Frobenius norm, at least its largest eigenvalue. ``_by_series``
+    takes the clusters where it is at most _SERIES_RADIUS."""
+    return np.sqrt(np.einsum("gij,gij->g", leverage, leverage))
 
 
-def _by_series(leverage: np.ndarray) -> np.ndarray:
+def _by_series(leverage: np.ndarray, rho: float) -> np.ndarray:
     """(I - H)^-1/2 = sum_k binom(2k, k) / 4^k H^k for clusters of small leverage (H = R X_g'X_g R,
     eigenvalues in [0, rho]): a few batched matrix products where LAPACK's eigh takes each
     cluster one at a time (a report's 1,000 sessions: rho 0.013, 10 terms against 1,000
     eigendecompositions). Summed (by Horner) until the terms left, at most c_k rho^k / (1 - rho)
     over every eigenvalue, are below a double's rounding: the eigenvectors' matrices to 1e-15."""
     p = leverage.shape[1]
-    if not len(leverage):
-        return np.zeros((0, p, p))
-    rho = float(np.sqrt(np.einsum("gij,gij->g", leverage, leverage)).max())
     coefficients = [1.0]  # c_k = c_(k-1) (2k - 1) / (2k)
     while len(coefficients) < 2 or coefficients[-1] * rho ** (len(coefficients) - 1) / (1.0 - rho) > _SERIES_TAIL:
         k = len(coefficients)
@@ -147,8 +144,10 @@ class CR2(msgspec.Struct):
         for which, block in _cluster_blocks(x, cluster, n_clusters):
             cross[which] = np.swapaxes(block, 1, 2) @ block
             leverage = _sandwich(root, cross[which])
-            low = _low_leverage(leverage)
-            inverse_root[which[low]] = _by_series(leverage[low])
+            norms = _norms(leverage)
+            low = norms <= _SERIES_RADIUS
+            if low.any():
+                inverse_root[which[low]] = _by_series(leverage[low], float(norms[low].max()))
             which, block = which[~low], block[~low]  # the rest by eigenvectors
             small = block.shape[1] < p  # fewer records than columns: the smaller side of H_gg
             if len(which):

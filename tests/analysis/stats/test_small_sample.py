@@ -130,21 +130,21 @@ def test_low_leverage_clusters_take_the_power_series_equal_to_the_eigenvectors()
     """Many clusters, each of small leverage (a report's 1,000 sessions), take (I - H_gg)^-1/2
     by its power series: the eigenvectors' matrices to 1e-13, and the SEs to 1e-12; a cluster
     of large leverage (over the series' radius) is left to the eigenvectors."""
-    from council_db.analysis.stats.small_sample import _by_coefficients, _by_series, _low_leverage, _sym_power
+    from council_db.analysis.stats.small_sample import _SERIES_RADIUS, _by_coefficients, _by_series, _norms, _sym_power
 
     x, e, cluster, gram_inv = design(5, clusters=400, p=6)
     root = _sym_power(gram_inv, 0.5)
     cross = np.zeros((400, 6, 6))
     np.add.at(cross, cluster, x[:, :, None] * x[:, None, :])
     leverage = root @ cross @ root
-    low = _low_leverage(leverage)
-    assert low.all()
-    np.testing.assert_allclose(_by_series(leverage), _by_coefficients(cross, root), rtol=0, atol=1e-13)
+    norms = _norms(leverage)
+    assert (norms <= _SERIES_RADIUS).all()
+    np.testing.assert_allclose(_by_series(leverage, norms.max()), _by_coefficients(cross, root), rtol=0, atol=1e-13)
     few, _, few_cluster, few_inv = design(6, clusters=5, p=3)  # 5 clusters: leverage far over the radius
     few_cross = np.zeros((5, 3, 3))
     np.add.at(few_cross, few_cluster, few[:, :, None] * few[:, None, :])
     few_root = _sym_power(few_inv, 0.5)
-    assert not _low_leverage(few_root @ few_cross @ few_root).any()
+    assert (_norms(few_root @ few_cross @ few_root) > _SERIES_RADIUS).all()
 
 
 def test_cr2_of_many_low_leverage_clusters_equals_the_textbook_formulas():

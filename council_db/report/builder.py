@@ -77,7 +77,7 @@ class _Context(msgspec.Struct):
         if value is None or _missing(value.estimate):
             return None
         used = rows[self.fitted[rows]]
-        return self.metric(value, len(used), len(np.unique(self.data.session[used])))
+        return self.metric(value, len(used), len(distinct(self.data.session[used])))
 
 
 def _missing(value) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from dataclasses import astuple
 from datetime import datetime, timezone
 
 import numpy as np
@@ -391,3 +392,18 @@ def test_singleton_sessions_are_left_out_with_nan_residuals():
     assert np.isnan(fit.residuals[0]) and np.isfinite(fit.residuals[1:]).all()
     assert fit.n_sessions == 60 and fit.n_records == data.n_records
     assert fit.severity[MODELS[0]] == alone.severity[MODELS[0]]
+
+
+def test_effects_over_arrays_are_each_effect_alone():
+    """A fit's effects take their t tails and quantiles over arrays (``effects_of``): each the
+    one-at-a-time ``effect_of``'s, on 33+ elements (the array kernels) and on a few (the float
+    kernel), a zero variance giving no p-value and a zero-width interval."""
+    rng = np.random.default_rng(3)
+    for n in (40, 5):
+        estimates, variances = rng.standard_normal(n), rng.uniform(0.0, 0.2, n)
+        variances[0] = 0.0
+        dfs = rng.uniform(2.0, 900.0, n)
+        found = least_squares.effects_of(estimates, variances, dfs)
+        for effect, alone in zip(found, map(least_squares.effect_of, estimates, variances, dfs)):
+            np.testing.assert_allclose(astuple(effect), astuple(alone), rtol=1e-12, equal_nan=True)
+        assert math.isnan(found[0].p_value) and found[0].ci_low == found[0].ci_high == estimates[0]

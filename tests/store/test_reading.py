@@ -51,6 +51,29 @@ def test_a_datetime_parameter_compares_with_stored_times_as_sqlalchemy_stores_th
             assert reader.scalar(count, {"t": at}) == (1 if started == at else 0)
 
 
+@both_backends
+def test_arrays_hold_the_rows_and_on_sqlite_skip_sqlalchemys_row_by_row_fetch(db_url, tmp_path, monkeypatch):
+    """reader.array gives the rows of reader.rows, its list parameters bound alike; on SQLite the
+    engine's reader takes them from the driver's cursor in its own transaction (SQLAlchemy's
+    result fetched them one row object at a time: most of the Python API's window read)."""
+    import numpy as np
+    from sqlalchemy.engine import CursorResult
+
+    records, _ = simulated(sessions=3, seed=1)
+    assert Cli(db_url)("import", "-q", str(write_jsonl(tmp_path / "in.jsonl", records))).exit_code == 0
+    query = ("SELECT sc.session_id, sc.score_value FROM scores AS sc JOIN sessions AS s ON s.id = sc.session_id "
+             "WHERE s.session_key IN :keys ORDER BY sc.session_id, sc.reviewer_id, sc.model_id, sc.position")
+    dtype = np.dtype([("session", "i8"), ("score", "f8")])
+    for db in _readers(db_url):
+        with db.reading() as reader:
+            keys = [key for (key,) in reader.rows("SELECT session_key FROM sessions ORDER BY id")][:2]
+            expected = [tuple(row) for row in reader.rows(query, {"keys": keys})]
+            if db.dialect == "sqlite":
+                monkeypatch.setattr(CursorResult, "_fetchiter_impl", lambda _: iter(()))
+            assert reader.array(query, dtype, {"keys": keys}).tolist() == expected and expected
+            monkeypatch.undo()
+
+
 def test_a_current_sqlite_file_is_read_without_sqlalchemy_and_gives_the_same_report(tmp_path):
     """bias-report on a current file reads through sqlite3; the same report as through the engine.
     Nor does the report import scipy: its import alone cost a small report a quarter second."""

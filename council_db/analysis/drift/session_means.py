@@ -12,6 +12,7 @@ import numpy as np
 
 from council_db.analysis import stats
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.unique_rows import distinct
 
 MAX_BINS = 30
 SESSIONS_PER_BIN = 10
@@ -66,7 +67,7 @@ def session_series(data: ScoreData) -> Series:
         if not here.any():
             continue
         estimate = stats.clustered_mean(data.score[here], data.session[here])
-        stretches.append(Stretch(int(edges[b]), int(edges[b + 1]), len(np.unique(data.session[here])), int(here.sum()),
+        stretches.append(Stretch(int(edges[b]), int(edges[b + 1]), len(distinct(data.session[here])), int(here.sum()),
                                  float(estimate.estimate), _finite(estimate.ci_low), _finite(estimate.ci_high)))
     return Series(points, stretches)
 

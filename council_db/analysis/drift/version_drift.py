@@ -23,6 +23,7 @@ import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
+from council_db.analysis.stats.unique_rows import distinct
 
 if TYPE_CHECKING:
     from council_db.analysis.joint.joint_model import Effect
@@ -72,11 +73,11 @@ def config_version_severities(data: ScoreData, versions: list[str | None]) -> li
     for version in sorted(set(labels.tolist())):
         part = keep_sessions(data, labels == version)
         fit = joint_model.fit(part)
-        for code in np.unique(part.reviewer).tolist():
+        for code in distinct(part.reviewer).tolist():
             mine = part.reviewer == code
             name = part.reviewers[code]
             out.append(VersionSeverity(name, "council_config_version", version, fit.severity.get(name),
-                                       len(np.unique(part.session[mine])), int(mine.sum())))
+                                       len(distinct(part.session[mine])), int(mine.sum())))
     return out
 
 
@@ -89,7 +90,7 @@ def model_id_severities(data: ScoreData, severity: dict) -> list[VersionSeverity
             continue
         mine = data.reviewer == code
         out.append(VersionSeverity(family(reviewer), "model_id", reviewer, severity.get(reviewer),
-                                   len(np.unique(data.session[mine])), int(mine.sum())))
+                                   len(distinct(data.session[mine])), int(mine.sum())))
     return out
 
 

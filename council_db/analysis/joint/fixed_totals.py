@@ -22,6 +22,7 @@ import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.stats.answers import answer_index
+from council_db.analysis.stats.unique_rows import distinct
 
 TOLERANCE = 1e-9  # relative to the largest score: totals closer than this are one total
 
@@ -60,7 +61,7 @@ def fixed_totals(data: ScoreData) -> FixedTotals | None:
         return None
     tolerance = TOLERANCE * max(1.0, float(np.abs(data.score).max()))
     totals = {}
-    for n in np.unique(size[scored]).tolist():
+    for n in distinct(size[scored]).tolist():
         these = total[size == n]
         if these.max() - these.min() > tolerance * n:
             return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.unique_rows import distinct
 
 
 @dataclass
@@ -49,7 +50,7 @@ class Design:
         for number in range(1, len(groups)):
             group_e[group_of == number, number - 1] = 1.0
 
-        self_reviewers = sorted(np.unique(rev[own]).tolist())
+        self_reviewers = sorted(distinct(rev[own]).tolist())
         self_x = np.column_stack([(own & (rev == r)).astype(np.float64) for r in self_reviewers]) \
             if self_reviewers else np.zeros((len(rev), 0))
 
@@ -92,7 +93,7 @@ class Design:
                             "estimated")
         else:
             shown = slot >= 0
-            pairs = np.unique(mod[shown] * (max(self.slots) + 1) + slot[shown])
+            pairs = distinct(mod[shown] * (max(self.slots) + 1) + slot[shown])
             pair_model, pair_slot = np.divmod(pairs, max(self.slots) + 1)
             per_model = np.bincount(pair_model, minlength=len(data.models))
             for m in np.flatnonzero(per_model == 1).tolist():
@@ -118,7 +119,7 @@ class Design:
 def display_slots(slot: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray]:
     """The display slots shown, their effect codes (a row per slot number, and a last row of
     zeros for slot -1: the average slot) and each record's row of them."""
-    slots = sorted(np.unique(slot[slot >= 0]).tolist())
+    slots = sorted(distinct(slot[slot >= 0]).tolist())
     slot_e, _ = effect_codes([slots] if len(slots) > 1 else [], max(slots, default=-1) + 2)
     slot_e[-1] = 0.0  # the extra last row: slot -1, the average slot
     return slots, slot_e, np.where(slot >= 0, slot, slot_e.shape[0] - 1)
@@ -152,15 +153,15 @@ def connected_groups(rev: np.ndarray, mod: np.ndarray, n_rev: int, n_mod: int) -
             i = parent[i]
         return i
 
-    pairs = np.unique(rev * n_mod + mod)
+    pairs = distinct(rev * n_mod + mod)
     for pair in pairs.tolist():
         a, b = find(pair // n_mod), find(n_rev + pair % n_mod)
         if a != b:
             parent[b] = a
     members: dict[int, tuple[list[int], list[int]]] = {}
-    for r in np.unique(rev).tolist():
+    for r in distinct(rev).tolist():
         members.setdefault(find(r), ([], []))[0].append(r)
-    for m in np.unique(mod).tolist():
+    for m in distinct(mod).tolist():
         members.setdefault(find(n_rev + m), ([], []))[1].append(m)
     return sorted(members.values(), key=lambda g: g[0][0])
 

@@ -93,6 +93,7 @@ from council_db.analysis.joint.least_squares import NAN_EFFECT, Effect, Inferenc
 from council_db.analysis.joint.residual_means import ResidualProjection
 from council_db.analysis.loading.score_data import ScoreData, known_lengths, log_length_sd
 from council_db.analysis.stats.small_sample import CR2
+from council_db.analysis.stats.unique_rows import distinct
 
 FEW_SESSIONS = 30  # below this, CR1 SEs are unreliable and any interval is wide
 # Reviewers + candidates past which the fit absorbs them: the dense fit's traced peak is ~130 MB
@@ -119,7 +120,7 @@ def fit(data: ScoreData, absorbed: bool | None = None) -> JointFit:
     fixed = fixed_totals(data)
     units = session if fixed is None else fixed.group  # what the fixed effects are for
     use = np.bincount(units)[units] >= 2
-    if not use.any() or len(np.unique(session[use])) < 2:
+    if not use.any() or len(distinct(session[use])) < 2:
         warnings.append(f"joint model: too little data ({int((counts >= 2).sum())} session(s) with at least two "
                         "records; need at least 2) - no effects estimated")
         return _empty(data, warnings, residuals, use)
@@ -178,7 +179,8 @@ def fit(data: ScoreData, absorbed: bool | None = None) -> JointFit:
     cov = np.zeros((n_cols, n_cols))
     cov[np.ix_(keep, keep)] = cov_scaled / np.outer(scale, scale)
     inference = Inference(beta, cov, solved.null, solved.removed, n_sessions - 1,
-                          None if small is None else lambda rows: small.df(rows[:, keep] / scale))
+                          None if small is None else lambda rows: small.df(rows[:, keep] / scale),
+                          None if small is None else lambda rows: small.single_dfs(rows[:, keep] / scale))
 
     used = np.flatnonzero(use)
     residuals[used] = e
@@ -200,8 +202,8 @@ def fit(data: ScoreData, absorbed: bool | None = None) -> JointFit:
 
 def is_wide(data: ScoreData, use: np.ndarray) -> bool:
     """Whether the panel the records ``use`` marks is too wide for the dense fit."""
-    reviewers = len(np.unique(np.asarray(data.reviewer)[use]))
-    return reviewers + len(np.unique(np.asarray(data.model)[use])) > DENSE_COLUMNS
+    reviewers = len(distinct(np.asarray(data.reviewer)[use]))
+    return reviewers + len(distinct(np.asarray(data.model)[use])) > DENSE_COLUMNS
 
 
 def _result(design: Design, inf: Inference, data: ScoreData, warnings: list[str]) -> JointFit:
@@ -303,7 +305,7 @@ def _empty(data: ScoreData, warnings: list[str], residuals: np.ndarray, use: np.
         slot_effects={s: NAN_EFFECT for s in slots},
         position_test=None, length_per_log=None, length_per_sd=None, length_by_reviewer={}, self_preference=None,
         self_preference_by_reviewer={}, residual_sd_by_reviewer={data.reviewers[r]: math.nan for r in reviewers},
-        residuals=residuals, n_sessions=int(len(np.unique(np.asarray(data.session)[use]))) if use.any() else 0,
+        residuals=residuals, n_sessions=int(len(distinct(np.asarray(data.session)[use]))) if use.any() else 0,
         n_records=int(use.sum()), df=0, warnings=warnings,
         groups=[], not_identified=["every effect"],
     )

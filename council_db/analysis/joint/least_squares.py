@@ -179,19 +179,40 @@ def effect_of(estimate: float, variance: float, df: float) -> Effect:
     return Effect(estimate, se, estimate - crit * se, estimate + crit * se, p_value)
 
 
+def effects_of(estimates: np.ndarray, variances: np.ndarray, dfs: np.ndarray) -> list[Effect]:
+    """``effect_of`` of every element, the t tails over the array at once; each quantile from
+    ``t_quantile``'s cache (a report asked again of the same data finds its dfs there)."""
+    ses = np.sqrt(np.maximum(variances, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_values = np.where(ses > 0, t_p_value(estimates / ses, dfs), math.nan)
+    crit = np.array([t_quantile(0.95, df) for df in dfs.tolist()], dtype=np.float64)
+    return [Effect(*row) for row in zip(estimates.tolist(), ses.tolist(), (estimates - crit * ses).tolist(),
+                                        (estimates + crit * ses).tolist(), p_values.tolist())]
+
+
 class Inference:
     """Estimates, t inference and estimability of linear contrasts of the coefficients: on
     ``df_of(contrast rows)`` degrees of freedom when given (CR2's Bell-McCaffrey / HTZ df,
     stats/small_sample), else on ``df`` (G-1)."""
 
     def __init__(self, beta: np.ndarray, cov: np.ndarray, null: np.ndarray, removed: np.ndarray,
-                 df: int, df_of: Callable[[np.ndarray], float] | None = None) -> None:
+                 df: int, df_of: Callable[[np.ndarray], float] | None = None,
+                 each_df: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.beta, self.cov, self.null, self.removed, self.df = beta, cov, null, removed, df
-        self.df_of = df_of
+        self.df_of, self.each_df = df_of, each_df
 
     def _df(self, rows: np.ndarray) -> float:
         found = self.df_of(rows) if self.df_of is not None else math.nan
         return found if math.isfinite(found) else self.df
+
+    def _dfs(self, rows: np.ndarray) -> np.ndarray:
+        """``_df`` of each row on its own: ``each_df`` over them all where given."""
+        if self.df_of is None:
+            return np.full(len(rows), float(self.df))
+        if self.each_df is None:
+            return np.array([self._df(rows[i:i + 1]) for i in range(len(rows))], dtype=np.float64)
+        found = self.each_df(rows)
+        return np.where(np.isfinite(found), found, self.df)
 
     def estimable(self, contrast: np.ndarray) -> bool:
         if np.any(contrast[self.removed] != 0):
@@ -213,10 +234,15 @@ class Inference:
         scale = np.maximum(np.linalg.norm(contrasts, axis=1), 1.0)
         estimable = ~(contrasts[:, self.removed] != 0).any(axis=1) & \
             (np.linalg.norm(contrasts @ self.null, axis=1) <= _ESTIMABLE_TOL * scale)
-        estimates = contrasts @ self.beta
-        variances = np.einsum("ij,ij->i", contrasts @ self.cov, contrasts)
-        return [effect_of(float(e), float(v), self._df(contrasts[i:i + 1])) if ok else NAN_EFFECT
-                for i, (e, v, ok) in enumerate(zip(estimates.tolist(), variances.tolist(), estimable.tolist()))]
+        out = [NAN_EFFECT] * len(contrasts)
+        rows = np.flatnonzero(estimable)
+        if len(rows):
+            found = contrasts[rows]
+            estimates = found @ self.beta
+            variances = np.einsum("ij,ij->i", found @ self.cov, found)
+            for i, effect in zip(rows.tolist(), effects_of(estimates, variances, self._dfs(found))):
+                out[i] = effect
+        return out
 
 
     def wald(self, contrasts: np.ndarray) -> WaldTest | None:

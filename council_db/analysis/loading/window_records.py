@@ -23,7 +23,7 @@ from council_db.analysis.loading.dimension_scores import (
     window_dimensions,
 )
 from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
-from council_db.analysis.stats.unique_rows import distinct
+from council_db.analysis.stats.unique_rows import distinct, sort_order
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.reviewer_identity import Identity
 from council_db.contract.timestamps import MAX_US, MIN_US
@@ -102,7 +102,7 @@ def aligned_styles(rows: np.ndarray, styles: np.ndarray) -> np.ndarray | None:
     if not len(styles):
         return None
     keys = [np.concatenate([rows[name], styles[name]]) for name in KEY]
-    order = np.lexsort(keys[::-1])
+    order = sort_order(*keys)
     starts = np.zeros(len(order), dtype=bool)
     starts[0] = True
     for key in keys:
@@ -151,7 +151,7 @@ def _score_data(rows: np.ndarray, style: np.ndarray | None, records: Records, sc
     models, model = _codes(rows["model_id"], records.models)
     # Within a session, by reviewer and candidate name (codes are name ranks), then position
     # as the query gave them: an order the records fix, whatever ids the store gave the names.
-    order = np.lexsort((model, reviewer, session))
+    order = sort_order(session, reviewer, model)
     rows, session, reviewer, model = rows[order], session[order], reviewer[order], model[order]
     return ScoreData(
         session=session, reviewer=reviewer, model=model, slot=rows["slot"].copy(),

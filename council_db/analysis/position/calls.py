@@ -18,6 +18,7 @@ import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.unique_rows import sort_order
 
 
 class Calls(msgspec.Struct):
@@ -33,7 +34,7 @@ def calls(data: ScoreData) -> Calls:
     shown = np.flatnonzero(data.slot >= 0)
     if len(shown) == 0:
         return Calls(call, swap_group, 0)
-    order = shown[np.lexsort((data.model[shown], data.slot[shown], data.reviewer[shown], data.session[shown]))]
+    order = shown[sort_order(data.session[shown], data.reviewer[shown], data.slot[shown], data.model[shown])]
     key = data.session[order] * (len(data.reviewers) + 1) + data.reviewer[order]
     new = np.r_[True, key[1:] != key[:-1]]
     group = np.cumsum(new) - 1

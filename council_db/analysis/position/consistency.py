@@ -19,7 +19,7 @@ import numpy as np
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.position.calls import calls
 from council_db.analysis.stats import Estimate, clustered_share
-from council_db.analysis.stats.unique_rows import distinct, unique_rows
+from council_db.analysis.stats.unique_rows import distinct, sort_order, unique_rows
 
 NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgments
 
@@ -87,7 +87,7 @@ def first_shown_judgments(data: ScoreData) -> Judgments:
 def _pairs_within_calls(data: ScoreData, call: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every two records of one call: (shown earlier, shown later) record indices."""
     in_call = np.flatnonzero(call >= 0)
-    order = in_call[np.lexsort((data.slot[in_call], call[in_call]))]
+    order = in_call[sort_order(call[in_call], data.slot[in_call])]
     of = call[order]
     longest = int(np.unique(of, return_counts=True)[1].max(initial=1)) if len(of) else 1
     first, later = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]

@@ -19,6 +19,7 @@ import numpy as np
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.position.calls import calls
 from council_db.analysis.stats import Estimate, clustered_share
+from council_db.analysis.stats.unique_rows import distinct, sort_order
 
 CONSISTENT, PRIMACY, RECENCY, ONE_TIE = range(4)
 
@@ -43,7 +44,7 @@ def swaps(data: ScoreData) -> Swaps:
     """Every swapped pair with its outcome."""
     group = calls(data).swap_group
     rows = np.flatnonzero(group >= 0)
-    rows = rows[np.lexsort((data.model[rows], data.slot[rows], group[rows]))].reshape(-1, 4)
+    rows = rows[sort_order(group[rows], data.slot[rows], data.model[rows])].reshape(-1, 4)
     score = data.score[rows]  # columns: A@s, B@s, A@t, B@t
     a_first = np.sign(score[:, 0] - score[:, 3])  # call {A@s, B@t}: + when the first-shown A won
     b_first = np.sign(score[:, 1] - score[:, 2])  # call {B@s, A@t}: + when the first-shown B won
@@ -66,4 +67,4 @@ def summarise(found: Swaps, keep: np.ndarray | None = None) -> SwapSummary | Non
         swaps=len(outcome), consistent=clustered_share(outcome == CONSISTENT, session),
         primacy=int(counts[PRIMACY]), recency=int(counts[RECENCY]), one_tie=int(counts[ONE_TIE]),
         first_preferred=clustered_share(outcome[flipped] == PRIMACY, session[flipped], null=0.5),
-        n_sessions=len(np.unique(session)))
+        n_sessions=len(distinct(session)))

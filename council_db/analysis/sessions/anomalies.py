@@ -35,6 +35,7 @@ import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData, keep_sessions
 from council_db.analysis.sessions.session_cells import Cells, of_records, per_session
+from council_db.analysis.stats import order_statistics
 from council_db.analysis.stats.chi2_batches import chi2_tail
 from council_db.analysis.stats.distributions import chi2_isf
 from council_db.analysis.stats.effective_df import effective_df
@@ -121,7 +122,7 @@ def _flatness(cells: Cells, records: np.ndarray, tested: np.ndarray) -> tuple[np
     del per_reviewer
     constant = judged & (ss == 0)
     p[constant] = np.maximum(p[constant], _constant_by_chance(cells, np.flatnonzero(constant)))
-    return p, sd, float(np.median(sd[judged]))
+    return p, sd, order_statistics.median(sd[judged])
 
 
 def _constant_by_chance(cells: Cells, sessions: np.ndarray) -> np.ndarray:
@@ -304,11 +305,11 @@ def _yardstick(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,
     """The quantile points the yardstick is fitted to: the median of ss / nominal_df, and the
     quantile q with its value over the median (None: a median of 0, no yardstick)."""
     per_df = ss / nominal_df  # ours: sorted in place by both (a million sessions: no copy each)
-    median = float(np.median(per_df, overwrite_input=True))
+    median = order_statistics.median(per_df, overwrite=True)
     if median <= 0:
         return None
     q = TAIL_QUANTILE if not lower else 1.0 - TAIL_QUANTILE
-    observed = float(np.quantile(per_df, q, overwrite_input=True)) / median
+    observed = float(order_statistics.linear_quantiles(per_df, np.array([q]), overwrite=True)[0]) / median
     if tail_point is not None:
         q, observed = tail_point[0], tail_point[1] / median
     return median, q, observed
@@ -321,7 +322,7 @@ def _tail_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool, k_fitted: float
     if k_fitted is None:
         return np.ones(len(ss))
     one_shape = (nominal_df == nominal_df[0]).all()  # a council of one size: no sort for the median
-    typical_nominal = float(nominal_df[0]) if one_shape else float(np.median(nominal_df))
+    typical_nominal = float(nominal_df[0]) if one_shape else order_statistics.median(nominal_df)
     # Never more degrees of freedom than the nominal ones: a fitted k above them only says the
     # bulk looks tame, and extrapolating a light tail from 300 sessions makes p-values too small.
     k_typical = min(k_fitted, typical_nominal)

@@ -22,6 +22,7 @@ import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
+from council_db.analysis.stats.unique_rows import distinct
 
 TABLE_PER_RECORD = 4  # cells found through a table of every (session, reviewer) up to 4 per record, else by a sort
 
@@ -205,5 +206,5 @@ def by_row(matrix: np.ndarray, reduce: np.ufunc) -> np.ndarray:
 def resolution(scores: np.ndarray) -> float:
     """The scale's step as the scores show it: 1 on integer scores, 0.1 on tenths, ~0 when
     the scores are continuous; 0 when every score is the same."""
-    gaps = np.diff(np.unique(np.round(scores, 9)))
+    gaps = np.diff(distinct(np.round(scores, 9)))
     return float(gaps.min()) if gaps.size else 0.0

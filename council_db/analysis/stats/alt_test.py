@@ -34,6 +34,7 @@ import numpy as np
 from council_db.analysis.stats.clustered import cluster_codes, clustered_mean
 from council_db.analysis.stats.distributions import t_cdf
 from council_db.analysis.stats.inference import benjamini_yekutieli
+from council_db.analysis.stats.unique_rows import distinct
 
 ACCURACY, NEG_RMSE = "accuracy", "neg_rmse"
 EPSILON = 0.2  # the authors' value for expert raters (0.15 skilled, 0.1 crowd workers)
@@ -101,7 +102,7 @@ def alt_test(instance: np.ndarray, rater: np.ndarray, value: np.ndarray, judge_v
     human_wins = human_scores >= judge_scores - tolerance
     clusters = np.arange(n) if cluster is None else cluster_codes(cluster)[0]
     found, skipped = [], 0
-    for code in np.unique(rater).tolist():
+    for code in distinct(rater).tolist():
         mine = rater == code
         if mine.sum() < min_instances:
             skipped += 1

@@ -6,6 +6,8 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
+from council_db.analysis.stats.unique_rows import distinct
+
 
 class AnswerTable(msgspec.Struct, frozen=True):
     """Candidate answers, ordered by (session, model, log_length).
@@ -67,7 +69,7 @@ def within_session_pairs(answer_session: np.ndarray) -> tuple[np.ndarray, np.nda
     order (as ``answer_index`` numbers them): the answers a pairwise comparison can form."""
     _, starts, sizes = np.unique(answer_session, return_index=True, return_counts=True)
     first, second = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-    for k in np.unique(sizes[sizes >= 2]).tolist():
+    for k in distinct(sizes[sizes >= 2]).tolist():
         at = starts[sizes == k]
         i, j = np.triu_indices(k, 1)
         first.append((at[:, None] + i[None, :]).ravel())

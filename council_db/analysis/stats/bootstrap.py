@@ -19,6 +19,7 @@ import numpy as np
 from council_db.analysis.stats.distributions import normal_cdf
 from council_db.analysis.stats.estimate import Estimate
 from council_db.analysis.stats.inference import t_quantile
+from council_db.analysis.stats.order_statistics import linear_quantiles
 
 RngLike = np.random.Generator | int | None
 BLOCK_CELLS = 1 << 22  # weights per block: 4M float64 = 32 MB
@@ -91,10 +92,8 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95,
     tail = (1.0 - level) / 2.0 if n_sessions is None else expanded_tail(level, n_sessions)
     if not math.isfinite(tail):
         return math.nan, math.nan
-    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    low, high = linear_quantiles(finite, np.array([tail, 1.0 - tail]))
     return float(low), float(high)
-
-
 
 
 def bootstrap_estimate(per_cluster: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], n_boot: int,

@@ -19,6 +19,7 @@ from council_db.analysis.stats.clustered import cluster_codes
 from council_db.analysis.stats.estimate import Estimate
 from council_db.analysis.stats.inference import t_interval, t_p_value
 from council_db.analysis.stats.small_sample import CR2
+from council_db.analysis.stats.unique_rows import distinct
 
 CR1_SLOPES = "least squares, CR1 SE from influence functions, t with G-1 df"
 CR2_SLOPES = "least squares with intercepts, CR2 SE by cluster, t with Bell-McCaffrey df"
@@ -46,7 +47,7 @@ def slope_contrast(parts: list[SlopePart], level: float = 0.95, method: str = CR
         start += len(x)
         sxx = float((x * x).sum())  # sums, not BLAS dot products, which wait for busy cores
         if sxx <= 0:
-            return Estimate.missing(method, len(np.unique(codes)), level)
+            return Estimate.missing(method, len(distinct(codes)), level)
         b = float((x * y).sum()) / sxx
         estimate += part.weight * b
         influence += np.bincount(mine, weights=part.weight * x * (y - b * x) / sxx, minlength=g)

@@ -55,7 +55,8 @@ def textbook(x, e, cluster, gram_inv, contrasts):
     return gram_inv @ meat @ gram_inv, q * (q + 1) / total
 
 
-@pytest.mark.parametrize("contrasts", [np.array([[1.0, -1.0, 0.0]]), np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]])])
+@pytest.mark.parametrize("contrasts", [np.array([[1.0, -1.0, 0.0]]), np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]]),
+                                       np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [0.5, 0.2, 1.0]])])
 def test_cr2_and_its_degrees_of_freedom_equal_the_textbook_formulas(contrasts):
     x, e, cluster, gram_inv = design(1)
     fitted = CR2.fit(x, e, cluster, cluster.max() + 1, gram_inv)
@@ -123,3 +124,45 @@ def test_cr2_of_clusters_smaller_than_the_design_equals_the_textbook_formulas():
     cov, df = textbook(x, e, cluster, gram_inv, contrast)
     assert np.allclose(fitted.cov, cov, atol=1e-12)
     assert fitted.df(contrast) == pytest.approx(df, rel=1e-9)
+
+
+def test_low_leverage_clusters_take_the_power_series_equal_to_the_eigenvectors():
+    """Many clusters, each of small leverage (a report's 1,000 sessions), take (I - H_gg)^-1/2
+    by its power series: the eigenvectors' matrices to 1e-13, and the SEs to 1e-12; a cluster
+    of large leverage (over the series' radius) is left to the eigenvectors."""
+    from council_db.analysis.stats.small_sample import _SERIES_RADIUS, _by_coefficients, _by_series, _norms, _sym_power
+
+    x, e, cluster, gram_inv = design(5, clusters=400, p=6)
+    root = _sym_power(gram_inv, 0.5)
+    cross = np.zeros((400, 6, 6))
+    np.add.at(cross, cluster, x[:, :, None] * x[:, None, :])
+    leverage = root @ cross @ root
+    norms = _norms(leverage)
+    assert (norms <= _SERIES_RADIUS).all()
+    np.testing.assert_allclose(_by_series(leverage, norms.max()), _by_coefficients(cross, root), rtol=0, atol=1e-13)
+    few, _, few_cluster, few_inv = design(6, clusters=5, p=3)  # 5 clusters: leverage far over the radius
+    few_cross = np.zeros((5, 3, 3))
+    np.add.at(few_cross, few_cluster, few[:, :, None] * few[:, None, :])
+    few_root = _sym_power(few_inv, 0.5)
+    assert (_norms(few_root @ few_cross @ few_root) > _SERIES_RADIUS).all()
+
+
+def test_cr2_of_many_low_leverage_clusters_equals_the_textbook_formulas():
+    x, e, cluster, gram_inv = design(8, clusters=300, p=4)
+    contrast = np.eye(4)[:1] - np.eye(4)[1:2]
+    fitted = CR2.fit(x, e, cluster, cluster.max() + 1, gram_inv)
+    cov, df = textbook(x, e, cluster, gram_inv, contrast)
+    np.testing.assert_allclose(fitted.cov, cov, rtol=1e-12, atol=0)
+    assert fitted.df(contrast) == pytest.approx(df, rel=1e-12)
+
+
+def test_each_rows_df_at_once_is_each_rows_df_alone():
+    """A fit's sixty effects take their df in one call (``single_dfs``): each row's is the
+    q = 1 HTZ path's, a contrast the design leaves no working variance NaN."""
+    x, e, cluster, gram_inv = design(3, clusters=40, p=5)
+    fitted = CR2.fit(x, e, cluster, cluster.max() + 1, gram_inv)
+    rows = np.vstack([np.eye(5), np.random.default_rng(4).standard_normal((6, 5)), np.zeros((1, 5))])
+    found = fitted.single_dfs(rows)
+    expected = [fitted._htz_df(row[None, :]) for row in rows[:-1]]
+    np.testing.assert_allclose(found[:-1], expected, rtol=1e-12)
+    assert np.isnan(found[-1])

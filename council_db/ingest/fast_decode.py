@@ -109,9 +109,8 @@ def _scratch(size: int) -> tuple[np.ndarray, np.ndarray]:
     """This thread's two buffers of at least ``size`` bytes (flags, and bytes), kept for the next batch."""
     found = getattr(_BUFFERS, "arrays", None)
     if found is None or len(found[0]) < size:
-        size += -size % _BLOCK
-        found = _BUFFERS.arrays = (np.zeros(max(size, 1 << 20), dtype=bool), np.zeros(max(size, 1 << 20),
-                                                                                       dtype=np.uint8))
+        size = max(size + -size % _BLOCK, 1 << 20)
+        found = _BUFFERS.arrays = (np.zeros(size, dtype=bool), np.zeros(size, dtype=np.uint8))
     return found
 
 

@@ -259,7 +259,8 @@ def decoded_at_once(decoder: msgspec.json.Decoder, texts: list[bytes]) -> list |
     plainly one JSON object msgspec reads as pydantic would. Joined by line breaks, lines
     that each start with "{" and end with "}" cannot run into each other ("}" then "{" is
     JSON only between top-level values), so as many values as lines means one a line."""
-    if not (texts and all(map(bytes.startswith, texts, repeat(b"{"))) and all(map(bytes.endswith, texts, repeat(b"}")))):
+    if not texts or not (all(map(bytes.startswith, texts, repeat(b"{")))
+                         and all(map(bytes.endswith, texts, repeat(b"}")))):
         return None
     data = b"\n".join(texts)
     if not is_utf8(data) or any_hides_from_msgspec(data, max(map(len, texts))) and any(

@@ -61,10 +61,15 @@ class Envelope:
         return self._timed(*_time(given))
 
     def _timed(self, text: str, ts_us: int | None) -> Envelope:
-        """This envelope with another time's text and microseconds, made field by field."""
-        return Envelope(text, ts_us, self.consent_level, self.schema_version, self.schema_version_raw,
-                        self.council_config_version, self.query_hash, self.query_metadata, self.category,
-                        self.language, self.length_bucket, self.display_order)
+        """This envelope with another time's text and microseconds: its fields copied at once
+        (the frozen dataclass's constructor sets each through object.__setattr__: 2.9 against
+        1.2 us, once a new session in a pairwise log), the cached digest left out."""
+        made = object.__new__(Envelope)
+        fields = made.__dict__
+        fields.update(self.__dict__)
+        fields.pop("digest", None)
+        fields["timestamp"], fields["ts_us"], fields["stored"] = text, ts_us, (text, *self.stored[1:])
+        return made
 
     def own_time(self, text: str) -> int | None:
         """The time of ``text`` when ``with_time`` gives it back exactly (so a record with that

@@ -13,7 +13,9 @@ that fails, so each bad line gets its own message and the good ones are kept.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import BinaryIO, Iterator, Sequence
 
 from pydantic import ValidationError
@@ -28,6 +30,8 @@ from council_db.ingest.validation import line_adapter, lines_adapter
 CHUNK_BYTES = 1 << 20
 BATCH_LINES = 4_000  # the writer has a fixed cost per batch; readers validate in slices (records.PARSE_LINES)
 BOM = b"\xef\xbb\xbf"
+LONG_LINE_BYTES = 256  # a chunk's lines at least this long on average: read_batches splits the next by split_lines
+_WITHOUT_BREAK = itemgetter(slice(None, -1))
 
 
 @dataclass
@@ -65,12 +69,14 @@ def read_batches(
     consumed = offset
     remaining = length
     batch: list[bytes] = []
+    long_lines = True  # the last chunk's lines averaged LONG_LINE_BYTES or more
     while chunk := stream.read(CHUNK_BYTES if remaining is None else min(CHUNK_BYTES, remaining)):
         if remaining is not None:
             remaining -= len(chunk)
         if consumed == 0 and not pending and chunk.startswith(BOM):
             chunk, consumed = chunk[len(BOM):], len(BOM)
-        pieces = chunk.split(b"\n")  # not (pending + chunk): a second megabyte copy costs
+        pieces = split_lines(chunk) if long_lines else chunk.split(b"\n")  # not (pending + chunk): a copy
+        long_lines = len(pieces) * LONG_LINE_BYTES <= len(chunk)
         pieces[0] = pending + pieces[0]
         pending = pieces.pop()
         start = 0
@@ -88,6 +94,18 @@ def read_batches(
         consumed += len(pending)
     if batch:
         yield LineBatch(line_no, batch, consumed)
+
+
+def split_lines(chunk: bytes) -> list[bytes]:
+    """``chunk.split(b"\\n")``, found by memchr: bytes.split looks at a byte at a time, which
+    cost a judge log's reader 0.7-1.0 ms a megabyte against 0.4-0.55 for BytesIO's lines each
+    copied without its break (thread CPU, 40 MB of each generated file). A file of short lines
+    (a CSV row's ~60 bytes) is split as before: there a copy a line costs more than the look."""
+    found = io.BytesIO(chunk).readlines()
+    tail = found.pop() if found and not found[-1].endswith(b"\n") else b""
+    pieces = list(map(_WITHOUT_BREAK, found))
+    pieces.append(tail)
+    return pieces
 
 
 def _is_complete_json(data: bytes) -> bool:

@@ -201,6 +201,9 @@ class Normaliser:
                     times: list, runs: list[int], sessions: list[str], envelopes: Distinct) -> tuple[list, list]:
         """Each run's envelope code and own time, decided as ``_envelope`` decides a record's
         (a session's first record made for the envelope it needs)."""
+        if (columns.times is not None and len(self._envelopes) + len(starts) <= CACHE_LIMIT
+                and len(self._sessions) + len(starts) <= CACHE_LIMIT):  # no cache is cleared on the way
+            return self._dated_runs(columns, starts, rests, form, times, runs, sessions, envelopes)
         codes, own = [], []
         for start, time, rest, session in zip(starts, times, runs, sessions):
             key = (time, *rests[rest])
@@ -208,6 +211,36 @@ class Normaliser:
                 self._new(key, form, self._made(key, form, columns.time(start), partial(columns.record, start))),
                 ENVELOPE_TIME)
             self._seen(session)
+            codes.append(envelopes.code(found))
+            own.append(own_time)
+        return codes, own
+
+    def _dated_runs(self, columns: RecordColumns, starts: list[int], rests: list[tuple], form: str | None,
+                    times: list[int], runs: list[int], sessions: list[str], envelopes: Distinct) -> tuple[list, list]:
+        """``_run_by_run`` of dated runs where no cache is cleared on the way: the same
+        decisions, with an envelope code's base and its times looked up once a batch, not a
+        run (a pairwise log's every line is a new session: _known, _made and _new hashed the
+        envelope's fields four times a run). A code without a base yet takes ``_run_by_run``'s
+        way for its run."""
+        bases = {rest: self._timeless.get((form, *rests[rest])) for rest in set(runs)}
+        dated = {rest: self._dated.setdefault(rests[rest], set()) for rest in bases}
+        codes, own, seen = [], [], self._sessions
+        for start, time, rest, session in zip(starts, times, runs, sessions):
+            base, known = bases[rest], dated[rest]
+            if time in known:
+                found, own_time = self._envelopes[(time, *rests[rest])], ENVELOPE_TIME
+            elif base is not None and time and session in seen:
+                found, own_time = base, time
+            elif base is not None:
+                found = self._envelopes[(time, *rests[rest])] = base.at(columns.time(start))
+                known.add(time)
+                own_time = ENVELOPE_TIME
+            else:
+                key = (time, *rests[rest])
+                found, own_time = self._new(key, form, self._made(key, form, columns.time(start),
+                                                                  partial(columns.record, start))), ENVELOPE_TIME
+                bases[rest] = self._timeless[(form, *rests[rest])]
+            seen.add(session)
             codes.append(envelopes.code(found))
             own.append(own_time)
         return codes, own

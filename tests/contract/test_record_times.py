@@ -30,6 +30,22 @@ def test_only_a_times_own_form_in_the_envelopes_form_is_kept_as_a_number():
         assert FIRST.own_time(text) is None, text  # the epoch: pg_copy's NULL marker
 
 
+def test_an_envelope_at_another_time_is_the_one_its_fields_would_make_and_keeps_no_cached_digest():
+    """with_time and at copy the envelope's fields at once: what the constructor makes of the
+    same fields at that time, its stored columns and digest those of the new time, the
+    original untouched."""
+    assert FIRST.digest  # cached on the original before the copy
+    fields = [getattr(FIRST, name) for name in ("consent_level", "schema_version", "schema_version_raw",
+                                                "council_config_version", "query_hash", "query_metadata", "category",
+                                                "language", "length_bucket", "display_order")]
+    for made in (FIRST.with_time(1766016000500000), FIRST.at(1766016000500000),
+                 FIRST.at("2025-12-18T00:00:00.500000+00:00")):
+        expected = Envelope("2025-12-18T00:00:00.500000+00:00", 1766016000500000, *fields)
+        assert made == expected and vars(made) == vars(expected) and made.stored == expected.stored
+        assert made.digest == expected.digest != FIRST.digest
+    assert FIRST.timestamp == "2025-12-17T10:30:00.123456+00:00" and FIRST.stored[0] == FIRST.timestamp
+
+
 def _by_parsing(text: str) -> int | None:
     """own_time as it was before a minute was read once: each text parsed and written back."""
     ts_us = timestamp_us(text)

@@ -10,6 +10,8 @@ import msgspec
 
 from council_db.contract.record import as_record
 from council_db.contract.storable import all_storable, unstorable_field
+from council_db.ingest.formats import judge_lines
+from council_db.ingest.formats.judge_lines import stripped
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.readers import reader
 from council_db.ingest.lines import LineBatch, Parsed
@@ -64,6 +66,23 @@ def test_a_batch_of_good_lines_is_decoded_in_one_call():
     parsed = read(LineBatch(1, real_lines(200), 0))
     assert (len(parsed.records), parsed.rejected, counting.calls) == (200, [], 2)
     assert described(parsed) == described(line_at_a_time(real_lines(200)))
+
+
+def test_a_batch_of_plain_lines_is_decoded_as_read_and_one_with_blanks_stripped_first(monkeypatch):
+    """Lines that each start with "{" and end with "}" (as llm_judge writes them) go to msgspec
+    as read, with no stripped copy of each made; a batch with a carriage return or a blank
+    around a line is stripped first, and gives the same records."""
+    strips = []
+    monkeypatch.setattr(judge_lines, "stripped", lambda batch: strips.append(batch) or stripped(batch))
+    lines = real_lines(60)
+    plain = fastchat_single()(LineBatch(1, lines, 0))
+    assert strips == [] and len(plain.columns) == 60
+    padded = fastchat_single()(LineBatch(1, [line + b"\r" for line in lines[:3]] + [b"  " + lines[3]] + lines[4:], 0))
+    assert len(strips) == 1
+
+    def rows(parsed):
+        return list(parsed.columns.numbers), [parsed.columns.record(row) for row in range(len(parsed.columns))]
+    assert rows(padded) == rows(plain)
 
 
 def test_a_bad_line_among_good_ones_is_rejected_alone_with_the_reason_a_line_alone_gets():

@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from council_db.contract.record import Record, as_record
-from council_db.ingest.fast_decode import any_hides_from_msgspec, decode_joined, hides_from_msgspec
+from council_db.ingest.fast_decode import (
+    any_hides_from_msgspec,
+    decode_joined,
+    hides_from_msgspec,
+    most_brackets_within,
+)
 from council_db.ingest.formats import judge_lines
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.formats.readers import reader
@@ -145,6 +150,39 @@ def test_a_batch_holding_a_line_that_may_hide_is_told_from_one_look_at_the_batch
     assert not any_hides_from_msgspec(b"\n".join([JUDGED] * 300))
     assert any_hides_from_msgspec(b"\n".join([JUDGED, JUDGED, line, JUDGED]))
     assert any_hides_from_msgspec(line)
+
+
+# Lines of brackets, text and breaks of any length: runs of them straddle the counted blocks.
+BRACKETED = st.lists(st.binary(max_size=0) | st.text("{[]}x \"", max_size=700).map(str.encode), min_size=1,
+                     max_size=120)
+
+
+@SHORT
+@given(BRACKETED, st.integers(0, 600))
+def test_no_line_holds_more_brackets_than_the_block_count_bounds(lines, padding):
+    """The numpy count (per 512-byte block, summed over the blocks a line can touch) is never
+    below a line's brackets, wherever the lines fall against the blocks, so a batch it clears
+    holds no line the translate's count would find (no line that may hide is missed)."""
+    data = b"\n".join([b"x" * padding + lines[0], *lines[1:]])
+    longest = max(map(len, data.split(b"\n")))
+    assert most_brackets_within(data, longest) >= max(line.count(b"{") + line.count(b"[") for line in data.split(b"\n"))
+    if any_hides_from_msgspec(data):
+        assert any_hides_from_msgspec(data, longest)
+
+
+@pytest.mark.parametrize("where", [0, 1, 150, 298, 299])
+def test_a_line_nested_201_deep_among_a_judge_logs_long_lines_is_found_by_the_block_count(where):
+    """A batch of 300 long lines of a few brackets each is cleared by the block count (it is
+    large enough for numpy to count it: under 200 in any line's span), and one line of 201 is
+    found wherever it stands; a line of 200 is not."""
+    batch = [JUDGED] * 300
+    assert len(b"\n".join(batch)) > 1_000_000 and most_brackets_within(b"\n".join(batch), len(JUDGED)) <= 200
+    assert not any_hides_from_msgspec(b"\n".join(batch), len(JUDGED))
+    for brackets, found in ((201, True), (200, False)):
+        nested = brackets - 1  # the line's own object is one
+        deep = b'{"x": ' + b"[" * nested + b"]" * nested + b', "pad": "' + b"y" * 4_000 + b'"}'
+        lines = batch[:where] + [deep] + batch[where + 1:]
+        assert any_hides_from_msgspec(b"\n".join(lines), len(deep)) is found
 
 
 def test_a_judge_logs_long_lines_are_decoded_without_a_look_at_each(monkeypatch):

@@ -80,3 +80,25 @@ def test_every_batch_ends_at_the_byte_after_its_last_line_whatever_the_read_and_
         assert found.end_offset == ends
         assert len(found.lines) <= batch
         assert found.first_line == 1 + sum(len(b.lines) for b in batches[:number])
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30), st.booleans(),
+       st.integers(1, 64), st.sampled_from([0, 4, 16, 10**9]))
+def test_lines_split_by_memchr_or_by_bytes_split_are_the_same_lines_whichever_chunk_takes_which(lines, ends, chunk,
+                                                                                                  long_line):
+    """read_batches splits a chunk by split_lines (BytesIO's lines, without their breaks) where
+    the last chunk's lines were long, else by bytes.split: the same lines and offsets either
+    way, a chunk's last line (cut by the read or by the file's end, with or without its break)
+    included."""
+    data = b"\n".join(lines) + (b"\n" if ends else b"")
+    assert lines_module.split_lines(data or b"\n") == (data or b"\n").split(b"\n")
+    with patch.object(lines_module, "CHUNK_BYTES", chunk), patch.object(lines_module, "LONG_LINE_BYTES", long_line):
+        batches = list(read_batches(io.BytesIO(data), first_line=1, keep_partial_tail=False))
+    expected = data.split(b"\n")
+    last = expected.pop()  # after the last break: kept when it holds anything but blanks (a final stream)
+    if last.strip():
+        expected.append(last)
+    assert [line for b in batches for line in b.lines] == expected
+    assert (batches[-1].end_offset if batches else 0) == (len(data) - (0 if last.strip() else len(last))
+                                                          if expected else 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from council_db.ingest.formats import openai_evals, openai_evals_batch
+from council_db.ingest.formats import judge_lines, openai_evals, openai_evals_batch
 from council_db.ingest.formats.judge_lines import stripped
 from council_db.ingest.formats.openai_evals import Reader
 from council_db.ingest.formats.options import FormatOptions
@@ -231,7 +231,7 @@ def test_a_batch_of_plain_lines_is_decoded_as_read_and_one_with_blanks_stripped_
     as read, with no stripped copy of each made; a batch with a carriage return or a blank is
     stripped first, and gives the same records."""
     strips = []
-    monkeypatch.setattr(openai_evals_batch, "stripped", lambda batch: strips.append(batch) or stripped(batch))
+    monkeypatch.setattr(judge_lines, "stripped", lambda batch: strips.append(batch) or stripped(batch))
     lines = (DATA / "ab-gpt-3.5-turbo.jsonl").read_bytes().splitlines()
     plain = reader()(LineBatch(1, lines, 0))
     assert strips == []

@@ -20,6 +20,7 @@ from council_db.ingest.formats.judge_columns import unix_us_column
 from council_db.ingest.formats.judge_lines import LineReader, ParsedColumns, unix_us
 from council_db.ingest.formats.options import FormatOptions
 from council_db.ingest.lines import LineBatch
+from council_db.ingest import normalise
 from council_db.ingest.normalise import Normalised, Normaliser
 from council_db.ingest.sources import resolve_sources
 from tests import realdata
@@ -166,6 +167,28 @@ def test_a_new_sessions_envelope_that_differs_only_in_its_time_is_made_without_i
     assert [summary(part) for part in columns] == [summary(part) for part in records]
     assert [part.rows.envelopes for part in columns] == [part.rows.envelopes for part in records]
     assert len(made) == 1 and len({key for part in columns for key in part.rows.session_keys}) > 100
+
+
+@pytest.mark.parametrize("cache_limit", [60, 100_000])
+def test_pairwise_runs_are_decided_once_a_batch_per_envelope_as_run_by_run_decides_them(tmp_path, monkeypatch,
+                                                                                           cache_limit):
+    """A batch of dated runs where no cache is cleared looks each envelope's base and times up
+    once (no _known a run: a pairwise log's every line is a new session), and gives the rows
+    the record path gives; with caches cleared every few batches, batches take either way."""
+    path = tmp_path / "gpt-4_pair.jsonl"
+    made = made_pair_lines(300, 5)
+    lines = [line for number, line in enumerate(made) if number not in (100, 150)] + PAIR.read_bytes().splitlines()
+    path.write_bytes(b"\n".join(lines))  # without the two lines no record is made of: every batch is columns
+    options = FormatOptions("fastchat-pair")
+    monkeypatch.setattr(normalise, "CACHE_LIMIT", cache_limit)
+    records = normalised(record_by_record(fastchat_pair.Reader), options, path, lines, 20)
+    looked = []
+    known = Normaliser._known
+    monkeypatch.setattr(Normaliser, "_known", lambda self, *args: looked.append(args) or known(self, *args))
+    columns = normalised(fastchat_pair.Reader, options, path, lines, 20)
+    assert [summary(part) for part in columns] == [summary(part) for part in records]
+    assert [part.rows.envelopes for part in columns] == [part.rows.envelopes for part in records]
+    assert (len(looked) == 0) is (cache_limit == 100_000)
 
 
 def made_review_lines(count: int, seed: int) -> list[bytes]:

@@ -19,6 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from itertools import repeat
 from typing import Annotated, Any, ClassVar, Union
 
 import msgspec
@@ -113,18 +114,17 @@ class LineReader:
         """The batch decoded in one call and its records checked in one (a line at a time cost
         the judge formats 4-10 us a line in calls alone); a batch with a line msgspec refuses,
         or a record the checks refuse, is read a line (or a record) at a time, which says why."""
-        lines = stripped(batch)
+        numbers, raws, texts, decoded = decoded_batch(self._decoder, batch)
         parsed = Parsed()
-        decoded = decoded_at_once(self._decoder, [text for _, _, text in lines])
-        columns = None if decoded is None else self.columns([number for number, _, _ in lines], decoded)
+        columns = None if decoded is None else self.columns(list(numbers), decoded)
         if columns is not None:
             return columns
         if decoded is None:
-            for number, raw, text in lines:
+            for number, raw, text in zip(numbers, raws, texts):
                 self._read(number, raw, text, parsed)
             return parsed
         made = []
-        for (number, raw, _), line in zip(lines, decoded):
+        for number, raw, line in zip(numbers, raws, decoded):
             try:
                 made.append((number, raw, *self.line_records(number, line)))
             except LineError as error:
@@ -228,6 +228,25 @@ class LineReader:
         return LineError(field, f"{problem}; expected {expected}")
 
 
+def decoded_batch(decoder: msgspec.json.Decoder, batch: LineBatch
+                  ) -> tuple[range | list[int], list[bytes], list[bytes], list | None]:
+    """The batch's line numbers, lines as read and texts (``stripped``'s), and the texts as
+    ``decoder``'s structs decoded in one call (None when msgspec refuses a line: a line at a
+    time then says which). A batch whose every line starts with "{" and ends with "}" holds
+    nothing to strip (no blank, carriage return, byte order mark or empty line), so its lines
+    are decoded as read, with no stripped copy of each made (a look a line cost a judge
+    log's reader about a microsecond a line); any other batch's texts are stripped first."""
+    lines = batch.lines
+    found = decoded_at_once(decoder, lines)
+    if found is not None:
+        return range(batch.first_line, batch.first_line + len(lines)), lines, lines, found
+    kept = stripped(batch)
+    numbers, raws, texts = [number for number, _, _ in kept], [raw for _, raw, _ in kept], [text for *_, text in kept]
+    if len(texts) == len(lines) and sum(map(len, texts)) == sum(map(len, lines)):
+        return numbers, raws, texts, None  # nothing was stripped: msgspec refused a line, not its blanks
+    return numbers, raws, texts, decoded_at_once(decoder, texts)
+
+
 def stripped(batch: LineBatch) -> list[tuple[int, bytes, bytes]]:
     """The batch's lines that hold anything: (number, the line as read, its text without
     surrounding blanks or a byte order mark)."""
@@ -240,10 +259,11 @@ def decoded_at_once(decoder: msgspec.json.Decoder, texts: list[bytes]) -> list |
     plainly one JSON object msgspec reads as pydantic would. Joined by line breaks, lines
     that each start with "{" and end with "}" cannot run into each other ("}" then "{" is
     JSON only between top-level values), so as many values as lines means one a line."""
-    if not texts or not all([text[:1] == b"{" and text[-1:] == b"}" for text in texts]):
+    if not texts or not (all(map(bytes.startswith, texts, repeat(b"{")))
+                         and all(map(bytes.endswith, texts, repeat(b"}")))):
         return None
     data = b"\n".join(texts)
-    if not is_utf8(data) or any_hides_from_msgspec(data) and any(
+    if not is_utf8(data) or any_hides_from_msgspec(data, max(map(len, texts))) and any(
             [json_refusal(text) is not None for text in texts if hides_from_msgspec(text)]):
         return None
     try:

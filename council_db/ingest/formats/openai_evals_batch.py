@@ -22,7 +22,7 @@ import msgspec
 from council_db.contract.envelope import written_us
 from council_db.contract.fields import MAX_SCORE, LineError
 from council_db.contract.record import ReadRecord
-from council_db.ingest.formats.judge_lines import decoded_at_once, stripped
+from council_db.ingest.formats.judge_lines import decoded_batch
 from council_db.ingest.formats.openai_evals_run import Run
 from council_db.ingest.lines import LineBatch, Parsed
 
@@ -72,23 +72,11 @@ def completion_chars(sampled: Any) -> int | None:
 
 def decoded(decoder: msgspec.json.Decoder, batch: LineBatch
             ) -> tuple[range | list[int], list[bytes], list[bytes], list[Any]] | None:
-    """The batch's line numbers, lines as read, texts (judge_lines.stripped's) and events
-    (``decoder``'s: openai_evals.BatchEvent), decoded in one call; None when msgspec refuses
-    a line (the reader's line-by-line way then says which). A batch whose every line starts
-    with "{" and ends with "}" holds nothing to strip (no blank, carriage return, byte order
-    mark or empty line), so its lines are decoded as read, with no stripped copy of each made;
-    any other batch's texts are stripped first."""
-    lines = batch.lines
-    events = decoded_at_once(decoder, lines)
-    if events is not None:
-        return range(batch.first_line, batch.first_line + len(lines)), lines, lines, events
-    found = stripped(batch)
-    texts = [text for _, _, text in found]
-    if len(texts) == len(lines) and sum(map(len, texts)) == sum(map(len, lines)):
-        return None  # nothing was stripped: msgspec refused a line, not its blanks
-    events = decoded_at_once(decoder, texts)
-    return None if events is None else ([number for number, _, _ in found], [raw for _, raw, _ in found], texts,
-                                        events)
+    """The batch's line numbers, lines as read, texts and events (``decoder``'s:
+    openai_evals.BatchEvent) as judge_lines.decoded_batch reads them; None when msgspec
+    refuses a line (the reader's line-by-line way then says which)."""
+    numbers, raws, texts, events = decoded_batch(decoder, batch)
+    return None if events is None else (numbers, raws, texts, events)
 
 
 def taken(reader: RunReader, numbers: list[int] | range, raws: list[bytes], texts: list[bytes],

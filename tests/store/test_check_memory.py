@@ -173,3 +173,18 @@ def test_a_mark_made_while_the_check_ran_outlives_its_clean_record(cli, db, db_u
     assert check_memory.record_clean(db, scope)
     assert ("sessions", 0) in _marks(db)
     assert cli("db", "check").exit_code == 1
+
+
+def test_a_read_only_store_is_checked_and_says_its_clean_check_is_not_recorded(tmp_path):
+    from tests import unprivileged
+    from tests.store.test_read_only_open import filled
+
+    if unprivileged.why_unavailable() is not None:
+        pytest.skip(str(unprivileged.why_unavailable()))
+    db_path = filled(tmp_path / "council.db")
+    db_path.chmod(0o444)
+    result = unprivileged.run("--db", str(db_path), "db", "check")
+    stderr = result.stderr.decode()
+    assert result.returncode == 0, stderr
+    assert "checked all" in stderr and "this clean check is not recorded" in stderr
+    assert "every row true to the records" in stderr

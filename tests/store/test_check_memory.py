@@ -188,3 +188,17 @@ def test_a_read_only_store_is_checked_and_says_its_clean_check_is_not_recorded(t
     assert result.returncode == 0, stderr
     assert "checked all" in stderr and "this clean check is not recorded" in stderr
     assert "every row true to the records" in stderr
+
+
+@both_backends
+def test_undoing_an_import_marks_its_ranges_and_every_reference(cli, db, tmp_path):
+    _clean(cli, tmp_path)
+    _imported(cli, tmp_path, seed=4, end="2026-09-30", days="5", sessions="30")
+    assert cli("db", "check").exit_code == 0 and _marks(db) == set()
+    with db.engine.connect() as connection:
+        last = connection.execute(text("SELECT MAX(id) FROM imports")).scalar_one()
+    assert cli("delete", "--import", str(last), "--yes").exit_code == 0
+    assert {("sessions", 0), ("refs", 0)} <= _marks(db)
+    scope = check_memory.scope(db)
+    assert scope.references and scope.sessions == ((0, check_memory.SESSIONS_PER_RANGE - 1),)
+    assert cli("db", "check").exit_code == 0

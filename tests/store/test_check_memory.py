@@ -203,3 +203,14 @@ def test_undoing_an_import_marks_its_ranges_and_every_reference(cli, db, tmp_pat
     scope = check_memory.scope(db)
     assert scope.references and scope.sessions == ((0, check_memory.SESSIONS_PER_RANGE - 1),)
     assert cli("db", "check").exit_code == 0
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_a_truncate_on_postgresql_makes_the_next_check_a_full_one(cli, db, db_url, tmp_path):
+    _clean(cli, tmp_path)
+    by_hand(db_url, "TRUNCATE session_stats")
+    scope = check_memory.scope(db)
+    code, rows, stderr = _checked(cli)
+    (stats,) = [row for row in rows if row["table"] == "session_stats"]
+    assert scope.full and scope.reason == "marked" and "checked all" in stderr
+    assert code == 1 and stats["missing"] == 60

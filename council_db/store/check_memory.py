@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
 from council_db.store.day_sums import TABLES as DAY_TABLES
+from council_db.store.derived import SESSION_DAY
 from council_db.store.id_runs import id_runs
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ BY_SESSION = {"scores": "session_id", "sessions": "id", "session_stats": "sessio
 BY_DAY = tuple(table.name for table in DAY_TABLES)
 MARK = ("INSERT INTO check_marks (unit, number) VALUES (:unit, :number) "
         "ON CONFLICT (unit, number) DO UPDATE SET changes = check_marks.changes + 1")
-SESSION_DAY_RANGE = f"COALESCE((s.ts_us + 62135596800000000) / 86400000000 + 1, 0) / {DAYS_PER_RANGE}"
+SESSION_DAY_RANGE = f"({SESSION_DAY}) / {DAYS_PER_RANGE}"  # a session's day range, over ``sessions AS s``
 
 
 def mark_sessions(connection: Any, session_ids: Iterable[int]) -> None:

@@ -143,22 +143,29 @@ def check(
     ctx: typer.Context,
     repair: Annotated[bool, typer.Option("--repair", help="Delete records that refer to a missing row, then "
                                                           "rebuild the derived rows that differ.")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Check every range, not only those changed since the "
+                                                      "last clean check.")] = False,
     fmt: ListingFormat = None, as_json: Json = False, nl: Lines = False, as_csv: Csv = False, output: Output = None,
 ) -> None:
     """Verify derived rows and references against the records.
 
     Every derived row (session_stats, the day totals) is compared with the records, and every
     record must refer to stored rows; exits 1 when some do not (scores edited by hand, say)
-    and --repair was not given. The table lists every check; stderr says what was found
-    wrong, and what to do, in one line each, then the outcome."""
-    from council_db.store import db_check, derived, references
+    and --repair was not given. Only the ranges of sessions and days changed since the last
+    check that found the store clean are read (the first check reads all; --full always).
+    The table lists every check (JSON, JSONL and CSV also the ranges it read); stderr says
+    what was read, what was found wrong and what to do, in one line each, then the outcome."""
+    from council_db.store import check_memory, db_check, derived, references
 
     fmt = chosen(LISTING, fmt, json=as_json, nl=nl, csv=as_csv, output=output)
     database = state(ctx).database(read_only=not repair)
-    findings, orphans = db_check.check(database, repair=repair)
+    scope = check_memory.scope(database, full=full)
+    message(scope.describe())
+    findings, orphans = db_check.check(database, repair=repair, scope=scope)
+    # the ranges each check read: JSON, JSONL and CSV; a table (80 columns) has stderr's first line
+    rows = [finding.as_row() | ({} if fmt == "table" else scope.of(finding.table)) for finding in findings + orphans]
     with destination(output) as out:
-        written = emit_rows([finding.as_row() for finding in findings + orphans], fmt,
-                            title="derived tables and references", out=out)
+        written = emit_rows(rows, fmt, title="derived tables and references", out=out)
     wrote(output, fmt, written, "check")
     wrong = [derived.describe(f) for f in findings if f.wrong] + [references.describe(f) for f in orphans if f.wrong]
     for line in wrong:
@@ -167,6 +174,8 @@ def check(
     if left:
         message(f"{checks:,} checks: {len(left):,} found rows that disagree with the records")
         raise typer.Exit(1)
+    if not check_memory.record_clean(database, scope):
+        message("the store is read-only: this clean check is not recorded, the next one reads as much")
     message(f"{checks:,} checks: every row true to the records" + (", once repaired" if wrong else ""))
 
 

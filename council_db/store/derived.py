@@ -109,33 +109,57 @@ class Finding:
 Screen = Callable[["Connection", str, dict], bool]
 
 
+# per range column (session_id, day): the (first, last) ranges to check, in place of every range
+Ranges = dict[str, tuple[tuple[int, int], ...]]
+
+
 def check(db: Database, *, repair: bool = False, tables: tuple[DerivedTable, ...] = DERIVED,
-          screen: Screen | None = None) -> list[Finding]:
-    """Compare every derived row with the records; with ``repair``, rebuild each range that
-    differs (under the write lock, in its own transaction, checked again inside it). A range
-    that ``screen`` passes is not compared."""
-    return [_check_table(db, table, repair, screen) for table in tables]
+          screen: Screen | None = None, ranges: Ranges | None = None) -> list[Finding]:
+    """Compare every derived row with the records (only those of ``ranges``, where given: a
+    finding's ``rows`` are then theirs); with ``repair``, rebuild each range that differs
+    (under the write lock, in its own transaction, checked again inside it). A range that
+    ``screen`` passes is not compared."""
+    return [_check_table(db, table, repair, screen, None if ranges is None else ranges[table.range_column])
+            for table in tables]
 
 
-def _check_table(db: Database, table: DerivedTable, repair: bool, screen: Screen | None = None) -> Finding:
+def _check_table(db: Database, table: DerivedTable, repair: bool, screen: Screen | None = None,
+                 ranges: tuple[tuple[int, int], ...] | None = None) -> Finding:
     from sqlalchemy import text
 
     finding = Finding(table.name)
+    if ranges is not None:
+        with db.engine.connect() as connection:
+            finding.rows = sum(connection.execute(text(
+                f"SELECT COUNT(*) FROM {table.name} WHERE {table.range_column} BETWEEN :first AND :last"),
+                {"first": first, "last": last}).scalar_one() for first, last in ranges)
+        for first, last in ranges:
+            _check_range(db, table, repair, screen, {"first": first, "last": last}, finding)
+        return finding
     with db.engine.connect() as connection:
         finding.rows = connection.execute(text(f"SELECT COUNT(*) FROM {table.name}")).scalar_one()
         low, high = connection.execute(text(table.bounds)).one()
     first = low
     while first is not None and first <= high:
-        bounds = {"first": first, "last": min(first + table.step - 1, high)}
-        with (db.writer() if repair else db.engine.connect()) as connection, connection.begin():
-            passed = screen is not None and screen(connection, table.name, bounds)
-            wrong = 0 if passed else _differences(connection, table, bounds, finding)
-            if wrong and repair:
-                _rebuild(connection, table, bounds)
-                finding.repaired = True
-            first = (connection.execute(text(table.following), bounds).scalar() if table.following
-                     else bounds["last"] + 1)
+        first = _check_range(db, table, repair, screen, {"first": first, "last": min(first + table.step - 1, high)},
+                             finding)
     return finding
+
+
+def _check_range(db: Database, table: DerivedTable, repair: bool, screen: Screen | None, bounds: dict,
+                 finding: Finding) -> int | None:
+    """Check (and with ``repair`` rebuild) one range into ``finding``; returns the first value
+    of the range after it."""
+    from sqlalchemy import text
+
+    with (db.writer() if repair else db.engine.connect()) as connection, connection.begin():
+        passed = screen is not None and screen(connection, table.name, bounds)
+        wrong = 0 if passed else _differences(connection, table, bounds, finding)
+        if wrong and repair:
+            _rebuild(connection, table, bounds)
+            finding.repaired = True
+        return (connection.execute(text(table.following), bounds).scalar() if table.following
+                else bounds["last"] + 1)
 
 
 def _differences(connection: Connection, table: DerivedTable, bounds: dict, finding: Finding) -> int:

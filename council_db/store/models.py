@@ -39,6 +39,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 # The base lives apart so that models of one feature can have their own module (dimension_models);
 # importing this module declares every table.
+from council_db.store.check_models import CheckCount, CheckMark, CleanCheck  # noqa: F401 (re-exported)
 from council_db.store.dimension_models import DimensionName, ScoreDimension  # noqa: F401 (re-exported)
 from council_db.store.model_base import NAMING_CONVENTION, Base, schema_filter, sqlite_only  # noqa: F401 (re-exported)
 from council_db.store.packed_models import PackedRecords, StoreOption  # noqa: F401 (re-exported)

@@ -30,9 +30,10 @@ IN_RANGE = "session_id BETWEEN :first AND :last"
 FIELDS = ("session", "scale", *LAYOUT.names)
 
 
-def check(db: Database, *, repair: bool = False) -> list[Finding]:
-    """Compare every packed string with its scores; with ``repair``, pack the sessions of each
-    range that differs again (under the write lock, checked again inside its transaction).
+def check(db: Database, *, repair: bool = False, ranges: tuple[tuple[int, int], ...] | None = None) -> list[Finding]:
+    """Compare every packed string with its scores (only those of the session-id ``ranges``,
+    where given: the finding's ``rows`` are then theirs); with ``repair``, pack the sessions of
+    each range that differs again (under the write lock, checked again inside its transaction).
     No finding where the store keeps no copy, or `db pack` is still filling it (store/packing.py)."""
     from sqlalchemy import text
 
@@ -40,18 +41,33 @@ def check(db: Database, *, repair: bool = False) -> list[Finding]:
     with db.engine.connect() as connection:
         if connection.exec_driver_sql(STATE_SQL).scalar() != "on":
             return []
-        finding.rows = connection.execute(text(f"SELECT COUNT(*) FROM {TABLE}")).scalar_one()
-        low, high = connection.execute(text(
-            f"SELECT MIN(low), MAX(high) FROM (SELECT MIN(id) AS low, MAX(id) AS high FROM sessions UNION ALL "
-            f"SELECT MIN(session_id), MAX(session_id) FROM {TABLE}) AS both_tables")).one()
-    for first in range(low, high + 1, STEP) if low is not None else ():
-        bounds = {"first": first, "last": min(first + STEP - 1, high)}
+        if ranges is None:
+            finding.rows = connection.execute(text(f"SELECT COUNT(*) FROM {TABLE}")).scalar_one()
+            ranges = _every_range(connection)
+        else:
+            finding.rows = sum(connection.execute(text(f"SELECT COUNT(*) FROM {TABLE} WHERE {IN_RANGE}"),
+                                                  {"first": first, "last": last}).scalar_one()
+                               for first, last in ranges)
+    for first, last in ranges:
+        bounds = {"first": first, "last": last}
         with (db.writer() if repair else db.engine.connect()) as connection, connection.begin():
             wrong = _wrong_sessions(connection, bounds, finding)
             if wrong and repair:
                 rebuild(connection, wrong)
                 finding.repaired = True
     return [finding]
+
+
+def _every_range(connection: Connection) -> tuple[tuple[int, int], ...]:
+    """STEP sessions a range from the least session id to the greatest, stored or packed."""
+    from sqlalchemy import text
+
+    low, high = connection.execute(text(
+        f"SELECT MIN(low), MAX(high) FROM (SELECT MIN(id) AS low, MAX(id) AS high FROM sessions UNION ALL "
+        f"SELECT MIN(session_id), MAX(session_id) FROM {TABLE}) AS both_tables")).one()
+    if low is None:
+        return ()
+    return tuple((first, min(first + STEP - 1, high)) for first in range(low, high + 1, STEP))
 
 
 def _wrong_sessions(connection: Connection, bounds: dict[str, int], finding: Finding) -> set[int]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from council_db.errors import CouncilDbError
+from council_db.store.check_memory import mark_sessions
 from council_db.store.packed_records import SESSIONS_AT_ONCE
 from council_db.store.packed_writes import STATE_SQL, repack
 
@@ -66,6 +67,7 @@ def pack(db: Database, progress: Callable[[int, int], None] = lambda done, total
         with db.writer() as connection, connection.begin():
             if _still_packing(connection):
                 done.records += repack(connection, first, last)
+                mark_sessions(connection, range(first, last + 1))  # db check verifies what it packed (check_memory)
         progress(last - low + 1, high - low + 1)
     with db.writer() as connection, connection.begin():
         if _still_packing(connection):

@@ -45,6 +45,9 @@ KEPT = {("sessions", "import_id"), ("scores", "import_id"), ("models", "model_of
 RECORD_KEY = ("session_id", "reviewer_id", "model_id", "position")
 RECORD_PARTS = (("answer_styles", RECORD_KEY), ("score_dimensions", RECORD_KEY))
 RECORD = "record"  # the finding's column name for a part whose record is gone
+# each table's column naming its session: a check of some session ranges reads only their rows
+SESSION_COLUMN = {"scores": "session_id", "session_stats": "session_id", "sessions": "id",
+                  "score_dimensions": "session_id", "answer_styles": "session_id"}
 
 
 def _tables() -> list[str]:
@@ -57,49 +60,63 @@ def _missing(column: str, referred: str, alias: str) -> str:
             f"NOT EXISTS (SELECT 1 FROM {referred} AS p WHERE p.id = {alias}.{column}))")
 
 
-def _count_sql(table: str, references: list[tuple[str, str]]) -> str:
-    """One row: the table's rows, then per reference how many name a missing row."""
+def _within(table: str, alias: str, sessions: tuple[tuple[int, int], ...] | None) -> str:
+    """SQL true for the rows of ``table`` (as ``alias``) in the session-id ranges (every row
+    where None, or where the table has no session column)."""
+    column = SESSION_COLUMN.get(table)
+    if sessions is None or column is None:
+        return "1 = 1"
+    return "(" + (" OR ".join(f"{alias}.{column} BETWEEN {int(first)} AND {int(last)}" for first, last in sessions)
+                  or "1 = 0") + ")"
+
+
+def _count_sql(table: str, references: list[tuple[str, str]], where: str) -> str:
+    """One row: the table's rows (``where``), then per reference how many name a missing row."""
     sums = ", ".join(f"SUM(CASE WHEN c.{column} IS NOT NULL AND p{number}.id IS NULL THEN 1 ELSE 0 END)"
                      for number, (column, _) in enumerate(references))
     joins = " ".join(f"LEFT JOIN {referred} AS p{number} ON p{number}.id = c.{column}"
                      for number, (column, referred) in enumerate(references))
-    return f"SELECT COUNT(*), {sums} FROM {table} AS c {joins}"
+    return f"SELECT COUNT(*), {sums} FROM {table} AS c {joins} WHERE {where}"
 
 
-def _repair_sql(table: str, column: str, referred: str) -> str:
+def _repair_sql(table: str, column: str, referred: str, where: str) -> str:
     if (table, column) in KEPT:
-        return f"UPDATE {table} SET {column} = NULL WHERE {_missing(column, referred, table)}"
-    return f"DELETE FROM {table} WHERE {_missing(column, referred, table)}"
+        return f"UPDATE {table} SET {column} = NULL WHERE {_missing(column, referred, table)} AND {where}"
+    return f"DELETE FROM {table} WHERE {_missing(column, referred, table)} AND {where}"
 
 
-def orphans(db: Database, *, repair: bool = False) -> list[Finding]:
+def orphans(db: Database, *, repair: bool = False, sessions: tuple[tuple[int, int], ...] | None = None
+            ) -> list[Finding]:
     """Per reference, a Finding named ``table.column``: the table's rows, and as ``extra`` those
     referring to a missing row; with ``repair``, those rows are deleted (or the column
-    emptied, for KEPT), under the write lock."""
+    emptied, for KEPT), under the write lock. Where ``sessions`` is given, a table with a
+    session column is read only in those session-id ranges."""
     from sqlalchemy import text
 
     findings = []
     for table in _tables():
         references = [(column, referred) for name, column, referred in REFERENCES if name == table]
+        where = _within(table, "c", sessions)
         with db.engine.connect() as connection:
-            total, *counts = connection.execute(text(_count_sql(table, references))).one()
+            total, *counts = connection.execute(text(_count_sql(table, references, where))).one()
             for (column, referred), count in zip(references, counts):
                 finding = Finding(f"{table}.{column}", rows=total, extra=count or 0)
                 if finding.extra:
                     finding.examples = [f"{column}={value}" for value, in connection.execute(text(
                         f"SELECT DISTINCT c.{column} FROM {table} AS c WHERE {_missing(column, referred, 'c')} "
-                        f"ORDER BY 1 LIMIT {EXAMPLES}"))]
+                        f"AND {where} ORDER BY 1 LIMIT {EXAMPLES}"))]
                 findings.append(finding)
-    parts = [_record_part(db, table, key) for table, key in RECORD_PARTS]
+    parts = [_record_part(db, table, key, sessions) for table, key in RECORD_PARTS]
     if repair and any(finding.extra for finding in findings + parts):
         with db.writer() as connection, connection.begin():
             for (table, column, referred), finding in zip(REFERENCES, findings):
                 if finding.extra:
-                    connection.execute(text(_repair_sql(table, column, referred)))
+                    connection.execute(text(_repair_sql(table, column, referred, _within(table, table, sessions))))
                     finding.repaired = True
             for (table, key), finding in zip(RECORD_PARTS, parts):
                 if finding.extra:
-                    connection.execute(text(f"DELETE FROM {table} WHERE {_no_record(table, key)}"))
+                    connection.execute(text(f"DELETE FROM {table} WHERE {_no_record(table, key)} "
+                                            f"AND {_within(table, table, sessions)}"))
                     finding.repaired = True
     return findings + parts
 
@@ -109,18 +126,22 @@ def _no_record(alias: str, key: tuple[str, ...]) -> str:
     return f"NOT EXISTS (SELECT 1 FROM scores AS p WHERE {' AND '.join(f'p.{c} = {alias}.{c}' for c in key)})"
 
 
-def _record_part(db: Database, table: str, key: tuple[str, ...]) -> Finding:
-    """A Finding named ``table.record``: the table's rows, and as ``extra`` those whose record is gone."""
+def _record_part(db: Database, table: str, key: tuple[str, ...], sessions: tuple[tuple[int, int], ...] | None
+                 ) -> Finding:
+    """A Finding named ``table.record``: the table's rows (of the ``sessions`` ranges, where
+    given), and as ``extra`` those whose record is gone."""
     from sqlalchemy import text
 
+    where = _within(table, "c", sessions)
     with db.engine.connect() as connection:
         total, count = connection.execute(text(
-            f"SELECT COUNT(*), SUM(CASE WHEN {_no_record('c', key)} THEN 1 ELSE 0 END) FROM {table} AS c")).one()
+            f"SELECT COUNT(*), SUM(CASE WHEN {_no_record('c', key)} THEN 1 ELSE 0 END) FROM {table} AS c "
+            f"WHERE {where}")).one()
         finding = Finding(f"{table}.{RECORD}", rows=total, extra=count or 0)
         if finding.extra:
             finding.examples = [", ".join(f"{c}={v}" for c, v in zip(key, row)) for row in connection.execute(text(
                 f"SELECT DISTINCT {', '.join(f'c.{c}' for c in key)} FROM {table} AS c WHERE {_no_record('c', key)} "
-                f"ORDER BY 1, 2, 3, 4 LIMIT {EXAMPLES}"))]
+                f"AND {where} ORDER BY 1, 2, 3, 4 LIMIT {EXAMPLES}"))]
     return finding
 
 

@@ -25,6 +25,7 @@ from council_db.contract.reviewer_identity import Identity
 from council_db.contract.scales import ScoreScale
 from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.store.batch_keys import first_of_each_key, in_key_order, key_order
+from council_db.store.check_memory import mark_sessions
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
 from council_db.store.dimension_writer import DimensionWriter
 from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
@@ -297,6 +298,8 @@ class ScoreWriter:
             self.totals.add(columns, day, new, before)
             append_packed(self.connection, self._insert_columns, columns, new, fresh)
         self.created -= touched
+        if inserted:
+            mark_sessions(self.connection, touched)  # db check reads these ranges next (store/check_memory.py)
         self._transaction = self.connection.get_transaction()
         return inserted
 

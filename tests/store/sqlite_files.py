@@ -37,6 +37,9 @@ EXPECTED_TABLES = {
     "watch_state",
     "packed_records",
     "store_options",
+    "check_marks",
+    "check_counts",
+    "clean_checks",
 }
 EXPECTED_VIEWS = {"score_records", "session_summaries", "within_session_scores", "slot_means", "reviewer_profiles",
                   "reviewer_daily", "daily_scores", "model_profiles", "dimension_records", "reviewer_identities"}

@@ -39,10 +39,10 @@ def test_checks_that_only_read_overlap_in_time(cli, db, tmp_path, monkeypatch):
     _simulated(cli, tmp_path)
     spans, check_table = [], derived._check_table
 
-    def slow(database, table, repair, screen=None):
+    def slow(database, table, repair, *rest):
         start = time.perf_counter()
         time.sleep(0.2)
-        found = check_table(database, table, repair, screen)
+        found = check_table(database, table, repair, *rest)
         spans.append((start, time.perf_counter(), threading.get_ident()))
         return found
 

@@ -149,7 +149,8 @@ FIXTURES = {"0001": FIXTURE_0001, "0004": FIXTURE_0001, "0006": FIXTURE_0006, "0
             "0009": FIXTURE_0009, "0010": FIXTURE_0009, "0012": FIXTURE_0012,
             "0013": FIXTURE_0013, "0014": FIXTURE_0014, "0015": FIXTURE_0015,
             "0016": FIXTURE_0016, "0017": FIXTURE_0017, "0018": FIXTURE_0018, "0019": FIXTURE_0019,
-            "0020": FIXTURE_0019}  # 0020's packed_records and store_options: empty until `db pack`
+            "0020": FIXTURE_0019,  # 0020's packed_records and store_options: empty until `db pack`
+            "0021": FIXTURE_0019}  # 0021's check memory: empty until a clean `db check`
 DATA_TABLES = ("imports", "rejected_lines", "models", "scales", "record_envelopes", "sessions", "scores",
                "exclusion_reasons", "outbox_events", "local_keys", "import_overlaps", "answer_styles",
                "dimension_names", "score_dimensions", "watch_state")

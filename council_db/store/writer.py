@@ -29,7 +29,7 @@ from council_db.store.day_totals import DayTotalsWriter, day_numbers
 from council_db.store.dimension_writer import DimensionWriter
 from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
 from council_db.store.id_runs import id_runs
-from council_db.store.insert_statements import insert_statement, unnest_statement
+from council_db.store.insert_statements import insert_statement, split_shared, unnest_statement
 from council_db.store.key_hash import key_hash
 from council_db.store.model_rows import ModelRows
 from council_db.store.packed_writes import append as append_packed
@@ -104,11 +104,14 @@ class ScoreWriter:
         """Insert rows, skipping those whose key is already stored; returns how many were new."""
         return self._insert_columns(table, columns, conflict, [list(column) for column in zip(*values)])
 
-    def _insert_columns(self, table: str, columns: tuple[str, ...], conflict: str | None, data: list[list],
-                        literals: tuple[tuple[str, int], ...] = ()) -> int:
-        """``_insert`` for rows given column by column (one list per column); ``conflict`` None:
-        rows known to be new, inserted without the conflict check; ``literals``: integer
-        columns with one value in every row, stated once (both SQLite only)."""
+    def _insert_columns(self, table: str, columns: tuple[str, ...], conflict: str | None, data: Sequence,
+                        shared: dict[str, object] | None = None) -> int:
+        """``_insert`` for rows given column by column (a list a column; on SQLite an array may
+        be); ``conflict`` None: rows known to be new, inserted without the conflict check (SQLite
+        only). SQLite binds a column with one value in every row once: ``shared``, where the
+        caller found them, else those insert_statements.split_shared finds."""
+        if not self.arrays and shared is None:
+            columns, data, shared = split_shared(columns, data)
         count, width = len(data[0]), len(columns)
         if not self.arrays:  # one flat parameter list, filled a column at a time (C speed)
             flat: list = [None] * (count * width)
@@ -121,8 +124,8 @@ class ScoreWriter:
                 statement = unnest_statement(table, columns, conflict)
                 parameters = tuple(column[start:end] for column in data)
             else:
-                statement = insert_statement(self.mark, table, columns, conflict, end - start, literals)
-                parameters = tuple(flat[start * width:end * width])
+                statement = insert_statement(self.mark, table, columns, conflict, end - start, tuple(shared))
+                parameters = (*shared.values(), *flat[start * width:end * width])
             inserted += self.connection.exec_driver_sql(statement, parameters).rowcount
         return inserted
 
@@ -323,8 +326,8 @@ class ScoreWriter:
             if rows.any():
                 sorted_rows = in_key_order(rows, order)
                 own = (None if column is None else column[sorted_rows] for column in (envelope_ids, times))
-                names, values, literals = given_score_columns(columns.select(sorted_rows), *own, import_id)
-                inserted += self._insert_columns("scores", names, conflict, values, literals)
+                names, values, shared = given_score_columns(columns.select(sorted_rows), *own, import_id)
+                inserted += self._insert_columns("scores", names, conflict, values, shared)
         return inserted
 
     def _insert_styles(self, columns: ScoreColumns, style: np.ndarray, rows: np.ndarray) -> None:
@@ -357,12 +360,12 @@ class ScoreWriter:
 
     def _insert_stats(self, columns: ScoreColumns) -> None:
         """New sessions' statistics: on PostgreSQL copied straight in (none can be stored yet)."""
-        from council_db.store.session_stats import COLUMNS, stats_columns, stats_rows
+        from council_db.store.session_stats import COLUMNS, stats_columns
 
         if self.arrays:
             self.copies.copy(_stats_table(), stats_columns(columns))
-        else:
-            self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
+        else:  # answer_z's NaN, where unusable, is NULL in SQLite
+            self._insert_columns("session_stats", COLUMNS, STATS_KEY, stats_columns(columns))
 
 
 def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:

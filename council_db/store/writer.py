@@ -15,6 +15,7 @@ batch (measured: that parsing was 60% of the import).
 from __future__ import annotations
 
 from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -27,10 +28,16 @@ from council_db.contract.score_batch import ScoreBatch, ScoreColumns
 from council_db.store.batch_keys import first_of_each_key, in_key_order, key_order
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
 from council_db.store.dimension_writer import DimensionWriter
-from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
+from council_db.store.envelope_rows import (
+    ENVELOPE_COLUMNS,
+    SESSION_COLUMNS,
+    envelope_values,
+    own_envelopes,
+    session_columns,
+    stored_envelope,
+)
 from council_db.store.id_runs import id_runs
 from council_db.store.insert_statements import insert_statement, split_shared, unnest_statement
-from council_db.store.key_hash import key_hash
 from council_db.store.model_rows import ModelRows
 from council_db.store.packed_writes import append as append_packed
 from council_db.store.pg_copy import CopyTable, CopyWriter
@@ -53,10 +60,10 @@ BATCH_RECORDS = 16_000
 SESSION_CACHE_LIMIT = 200_000
 ENVELOPE_CACHE_LIMIT = 200_000
 
-SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id", "key_hash")
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 STYLE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", *STYLE_FIELDS)
 STATS_KEY = "session_id, scale_id"
+_STORED, _TS_US = attrgetter("stored"), attrgetter("ts_us")
 IDENTITY_COLUMNS = ("name", "reviewer_kind", "model_of", "prompt", "temperature", "seed")  # models (revision 0016)
 
 
@@ -184,13 +191,13 @@ class ScoreWriter:
         SQLite once ``stored_before``) looked them up first; it copies them in (store.pg_copy)."""
         if self.arrays:
             reserved = self._reserve_session_ids(len(first_seen))
-            self.copies.copy_rows(_sessions_table(), _session_rows(reserved, first_seen, import_id))
+            self.copies.copy_rows(_sessions_table(), list(zip(*session_columns(reserved, first_seen, import_id))))
             self._created(reserved, first_seen)
             return
         keys = list(first_seen)
         reserved = self._reserve_session_ids(len(keys))
-        inserted = self._insert("sessions", ("id", *SESSION_COLUMNS), "session_key",
-                                _session_rows(reserved, first_seen, import_id))
+        inserted = self._insert_columns("sessions", ("id", *SESSION_COLUMNS), "session_key",
+                                        session_columns(reserved, first_seen, import_id))
         if inserted == len(keys):
             self._created(reserved, first_seen)
             return
@@ -205,8 +212,8 @@ class ScoreWriter:
 
     def _created(self, reserved: list[int], first_seen: dict[str, Envelope]) -> None:
         self.created.update(reserved)
-        self.sessions.update((key, (session_id, envelope.stored, envelope.ts_us))
-                             for session_id, (key, envelope) in zip(reserved, first_seen.items()))
+        envelopes = first_seen.values()
+        self.sessions.update(zip(first_seen, zip(reserved, map(_STORED, envelopes), map(_TS_US, envelopes))))
 
     def _reserve_session_ids(self, count: int) -> list[int]:
         if self.arrays:  # the ids, as a range when they are one (always, unless another role draws ids too)
@@ -388,11 +395,3 @@ def _stats_table() -> CopyTable:
     from council_db.store.session_stats import COLUMNS
 
     return CopyTable.of("session_stats", COLUMNS, STATS_KEY, nullable=("answer_z",))
-
-
-def _session_rows(reserved: list[int], first_seen: dict[str, Envelope], import_id: int | None) -> list[tuple]:
-    """``sessions`` rows (id, SESSION_COLUMNS) under the reserved ids."""
-    return [(session_id, key, *envelope_values(envelope), envelope.category, envelope.language,
-             envelope.length_bucket, import_id, key_hash(key))
-            for session_id, (key, envelope) in zip(reserved, first_seen.items())]
-

@@ -102,3 +102,23 @@ def test_a_shared_parameter_is_bound_once_and_the_rows_own_numbered_after_it():
     connection.execute(statement, (9, 1, "x", 2, math.nan, 3, "z"))
     assert connection.execute("SELECT a, b, typeof(b), c FROM t ORDER BY a").fetchall() == [
         (1, "x", "text", 9), (2, None, "null", 9), (3, "z", "text", 9)]
+
+
+def test_new_sessions_rows_are_made_from_each_shared_envelope_once_and_hashed_as_key_hash_hashes():
+    """Two envelopes shared by four sessions: each session's row carries its own envelope's
+    columns, its key and its key's hash, whatever the key's characters."""
+    from council_db.contract.envelope import Envelope
+    from council_db.store.envelope_rows import SESSION_COLUMNS, session_columns
+    from council_db.store.key_hash import key_hash
+
+    def made(timestamp: str, language: str | None) -> Envelope:
+        return Envelope(timestamp, None, 1, "1.2.0", None, None, None, None, "coding", language, None, True)
+
+    one, other = made("", "en"), made("2025-01-01T00:00:00+00:00", None)
+    keys = ["a", "é", "x\udc80y", "d"]
+    columns = session_columns([7, 8, 9, 10], dict(zip(keys, [one, other, one, other])), 3)
+    rows = [dict(zip(("id", *SESSION_COLUMNS), row)) for row in zip(*columns)]
+    assert [row["id"] for row in rows] == [7, 8, 9, 10] and [row["session_key"] for row in rows] == keys
+    assert [(row["timestamp"], row["language"]) for row in rows] == [("", "en"), (other.timestamp, None)] * 2
+    assert [row["key_hash"] for row in rows] == [key_hash(key) for key in keys]
+    assert {row["import_id"] for row in rows} == {3} and {row["category"] for row in rows} == {"coding"}

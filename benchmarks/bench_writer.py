@@ -1,19 +1,21 @@
 """The import's writer alone: prepared batches written from memory, so the readers' cost is
 out of the figure.
 
-    python benchmarks/bench_writer.py [--records 200000] [--runs 3] [--baseline DIR] [--profile] [--write-docs]
+    python benchmarks/bench_writer.py [--records 200000] [--format llm-council] [--runs 3] [--baseline DIR]
+        [--profile] [--write-docs]
 
 The batches are what the importer hands store/writer.py (contract.score_batch.ScoreBatch, as
-the readers' merged chunks), captured once from a simulated llm-council file (16 records a
-session) by a real import whose writer only keeps them. Each run then writes them into a
+the readers' merged chunks), captured once by a real import (`council-db import --from
+FORMAT`) whose writer only keeps them: of a simulated llm-council file (16 records a session),
+or of bench_importers.py's generated file of another line format (``--format``). Each run then writes them into a
 fresh migrated SQLite file as FileImport does: ScoreWriter on ``bulk_writer()``, statistics
 settled and a commit every COMMIT_EVERY_LINES records, each run in a fresh process. Printed:
 the writer's CPU time (process user + system: the steadier figure on a shared machine) per
 record, the best and the median of the runs, and the wall rate. ``--baseline DIR`` runs
 another checkout (its council_db on PYTHONPATH) on the same batches, alternating with this
-one: a paired old/new comparison. ``--batches FILE`` keeps the captured batches (pickled)
-for the next run. Target (issue 32): the writer at <= 2.5 us a record, so that it keeps up
-with two reading processes at 200,000 records/s.
+one: a paired old/new comparison. ``--batches FILE`` keeps the captured batches (pickled,
+with their format's name) for the next run. Target (issue 32): the writer at <= 2.5 us a
+record, so that it keeps up with two reading processes at 200,000 records/s.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from doc_tables import machine, markdown_table, write_table  # benchmarks/ is on the path when run as a script
+from bench_importers import FORMATS  # benchmarks/ is on the path when run as a script
+from doc_tables import machine, markdown_table, write_table
 
 import council_db.ingest.importer as importer
-from council_db.ingest.importer import COMMIT_EVERY_LINES, import_files, now_utc
+from council_db.cli.app import app
+from council_db.ingest.importer import COMMIT_EVERY_LINES, now_utc
 from council_db.simulate import SimulationConfig
 from council_db.simulate import write_jsonl as simulated_jsonl
 from council_db.store.database import open_database
@@ -59,15 +63,21 @@ class _Keeper:
     def settle(self) -> None: ...
 
 
-def captured(records: int, folder: Path) -> list:
-    """The batches the importer's readers give for ``records`` simulated records."""
-    source = folder / "bias_metrics.jsonl"
-    with source.open("wb") as out:
-        simulated_jsonl(SimulationConfig(sessions=max(1, records // 16), seed=1), out)
+def captured(records: int, folder: Path, format_name: str) -> list:
+    """The batches the importer's readers give for ``records`` records of the format (llm-council's
+    simulated, as the table's figures were taken; another format's as bench_importers.py makes it)."""
+    spec = FORMATS[format_name]
+    if format_name == "llm-council":
+        source = folder / "bias_metrics.jsonl"
+        with source.open("wb") as out:
+            simulated_jsonl(SimulationConfig(sessions=max(1, records // 16), seed=1), out)
+    else:
+        source = spec.write(folder, records)
     _Keeper.kept = []
     importer.ScoreWriter = _Keeper  # type: ignore[misc, assignment]
     try:
-        import_files(open_database(f"sqlite:///{folder / 'capture.db'}", notify=lambda _: None), [str(source)])
+        app(["--db", f"sqlite:///{folder / 'capture.db'}", "import", "--from", format_name, str(source),
+             *spec.options], standalone_mode=False)
     finally:
         importer.ScoreWriter = ScoreWriter  # type: ignore[misc]
     source.unlink()
@@ -110,6 +120,12 @@ def written(batches: list, template: Path, target: Path, profile: cProfile.Profi
     return cpu, wall
 
 
+def _described(format_name: str) -> str:
+    if format_name == "llm-council":
+        return "llm-council's simulated records (16 a session)"
+    return f"{format_name}'s records as bench_importers.py generates them"
+
+
 def one_run(batch_file: Path, folder: Path, checkout: Path | None) -> tuple[float, float]:
     """CPU and wall seconds of one run in a fresh process: this checkout's council_db, or
     ``checkout``'s (on PYTHONPATH), writing the same pickled batches."""
@@ -124,6 +140,7 @@ def one_run(batch_file: Path, folder: Path, checkout: Path | None) -> tuple[floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--format", choices=list(FORMATS), default="llm-council", help="the line format captured")
     parser.add_argument("--runs", type=int, default=3, help="runs per checkout, alternating")
     parser.add_argument("--batches", type=Path, help="pickled batches: read if present, else captured and kept")
     parser.add_argument("--baseline", type=Path, help="another checkout (e.g. a worktree of main), run paired")
@@ -135,15 +152,17 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="bench-writer-", dir=args.work))
     try:
         if args.one_run:
-            batches = pickle.loads(args.batches.read_bytes())
+            batches = pickle.loads(args.batches.read_bytes())["batches"]
             template = folder / "empty.db"
             open_database(f"sqlite:///{template}", notify=lambda _: None).engine.dispose()
             print(*written(batches, template, folder / "run.db", None))
             return
         batch_file = args.batches or folder / "batches.pickle"
         if not batch_file.exists():
-            batch_file.write_bytes(pickle.dumps(captured(args.records, folder), protocol=pickle.HIGHEST_PROTOCOL))
-        batches = pickle.loads(batch_file.read_bytes())
+            kept = {"format": args.format, "batches": captured(args.records, folder, args.format)}
+            batch_file.write_bytes(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+        kept = pickle.loads(batch_file.read_bytes())
+        args.format, batches = kept["format"], kept["batches"]
         records, load = sum(map(len, batches)), os.getloadavg()[0]
         checkouts = {"this checkout": None, **({f"baseline ({args.baseline})": args.baseline} if args.baseline else {})}
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in checkouts}
@@ -156,7 +175,7 @@ def main() -> None:
             best_wall = min(wall for _, wall in found)
             rows.append([name, f"{records:,}", f"{per_record[0]:.2f}", f"{statistics.median(per_record):.2f}",
                          f"{records / best_wall:,.0f}"])
-            print(f"{name}: {records:,} records in {len(batches)} batches; writer CPU us/record: best "
+            print(f"{name}: {records:,} {args.format} records in {len(batches)} batches; writer CPU us/record: best "
                   f"{per_record[0]:.2f}, median {statistics.median(per_record):.2f} (target {TARGET_US}); wall "
                   f"{records / best_wall:,.0f} records/s (best of {args.runs})")
         print(f"load average at the start: {load:.1f}")
@@ -169,7 +188,7 @@ def main() -> None:
         if args.write_docs:
             table = markdown_table(["council_db", "records", "CPU us/record (best)", "CPU us/record (median)",
                                     "records/s (wall, best)"], rows, right=range(1, 5))
-            write_table("writer-sqlite", table, f"{machine()}; llm-council's simulated records (16 a session) in "
+            write_table("writer-sqlite", table, f"{machine()}; {_described(args.format)} in "
                         f"{len(batches)} batches; {args.runs} runs each, alternating; load {load:.1f} at the start")
     finally:
         shutil.rmtree(folder)

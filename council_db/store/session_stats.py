@@ -94,12 +94,6 @@ def stats_columns(columns: ScoreColumns) -> list[np.ndarray]:
             _fisher_z(answers, sxx, syy, sxy)]
 
 
-def stats_rows(columns: ScoreColumns) -> list[tuple]:
-    """``stats_columns`` as rows of Python values, answer_z None where unusable."""
-    *values, z = (column.tolist() for column in stats_columns(columns))
-    return list(zip(*values, [None if math.isnan(value) else value for value in z]))
-
-
 def _fisher_z(n: np.ndarray, sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray) -> np.ndarray:
     """atanh of each session's answer-level r where the meta-analysis can use it, else NaN."""
     scale = np.sqrt(sxx * syy)

@@ -15,6 +15,7 @@ batch (measured: that parsing was 60% of the import).
 from __future__ import annotations
 
 from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -28,10 +29,16 @@ from council_db.store.batch_keys import first_of_each_key, in_key_order, key_ord
 from council_db.store.check_memory import mark_sessions
 from council_db.store.day_totals import DayTotalsWriter, day_numbers
 from council_db.store.dimension_writer import DimensionWriter
-from council_db.store.envelope_rows import ENVELOPE_COLUMNS, envelope_values, own_envelopes, stored_envelope
+from council_db.store.envelope_rows import (
+    ENVELOPE_COLUMNS,
+    SESSION_COLUMNS,
+    envelope_values,
+    own_envelopes,
+    session_columns,
+    stored_envelope,
+)
 from council_db.store.id_runs import id_runs
-from council_db.store.insert_statements import insert_statement, unnest_statement
-from council_db.store.key_hash import key_hash
+from council_db.store.insert_statements import insert_statement, split_shared, unnest_statement
 from council_db.store.model_rows import ModelRows
 from council_db.store.packed_writes import append as append_packed
 from council_db.store.pg_copy import CopyTable, CopyWriter
@@ -54,10 +61,10 @@ BATCH_RECORDS = 16_000
 SESSION_CACHE_LIMIT = 200_000
 ENVELOPE_CACHE_LIMIT = 200_000
 
-SESSION_COLUMNS = ("session_key", *ENVELOPE_COLUMNS, "category", "language", "length_bucket", "import_id", "key_hash")
 _ENVELOPE_SQL = ", " + ", ".join(ENVELOPE_COLUMNS)
 STYLE_COLUMNS = ("session_id", "reviewer_id", "model_id", "position", *STYLE_FIELDS)
 STATS_KEY = "session_id, scale_id"
+_STORED, _TS_US = attrgetter("stored"), attrgetter("ts_us")
 IDENTITY_COLUMNS = ("name", "reviewer_kind", "model_of", "prompt", "temperature", "seed")  # models (revision 0016)
 
 
@@ -105,11 +112,14 @@ class ScoreWriter:
         """Insert rows, skipping those whose key is already stored; returns how many were new."""
         return self._insert_columns(table, columns, conflict, [list(column) for column in zip(*values)])
 
-    def _insert_columns(self, table: str, columns: tuple[str, ...], conflict: str | None, data: list[list],
-                        literals: tuple[tuple[str, int], ...] = ()) -> int:
-        """``_insert`` for rows given column by column (one list per column); ``conflict`` None:
-        rows known to be new, inserted without the conflict check; ``literals``: integer
-        columns with one value in every row, stated once (both SQLite only)."""
+    def _insert_columns(self, table: str, columns: tuple[str, ...], conflict: str | None, data: Sequence,
+                        shared: dict[str, object] | None = None) -> int:
+        """``_insert`` for rows given column by column (a list a column; on SQLite an array may
+        be); ``conflict`` None: rows known to be new, inserted without the conflict check (SQLite
+        only). SQLite binds a column with one value in every row once: ``shared``, where the
+        caller found them, else those insert_statements.split_shared finds."""
+        if not self.arrays and shared is None:
+            columns, data, shared = split_shared(columns, data)
         count, width = len(data[0]), len(columns)
         if not self.arrays:  # one flat parameter list, filled a column at a time (C speed)
             flat: list = [None] * (count * width)
@@ -122,8 +132,8 @@ class ScoreWriter:
                 statement = unnest_statement(table, columns, conflict)
                 parameters = tuple(column[start:end] for column in data)
             else:
-                statement = insert_statement(self.mark, table, columns, conflict, end - start, literals)
-                parameters = tuple(flat[start * width:end * width])
+                statement = insert_statement(self.mark, table, columns, conflict, end - start, tuple(shared))
+                parameters = (*shared.values(), *flat[start * width:end * width])
             inserted += self.connection.exec_driver_sql(statement, parameters).rowcount
         return inserted
 
@@ -182,13 +192,13 @@ class ScoreWriter:
         SQLite once ``stored_before``) looked them up first; it copies them in (store.pg_copy)."""
         if self.arrays:
             reserved = self._reserve_session_ids(len(first_seen))
-            self.copies.copy_rows(_sessions_table(), _session_rows(reserved, first_seen, import_id))
+            self.copies.copy_rows(_sessions_table(), list(zip(*session_columns(reserved, first_seen, import_id))))
             self._created(reserved, first_seen)
             return
         keys = list(first_seen)
         reserved = self._reserve_session_ids(len(keys))
-        inserted = self._insert("sessions", ("id", *SESSION_COLUMNS), "session_key",
-                                _session_rows(reserved, first_seen, import_id))
+        inserted = self._insert_columns("sessions", ("id", *SESSION_COLUMNS), "session_key",
+                                        session_columns(reserved, first_seen, import_id))
         if inserted == len(keys):
             self._created(reserved, first_seen)
             return
@@ -203,8 +213,8 @@ class ScoreWriter:
 
     def _created(self, reserved: list[int], first_seen: dict[str, Envelope]) -> None:
         self.created.update(reserved)
-        self.sessions.update((key, (session_id, envelope.stored, envelope.ts_us))
-                             for session_id, (key, envelope) in zip(reserved, first_seen.items()))
+        envelopes = first_seen.values()
+        self.sessions.update(zip(first_seen, zip(reserved, map(_STORED, envelopes), map(_TS_US, envelopes))))
 
     def _reserve_session_ids(self, count: int) -> list[int]:
         if self.arrays:  # the ids, as a range when they are one (always, unless another role draws ids too)
@@ -326,8 +336,8 @@ class ScoreWriter:
             if rows.any():
                 sorted_rows = in_key_order(rows, order)
                 own = (None if column is None else column[sorted_rows] for column in (envelope_ids, times))
-                names, values, literals = given_score_columns(columns.select(sorted_rows), *own, import_id)
-                inserted += self._insert_columns("scores", names, conflict, values, literals)
+                names, values, shared = given_score_columns(columns.select(sorted_rows), *own, import_id)
+                inserted += self._insert_columns("scores", names, conflict, values, shared)
         return inserted
 
     def _insert_styles(self, columns: ScoreColumns, style: np.ndarray, rows: np.ndarray) -> None:
@@ -360,12 +370,12 @@ class ScoreWriter:
 
     def _insert_stats(self, columns: ScoreColumns) -> None:
         """New sessions' statistics: on PostgreSQL copied straight in (none can be stored yet)."""
-        from council_db.store.session_stats import COLUMNS, stats_columns, stats_rows
+        from council_db.store.session_stats import COLUMNS, stats_columns
 
         if self.arrays:
             self.copies.copy(_stats_table(), stats_columns(columns))
-        else:
-            self._insert("session_stats", COLUMNS, STATS_KEY, stats_rows(columns))
+        else:  # answer_z's NaN, where unusable, is NULL in SQLite
+            self._insert_columns("session_stats", COLUMNS, STATS_KEY, stats_columns(columns))
 
 
 def _in_sessions(session_id: np.ndarray, sessions: set[int]) -> np.ndarray:
@@ -388,11 +398,3 @@ def _stats_table() -> CopyTable:
     from council_db.store.session_stats import COLUMNS
 
     return CopyTable.of("session_stats", COLUMNS, STATS_KEY, nullable=("answer_z",))
-
-
-def _session_rows(reserved: list[int], first_seen: dict[str, Envelope], import_id: int | None) -> list[tuple]:
-    """``sessions`` rows (id, SESSION_COLUMNS) under the reserved ids."""
-    return [(session_id, key, *envelope_values(envelope), envelope.category, envelope.language,
-             envelope.length_bucket, import_id, key_hash(key))
-            for session_id, (key, envelope) in zip(reserved, first_seen.items())]
-

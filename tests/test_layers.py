@@ -36,7 +36,7 @@ RANKS = {
 }
 FLOOR = {"council_db.errors", "council_db.resources", "council_db.text_values", "council_db.private_files",
          "council_db.markdown_text", "council_db.terminal_text", "council_db.spreadsheet_text",
-         "council_db.counted_text", "council_db.__version__"}
+         "council_db.counted_text", "council_db.integer_keys", "council_db.__version__"}
 SUBPACKAGES = ("contract", "simulate", "store", "ingest", "report", "outlets", "gate", "cli")
 
 # Inside analysis/, one sub-package per question, ranked the same way: the window's arrays at

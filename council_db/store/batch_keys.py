@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from council_db.contract.score_batch import ScoreColumns
-from council_db.store.session_stats import sort_order
+from council_db.integer_keys import sort_order
 
 
 def key_order(columns: ScoreColumns) -> np.ndarray:

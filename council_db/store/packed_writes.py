@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from council_db.contract.score_batch import ScoreColumns
+from council_db.integer_keys import sort_order
 from council_db.store.id_runs import id_runs
 from council_db.store.packed_records import RECORDS, SCORE_ROWS, SESSIONS_AT_ONCE, split_by_key
-from council_db.store.session_stats import sort_order
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection

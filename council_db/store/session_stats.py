@@ -8,12 +8,12 @@ whose records changed otherwise are recomputed by that SQL (``refresh``).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from council_db.contract.score_batch import OUT_OF_SCALE, UNSCORED, ScoreColumns
+from council_db.integer_keys import sort_order
 from council_db.resources import read_sql
 from council_db.store.id_runs import id_runs
 
@@ -37,22 +37,6 @@ def refresh(connection: Connection, session_ids: set[int]) -> None:
         bounds = {"first": first, "last": last}
         run(connection, "DELETE FROM session_stats WHERE session_id BETWEEN :first AND :last", bounds)
         run(connection, f"INSERT INTO session_stats ({', '.join(COLUMNS)}) " + read_sql("session_stats"), bounds)
-
-
-def sort_order(*keys: np.ndarray) -> np.ndarray:
-    """The rows in order of the keys (the first the primary), stable: equal rows keep their
-    order. Integer keys whose ranges multiply to under 2^62 (a batch's ids, positions and
-    lengths) are sorted as one number: a third of the time of ``np.lexsort`` on the keys."""
-    if all(key.dtype.kind in "biu" for key in keys) and len(keys[0]):
-        lows = [int(key.min()) for key in keys]
-        spans = [int(key.max()) - low + 1 for key, low in zip(keys, lows)]
-        if math.prod(spans) < 1 << 62:
-            combined = np.zeros(len(keys[0]), dtype=np.int64)
-            for key, low, span in zip(keys, lows, spans):
-                combined *= span
-                combined += key.astype(np.int64, copy=False) - low
-            return np.argsort(combined, kind="stable")
-    return np.lexsort(keys[::-1])  # lexsort's primary key is its last
 
 
 def groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

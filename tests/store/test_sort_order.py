@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from council_db.store.session_stats import groups, sort_order
+from council_db.integer_keys import sort_order
+from council_db.store.session_stats import groups
 
 
 def _lexsorted_groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

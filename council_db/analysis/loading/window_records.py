@@ -23,10 +23,11 @@ from council_db.analysis.loading.dimension_scores import (
     window_dimensions,
 )
 from council_db.analysis.loading.score_data import ScoreData, known_style, log_lengths
-from council_db.analysis.stats.unique_rows import distinct, sort_order
+from council_db.analysis.stats.unique_rows import distinct
 from council_db.contract.fields import DEFAULT_SCALE, STYLE_FIELDS
 from council_db.contract.reviewer_identity import Identity
 from council_db.contract.timestamps import MAX_US, MIN_US
+from council_db.integer_keys import sort_order
 from council_db.resources import read_sql
 from council_db.store.database import Database
 from council_db.store.reading import Reader

@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 
 from council_db.analysis.loading.score_data import ScoreData
-from council_db.analysis.stats.unique_rows import sort_order
+from council_db.integer_keys import sort_order
 
 
 class Calls(msgspec.Struct):

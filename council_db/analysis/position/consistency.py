@@ -19,7 +19,8 @@ import numpy as np
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.position.calls import calls
 from council_db.analysis.stats import Estimate, clustered_share
-from council_db.analysis.stats.unique_rows import distinct, sort_order, unique_rows
+from council_db.analysis.stats.unique_rows import distinct, unique_rows
+from council_db.integer_keys import sort_order
 
 NO_POSITION_EFFECT = 0.5  # the first-shown answer wins half the decided judgments
 

@@ -19,7 +19,8 @@ import numpy as np
 from council_db.analysis.loading.score_data import ScoreData
 from council_db.analysis.position.calls import calls
 from council_db.analysis.stats import Estimate, clustered_share
-from council_db.analysis.stats.unique_rows import distinct, sort_order
+from council_db.analysis.stats.unique_rows import distinct
+from council_db.integer_keys import sort_order
 
 CONSISTENT, PRIMACY, RECENCY, ONE_TIE = range(4)
 

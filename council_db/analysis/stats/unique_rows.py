@@ -1,11 +1,9 @@
 """Distinct rows of small non-negative integer columns, as np.unique(np.stack(...), axis=1)
 gives them, through one int64 key per row: unique over axis 1 sorts a structured view and is
 about ten times slower on a report's hundred thousand records. And distinct values, as
-np.unique(values) gives them, by one sort; and np.lexsort's order of integer keys, by one."""
+np.unique(values) gives them, by one sort (the order of several keys: council_db.integer_keys)."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -37,20 +35,3 @@ def distinct(values: np.ndarray) -> np.ndarray:
     keep = np.ones(len(ordered), dtype=bool)
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
-
-
-def sort_order(*keys: np.ndarray) -> np.ndarray:
-    """np.lexsort(keys[::-1]): the rows in order of the keys, the first the primary, stable.
-    Integer keys whose ranges multiply to under 2^62 are sorted as one number (lexsort's pass
-    per key took 1.6 against 0.13 ms for a report's 16,000 records and four keys); others by
-    np.lexsort. (store/session_stats.sort_order is the same for the writer's batches.)"""
-    if all(key.dtype.kind in "biu" for key in keys) and len(keys[0]):
-        lows = [int(key.min()) for key in keys]
-        spans = [int(key.max()) - low + 1 for key, low in zip(keys, lows)]
-        if math.prod(spans) < 1 << 62:
-            combined = np.zeros(len(keys[0]), dtype=np.int64)
-            for key, low, span in zip(keys, lows, spans):
-                combined *= span
-                combined += key.astype(np.int64, copy=False) - low
-            return np.argsort(combined, kind="stable")
-    return np.lexsort(keys[::-1])  # lexsort's primary key is its last

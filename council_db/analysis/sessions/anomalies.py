@@ -229,14 +229,12 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     g = cells.n_sessions
     read = cells.residual_count >= 2  # the cells the test reads
     reviewers_in = per_session(read.astype(np.int32), cells.present, np.add, 0)  # its copy gone before the columns
-    session = cells.session_of()
     sizes = np.bincount(cells.reviewer[read], minlength=len(cells.reviewers))
     tested = np.flatnonzero(sizes >= MIN_SESSIONS).tolist()
-    cells_of = _reviewer_cells(cells.reviewer, read, len(tested))
+    cells_of = _reviewer_cells(cells, read, len(tested))
 
     def column(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        cell = cells_of(r)
-        rows = session[cell]
+        cell, rows = cells_of(r)
         nominal = np.maximum(records[rows], 1).astype(float)  # made in place from here: 8 MB a step at 1M
         np.reciprocal(nominal, out=nominal)
         np.subtract(1.0, nominal, out=nominal)  # the session effect's share of a record
@@ -268,17 +266,29 @@ def _erratic(cells: Cells, records: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return np.minimum(1.0, best_p * np.maximum(reviewers_in, 1)), worst, best_ratio
 
 
-def _reviewer_cells(reviewer: np.ndarray, read: np.ndarray, tested: int) -> Callable[[int], np.ndarray]:
-    """A reviewer's cells the test reads (``read``), in session order: found by a scan of every
-    cell per reviewer while the ``tested`` reviewers are few against the cells (no more memory
-    than one reviewer's: a million 4x4 sessions), else from one stable sort by reviewer (a wide
-    panel's many tested reviewers: a scan each would be reviewers x cells)."""
+def _reviewer_cells(cells: Cells, read: np.ndarray, tested: int) \
+        -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+    """A reviewer's cells the test reads (``read``), in session order, and their sessions:
+    found by a scan of every cell per reviewer while the ``tested`` reviewers are few against
+    the cells, each cell's session made for the step and gone before its tests (16 MB at a
+    million 4x4 sessions, the tests' peak; 20 ms a step), else from one stable sort by reviewer
+    and each cell's session kept (a wide panel's many tested reviewers: a scan each would be
+    reviewers x cells)."""
+    reviewer = cells.reviewer
     if tested * len(reviewer) <= SCANNED_CELLS:
-        return lambda r: np.flatnonzero(read & (reviewer == r))
+        def scanned(r: int) -> tuple[np.ndarray, np.ndarray]:
+            cell = np.flatnonzero(read & (reviewer == r))
+            return cell, cells.session_of()[cell]
+        return scanned
+    session = cells.session_of()
     at = np.flatnonzero(read)
     by_reviewer = at[np.argsort(reviewer[at], kind="stable")]
     bounds = np.concatenate([[0], np.cumsum(np.bincount(reviewer[at], minlength=int(reviewer.max()) + 1))])
-    return lambda r: by_reviewer[bounds[r]:bounds[r + 1]]
+
+    def sorted_out(r: int) -> tuple[np.ndarray, np.ndarray]:
+        cell = by_reviewer[bounds[r]:bounds[r + 1]]
+        return cell, session[cell]
+    return sorted_out
 
 
 def scaled_chi_square_p(ss: np.ndarray, nominal_df: np.ndarray, lower: bool,

@@ -130,9 +130,7 @@ def _check_table(db: Database, table: DerivedTable, repair: bool, screen: Screen
     finding = Finding(table.name)
     if ranges is not None:
         with db.engine.connect() as connection:
-            finding.rows = sum(connection.execute(text(
-                f"SELECT COUNT(*) FROM {table.name} WHERE {table.range_column} BETWEEN :first AND :last"),
-                {"first": first, "last": last}).scalar_one() for first, last in ranges)
+            finding.rows = rows_in(connection, table.name, table.range_column, ranges)
         for first, last in ranges:
             _check_range(db, table, repair, screen, {"first": first, "last": last}, finding)
         return finding
@@ -144,6 +142,15 @@ def _check_table(db: Database, table: DerivedTable, repair: bool, screen: Screen
         first = _check_range(db, table, repair, screen, {"first": first, "last": min(first + table.step - 1, high)},
                              finding)
     return finding
+
+
+def rows_in(connection: Connection, table: str, column: str, ranges: tuple[tuple[int, int], ...]) -> int:
+    """The rows of ``table`` whose ``column`` is in one of the (first, last) ``ranges``: a
+    check of some ranges states the rows it read."""
+    from sqlalchemy import text
+
+    return sum(connection.execute(text(f"SELECT COUNT(*) FROM {table} WHERE {column} BETWEEN :first AND :last"),
+                                  {"first": first, "last": last}).scalar_one() for first, last in ranges)
 
 
 def _check_range(db: Database, table: DerivedTable, repair: bool, screen: Screen | None, bounds: dict,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from council_db.store.derived import EXAMPLES, Finding
+from council_db.store.derived import EXAMPLES, Finding, rows_in
 from council_db.store.packed_records import LAYOUT, RECORDS, DamagedPart, from_scores, unpacked
 from council_db.store.packed_writes import STATE_SQL, rebuild
 
@@ -45,9 +45,7 @@ def check(db: Database, *, repair: bool = False, ranges: tuple[tuple[int, int], 
             finding.rows = connection.execute(text(f"SELECT COUNT(*) FROM {TABLE}")).scalar_one()
             ranges = _every_range(connection)
         else:
-            finding.rows = sum(connection.execute(text(f"SELECT COUNT(*) FROM {TABLE} WHERE {IN_RANGE}"),
-                                                  {"first": first, "last": last}).scalar_one()
-                               for first, last in ranges)
+            finding.rows = rows_in(connection, TABLE, "session_id", ranges)
     for first, last in ranges:
         bounds = {"first": first, "last": last}
         with (db.writer() if repair else db.engine.connect()) as connection, connection.begin():

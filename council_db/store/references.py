@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from council_db.store.check_memory import BY_SESSION
 from council_db.store.derived import EXAMPLES, Finding
 
 if TYPE_CHECKING:
@@ -45,9 +46,6 @@ KEPT = {("sessions", "import_id"), ("scores", "import_id"), ("models", "model_of
 RECORD_KEY = ("session_id", "reviewer_id", "model_id", "position")
 RECORD_PARTS = (("answer_styles", RECORD_KEY), ("score_dimensions", RECORD_KEY))
 RECORD = "record"  # the finding's column name for a part whose record is gone
-# each table's column naming its session: a check of some session ranges reads only their rows
-SESSION_COLUMN = {"scores": "session_id", "session_stats": "session_id", "sessions": "id",
-                  "score_dimensions": "session_id", "answer_styles": "session_id"}
 
 
 def _tables() -> list[str]:
@@ -62,8 +60,8 @@ def _missing(column: str, referred: str, alias: str) -> str:
 
 def _within(table: str, alias: str, sessions: tuple[tuple[int, int], ...] | None) -> str:
     """SQL true for the rows of ``table`` (as ``alias``) in the session-id ranges (every row
-    where None, or where the table has no session column)."""
-    column = SESSION_COLUMN.get(table)
+    where None, or where the table has no session column: check_memory's tables by session)."""
+    column = BY_SESSION.get(table)
     if sessions is None or column is None:
         return "1 = 1"
     return "(" + (" OR ".join(f"{alias}.{column} BETWEEN {int(first)} AND {int(last)}" for first, last in sessions)

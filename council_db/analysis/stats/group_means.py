@@ -14,6 +14,7 @@ import numpy as np
 from council_db.analysis.stats.clustered import CR1
 from council_db.analysis.stats.estimate import Estimate
 from council_db.analysis.stats.inference import t_quantile
+from council_db.analysis.stats.unique_rows import unique_rows
 
 
 class GroupMeans(msgspec.Struct, frozen=True):
@@ -41,12 +42,9 @@ def group_means(values: np.ndarray, group: np.ndarray, session: np.ndarray, n_gr
                 level: float = 0.95) -> GroupMeans:
     """Each of ``n_groups`` groups' mean of ``values`` (finite) clustered by ``session``
     (non-negative integers)."""
-    sessions_of = int(session.max()) + 1 if len(session) else 1
-    key = group.astype(np.int64) * sessions_of + session
-    cells, cell_of = np.unique(key, return_inverse=True)
-    cell_group = cells // sessions_of
-    totals = np.bincount(cell_of, weights=values, minlength=len(cells))
-    counts = np.bincount(cell_of, minlength=len(cells)).astype(float)
+    cells, cell_of, counts = unique_rows(group, session)  # the (group, session) cells
+    cell_group, counts = cells[0], counts.astype(float)
+    totals = np.bincount(cell_of, weights=values, minlength=len(counts))
     records = np.bincount(group, minlength=n_groups)
     sessions = np.bincount(cell_group, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
